@@ -1,0 +1,98 @@
+package engine
+
+import (
+	"testing"
+
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/strslice"
+	"github.com/docker/go-units"
+)
+
+func TestDockerConfig(t *testing.T) {
+	tests := []struct {
+		name string
+		spec Spec
+		want fieldTable
+	}{
+		{
+			name: "defaults",
+			spec: Spec{Cmd: []string{"python3", "-u", "-"}, Session: "s1"},
+			want: fieldTable{},
+		},
+		{
+			name: "operator values",
+			spec: Spec{
+				Image: "localhost/py:1", Cmd: []string{"python3"}, User: "1000:1000",
+				MemoryBytes: 64 << 20, PidsLimit: 32, NanoCPUs: 1_500_000_000,
+				TmpBytes: 1 << 20, WorkspaceBytes: 2 << 20, NoFile: 256, NProc: 64,
+				OCIRuntime: "runsc", Session: "s2",
+			},
+			want: fieldTable{
+				"Config.Image":                    "localhost/py:1",
+				"Config.Cmd":                      []string{"python3"},
+				"Config.User":                     "1000:1000",
+				"HostConfig.Resources.Memory":     int64(64 << 20),
+				"HostConfig.Resources.MemorySwap": int64(64 << 20),
+				"HostConfig.Resources.PidsLimit":  int64(32),
+				"HostConfig.Resources.NanoCPUs":   int64(1_500_000_000),
+				"HostConfig.Runtime":              "runsc",
+				"HostConfig.Tmpfs":                map[string]string{"/tmp": "rw,noexec,nosuid,nodev,size=1048576,mode=1777", "/workspace": "rw,noexec,nosuid,nodev,size=2097152,mode=1777"},
+				"Config.Labels":                   wantLabels("s2"),
+				"HostConfig.Resources.Ulimits":    []*units.Ulimit{{Name: "nofile", Soft: 256, Hard: 256}, {Name: "nproc", Soft: 64, Hard: 64}},
+			},
+		},
+	}
+	base := fieldTable{
+		"Config.Image":              DefaultImage,
+		"Config.Cmd":                []string{"python3", "-u", "-"},
+		"Config.User":               "65534:65534",
+		"Config.Env":                []string{"HOME=/workspace", "PYTHONUNBUFFERED=1", "PYTHONIOENCODING=utf-8", "PYTHONDONTWRITEBYTECODE=1"},
+		"Config.WorkingDir":         "/workspace",
+		"Config.Labels":             wantLabels("s1"),
+		"Config.AttachStdin":        true,
+		"Config.AttachStdout":       true,
+		"Config.AttachStderr":       true,
+		"Config.OpenStdin":          true,
+		"Config.StdinOnce":          true,
+		"Config.NetworkDisabled":    true,
+		"Config.StopSignal":         "SIGTERM",
+		"HostConfig.NetworkMode":    container.NetworkMode("none"),
+		"HostConfig.ReadonlyRootfs": true,
+		"HostConfig.CapDrop":        strslice.StrSlice{"ALL"},
+		"HostConfig.SecurityOpt":    []string{"no-new-privileges"},
+		"HostConfig.IpcMode":        container.IPCModePrivate,
+		"HostConfig.Init":           true,
+		"HostConfig.Tmpfs": map[string]string{
+			"/tmp":       "rw,noexec,nosuid,nodev,size=67108864,mode=1777",
+			"/workspace": "rw,noexec,nosuid,nodev,size=134217728,mode=1777",
+		},
+		"HostConfig.LogConfig.Type":       "none",
+		"HostConfig.Resources.Memory":     int64(512 << 20),
+		"HostConfig.Resources.MemorySwap": int64(512 << 20),
+		"HostConfig.Resources.PidsLimit":  int64(128),
+		"HostConfig.Resources.Ulimits":    []*units.Ulimit{{Name: "nofile", Soft: 1024, Hard: 1024}, {Name: "nproc", Soft: 1024, Hard: 1024}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			want := fieldTable{}
+			for k, v := range base {
+				want[k] = v
+			}
+			for k, v := range tt.want {
+				want[k] = v
+			}
+			cfg, host := dockerConfig(tt.spec, testOwner())
+			checkFields(t, want, map[string]any{"Config": cfg, "HostConfig": host})
+		})
+	}
+}
+
+func TestDockerConfigDoesNotAliasSpec(t *testing.T) {
+	spec := Spec{Cmd: []string{"a"}}
+	cfg, _ := dockerConfig(spec, testOwner())
+	cfg.Cmd[0] = "b"
+	cfg.Env[0] = "X=1"
+	if spec.Cmd[0] != "a" || SandboxEnv[0] != "HOME=/workspace" {
+		t.Fatal("dockerConfig shares slices with its input or SandboxEnv")
+	}
+}

@@ -1,0 +1,69 @@
+// Package engine starts hardened sandbox containers on a container engine.
+//
+// An Engine starts a Sandbox from a Spec. Two backends exist: Docker, over
+// the Docker Engine API (github.com/docker/docker/client), and Podman, over
+// Podman's Go bindings (compiled in with the build tags listed in
+// PodmanBuildTags). Runtime picks one lazily, on first use.
+//
+// Every container an Engine creates is hardened by one pure function per
+// backend (dockerConfig, podmanSpec): no network, read-only root
+// filesystem, all capabilities dropped, no new privileges, an unprivileged
+// user, memory/pids/cpu limits, small noexec tmpfs mounts, a fixed
+// environment and an init process.
+package engine
+
+import (
+	"context"
+	"errors"
+	"io"
+	"syscall"
+)
+
+// An Engine starts sandboxes. Implementations are safe for concurrent use.
+type Engine interface {
+	// Start creates a container for spec, attaches its standard streams,
+	// and starts it. The returned Sandbox must be closed.
+	Start(ctx context.Context, spec Spec) (Sandbox, error)
+}
+
+// A Sandbox is one running container with its standard streams attached.
+//
+// Stdout and Stderr are demultiplexed and buffered in bounded buffers: a
+// caller must drain both (concurrently) or the container's writes block
+// once a buffer is full. Both readers return io.EOF after the container
+// has exited and everything it wrote was read.
+type Sandbox interface {
+	// ID is the engine's container ID.
+	ID() string
+	// Stdin is the container's standard input. Closing it half-closes
+	// the attached connection, so the container reads EOF.
+	Stdin() io.WriteCloser
+	// Stdout is the container's standard output.
+	Stdout() io.Reader
+	// Stderr is the container's standard error.
+	Stderr() io.Reader
+	// Signal sends sig to the container's init process, which forwards it
+	// to the main process.
+	Signal(ctx context.Context, sig syscall.Signal) error
+	// Wait blocks until the container has exited and reports how.
+	Wait(ctx context.Context) (ExitStatus, error)
+	// Close stops the container (SIGTERM, then SIGKILL after a grace
+	// period) and removes it. Close runs to completion even when the
+	// caller's contexts are cancelled; it is safe to call more than once.
+	Close() error
+}
+
+// Sentinel errors, for errors.Is.
+var (
+	// ErrNoEngine reports that no container engine could be reached.
+	ErrNoEngine = errors.New("no container engine is reachable")
+	// ErrImage reports that the sandbox image is missing and could not be pulled.
+	ErrImage = errors.New("sandbox image unavailable")
+	// ErrBackendNotCompiled reports that a backend was left out of this build.
+	ErrBackendNotCompiled = errors.New("backend not compiled into this binary")
+	// ErrClosed reports use of a closed sandbox or runtime.
+	ErrClosed = errors.New("closed")
+)
+
+// PodmanBuildTags are the build tags that compile the Podman backend in.
+const PodmanBuildTags = "remote exclude_graphdriver_btrfs btrfs_noversion exclude_graphdriver_devicemapper containers_image_openpgp"

@@ -1,0 +1,112 @@
+package engine
+
+import (
+	"fmt"
+	"reflect"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// fieldTable maps a field path ("HostConfig.Resources.Memory") to its
+// expected value. checkFields asserts each entry and that no other field
+// of the walked values is set, so a new hardening field cannot slip in
+// untested and a removed one is noticed.
+type fieldTable map[string]any
+
+func checkFields(t *testing.T, want fieldTable, roots map[string]any) {
+	t.Helper()
+	got := map[string]any{}
+	for name, root := range roots {
+		collectFields(name, reflect.ValueOf(root), got)
+	}
+	var paths []string
+	for p := range want {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	for _, p := range paths {
+		t.Run(p, func(t *testing.T) {
+			g, ok := got[p]
+			if !ok {
+				t.Fatalf("%s is not set, want %#v", p, want[p])
+			}
+			if !reflect.DeepEqual(g, want[p]) {
+				t.Fatalf("%s = %#v, want %#v", p, g, want[p])
+			}
+		})
+	}
+	for p, g := range got {
+		if _, ok := want[p]; !ok {
+			t.Errorf("%s = %#v is set but not covered by the table", p, g)
+		}
+	}
+}
+
+// collectFields records every non-zero leaf of v under path. Structs are
+// walked field by field; pointers are followed; slices of structs and
+// maps are recorded whole, as are other leaves.
+func collectFields(path string, v reflect.Value, out map[string]any) {
+	switch v.Kind() {
+	case reflect.Pointer, reflect.Interface:
+		if v.IsNil() {
+			return
+		}
+		if v.Elem().Kind() == reflect.Struct {
+			collectFields(path, v.Elem(), out)
+			return
+		}
+		out[path] = v.Elem().Interface()
+	case reflect.Struct:
+		typ := v.Type()
+		for i := range v.NumField() {
+			if !typ.Field(i).IsExported() {
+				continue
+			}
+			collectFields(path+"."+typ.Field(i).Name, v.Field(i), out)
+		}
+	default:
+		if !v.IsZero() {
+			out[path] = v.Interface()
+		}
+	}
+}
+
+func TestTmpfsOptions(t *testing.T) {
+	got := tmpfsOptions(64 << 20)
+	for _, o := range []string{"rw", "noexec", "nosuid", "nodev", "size=67108864", "mode=1777"} {
+		if !strings.Contains(","+got+",", ","+o+",") {
+			t.Errorf("tmpfsOptions = %q, missing %q", got, o)
+		}
+	}
+}
+
+func testOwner() Owner { return Owner{Host: "h1", PID: 42, Start: "777"} }
+
+func wantLabels(session string) map[string]string {
+	return map[string]string{
+		LabelBridge:   "1",
+		LabelHost:     "h1",
+		LabelPID:      "42",
+		LabelPIDStart: "777",
+		LabelSession:  session,
+	}
+}
+
+func TestSpecLabelsCannotOverrideBridgeLabels(t *testing.T) {
+	s := Spec{Session: "s", Labels: map[string]string{LabelPID: "1", "extra": "x"}}
+	l := s.labels(testOwner())
+	if l[LabelPID] != "42" || l["extra"] != "x" {
+		t.Fatalf("labels = %v", l)
+	}
+}
+
+func ExampleExitStatus_String() {
+	fmt.Println(ExitStatus{Code: 137, OOMKilled: true, MemoryLimit: 64 << 20})
+	fmt.Println(ExitStatus{Code: 130})
+	fmt.Println(ExitStatus{Code: 3})
+	// Output:
+	// killed for exceeding its memory limit (OOM-killed, limit 64 MiB); killed by signal SIGKILL (exit code 137)
+	// killed by signal SIGINT (exit code 130)
+	// exited with code 3
+}

@@ -1,0 +1,96 @@
+package engine
+
+import (
+	"errors"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+// Labels on every container the bridge creates.
+const (
+	// LabelBridge marks a container as the bridge's; its value is "1".
+	LabelBridge = "io.github.mcp-server-code-execution-mode"
+	// LabelHost is the host name of the bridge process that owns it.
+	LabelHost = LabelBridge + ".host"
+	// LabelPID is the owning bridge process's PID.
+	LabelPID = LabelBridge + ".pid"
+	// LabelPIDStart is the owning process's start time in clock ticks since
+	// boot, so that a reused PID is not mistaken for the owner.
+	LabelPIDStart = LabelBridge + ".pid-start"
+	// LabelSession is the client session the container serves.
+	LabelSession = LabelBridge + ".session"
+)
+
+// An Owner identifies a bridge process: the labels it puts on its
+// containers and the test for whether it still runs.
+type Owner struct {
+	Host  string
+	PID   int
+	Start string
+}
+
+// Self returns the Owner of the current process.
+func Self() Owner {
+	host, _ := os.Hostname()
+	pid := os.Getpid()
+	return Owner{Host: host, PID: pid, Start: processStart(pid)}
+}
+
+func (o Owner) labels() map[string]string {
+	return map[string]string{
+		LabelBridge:   "1",
+		LabelHost:     o.Host,
+		LabelPID:      strconv.Itoa(o.PID),
+		LabelPIDStart: o.Start,
+	}
+}
+
+// orphaned reports whether a container with labels was created by a bridge
+// process of this host that no longer runs. Containers of other hosts (a
+// shared remote engine) and of live processes are never orphans.
+func (o Owner) orphaned(labels map[string]string, alive func(pid int, start string) bool) bool {
+	if labels[LabelBridge] != "1" || labels[LabelHost] != o.Host {
+		return false
+	}
+	pid, err := strconv.Atoi(labels[LabelPID])
+	if err != nil || pid <= 0 {
+		return true
+	}
+	if pid == o.PID && labels[LabelPIDStart] == o.Start {
+		return false
+	}
+	return !alive(pid, labels[LabelPIDStart])
+}
+
+// processAlive reports whether process pid runs and started at start (as
+// recorded by processStart); an empty start matches any start time.
+func processAlive(pid int, start string) bool {
+	if err := syscall.Kill(pid, 0); err != nil && !errors.Is(err, syscall.EPERM) {
+		return false
+	}
+	return start == "" || processStart(pid) == start
+}
+
+// processStart returns the start time of process pid in clock ticks since
+// boot (field 22 of /proc/pid/stat), or "" when it cannot be read.
+func processStart(pid int) string {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return ""
+	}
+	// The command name (field 2) may hold spaces; fields after it are
+	// counted from its closing parenthesis.
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return ""
+	}
+	f := strings.Fields(s[i+1:])
+	// f[0] is field 3 (state), so field 22 is f[19].
+	if len(f) < 20 {
+		return ""
+	}
+	return f[19]
+}
