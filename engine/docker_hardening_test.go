@@ -29,7 +29,7 @@ func TestDockerConfig(t *testing.T) {
 			},
 			want: fieldTable{
 				"Config.Image":                    "localhost/py:1",
-				"Config.Cmd":                      []string{"python3"},
+				"Config.Cmd":                      strslice.StrSlice{"python3"},
 				"Config.User":                     "1000:1000",
 				"HostConfig.Resources.Memory":     int64(64 << 20),
 				"HostConfig.Resources.MemorySwap": int64(64 << 20),
@@ -44,7 +44,7 @@ func TestDockerConfig(t *testing.T) {
 	}
 	base := fieldTable{
 		"Config.Image":              DefaultImage,
-		"Config.Cmd":                []string{"python3", "-u", "-"},
+		"Config.Cmd":                strslice.StrSlice{"python3", "-u", "-"},
 		"Config.User":               "65534:65534",
 		"Config.Env":                []string{"HOME=/workspace", "PYTHONUNBUFFERED=1", "PYTHONIOENCODING=utf-8", "PYTHONDONTWRITEBYTECODE=1"},
 		"Config.WorkingDir":         "/workspace",
