@@ -1,0 +1,328 @@
+//go:build remote
+
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/containers/podman/v5/libpod/define"
+	"github.com/containers/podman/v5/pkg/bindings"
+	"github.com/containers/podman/v5/pkg/bindings/containers"
+	"github.com/containers/podman/v5/pkg/bindings/images"
+	"github.com/containers/podman/v5/pkg/bindings/system"
+	"github.com/containers/podman/v5/pkg/errorhandling"
+	"golang.org/x/sys/unix"
+)
+
+// podmanCompiled reports whether this binary has the Podman backend.
+const podmanCompiled = true
+
+// A Podman is an Engine on Podman's REST API through its Go bindings.
+type Podman struct {
+	uri    string
+	conn   context.Context // carries the bindings connection
+	svc    *podmanService  // the service we started, if any
+	log    *slog.Logger
+	owner  Owner
+	grace  time.Duration
+	images sync.Map
+}
+
+// NewPodman connects to a Podman service (see PodmanOptions.URI for the
+// order tried), starting one when none listens and the podman binary is
+// installed, and removes containers left behind by dead bridge processes.
+func NewPodman(ctx context.Context, opts *PodmanOptions) (*Podman, error) {
+	if opts == nil {
+		opts = &PodmanOptions{}
+	}
+	log := loggerOrDiscard(opts.Logger)
+	candidates := []string{opts.URI}
+	if opts.URI == "" {
+		candidates = podmanSocketCandidates(os.Getenv, os.Geteuid())
+	}
+	var tried []string
+	for _, uri := range candidates {
+		if !unixSocketAnswers(uri) {
+			tried = append(tried, uri+": no service listening")
+			continue
+		}
+		conn, err := podmanConnect(ctx, uri)
+		if err != nil {
+			tried = append(tried, uri+": "+err.Error())
+			continue
+		}
+		return newPodman(ctx, conn, uri, nil, opts, log), nil
+	}
+	if opts.URI == "" && os.Getenv("CONTAINER_HOST") == "" {
+		svc, err := startPodmanService(ctx, log)
+		if err != nil {
+			tried = append(tried, err.Error())
+		} else {
+			conn, err := podmanConnect(ctx, svc.URI)
+			if err == nil {
+				return newPodman(ctx, conn, svc.URI, svc, opts, log), nil
+			}
+			svc.Close()
+			tried = append(tried, svc.URI+": "+err.Error())
+		}
+	}
+	return nil, fmt.Errorf("podman: %s", strings.Join(tried, "; "))
+}
+
+func newPodman(ctx context.Context, conn context.Context, uri string, svc *podmanService, opts *PodmanOptions, log *slog.Logger) *Podman {
+	p := &Podman{uri: uri, conn: conn, svc: svc, log: log, owner: Self(), grace: opts.StopGrace}
+	if p.grace <= 0 {
+		p.grace = DefaultStopGrace
+	}
+	if v, err := system.Version(p.ctx(ctx), nil); err == nil && v.Server != nil {
+		log.Info("connected to podman", "uri", uri, "version", v.Server.Version, "api", v.Server.APIVersion)
+	} else {
+		log.Info("connected to podman", "uri", uri)
+	}
+	p.removeOrphans(ctx)
+	return p
+}
+
+// podmanConnect opens a bindings connection to uri and pings it.
+func podmanConnect(ctx context.Context, uri string) (context.Context, error) {
+	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	conn, err := bindings.NewConnection(pctx, uri)
+	if err != nil {
+		return nil, err
+	}
+	// Keep only the connection value: the ping's deadline must not bound
+	// later calls.
+	return valuesOnly{conn}, nil
+}
+
+// Name returns "podman".
+func (p *Podman) Name() string { return RuntimePodman }
+
+// Close stops the service the bridge started, if any.
+func (p *Podman) Close() error {
+	if p.svc != nil {
+		return p.svc.Close()
+	}
+	return nil
+}
+
+// ctx returns a context with ctx's deadline and cancellation and the
+// bindings connection's values.
+func (p *Podman) ctx(ctx context.Context) context.Context { return mergeValues(ctx, p.conn) }
+
+// Start implements Engine.
+func (p *Podman) Start(ctx context.Context, spec Spec) (Sandbox, error) {
+	spec = spec.withDefaults()
+	if len(spec.Cmd) == 0 {
+		return nil, errors.New("starting sandbox: spec has no command")
+	}
+	if err := p.ensureImage(ctx, spec.Image); err != nil {
+		return nil, err
+	}
+	g := podmanSpec(spec, p.owner)
+	g.Name = containerName(spec.Session)
+	created, err := containers.CreateWithSpec(p.ctx(ctx), g, nil)
+	if err != nil {
+		return nil, fmt.Errorf("creating container: %w", err)
+	}
+	sb := newPodmanSandbox(p, created.ID, spec.MemoryBytes)
+	if err := sb.attachAndStart(ctx); err != nil {
+		sb.Close()
+		return nil, err
+	}
+	return sb, nil
+}
+
+func (p *Podman) ensureImage(ctx context.Context, ref string) error {
+	if _, ok := p.images.Load(ref); ok {
+		return nil
+	}
+	ok, err := images.Exists(p.ctx(ctx), ref, nil)
+	if err != nil {
+		return fmt.Errorf("inspecting image %q: %w", ref, err)
+	}
+	if !ok {
+		p.log.Info("pulling sandbox image", "image", ref, "engine", "podman")
+		w := &logWriter{log: p.log, msg: "pull progress", attrs: []any{"image", ref}}
+		if _, err := images.Pull(p.ctx(ctx), ref, new(images.PullOptions).WithQuiet(false).WithProgressWriter(w)); err != nil {
+			return pullError(ref, err)
+		}
+		p.log.Info("pulled sandbox image", "image", ref)
+	}
+	p.images.Store(ref, struct{}{})
+	return nil
+}
+
+func (p *Podman) removeOrphans(ctx context.Context) {
+	list, err := containers.List(p.ctx(ctx), new(containers.ListOptions).WithAll(true).
+		WithFilters(map[string][]string{"label": {LabelBridge + "=1"}}))
+	if err != nil {
+		p.log.Warn("listing containers for orphan clean-up", "err", err)
+		return
+	}
+	removed := 0
+	for _, c := range list {
+		if !p.owner.orphaned(c.Labels, processAlive) {
+			continue
+		}
+		_, err := containers.Remove(p.ctx(ctx), c.ID, new(containers.RemoveOptions).WithForce(true).WithVolumes(true))
+		if err != nil && !podmanNotFound(err) {
+			p.log.Warn("removing orphaned container", "id", shortID(c.ID), "err", err)
+			continue
+		}
+		removed++
+	}
+	if removed > 0 {
+		p.log.Info("removed orphaned sandbox containers", "count", removed, "engine", "podman")
+	}
+}
+
+// podmanNotFound reports whether err is the service's "no such container".
+func podmanNotFound(err error) bool {
+	var em *errorhandling.ErrorModel
+	return errors.As(err, &em) && em.Code() == http.StatusNotFound
+}
+
+// A podmanSandbox is a Sandbox backed by a Podman container.
+type podmanSandbox struct {
+	p        *Podman
+	id       string
+	memLimit int64
+
+	stdinR         *io.PipeReader
+	stdin          *io.PipeWriter
+	stdout, stderr *boundedPipe
+	attachCancel   context.CancelFunc
+	attachDone     chan struct{}
+
+	watchCtx    context.Context
+	watchCancel context.CancelFunc
+	done        chan struct{}
+	status      ExitStatus
+	waitErr     error
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+func newPodmanSandbox(p *Podman, id string, memLimit int64) *podmanSandbox {
+	wctx, wcancel := context.WithCancel(context.Background())
+	r, w := io.Pipe()
+	return &podmanSandbox{
+		p: p, id: id, memLimit: memLimit,
+		stdinR: r, stdin: w,
+		stdout:      newBoundedPipe(streamBufferBytes),
+		stderr:      newBoundedPipe(streamBufferBytes),
+		attachDone:  make(chan struct{}),
+		watchCtx:    wctx,
+		watchCancel: wcancel,
+		done:        make(chan struct{}),
+	}
+}
+
+func (s *podmanSandbox) attachAndStart(ctx context.Context) error {
+	// Attach swaps the transport of the connection it is given, so each
+	// sandbox attaches over a connection of its own.
+	conn, err := podmanConnect(ctx, s.p.uri)
+	if err != nil {
+		close(s.attachDone)
+		return fmt.Errorf("attaching to container %s: %w", shortID(s.id), err)
+	}
+	actx, cancel := context.WithCancel(context.Background())
+	s.attachCancel = cancel
+	ready := make(chan bool, 1)
+	go func() {
+		defer close(s.attachDone)
+		err := containers.Attach(mergeValues(actx, conn), s.id, s.stdinR, s.stdout, s.stderr, ready, nil)
+		s.stdout.CloseWithError(err)
+		s.stderr.CloseWithError(err)
+	}()
+	select {
+	case <-ready:
+	case <-s.attachDone:
+		return fmt.Errorf("attaching to container %s: attach ended before the container started", shortID(s.id))
+	case <-ctx.Done():
+		return fmt.Errorf("attaching to container %s: %w", shortID(s.id), ctx.Err())
+	}
+	if err := containers.Start(s.p.ctx(ctx), s.id, nil); err != nil {
+		return fmt.Errorf("starting container %s: %w", shortID(s.id), err)
+	}
+	go s.watch()
+	return nil
+}
+
+func (s *podmanSandbox) watch() {
+	defer close(s.done)
+	code, err := containers.Wait(s.p.ctx(s.watchCtx), s.id, new(containers.WaitOptions).
+		WithCondition([]define.ContainerStatus{define.ContainerStateExited, define.ContainerStateStopped}))
+	if err != nil {
+		s.waitErr = fmt.Errorf("waiting for container %s: %w", shortID(s.id), err)
+		return
+	}
+	s.status = ExitStatus{Code: int(code), MemoryLimit: s.memLimit}
+	ctx, cancel := cleanupContext(inspectTimeout)
+	defer cancel()
+	info, err := containers.Inspect(s.p.ctx(ctx), s.id, nil)
+	if err == nil && info.State != nil {
+		s.status.OOMKilled = info.State.OOMKilled
+		if info.State.Error != "" {
+			s.status.EngineError = info.State.Error
+		}
+	}
+}
+
+func (s *podmanSandbox) ID() string            { return s.id }
+func (s *podmanSandbox) Stdin() io.WriteCloser { return s.stdin }
+func (s *podmanSandbox) Stdout() io.Reader     { return s.stdout }
+func (s *podmanSandbox) Stderr() io.Reader     { return s.stderr }
+
+func (s *podmanSandbox) Signal(ctx context.Context, sig syscall.Signal) error {
+	if err := containers.Kill(s.p.ctx(ctx), s.id, new(containers.KillOptions).WithSignal(unix.SignalName(sig))); err != nil {
+		return fmt.Errorf("signalling container %s: %w", shortID(s.id), err)
+	}
+	return nil
+}
+
+func (s *podmanSandbox) Wait(ctx context.Context) (ExitStatus, error) {
+	select {
+	case <-s.done:
+		return s.status, s.waitErr
+	case <-ctx.Done():
+		return ExitStatus{}, ctx.Err()
+	}
+}
+
+func (s *podmanSandbox) Close() error {
+	s.closeOnce.Do(func() {
+		ctx, cancel := cleanupContext(s.p.grace + cleanupTimeout)
+		defer cancel()
+		var errs []error
+		grace := uint(s.p.grace.Seconds() + 0.999)
+		if err := containers.Stop(s.p.ctx(ctx), s.id, new(containers.StopOptions).WithTimeout(grace)); err != nil && !podmanNotFound(err) {
+			errs = append(errs, fmt.Errorf("stopping container %s: %w", shortID(s.id), err))
+		}
+		if _, err := containers.Remove(s.p.ctx(ctx), s.id, new(containers.RemoveOptions).WithForce(true).WithVolumes(true)); err != nil && !podmanNotFound(err) {
+			errs = append(errs, fmt.Errorf("removing container %s: %w", shortID(s.id), err))
+		}
+		s.stdin.Close()
+		if s.attachCancel != nil {
+			s.attachCancel()
+		}
+		s.watchCancel()
+		s.stdout.Close()
+		s.stderr.Close()
+		s.closeErr = errors.Join(errs...)
+	})
+	return s.closeErr
+}

@@ -1,0 +1,71 @@
+//go:build remote
+
+package engine
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/containers/podman/v5/pkg/specgen"
+	spec "github.com/opencontainers/runtime-spec/specs-go"
+)
+
+// podmanSpec is the one place where a sandbox's Podman configuration is
+// decided. It is pure: the same spec and owner give the same result.
+func podmanSpec(s Spec, owner Owner) *specgen.SpecGenerator {
+	s = s.withDefaults()
+	yes, no := true, false
+	mem := s.MemoryBytes
+	env := make(map[string]string, len(SandboxEnv))
+	for _, kv := range SandboxEnv {
+		k, v, _ := strings.Cut(kv, "=")
+		env[k] = v
+	}
+	res := &spec.LinuxResources{
+		Memory: &spec.LinuxMemory{Limit: &mem, Swap: &mem},
+		Pids:   &spec.LinuxPids{Limit: s.PidsLimit},
+	}
+	if s.NanoCPUs > 0 {
+		period := uint64(100_000)
+		quota := s.NanoCPUs * int64(period) / 1e9
+		res.CPU = &spec.LinuxCPU{Period: &period, Quota: &quota}
+	}
+	tmpfs := func(dst string, size int64) spec.Mount {
+		return spec.Mount{
+			Destination: dst,
+			Type:        "tmpfs",
+			Source:      "tmpfs",
+			Options:     append(strings.Split(TmpfsOptions, ","), "size="+strconv.FormatInt(size, 10), "mode=1777"),
+		}
+	}
+	g := &specgen.SpecGenerator{}
+	g.Image = s.Image
+	g.Command = append([]string(nil), s.Cmd...)
+	g.User = s.User
+	g.Env = env
+	g.EnvHost = &no
+	g.HTTPProxy = &no
+	g.WorkDir = WorkspaceDir
+	g.Labels = s.labels(owner)
+	g.Stdin = &yes
+	g.Terminal = &no
+	g.Init = &yes
+	g.OCIRuntime = s.OCIRuntime
+	g.NetNS = specgen.Namespace{NSMode: specgen.NoNetwork}
+	g.IpcNS = specgen.Namespace{NSMode: specgen.Private}
+	g.ReadOnlyFilesystem = &yes
+	g.ReadWriteTmpfs = &no
+	g.Privileged = &no
+	g.CapDrop = []string{"ALL"}
+	g.NoNewPrivileges = &yes
+	g.Mounts = []spec.Mount{tmpfs("/tmp", s.TmpBytes), tmpfs(WorkspaceDir, s.WorkspaceBytes)}
+	// Output is read through the attached streams only; the engine keeps
+	// no log of it, so a flood cannot fill the engine's disk.
+	g.LogConfiguration = &specgen.LogConfig{Driver: "none"}
+	g.ResourceLimits = res
+	g.Rlimits = []spec.POSIXRlimit{
+		{Type: "RLIMIT_NOFILE", Soft: s.NoFile, Hard: s.NoFile},
+		{Type: "RLIMIT_NPROC", Soft: s.NProc, Hard: s.NProc},
+	}
+	return g
+}

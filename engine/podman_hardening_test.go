@@ -1,0 +1,92 @@
+//go:build remote
+
+package engine
+
+import (
+	"maps"
+	"testing"
+
+	"github.com/containers/podman/v5/pkg/specgen"
+	spec "github.com/opencontainers/runtime-spec/specs-go"
+)
+
+func TestPodmanSpec(t *testing.T) {
+	u64 := func(n uint64) uint64 { return n }
+	base := fieldTable{
+		"Spec.Image":   DefaultImage,
+		"Spec.Command": []string{"python3", "-u", "-"},
+		"Spec.User":    "65534:65534",
+		"Spec.Env": map[string]string{
+			"HOME": "/workspace", "PYTHONUNBUFFERED": "1", "PYTHONIOENCODING": "utf-8", "PYTHONDONTWRITEBYTECODE": "1",
+		},
+		"Spec.EnvHost":                 false,
+		"Spec.HTTPProxy":               false,
+		"Spec.WorkDir":                 "/workspace",
+		"Spec.Labels":                  wantLabels("s1"),
+		"Spec.Stdin":                   true,
+		"Spec.Terminal":                false,
+		"Spec.Init":                    true,
+		"Spec.NetNS.NSMode":            specgen.NoNetwork,
+		"Spec.IpcNS.NSMode":            specgen.Private,
+		"Spec.ReadOnlyFilesystem":      true,
+		"Spec.ReadWriteTmpfs":          false,
+		"Spec.Privileged":              false,
+		"Spec.CapDrop":                 []string{"ALL"},
+		"Spec.NoNewPrivileges":         true,
+		"Spec.LogConfiguration.Driver": "none",
+		"Spec.Mounts": []spec.Mount{
+			{Destination: "/tmp", Type: "tmpfs", Source: "tmpfs", Options: []string{"rw", "noexec", "nosuid", "nodev", "size=67108864", "mode=1777"}},
+			{Destination: "/workspace", Type: "tmpfs", Source: "tmpfs", Options: []string{"rw", "noexec", "nosuid", "nodev", "size=134217728", "mode=1777"}},
+		},
+		"Spec.ResourceLimits.Memory.Limit": int64(512 << 20),
+		"Spec.ResourceLimits.Memory.Swap":  int64(512 << 20),
+		"Spec.ResourceLimits.Pids.Limit":   int64(128),
+		"Spec.Rlimits": []spec.POSIXRlimit{
+			{Type: "RLIMIT_NOFILE", Soft: u64(1024), Hard: u64(1024)},
+			{Type: "RLIMIT_NPROC", Soft: u64(1024), Hard: u64(1024)},
+		},
+	}
+	tests := []struct {
+		name string
+		spec Spec
+		want fieldTable
+	}{
+		{name: "defaults", spec: Spec{Cmd: []string{"python3", "-u", "-"}, Session: "s1"}},
+		{
+			name: "operator values",
+			spec: Spec{
+				Image: "localhost/py:1", Cmd: []string{"python3"}, User: "1000:1000",
+				MemoryBytes: 64 << 20, PidsLimit: 32, NanoCPUs: 1_500_000_000,
+				TmpBytes: 1 << 20, WorkspaceBytes: 2 << 20, NoFile: 256, NProc: 64,
+				OCIRuntime: "runsc", Session: "s2",
+			},
+			want: fieldTable{
+				"Spec.Image":                       "localhost/py:1",
+				"Spec.Command":                     []string{"python3"},
+				"Spec.User":                        "1000:1000",
+				"Spec.Labels":                      wantLabels("s2"),
+				"Spec.OCIRuntime":                  "runsc",
+				"Spec.ResourceLimits.Memory.Limit": int64(64 << 20),
+				"Spec.ResourceLimits.Memory.Swap":  int64(64 << 20),
+				"Spec.ResourceLimits.Pids.Limit":   int64(32),
+				"Spec.ResourceLimits.CPU.Period":   uint64(100_000),
+				"Spec.ResourceLimits.CPU.Quota":    int64(150_000),
+				"Spec.Mounts": []spec.Mount{
+					{Destination: "/tmp", Type: "tmpfs", Source: "tmpfs", Options: []string{"rw", "noexec", "nosuid", "nodev", "size=1048576", "mode=1777"}},
+					{Destination: "/workspace", Type: "tmpfs", Source: "tmpfs", Options: []string{"rw", "noexec", "nosuid", "nodev", "size=2097152", "mode=1777"}},
+				},
+				"Spec.Rlimits": []spec.POSIXRlimit{
+					{Type: "RLIMIT_NOFILE", Soft: 256, Hard: 256},
+					{Type: "RLIMIT_NPROC", Soft: 64, Hard: 64},
+				},
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			want := maps.Clone(base)
+			maps.Copy(want, tt.want)
+			checkFields(t, want, map[string]any{"Spec": podmanSpec(tt.spec, testOwner())})
+		})
+	}
+}

@@ -1,0 +1,181 @@
+package engine
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// PodmanOptions configure NewPodman. The zero value is ready to use.
+type PodmanOptions struct {
+	// URI is the service address (unix:// or tcp://). Zero:
+	// CONTAINER_HOST, then the rootful and rootless sockets, then a
+	// `podman system service` started for the bridge's lifetime.
+	URI string
+	// Logger receives progress and clean-up reports. Zero: discarded.
+	Logger *slog.Logger
+	// StopGrace is how long Close waits after SIGTERM before SIGKILL.
+	// Zero: DefaultStopGrace.
+	StopGrace time.Duration
+}
+
+// podmanSocketCandidates lists the service sockets to try, in order.
+func podmanSocketCandidates(getenv func(string) string, uid int) []string {
+	if h := getenv("CONTAINER_HOST"); h != "" {
+		return []string{h}
+	}
+	var c []string
+	if uid == 0 {
+		c = append(c, "unix:///run/podman/podman.sock")
+	}
+	if dir := getenv("XDG_RUNTIME_DIR"); dir != "" {
+		c = append(c, "unix://"+filepath.Join(dir, "podman", "podman.sock"))
+	} else if uid != 0 {
+		c = append(c, "unix://"+filepath.Join("/run/user", strconv.Itoa(uid), "podman", "podman.sock"))
+	}
+	return c
+}
+
+// unixSocketAnswers reports whether a unix:// URI's socket accepts a
+// connection. Other schemes are assumed reachable and left to the client.
+func unixSocketAnswers(uri string) bool {
+	u, err := url.Parse(uri)
+	if err != nil || u.Scheme != "unix" {
+		return err == nil
+	}
+	c, err := net.DialTimeout("unix", u.Path, time.Second)
+	if err != nil {
+		return false
+	}
+	c.Close()
+	return true
+}
+
+// A podmanService is a `podman system service` the bridge started because
+// none was listening. It lives as long as the bridge.
+type podmanService struct {
+	cmd  *exec.Cmd
+	dir  string
+	URI  string
+	done chan struct{}
+	once sync.Once
+}
+
+// startPodmanService starts `podman system service` on a private socket
+// and waits, by polling, until it accepts connections.
+func startPodmanService(ctx context.Context, log *slog.Logger) (*podmanService, error) {
+	bin, err := exec.LookPath("podman")
+	if err != nil {
+		return nil, errors.New("no podman service socket answers and the podman binary is not on PATH")
+	}
+	dir, err := os.MkdirTemp("", "mcp-bridge-podman-")
+	if err != nil {
+		return nil, fmt.Errorf("creating podman socket directory: %w", err)
+	}
+	sock := filepath.Join(dir, "podman.sock")
+	cmd := exec.Command(bin, "system", "service", "--time=0", "unix://"+sock)
+	cmd.Stdin = nil
+	out, err := cmd.StderrPipe()
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	cmd.Stdout = nil // never our stdout: it carries MCP frames
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
+	if err := cmd.Start(); err != nil {
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("starting podman system service: %w", err)
+	}
+	s := &podmanService{cmd: cmd, dir: dir, URI: "unix://" + sock, done: make(chan struct{})}
+	tail := &lineTail{max: 20}
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			tail.add(sc.Text())
+			log.Debug("podman service", "line", sc.Text())
+		}
+		io.Copy(io.Discard, out)
+	}()
+	go func() { cmd.Wait(); close(s.done) }()
+	log.Info("started podman system service for the bridge's lifetime", "binary", bin, "socket", sock, "pid", cmd.Process.Pid)
+
+	tick := time.NewTicker(25 * time.Millisecond)
+	defer tick.Stop()
+	deadline := time.After(20 * time.Second)
+	for {
+		if unixSocketAnswers(s.URI) {
+			return s, nil
+		}
+		select {
+		case <-s.done:
+			s.Close()
+			return nil, fmt.Errorf("podman system service exited at start: %s", tail.String())
+		case <-deadline:
+			s.Close()
+			return nil, fmt.Errorf("podman system service did not listen on %s within 20s: %s", sock, tail.String())
+		case <-ctx.Done():
+			s.Close()
+			return nil, ctx.Err()
+		case <-tick.C:
+		}
+	}
+}
+
+// Close stops the service and removes its socket directory.
+func (s *podmanService) Close() error {
+	s.once.Do(func() {
+		s.cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-s.done:
+		case <-time.After(5 * time.Second):
+			s.cmd.Process.Kill()
+			<-s.done
+		}
+		os.RemoveAll(s.dir)
+	})
+	return nil
+}
+
+// A lineTail keeps the last max lines written to it.
+type lineTail struct {
+	mu    sync.Mutex
+	max   int
+	lines []string
+}
+
+func (t *lineTail) add(l string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.lines = append(t.lines, l)
+	if len(t.lines) > t.max {
+		t.lines = t.lines[1:]
+	}
+}
+
+func (t *lineTail) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if len(t.lines) == 0 {
+		return "(no output)"
+	}
+	s := ""
+	for i, l := range t.lines {
+		if i > 0 {
+			s += " | "
+		}
+		s += l
+	}
+	return s
+}

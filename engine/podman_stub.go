@@ -1,0 +1,31 @@
+//go:build !remote
+
+package engine
+
+import (
+	"context"
+	"fmt"
+)
+
+// podmanCompiled reports whether this binary has the Podman backend.
+const podmanCompiled = false
+
+// A Podman is a placeholder: this binary was built without the Podman
+// backend (see PodmanBuildTags).
+type Podman struct{}
+
+// NewPodman reports that the Podman backend is not compiled in.
+func NewPodman(context.Context, *PodmanOptions) (*Podman, error) {
+	return nil, fmt.Errorf("podman: %w (rebuild with -tags %q)", ErrBackendNotCompiled, PodmanBuildTags)
+}
+
+// Name returns "podman".
+func (*Podman) Name() string { return RuntimePodman }
+
+// Close does nothing.
+func (*Podman) Close() error { return nil }
+
+// Start reports that the Podman backend is not compiled in.
+func (*Podman) Start(context.Context, Spec) (Sandbox, error) {
+	return nil, fmt.Errorf("podman: %w", ErrBackendNotCompiled)
+}

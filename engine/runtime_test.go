@@ -1,0 +1,111 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+)
+
+type fakeBackend struct{ name string }
+
+func (f *fakeBackend) Start(context.Context, Spec) (Sandbox, error) { return nil, errors.New("fake") }
+func (f *fakeBackend) Name() string                                 { return f.name }
+func (f *fakeBackend) Close() error                                 { return nil }
+
+func fakeRuntime(runtime string, dockerErr, podmanErr error, calls *[]string) *Runtime {
+	r := NewRuntime(&RuntimeOptions{Runtime: runtime})
+	r.docker = func(context.Context) (backend, error) {
+		*calls = append(*calls, "docker")
+		if dockerErr != nil {
+			return nil, dockerErr
+		}
+		return &fakeBackend{"docker"}, nil
+	}
+	r.podman = func(context.Context) (backend, error) {
+		*calls = append(*calls, "podman")
+		if podmanErr != nil {
+			return nil, podmanErr
+		}
+		return &fakeBackend{"podman"}, nil
+	}
+	return r
+}
+
+func TestRuntimeSelection(t *testing.T) {
+	down := errors.New("down")
+	tests := []struct {
+		runtime              string
+		dockerErr, podmanErr error
+		want                 string
+		wantCalls            string
+	}{
+		{"", nil, nil, "podman", "podman"},
+		{"", nil, down, "docker", "podman docker"},
+		{"docker", nil, nil, "docker", "docker"},
+		{"podman", nil, nil, "podman", "podman"},
+		{"podman", nil, down, "", "podman"},
+		{"", down, down, "", "podman docker"},
+	}
+	for _, tt := range tests {
+		var calls []string
+		r := fakeRuntime(tt.runtime, tt.dockerErr, tt.podmanErr, &calls)
+		b, err := r.Backend(context.Background())
+		got := ""
+		if err == nil {
+			got = b.Name()
+		}
+		if got != tt.want || strings.Join(calls, " ") != tt.wantCalls {
+			t.Errorf("runtime=%q docker=%v podman=%v: got %q after %v, want %q after %q",
+				tt.runtime, tt.dockerErr, tt.podmanErr, got, calls, tt.want, tt.wantCalls)
+		}
+	}
+}
+
+func TestRuntimeNoEngineErrorNamesEverything(t *testing.T) {
+	var calls []string
+	r := fakeRuntime("", errors.New("docker at unix:///var/run/docker.sock: connection refused"),
+		errors.New("podman: unix:///run/podman/podman.sock: no service listening"), &calls)
+	_, err := r.Start(context.Background(), Spec{Cmd: []string{"true"}})
+	if !errors.Is(err, ErrNoEngine) {
+		t.Fatalf("err = %v, want ErrNoEngine", err)
+	}
+	for _, want := range []string{"docker.sock", "podman.sock", "DOCKER_HOST", "CONTAINER_HOST", EnvRuntime, "scripts/provision"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not mention %q", err, want)
+		}
+	}
+}
+
+func TestRuntimeRetriesAfterFailureAndCachesSuccess(t *testing.T) {
+	var calls []string
+	down := errors.New("down")
+	r := fakeRuntime("docker", down, nil, &calls)
+	if _, err := r.Backend(context.Background()); err == nil {
+		t.Fatal("want error while docker is down")
+	}
+	r.docker = func(context.Context) (backend, error) {
+		calls = append(calls, "docker")
+		return &fakeBackend{"docker"}, nil
+	}
+	for range 3 {
+		if _, err := r.Backend(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(calls) != 2 {
+		t.Fatalf("connect calls = %v, want one failed and one successful", calls)
+	}
+	r.Close()
+	if _, err := r.Backend(context.Background()); !errors.Is(err, ErrClosed) {
+		t.Fatalf("after Close: %v, want ErrClosed", err)
+	}
+}
+
+func TestNewRuntimeConnectsNothing(t *testing.T) {
+	// NewRuntime must not touch any engine: programs start instantly.
+	r := NewRuntime(&RuntimeOptions{Runtime: "docker"})
+	if r.b != nil {
+		t.Fatal("backend connected at construction")
+	}
+}
