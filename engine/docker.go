@@ -178,33 +178,33 @@ func (d *Docker) followPull(ref string, r io.Reader) error {
 	}
 }
 
-// removeOrphans removes containers of bridge processes of this host that
-// no longer run. Failures are logged, not returned: clean-up must not
-// stop the bridge from serving.
-func (d *Docker) removeOrphans(ctx context.Context) {
+// List returns the containers of every bridge process on this engine.
+func (d *Docker) List(ctx context.Context) ([]SandboxInfo, error) {
 	list, err := d.cli.ContainerList(ctx, container.ListOptions{
 		All:     true,
 		Filters: filters.NewArgs(filters.Arg("label", LabelBridge+"=1")),
 	})
 	if err != nil {
-		d.log.Warn("listing containers for orphan clean-up", "err", err)
-		return
+		return nil, fmt.Errorf("listing containers: %w", err)
 	}
-	removed := 0
+	out := make([]SandboxInfo, 0, len(list))
 	for _, c := range list {
-		if !d.owner.orphaned(c.Labels, processAlive) {
-			continue
-		}
-		err := d.cli.ContainerRemove(ctx, c.ID, container.RemoveOptions{Force: true, RemoveVolumes: true})
-		if err != nil && !cerrdefs.IsNotFound(err) {
-			d.log.Warn("removing orphaned container", "id", shortID(c.ID), "err", err)
-			continue
-		}
-		removed++
+		out = append(out, SandboxInfo{ID: c.ID, Labels: c.Labels, State: string(c.State)})
 	}
-	if removed > 0 {
-		d.log.Info("removed orphaned sandbox containers", "count", removed, "engine", "docker")
-	}
+	return out, nil
+}
+
+// removeOrphans removes containers of bridge processes of this host that
+// no longer run. Failures are logged, not returned: clean-up must not
+// stop the bridge from serving.
+func (d *Docker) removeOrphans(ctx context.Context) {
+	removeOrphans(ctx, d.log, RuntimeDocker, d.owner, d.List, func(ctx context.Context, id string) error {
+		err := d.cli.ContainerRemove(ctx, id, container.RemoveOptions{Force: true, RemoveVolumes: true})
+		if cerrdefs.IsNotFound(err) {
+			return nil
+		}
+		return err
+	})
 }
 
 // pullError wraps a failed pull with the image and the setting to change.

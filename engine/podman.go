@@ -164,28 +164,28 @@ func (p *Podman) ensureImage(ctx context.Context, ref string) error {
 	return nil
 }
 
-func (p *Podman) removeOrphans(ctx context.Context) {
+// List returns the containers of every bridge process on this engine.
+func (p *Podman) List(ctx context.Context) ([]SandboxInfo, error) {
 	list, err := containers.List(p.ctx(ctx), new(containers.ListOptions).WithAll(true).
 		WithFilters(map[string][]string{"label": {LabelBridge + "=1"}}))
 	if err != nil {
-		p.log.Warn("listing containers for orphan clean-up", "err", err)
-		return
+		return nil, fmt.Errorf("listing containers: %w", err)
 	}
-	removed := 0
+	out := make([]SandboxInfo, 0, len(list))
 	for _, c := range list {
-		if !p.owner.orphaned(c.Labels, processAlive) {
-			continue
-		}
-		_, err := containers.Remove(p.ctx(ctx), c.ID, new(containers.RemoveOptions).WithForce(true).WithVolumes(true))
-		if err != nil && !podmanNotFound(err) {
-			p.log.Warn("removing orphaned container", "id", shortID(c.ID), "err", err)
-			continue
-		}
-		removed++
+		out = append(out, SandboxInfo{ID: c.ID, Labels: c.Labels, State: c.State})
 	}
-	if removed > 0 {
-		p.log.Info("removed orphaned sandbox containers", "count", removed, "engine", "podman")
-	}
+	return out, nil
+}
+
+func (p *Podman) removeOrphans(ctx context.Context) {
+	removeOrphans(ctx, p.log, RuntimePodman, p.owner, p.List, func(ctx context.Context, id string) error {
+		_, err := containers.Remove(p.ctx(ctx), id, new(containers.RemoveOptions).WithForce(true).WithVolumes(true))
+		if podmanNotFound(err) {
+			return nil
+		}
+		return err
+	})
 }
 
 // podmanNotFound reports whether err is the service's "no such container".

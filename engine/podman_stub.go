@@ -29,3 +29,8 @@ func (*Podman) Close() error { return nil }
 func (*Podman) Start(context.Context, Spec) (Sandbox, error) {
 	return nil, fmt.Errorf("podman: %w", ErrBackendNotCompiled)
 }
+
+// List reports that the Podman backend is not compiled in.
+func (*Podman) List(context.Context) ([]SandboxInfo, error) {
+	return nil, fmt.Errorf("podman: %w", ErrBackendNotCompiled)
+}

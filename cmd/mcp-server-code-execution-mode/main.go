@@ -1,0 +1,75 @@
+// Command mcp-server-code-execution-mode runs Python in hardened sandbox
+// containers on Docker or Podman.
+//
+//	mcp-server-code-execution-mode exec [-c CODE] [-timeout 30s]
+//	mcp-server-code-execution-mode run
+//	mcp-server-code-execution-mode version
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+)
+
+// version is set at release build time with -ldflags "-X main.version=…".
+var version = "dev"
+
+const usage = `usage: mcp-server-code-execution-mode <command> [flags]
+
+commands:
+  exec [-c CODE] [-timeout D]   run Python code (from -c, else stdin) in a hardened
+                                sandbox, print its output, exit with its status
+  run                           serve MCP over stdio (the run_python tool)
+  version                       print the version
+
+Settings come from MCP_BRIDGE_* environment variables; see README.md.
+`
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv)
+	stop()
+	os.Exit(code)
+}
+
+// run executes the command line args and returns the exit code.
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	switch args[0] {
+	case "exec":
+		return execCommand(ctx, args[1:], stdin, stdout, stderr, getenv)
+	case "run":
+		fmt.Fprintln(stderr, "mcp-server-code-execution-mode: run: the stdio MCP server is not in this build yet; use exec")
+		return 2
+	case "version", "--version", "-version":
+		fmt.Fprintln(stdout, "mcp-server-code-execution-mode", version)
+		return 0
+	case "help", "-h", "--help", "-help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	default:
+		fmt.Fprintf(stderr, "mcp-server-code-execution-mode: unknown command %q\n\n%s", args[0], usage)
+		return 2
+	}
+}
+
+// newLogger returns a text logger on w at the level named by
+// MCP_BRIDGE_LOG_LEVEL, else def.
+func newLogger(w io.Writer, getenv func(string) string, def slog.Level) (*slog.Logger, error) {
+	level := def
+	if v := strings.TrimSpace(getenv("MCP_BRIDGE_LOG_LEVEL")); v != "" {
+		if err := level.UnmarshalText([]byte(strings.ToUpper(v))); err != nil {
+			return nil, fmt.Errorf("MCP_BRIDGE_LOG_LEVEL=%q: want DEBUG, INFO, WARN or ERROR", v)
+		}
+	}
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level})), nil
+}

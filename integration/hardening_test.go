@@ -1,0 +1,197 @@
+//go:build integration
+
+package integration
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+// probe is run inside the sandbox and reports what the code there can see
+// and do. Every hardening property is asserted on its report.
+const probe = `
+import json, os, resource, socket, subprocess, sys
+
+def attempt(f):
+    try:
+        f()
+        return "ok"
+    except BaseException as e:
+        return type(e).__name__ + ": " + str(e)
+
+def status_fields():
+    out = {}
+    with open("/proc/self/status") as f:
+        for line in f:
+            k, _, v = line.partition(":")
+            out[k] = v.strip()
+    return out
+
+def read(path):
+    try:
+        with open(path) as f:
+            return f.read().strip()
+    except OSError as e:
+        return "unreadable: " + str(e)
+
+def first(*paths):
+    for p in paths:
+        if os.path.exists(p):
+            return p, read(p)
+    return "", ""
+
+def write(path):
+    def f():
+        with open(path, "w") as fh:
+            fh.write("x")
+    return f
+
+def exec_from(d):
+    def f():
+        p = os.path.join(d, "probe.sh")
+        with open(p, "w") as fh:
+            fh.write("#!/bin/sh\nexit 0\n")
+        os.chmod(p, 0o755)
+        subprocess.run([p], check=True)
+    return f
+
+def connect(addr):
+    def f():
+        socket.create_connection(addr, timeout=3).close()
+    return f
+
+mounts = {}
+with open("/proc/mounts") as f:
+    for line in f:
+        parts = line.split()
+        mounts[parts[1]] = {"type": parts[2], "options": parts[3].split(",")}
+
+st = status_fields()
+mem_path, mem = first("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes")
+swap_path, swap = first("/sys/fs/cgroup/memory.swap.max", "/sys/fs/cgroup/memory/memory.memsw.limit_in_bytes")
+pids_path, pids = first("/sys/fs/cgroup/pids.max", "/sys/fs/cgroup/pids/pids.max")
+print(json.dumps({
+    "uid": os.getuid(), "euid": os.geteuid(), "gid": os.getgid(), "egid": os.getegid(),
+    "groups": os.getgroups(),
+    "NoNewPrivs": st.get("NoNewPrivs"), "CapEff": st.get("CapEff"), "CapPrm": st.get("CapPrm"),
+    "CapInh": st.get("CapInh"), "CapAmb": st.get("CapAmb"), "CapBnd": st.get("CapBnd"),
+    "net_ip": attempt(connect(("1.1.1.1", 80))),
+    "net_local": attempt(connect(("172.17.0.1", 2375))),
+    "interfaces": sorted(os.listdir("/sys/class/net")),
+    "write_root": attempt(write("/probe")),
+    "write_etc": attempt(write("/etc/probe")),
+    "write_tmp": attempt(write("/tmp/probe")),
+    "write_workspace": attempt(write("/workspace/probe")),
+    "exec_tmp": attempt(exec_from("/tmp")),
+    "exec_workspace": attempt(exec_from("/workspace")),
+    "mounts": {k: mounts.get(k) for k in ("/", "/tmp", "/workspace")},
+    "cwd": os.getcwd(),
+    "env": dict(os.environ),
+    "mem_path": mem_path, "mem": mem, "swap_path": swap_path, "swap": swap,
+    "pids_path": pids_path, "pids": pids,
+    "nofile": resource.getrlimit(resource.RLIMIT_NOFILE),
+    "nproc": resource.getrlimit(resource.RLIMIT_NPROC),
+    "pid": os.getpid(),
+    "init": read("/proc/1/comm"),
+}))
+`
+
+type probeReport struct {
+	UID, EUID, GID, EGID int
+	Groups               []int
+	NoNewPrivs           string
+	CapEff, CapPrm       string
+	CapInh, CapAmb       string
+	CapBnd               string
+	NetIP                string `json:"net_ip"`
+	NetLocal             string `json:"net_local"`
+	Interfaces           []string
+	WriteRoot            string `json:"write_root"`
+	WriteEtc             string `json:"write_etc"`
+	WriteTmp             string `json:"write_tmp"`
+	WriteWorkspace       string `json:"write_workspace"`
+	ExecTmp              string `json:"exec_tmp"`
+	ExecWorkspace        string `json:"exec_workspace"`
+	Mounts               map[string]*struct {
+		Type    string
+		Options []string
+	}
+	Cwd      string
+	Env      map[string]string
+	MemPath  string `json:"mem_path"`
+	Mem      string
+	SwapPath string `json:"swap_path"`
+	Swap     string
+	PidsPath string `json:"pids_path"`
+	Pids     string
+	NoFile   [2]uint64
+	NProc    [2]uint64
+	PID      int
+	Init     string
+}
+
+const hostCanary = "MCP_TEST_HOST_CANARY"
+
+func TestHardeningFromInside(t *testing.T) {
+	// A variable of the host's environment that must not reach the sandbox.
+	t.Setenv(hostCanary, "host-secret")
+	forEachEngine(t, func(t *testing.T, e testEngine) {
+		spec := pySpec(t, "hardening")
+		spec.MemoryBytes = 96 << 20
+		spec.PidsLimit = 48
+		var r probeReport
+		runJSON(t, e, spec, probe, &r)
+
+		check := func(name string, ok bool, got any) {
+			t.Helper()
+			if !ok {
+				t.Errorf("%s: got %v", name, got)
+			}
+		}
+		check("uid/euid 65534", r.UID == 65534 && r.EUID == 65534, []int{r.UID, r.EUID})
+		check("gid/egid 65534", r.GID == 65534 && r.EGID == 65534, []int{r.GID, r.EGID})
+		check("no supplementary groups but 65534", len(r.Groups) == 0 || slices.Equal(r.Groups, []int{65534}), r.Groups)
+		check("NoNewPrivs: 1", r.NoNewPrivs == "1", r.NoNewPrivs)
+		for name, v := range map[string]string{"CapEff": r.CapEff, "CapPrm": r.CapPrm, "CapInh": r.CapInh, "CapAmb": r.CapAmb, "CapBnd": r.CapBnd} {
+			check(name+" all zero", strings.Trim(v, "0") == "" && v != "", v)
+		}
+		check("network unreachable (public IP)", strings.Contains(r.NetIP, "unreachable"), r.NetIP)
+		check("network unreachable (docker bridge)", r.NetLocal != "ok", r.NetLocal)
+		check("only loopback interface", slices.Equal(r.Interfaces, []string{"lo"}), r.Interfaces)
+		check("rootfs not writable (/)", strings.Contains(r.WriteRoot, "Read-only file system") || strings.Contains(r.WriteRoot, "Permission denied"), r.WriteRoot)
+		check("rootfs not writable (/etc)", strings.Contains(r.WriteEtc, "Read-only file system") || strings.Contains(r.WriteEtc, "Permission denied"), r.WriteEtc)
+		check("rootfs mounted read-only", r.Mounts["/"] != nil && slices.Contains(r.Mounts["/"].Options, "ro"), r.Mounts["/"])
+		check("/tmp writable", r.WriteTmp == "ok", r.WriteTmp)
+		check("/workspace writable", r.WriteWorkspace == "ok", r.WriteWorkspace)
+		check("/tmp not executable", strings.Contains(r.ExecTmp, "PermissionError"), r.ExecTmp)
+		check("/workspace not executable", strings.Contains(r.ExecWorkspace, "PermissionError"), r.ExecWorkspace)
+		for _, m := range []string{"/tmp", "/workspace"} {
+			mt := r.Mounts[m]
+			ok := mt != nil && mt.Type == "tmpfs"
+			for _, o := range []string{"rw", "noexec", "nosuid", "nodev"} {
+				ok = ok && slices.Contains(mt.Options, o)
+			}
+			check(m+" is tmpfs rw,noexec,nosuid,nodev", ok, mt)
+		}
+		check("workdir /workspace", r.Cwd == "/workspace", r.Cwd)
+		for k, v := range map[string]string{"HOME": "/workspace", "PYTHONUNBUFFERED": "1", "PYTHONIOENCODING": "utf-8", "PYTHONDONTWRITEBYTECODE": "1"} {
+			check("env "+k, r.Env[k] == v, r.Env[k])
+		}
+		// The engine adds PATH and HOSTNAME (and podman "container");
+		// nothing may come from the host's environment.
+		allowed := map[string]bool{"HOME": true, "PYTHONUNBUFFERED": true, "PYTHONIOENCODING": true,
+			"PYTHONDONTWRITEBYTECODE": true, "PATH": true, "HOSTNAME": true, "container": true, "TERM": true}
+		for k := range r.Env {
+			check("env has only sandbox variables ("+k+")", allowed[k], r.Env[k])
+		}
+		check("host canary absent", r.Env[hostCanary] == "", r.Env[hostCanary])
+		check("memory limit in cgroup ("+r.MemPath+")", r.Mem == "100663296", r.Mem)
+		check("no swap beyond memory ("+r.SwapPath+")", r.Swap == "0" || r.Swap == "100663296", r.Swap)
+		check("pids limit in cgroup ("+r.PidsPath+")", r.Pids == "48", r.Pids)
+		check("nofile rlimit set", r.NoFile[0] == spec.NoFile && r.NoFile[1] == spec.NoFile, r.NoFile)
+		check("nproc rlimit set", r.NProc[0] == spec.NProc && r.NProc[1] == spec.NProc, r.NProc)
+		check("an init process is PID 1", r.PID != 1 && r.Init != "python3", []any{r.PID, r.Init})
+		t.Logf("%s: init=%q cgroup mem=%s pids=%s", e.Name(), r.Init, r.MemPath, r.PidsPath)
+	})
+}
