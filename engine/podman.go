@@ -24,9 +24,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// podmanCompiled reports whether this binary has the Podman backend.
-const podmanCompiled = true
-
 // A Podman is an Engine on Podman's REST API through its Go bindings.
 type Podman struct {
 	uri    string

@@ -7,9 +7,6 @@ import (
 	"fmt"
 )
 
-// podmanCompiled reports whether this binary has the Podman backend.
-const podmanCompiled = false
-
 // A Podman is a placeholder: this binary was built without the Podman
 // backend (see PodmanBuildTags).
 type Podman struct{}
