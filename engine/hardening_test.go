@@ -44,7 +44,8 @@ func checkFields(t *testing.T, want fieldTable, roots map[string]any) {
 }
 
 // collectFields records every non-zero leaf of v under path. Structs are
-// walked field by field; pointers are followed; slices of structs and
+// walked field by field (embedded structs' fields as promoted); pointers
+// are followed; slices of structs and
 // maps are recorded whole, as are other leaves.
 func collectFields(path string, v reflect.Value, out map[string]any) {
 	switch v.Kind() {
@@ -60,10 +61,14 @@ func collectFields(path string, v reflect.Value, out map[string]any) {
 	case reflect.Struct:
 		typ := v.Type()
 		for i := range v.NumField() {
-			if !typ.Field(i).IsExported() {
-				continue
+			f := typ.Field(i)
+			switch {
+			case !f.IsExported():
+			case f.Anonymous && f.Type.Kind() == reflect.Struct:
+				collectFields(path, v.Field(i), out) // promoted fields
+			default:
+				collectFields(path+"."+f.Name, v.Field(i), out)
 			}
-			collectFields(path+"."+typ.Field(i).Name, v.Field(i), out)
 		}
 	default:
 		if !v.IsZero() {
