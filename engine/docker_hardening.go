@@ -2,6 +2,7 @@ package engine
 
 import (
 	"strconv"
+	"strings"
 
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/go-units"
@@ -39,8 +40,8 @@ func dockerConfig(spec Spec, owner Owner) (*container.Config, *container.HostCon
 		Init:           &yes,
 		Runtime:        spec.OCIRuntime,
 		Tmpfs: map[string]string{
-			"/tmp":       tmpfsOptions(spec.TmpBytes),
-			WorkspaceDir: tmpfsOptions(spec.WorkspaceBytes),
+			"/tmp":       strings.Join(tmpfsOptions(spec.TmpBytes, spec.User), ","),
+			WorkspaceDir: strings.Join(tmpfsOptions(spec.WorkspaceBytes, spec.User), ","),
 		},
 		// Output is read through the attached streams only; the daemon
 		// keeps no log of it, so a flood cannot fill the engine's disk.
@@ -59,7 +60,18 @@ func dockerConfig(spec Spec, owner Owner) (*container.Config, *container.HostCon
 	return cfg, host
 }
 
-// tmpfsOptions returns the mount options of a sandbox tmpfs of size bytes.
-func tmpfsOptions(size int64) string {
-	return TmpfsOptions + ",size=" + strconv.FormatInt(size, 10) + ",mode=1777"
+// tmpfsOptions returns the mount options of a sandbox tmpfs of size bytes,
+// owned by user ("uid[:gid]") unless user is empty. Docker needs the
+// owner: it resets the mode of the working directory's mount to 0755 when
+// it prepares it. Podman keeps the mode and refuses uid= and gid=.
+func tmpfsOptions(size int64, user string) []string {
+	opts := append(strings.Split(TmpfsOptions, ","), "size="+strconv.FormatInt(size, 10))
+	if user != "" {
+		uid, gid, ok := strings.Cut(user, ":")
+		if !ok {
+			gid = uid
+		}
+		opts = append(opts, "uid="+uid, "gid="+gid)
+	}
+	return append(opts, "mode=1777")
 }

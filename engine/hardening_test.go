@@ -78,11 +78,14 @@ func collectFields(path string, v reflect.Value, out map[string]any) {
 }
 
 func TestTmpfsOptions(t *testing.T) {
-	got := tmpfsOptions(64 << 20)
-	for _, o := range []string{"rw", "noexec", "nosuid", "nodev", "size=67108864", "mode=1777"} {
+	got := strings.Join(tmpfsOptions(64<<20, "1000"), ",")
+	for _, o := range []string{"rw", "noexec", "nosuid", "nodev", "size=67108864", "uid=1000", "gid=1000", "mode=1777"} {
 		if !strings.Contains(","+got+",", ","+o+",") {
 			t.Errorf("tmpfsOptions = %q, missing %q", got, o)
 		}
+	}
+	if got := strings.Join(tmpfsOptions(1024, ""), ","); got != "rw,noexec,nosuid,nodev,size=1024,mode=1777" {
+		t.Errorf("tmpfsOptions without user = %q", got)
 	}
 }
 

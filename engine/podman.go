@@ -201,7 +201,8 @@ type podmanSandbox struct {
 	stdin          *io.PipeWriter
 	stdout, stderr *boundedPipe
 	attachCancel   context.CancelFunc
-	attachDone     chan struct{}
+	attachDone     chan struct{} // closed when attachErr is set
+	attachErr      error
 
 	watchCtx    context.Context
 	watchCancel context.CancelFunc
@@ -242,13 +243,14 @@ func (s *podmanSandbox) attachAndStart(ctx context.Context) error {
 	go func() {
 		defer close(s.attachDone)
 		err := containers.Attach(mergeValues(actx, conn), s.id, s.stdinR, s.stdout, s.stderr, ready, nil)
+		s.attachErr = err
 		s.stdout.CloseWithError(err)
 		s.stderr.CloseWithError(err)
 	}()
 	select {
 	case <-ready:
 	case <-s.attachDone:
-		return fmt.Errorf("attaching to container %s: attach ended before the container started", shortID(s.id))
+		return fmt.Errorf("attaching to container %s: %v", shortID(s.id), s.attachErr)
 	case <-ctx.Done():
 		return fmt.Errorf("attaching to container %s: %w", shortID(s.id), ctx.Err())
 	}

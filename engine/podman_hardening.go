@@ -3,7 +3,6 @@
 package engine
 
 import (
-	"strconv"
 	"strings"
 
 	"github.com/containers/podman/v5/pkg/specgen"
@@ -35,7 +34,7 @@ func podmanSpec(s Spec, owner Owner) *specgen.SpecGenerator {
 			Destination: dst,
 			Type:        "tmpfs",
 			Source:      "tmpfs",
-			Options:     append(strings.Split(TmpfsOptions, ","), "size="+strconv.FormatInt(size, 10), "mode=1777"),
+			Options:     tmpfsOptions(size, ""),
 		}
 	}
 	g := &specgen.SpecGenerator{}
@@ -64,8 +63,8 @@ func podmanSpec(s Spec, owner Owner) *specgen.SpecGenerator {
 	g.LogConfiguration = &specgen.LogConfig{Driver: "none"}
 	g.ResourceLimits = res
 	g.Rlimits = []spec.POSIXRlimit{
-		{Type: "RLIMIT_NOFILE", Soft: s.NoFile, Hard: s.NoFile},
-		{Type: "RLIMIT_NPROC", Soft: s.NProc, Hard: s.NProc},
+		{Type: "nofile", Soft: s.NoFile, Hard: s.NoFile},
+		{Type: "nproc", Soft: s.NProc, Hard: s.NProc},
 	}
 	return g
 }

@@ -42,8 +42,8 @@ func TestPodmanSpec(t *testing.T) {
 		"Spec.ResourceLimits.Memory.Swap":  int64(512 << 20),
 		"Spec.ResourceLimits.Pids.Limit":   int64(128),
 		"Spec.Rlimits": []spec.POSIXRlimit{
-			{Type: "RLIMIT_NOFILE", Soft: u64(1024), Hard: u64(1024)},
-			{Type: "RLIMIT_NPROC", Soft: u64(1024), Hard: u64(1024)},
+			{Type: "nofile", Soft: u64(1024), Hard: u64(1024)},
+			{Type: "nproc", Soft: u64(1024), Hard: u64(1024)},
 		},
 	}
 	tests := []struct {
@@ -76,8 +76,8 @@ func TestPodmanSpec(t *testing.T) {
 					{Destination: "/workspace", Type: "tmpfs", Source: "tmpfs", Options: []string{"rw", "noexec", "nosuid", "nodev", "size=2097152", "mode=1777"}},
 				},
 				"Spec.Rlimits": []spec.POSIXRlimit{
-					{Type: "RLIMIT_NOFILE", Soft: 256, Hard: 256},
-					{Type: "RLIMIT_NPROC", Soft: 64, Hard: 64},
+					{Type: "nofile", Soft: 256, Hard: 256},
+					{Type: "nproc", Soft: 64, Hard: 64},
 				},
 			},
 		},

@@ -179,9 +179,11 @@ func TestHardeningFromInside(t *testing.T) {
 			check("env "+k, r.Env[k] == v, r.Env[k])
 		}
 		// The engine adds PATH and HOSTNAME (and podman "container");
-		// nothing may come from the host's environment.
+		// Python itself sets LC_CTYPE when it coerces the C locale (PEP
+		// 538). Nothing may come from the host's environment.
 		allowed := map[string]bool{"HOME": true, "PYTHONUNBUFFERED": true, "PYTHONIOENCODING": true,
-			"PYTHONDONTWRITEBYTECODE": true, "PATH": true, "HOSTNAME": true, "container": true, "TERM": true}
+			"PYTHONDONTWRITEBYTECODE": true, "PATH": true, "HOSTNAME": true, "container": true, "TERM": true,
+			"LC_CTYPE": true}
 		for k := range r.Env {
 			check("env has only sandbox variables ("+k+")", allowed[k], r.Env[k])
 		}
