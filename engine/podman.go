@@ -204,6 +204,7 @@ type podmanSandbox struct {
 	attachDone     chan struct{} // closed when attachErr is set
 	attachErr      error
 
+	oom         *oomWatch // nil when the cgroup cannot be watched
 	watchCtx    context.Context
 	watchCancel context.CancelFunc
 	done        chan struct{}
@@ -257,12 +258,37 @@ func (s *podmanSandbox) attachAndStart(ctx context.Context) error {
 	if err := containers.Start(s.p.ctx(ctx), s.id, nil); err != nil {
 		return fmt.Errorf("starting container %s: %w", shortID(s.id), err)
 	}
+	s.watchMemoryCgroup(ctx)
 	go s.watch()
 	return nil
 }
 
+// watchMemoryCgroup starts an oomWatch when the engine is local and uses
+// cgroup v1; see oomWatch for why.
+func (s *podmanSandbox) watchMemoryCgroup(ctx context.Context) {
+	if !strings.HasPrefix(s.p.uri, "unix://") {
+		return
+	}
+	if _, err := os.Stat(memoryCgroupV1); err != nil {
+		return
+	}
+	info, err := containers.Inspect(s.p.ctx(ctx), s.id, nil)
+	if err != nil || info.State == nil {
+		return
+	}
+	w, err := watchOOM(info.State.CgroupPath)
+	if err != nil {
+		s.p.log.Debug("not watching for OOM kills", "id", shortID(s.id), "err", err)
+		return
+	}
+	s.oom = w
+}
+
 func (s *podmanSandbox) watch() {
 	defer close(s.done)
+	if s.oom != nil {
+		defer s.oom.Close()
+	}
 	code, err := containers.Wait(s.p.ctx(s.watchCtx), s.id, new(containers.WaitOptions).
 		WithCondition([]define.ContainerStatus{define.ContainerStateExited, define.ContainerStateStopped}))
 	if err != nil {
@@ -278,6 +304,9 @@ func (s *podmanSandbox) watch() {
 		if info.State.Error != "" {
 			s.status.EngineError = info.State.Error
 		}
+	}
+	if s.oom != nil && s.oom.OOM() {
+		s.status.OOMKilled = true
 	}
 }
 
