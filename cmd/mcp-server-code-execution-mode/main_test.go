@@ -1,0 +1,40 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+)
+
+func runArgs(t *testing.T, env map[string]string, args ...string) (string, string, int) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := run(context.Background(), args, strings.NewReader(""), &out, &errb, func(k string) string { return env[k] })
+	return out.String(), errb.String(), code
+}
+
+func TestCommands(t *testing.T) {
+	tests := []struct {
+		args      []string
+		env       map[string]string
+		code      int
+		out, errs string
+	}{
+		{args: nil, code: 2, errs: "usage:"},
+		{args: []string{"version"}, code: 0, out: "mcp-server-code-execution-mode dev"},
+		{args: []string{"help"}, code: 0, out: "commands:"},
+		{args: []string{"frobnicate"}, code: 2, errs: `unknown command "frobnicate"`},
+		{args: []string{"run"}, code: 2, errs: "not in this build yet"},
+		{args: []string{"exec", "-nope"}, code: 2, errs: "flag provided but not defined"},
+		{args: []string{"exec", "-c", "print(1)"}, env: map[string]string{"MCP_BRIDGE_PIDS": "many"}, code: 125, errs: `MCP_BRIDGE_PIDS="many"`},
+		{args: []string{"exec", "-c", "print(1)"}, env: map[string]string{"MCP_BRIDGE_LOG_LEVEL": "chatty"}, code: 125, errs: "MCP_BRIDGE_LOG_LEVEL"},
+	}
+	for _, tt := range tests {
+		out, errs, code := runArgs(t, tt.env, tt.args...)
+		if code != tt.code || !strings.Contains(out, tt.out) || !strings.Contains(errs, tt.errs) {
+			t.Errorf("%v: code %d, stdout %q, stderr %q; want code %d, stdout ~%q, stderr ~%q",
+				tt.args, code, out, errs, tt.code, tt.out, tt.errs)
+		}
+	}
+}

@@ -1,0 +1,100 @@
+//go:build integration
+
+package integration
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine"
+)
+
+// tcpProxy forwards connections on a loopback TCP port to a unix socket,
+// standing in for an engine reached over the network: nothing of the
+// bridge's filesystem is shared with the engine through it.
+func tcpProxy(t *testing.T, socket string) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	t.Cleanup(func() { ln.Close(); wg.Wait() })
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			u, err := net.Dial("unix", socket)
+			if err != nil {
+				c.Close()
+				continue
+			}
+			wg.Add(2)
+			pipe := func(dst, src net.Conn) {
+				defer wg.Done()
+				io.Copy(dst, src)
+				if cw, ok := dst.(interface{ CloseWrite() error }); ok {
+					cw.CloseWrite()
+				} else {
+					dst.Close()
+				}
+			}
+			go pipe(u, c)
+			go pipe(c, u)
+			t.Cleanup(func() { c.Close(); u.Close() })
+		}
+	}()
+	return "tcp://" + ln.Addr().String()
+}
+
+func TestEnginesOverTCP(t *testing.T) {
+	for _, name := range engineNames() {
+		t.Run(name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			var e testEngine
+			var err error
+			switch name {
+			case "docker":
+				e, err = engine.NewDocker(ctx, &engine.DockerOptions{Host: tcpProxy(t, "/var/run/docker.sock"), Logger: testLogger()})
+			case "podman":
+				e, err = engine.NewPodman(ctx, &engine.PodmanOptions{URI: tcpProxy(t, "/run/podman/podman.sock"), Logger: testLogger()})
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer e.Close()
+			r := runPy(t, e, pySpec(t, "tcp"), "import sys\nprint(sys.stdin.read() == '', 6 * 7)\n")
+			if r.stdout != "True 42\n" || r.status.Code != 0 {
+				t.Fatalf("over tcp: %+v", r)
+			}
+		})
+	}
+}
+
+func TestMissingImageNamesImageAndSetting(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, e testEngine) {
+		spec := pySpec(t, "noimage")
+		spec.Image = "localhost:1/mcp-bridge-test/no-such-image:0"
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		sb, err := e.Start(ctx, spec)
+		if err == nil {
+			sb.Close()
+			t.Fatal("Start with a missing, unpullable image succeeded")
+		}
+		if !errors.Is(err, engine.ErrImage) || !strings.Contains(err.Error(), spec.Image) || !strings.Contains(err.Error(), engine.EnvImage) {
+			t.Fatalf("err = %v; want ErrImage naming the image and %s", err, engine.EnvImage)
+		}
+	})
+}
