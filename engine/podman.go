@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -134,11 +135,33 @@ func (p *Podman) Start(ctx context.Context, spec Spec) (Sandbox, error) {
 		return nil, fmt.Errorf("creating container: %w", err)
 	}
 	sb := newPodmanSandbox(p, created.ID, spec.MemoryBytes)
+	if err := p.checkRuntime(ctx, created.ID, spec.OCIRuntime); err != nil {
+		sb.Close()
+		return nil, err
+	}
 	if err := sb.attachAndStart(ctx); err != nil {
 		sb.Close()
 		return nil, err
 	}
 	return sb, nil
+}
+
+// checkRuntime verifies that the container got the OCI runtime asked for:
+// a service may ignore the request, and a sandbox silently run under a
+// weaker runtime than configured is worse than none.
+func (p *Podman) checkRuntime(ctx context.Context, id, want string) error {
+	if want == "" {
+		return nil
+	}
+	info, err := containers.Inspect(p.ctx(ctx), id, nil)
+	if err != nil {
+		return fmt.Errorf("inspecting container %s: %w", shortID(id), err)
+	}
+	if got := filepath.Base(info.OCIRuntime); got != want {
+		return fmt.Errorf("%s=%q: the podman service created the container with runtime %q instead; "+
+			"set the runtime in the service's containers.conf ([engine] runtime) or use docker", EnvOCIRuntime, want, got)
+	}
+	return nil
 }
 
 func (p *Podman) ensureImage(ctx context.Context, ref string) error {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -97,4 +98,41 @@ func TestMissingImageNamesImageAndSetting(t *testing.T) {
 			t.Fatalf("err = %v; want ErrImage naming the image and %s", err, engine.EnvImage)
 		}
 	})
+}
+
+func TestUnknownOCIRuntimeRefused(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, e testEngine) {
+		spec := pySpec(t, "ociruntime")
+		spec.OCIRuntime = "no-such-runtime"
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		sb, err := e.Start(ctx, spec)
+		if err == nil {
+			sb.Close()
+			t.Fatal("a sandbox started under an OCI runtime the engine does not have")
+		}
+		if !strings.Contains(err.Error(), "no-such-runtime") {
+			t.Fatalf("err = %v; want it to name the runtime", err)
+		}
+		for _, s := range list(t, e) {
+			if s.Labels[engine.LabelSession] == "ociruntime" {
+				t.Fatalf("container %s of the refused sandbox was left behind", s.ID)
+			}
+		}
+	})
+}
+
+// TestGVisorUnderDocker runs a sandbox under runsc, registered with dockerd
+// by scripts/provision, and checks it is gVisor's kernel the code sees.
+func TestGVisorUnderDocker(t *testing.T) {
+	if !slices.Contains(engineNames(), "docker") {
+		t.Skip("docker is not under test")
+	}
+	e := connect(t, "docker")
+	spec := pySpec(t, "gvisor")
+	spec.OCIRuntime = "runsc"
+	r := runPy(t, e, spec, "import os, platform\nprint(os.getuid(), platform.release())\n")
+	if r.status.Code != 0 || r.stdout != "65534 4.4.0\n" {
+		t.Fatalf("under runsc: %+v; want uid 65534 and gVisor's kernel 4.4.0", r)
+	}
 }
