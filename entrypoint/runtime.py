@@ -1,0 +1,564 @@
+"""The sandbox runtime of mcp-server-code-execution-mode (protocol 1).
+
+It runs inside the sandbox container as one long-lived interpreter and
+executes the host's code requests in persistent globals. See PROTOCOL.md
+beside this file for the contract with the host. Standard library only;
+CPython 3.10 to 3.14.
+"""
+
+import ast
+import asyncio
+import builtins
+import codecs
+import inspect
+import io
+import json
+import linecache
+import os
+import queue
+import secrets
+import signal
+import sys
+import threading
+import time
+import traceback
+import types
+
+PROTOCOL = 1
+RUNTIME_VERSION = "1.0"
+MAX_FRAME = 16 << 20
+READ_CHUNK = 1 << 16
+SYNC_TIMEOUT = 5.0
+CELL_PREFIX = "<run_python#"
+
+
+class RPCError(Exception):
+    """An RPC the host answered with an error."""
+
+
+class Channel:
+    """Writes frames to the private protocol descriptor."""
+
+    def __init__(self, fd):
+        self.fd = fd
+        self.lock = threading.Lock()
+
+    def send(self, frame):
+        data = (json.dumps(frame, separators=(",", ":")) + "\n").encode("ascii")
+        with self.lock:
+            view = memoryview(data)
+            while view:
+                n = os.write(self.fd, view)
+                view = view[n:]
+
+
+def log(msg):
+    """Writes a diagnostic line of the runtime itself to the container's stderr."""
+    try:
+        os.write(Runtime.diag_fd, ("mcp-runtime: " + msg + "\n").encode("utf-8", "replace"))
+    except OSError:
+        pass
+
+
+class Pump(threading.Thread):
+    """Reads one user output pipe and sends it as `out` frames of the current call."""
+
+    def __init__(self, rt, stream, rfd):
+        super().__init__(name="mcp-pump-" + stream, daemon=True)
+        self.rt = rt
+        self.stream = stream
+        self.rfd = rfd
+        self.token = b""
+        self.synced = threading.Event()
+        self.decoder = codecs.getincrementaldecoder("utf-8")("replace")
+
+    def expect(self, token):
+        self.synced.clear()
+        self.token = token
+
+    def run(self):
+        pending = b""
+        while True:
+            try:
+                chunk = os.read(self.rfd, READ_CHUNK)
+            except InterruptedError:
+                continue
+            except OSError as e:
+                log("output pipe %s failed: %s" % (self.stream, e))
+                return
+            if not chunk:
+                return
+            pending += chunk
+            token = self.token
+            while token and token in pending:
+                before, _, pending = pending.partition(token)
+                self.emit(before, final=True)
+                self.token = token = b""
+                self.synced.set()
+            keep = len(self.token) - 1 if self.token else 0
+            if keep > 0 and len(pending) > keep:
+                self.emit(pending[:-keep])
+                pending = pending[-keep:]
+            elif keep <= 0:
+                self.emit(pending)
+                pending = b""
+
+    def emit(self, data, final=False):
+        call = self.rt.call
+        if data and call is not None:
+            data = call.admit(self.stream, data)
+        elif data:
+            data = b""  # written between calls: nobody to give it to
+        text = self.decoder.decode(data, final)
+        if final:
+            self.decoder.reset()
+        if text and call is not None:
+            self.rt.chan.send({"t": "out", "id": call.id, "stream": self.stream, "data": text})
+
+
+class Call:
+    """The state of the call in flight."""
+
+    def __init__(self, id, max_output):
+        self.id = id
+        self.max_output = max_output
+        self.sent = {"stdout": 0, "stderr": 0}
+        self.dropped = {"stdout": 0, "stderr": 0}
+        self.lock = threading.Lock()
+
+    def admit(self, stream, data):
+        """Returns the part of data within the stream's cap; counts the rest."""
+        if self.max_output <= 0:
+            return data
+        with self.lock:
+            room = max(0, self.max_output - self.sent[stream])
+            kept = data[:room]
+            self.sent[stream] += len(kept)
+            self.dropped[stream] += len(data) - len(kept)
+        return kept
+
+
+class Runtime:
+    diag_fd = 2
+
+    def __init__(self, sandbox):
+        self.sandbox = sandbox
+        self.call = None
+        self.interruptible = False
+        self.state_lock = threading.Lock()
+        self.inbox = queue.Queue()
+        self.rpc_lock = threading.Lock()
+        self.rpc_next = 0
+        self.rpc_pending = {}
+        self.cells = 0
+        self.main_ident = threading.get_ident()
+        self.loop = asyncio.new_event_loop()
+        asyncio.set_event_loop(self.loop)
+        main = types.ModuleType("__main__")
+        main.__dict__["__builtins__"] = builtins
+        sys.modules["__main__"] = main
+        self.globals = main.__dict__
+
+    # ------------------------------------------------------------ setup
+
+    def setup_descriptors(self):
+        """Moves the protocol to private descriptors and points fds 0-2 elsewhere."""
+        self.in_fd = os.dup(0)
+        out_fd = os.dup(1)
+        Runtime.diag_fd = os.dup(2)
+        self.null_fd = os.open(os.devnull, os.O_RDONLY)
+        out_r, self.out_w = os.pipe()
+        err_r, self.err_w = os.pipe()
+        for fd in (self.in_fd, out_fd, Runtime.diag_fd, self.null_fd, out_r, err_r, self.out_w, self.err_w):
+            os.set_inheritable(fd, False)
+        self.chan = Channel(out_fd)
+        self.pumps = [Pump(self, "stdout", out_r), Pump(self, "stderr", err_r)]
+        for p in self.pumps:
+            p.start()
+        self.restore_stdio()
+
+    def restore_stdio(self):
+        """Points fds 0-2 and sys.std* back at the runtime's ends."""
+        os.dup2(self.null_fd, 0)
+        os.dup2(self.out_w, 1)
+        os.dup2(self.err_w, 2)
+        sys.stdin = io.TextIOWrapper(io.FileIO(0, "rb", closefd=False), encoding="utf-8")
+        sys.stdout = self.text_writer(1)
+        sys.stderr = self.text_writer(2)
+        sys.__stdin__, sys.__stdout__, sys.__stderr__ = sys.stdin, sys.stdout, sys.stderr
+
+    @staticmethod
+    def text_writer(fd):
+        return io.TextIOWrapper(
+            io.FileIO(fd, "wb", closefd=False), encoding="utf-8", errors="backslashreplace", write_through=True
+        )
+
+    # ------------------------------------------------------------ input
+
+    def reader(self):
+        """Reads host frames; runs on its own thread."""
+        buf = bytearray()
+        while True:
+            try:
+                chunk = os.read(self.in_fd, 1 << 20)
+            except InterruptedError:
+                continue
+            except OSError as e:
+                log("reading frames: %s" % e)
+                chunk = b""
+            if not chunk:
+                self.inbox.put(None)
+                return
+            start = len(buf)
+            buf += chunk
+            while True:
+                nl = buf.find(b"\n", start)
+                if nl < 0:
+                    break
+                line = bytes(buf[:nl])
+                del buf[: nl + 1]
+                start = 0
+                self.handle(line)
+            if len(buf) > MAX_FRAME:
+                log("frame over %d bytes from the host; stopping" % MAX_FRAME)
+                self.inbox.put(None)
+                return
+
+    def handle(self, line):
+        try:
+            msg = json.loads(line)
+        except ValueError:
+            log("ignoring a malformed frame from the host")
+            return
+        if not isinstance(msg, dict):
+            log("ignoring a frame that is not an object")
+            return
+        t = msg.get("t")
+        if t == "exec":
+            with self.state_lock:
+                busy = self.call is not None
+            if busy:
+                self.chan.send(
+                    {
+                        "t": "result",
+                        "id": str(msg.get("id")),
+                        "status": "error",
+                        "exc_type": "ProtocolError",
+                        "exc_message": "a call is already running",
+                        "traceback": "",
+                        "duration_ms": 0,
+                        "dropped": {"stdout": 0, "stderr": 0},
+                        "killed": 0,
+                    }
+                )
+                return
+            self.inbox.put(msg)
+        elif t == "interrupt":
+            with self.state_lock:
+                if self.call is not None and self.call.id == msg.get("id") and self.interruptible:
+                    signal.pthread_kill(self.main_ident, signal.SIGINT)
+        elif t == "rpc_result":
+            self.resolve(msg)
+        else:
+            log("ignoring a frame of unknown type %r" % (t,))
+
+    # ------------------------------------------------------------ RPC
+
+    def _register(self, slot):
+        with self.rpc_lock:
+            self.rpc_next += 1
+            rid = self.rpc_next
+            self.rpc_pending[rid] = slot
+        return rid
+
+    async def rpc(self, payload):
+        """Sends payload to the host's RPC handler and returns its result."""
+        loop = asyncio.get_running_loop()
+        fut = loop.create_future()
+        rid = self._register(("future", loop, fut))
+        self.chan.send({"t": "rpc", "id": rid, "payload": payload})
+        return await fut
+
+    def rpc_sync(self, payload):
+        """Like rpc, blocking the calling thread instead of awaiting."""
+        done = threading.Event()
+        box = {}
+        rid = self._register(("event", done, box))
+        self.chan.send({"t": "rpc", "id": rid, "payload": payload})
+        done.wait()
+        if "error" in box:
+            raise RPCError(box["error"])
+        return box.get("result")
+
+    def resolve(self, msg):
+        rid = msg.get("id")
+        with self.rpc_lock:
+            slot = self.rpc_pending.pop(rid, None) if isinstance(rid, int) else None
+        if slot is None:
+            return
+        ok = msg.get("ok") is True
+        err = str(msg.get("error") or "RPC failed")
+        if slot[0] == "future":
+            _, loop, fut = slot
+
+            def settle():
+                if fut.done():
+                    return
+                if ok:
+                    fut.set_result(msg.get("result"))
+                else:
+                    fut.set_exception(RPCError(err))
+
+            try:
+                loop.call_soon_threadsafe(settle)
+            except RuntimeError:
+                pass  # the loop is closed
+        else:
+            _, done, box = slot
+            if ok:
+                box["result"] = msg.get("result")
+            else:
+                box["error"] = err
+            done.set()
+
+    def fail_pending_rpcs(self):
+        with self.rpc_lock:
+            rids = list(self.rpc_pending)
+        for rid in rids:
+            self.resolve({"id": rid, "ok": False, "error": "the call ended before the host answered"})
+
+    # ------------------------------------------------------------ calls
+
+    def on_sigint(self, signum, frame):
+        if self.interruptible:
+            raise KeyboardInterrupt
+        # Between calls an interrupt has nothing to stop.
+
+    def serve(self):
+        threading.Thread(target=self.reader, name="mcp-reader", daemon=True).start()
+        self.chan.send(
+            {
+                "t": "ready",
+                "protocol": PROTOCOL,
+                "runtime": RUNTIME_VERSION,
+                "python": "%d.%d.%d" % sys.version_info[:3],
+                "pid": os.getpid(),
+            }
+        )
+        while True:
+            msg = self.inbox.get()
+            if msg is None:
+                return
+            self.run_call(msg)
+
+    def run_call(self, msg):
+        call = Call(str(msg.get("id")), int(msg.get("max_output") or 0))
+        code = msg.get("code")
+        with self.state_lock:
+            self.call = call
+        self.restore_stdio()
+        signal.signal(signal.SIGINT, self.on_sigint)
+        result = {"t": "result", "id": call.id}
+        start = time.perf_counter()
+        try:
+            if not isinstance(code, str):
+                raise TypeError("exec frame without code")
+            result.update(self.execute(code))
+        except BaseException as e:  # anything the guarded section let through
+            result.update(self.describe(e, "error"))
+        with self.state_lock:
+            self.interruptible = False
+        result["duration_ms"] = round((time.perf_counter() - start) * 1000, 3)
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):
+                pass
+        result["killed"] = self.kill_leftovers()
+        self.fail_pending_rpcs()
+        self.restore_stdio()
+        self.sync_output()
+        result["dropped"] = dict(call.dropped)
+        with self.state_lock:
+            self.call = None
+        self.chan.send(result)
+
+    def execute(self, source):
+        """Compiles and runs source; returns the status members of the result."""
+        self.cells += 1
+        filename = "%s%d>" % (CELL_PREFIX, self.cells)
+        linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+        try:
+            code = compile(source, filename, "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT, dont_inherit=True)
+        except (SyntaxError, ValueError, OverflowError) as e:
+            return self.describe(e, "error")
+        try:
+            with self.state_lock:
+                self.interruptible = True
+            try:
+                if code.co_flags & inspect.CO_COROUTINE:
+                    self.run_coroutine(eval(code, self.globals))
+                else:
+                    exec(code, self.globals)
+            finally:
+                with self.state_lock:
+                    self.interruptible = False
+        except KeyboardInterrupt as e:
+            return self.describe(e, "interrupted")
+        except SystemExit as e:
+            return {"status": "exit", "exit_code": exit_code(e.code)}
+        except BaseException as e:
+            return self.describe(e, "error")
+        return {"status": "ok"}
+
+    def run_coroutine(self, coro):
+        task = self.loop.create_task(coro)
+        try:
+            self.loop.run_until_complete(task)
+        except BaseException:
+            if not task.done():
+                # Interrupted while the loop waited: let the task unwind.
+                task.cancel()
+                try:
+                    self.loop.run_until_complete(asyncio.wait([task], timeout=1.0))
+                except BaseException:
+                    pass
+            raise
+
+    def describe(self, e, status):
+        """Result members for exception e, its traceback without runtime frames."""
+        tb = e.__traceback__
+        while tb is not None and not tb.tb_frame.f_code.co_filename.startswith(CELL_PREFIX):
+            tb = tb.tb_next
+        if isinstance(e, SyntaxError):
+            lines = traceback.format_exception_only(type(e), e)
+        else:
+            te = traceback.TracebackException(type(e), e, tb)
+            te.stack = traceback.StackSummary.from_list([f for f in te.stack if f.filename != RUNTIME_FILE])
+            lines = te.format()
+        return {
+            "status": status,
+            "exc_type": type(e).__name__,
+            "exc_message": str(e),
+            "traceback": "".join(lines),
+        }
+
+    # ------------------------------------------------------------ after a call
+
+    def kill_leftovers(self):
+        """Kills every process the call left behind; returns how many."""
+        me = os.getpid()
+        seen = set()
+        for attempt in range(200):
+            others = self.other_processes(me)
+            if not others:
+                break
+            seen.update(others)
+            if self.sandbox:
+                # Every process of the container but init and this one. Forks
+                # racing with it cannot complete with a fatal signal pending.
+                try:
+                    os.kill(-1, signal.SIGKILL)
+                except OSError:
+                    pass
+            else:
+                for pid in others:
+                    try:
+                        os.kill(pid, signal.SIGKILL)
+                    except OSError:
+                        pass
+            self.reap()
+            if attempt:
+                time.sleep(0.001 * min(attempt, 20))
+        self.reap()
+        return len(seen)
+
+    def other_processes(self, me):
+        """Live processes to kill: all but init and me in the sandbox, else my descendants."""
+        procs = {}
+        for name in os.listdir("/proc"):
+            if not name.isdigit():
+                continue
+            try:
+                with open("/proc/%s/stat" % name, "rb") as f:
+                    stat = f.read()
+            except OSError:
+                continue
+            fields = stat[stat.rfind(b")") + 2 :].split()
+            if len(fields) < 2 or fields[0] in (b"Z", b"X"):
+                continue
+            procs[int(name)] = int(fields[1])
+        if self.sandbox:
+            return {p for p in procs if p not in (1, me)}
+        mine = set()
+        frontier = {me}
+        while frontier:
+            frontier = {p for p, pp in procs.items() if pp in frontier and p not in mine}
+            mine |= frontier
+        mine.discard(me)
+        return mine
+
+    @staticmethod
+    def reap():
+        while True:
+            try:
+                pid, _ = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            except InterruptedError:
+                continue
+            if pid == 0:
+                return
+
+    def sync_output(self):
+        """Waits until the pumps have sent everything written before now."""
+        token = b"\x00mcp-sync-" + secrets.token_hex(16).encode() + b"\x00"
+        for pump, fd in zip(self.pumps, (self.out_w, self.err_w)):
+            pump.expect(token)
+            try:
+                os.write(fd, token)
+            except OSError as e:
+                log("syncing %s: %s" % (pump.stream, e))
+                pump.synced.set()
+        for pump in self.pumps:
+            if not pump.synced.wait(SYNC_TIMEOUT):
+                log("output of stream %s did not drain within %.0fs" % (pump.stream, SYNC_TIMEOUT))
+
+
+RUNTIME_FILE = Runtime.on_sigint.__code__.co_filename
+
+
+def in_container():
+    """Reports whether this process runs in a Docker or Podman container."""
+    return os.path.exists("/.dockerenv") or os.path.exists("/run/.containerenv")
+
+
+def exit_code(code):
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code
+    return 1
+
+
+def main():
+    # kill(-1) is only safe in the sandbox's own PID namespace: never as
+    # root, never outside a container.
+    sandbox = "sandbox" in sys.argv[1:] and os.getuid() != 0 and in_container()
+    rt = Runtime(sandbox)
+    rt.setup_descriptors()
+    module = types.ModuleType("mcp_sandbox_runtime")
+    module.rpc = rt.rpc
+    module.rpc_sync = rt.rpc_sync
+    module.RPCError = RPCError
+    module.PROTOCOL = PROTOCOL
+    sys.modules["mcp_sandbox_runtime"] = module
+    signal.signal(signal.SIGINT, rt.on_sigint)
+    try:
+        rt.serve()
+    finally:
+        os._exit(0)
+
+
+if __name__ in ("__main__", "__mcp_runtime__"):
+    main()
