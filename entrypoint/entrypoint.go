@@ -1,0 +1,55 @@
+// Package entrypoint is the Python runtime that runs inside a sandbox
+// container and its host-side driver.
+//
+// The runtime (runtime.py, embedded) keeps one interpreter alive per
+// sandbox; a Session starts it on an engine, speaks the frame protocol of
+// PROTOCOL.md with it, and turns code into Results. Nothing is mounted
+// from the host: the runtime travels over the container's stdin behind a
+// tiny bootstrap, so a remote engine works.
+package entrypoint
+
+import (
+	_ "embed"
+	"strconv"
+)
+
+//go:embed runtime.py
+var runtimeSource []byte
+
+// Protocol is the protocol version this package speaks.
+const Protocol = 1
+
+// bootstrap reads the header "MCPRT <length>\n" and then exactly that many
+// bytes of runtime source from fd 0, without read-ahead, and runs it.
+const bootstrap = `import os
+def _read(n):
+    b = b""
+    while len(b) < n:
+        c = os.read(0, n - len(b))
+        if not c:
+            raise SystemExit("mcp bootstrap: stdin closed before the runtime arrived")
+        b += c
+    return b
+h = b""
+while not h.endswith(b"\n"):
+    h += _read(1)
+    if len(h) > 64:
+        raise SystemExit("mcp bootstrap: bad header")
+magic, n = h.split()
+if magic != b"MCPRT":
+    raise SystemExit("mcp bootstrap: bad header")
+src = _read(int(n))
+exec(compile(src, "<mcp-runtime>", "exec"), {"__name__": "__mcp_runtime__", "__builtins__": __builtins__})
+`
+
+// Command is the container command of a sandbox: the bootstrap, told it
+// runs in a sandbox.
+func Command() []string {
+	return []string{"python3", "-u", "-c", bootstrap, "sandbox"}
+}
+
+// runtimePayload is what the session writes to a new container's stdin.
+func runtimePayload() []byte {
+	p := []byte("MCPRT " + strconv.Itoa(len(runtimeSource)) + "\n")
+	return append(p, runtimeSource...)
+}

@@ -1,0 +1,199 @@
+package entrypoint
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+)
+
+// MaxFrameBytes bounds one frame in either direction.
+const MaxFrameBytes = 16 << 20
+
+// ErrProtocol reports a sandbox that broke the frame protocol.
+var ErrProtocol = errors.New("sandbox protocol violation")
+
+// Frame types.
+const (
+	frameReady      = "ready"
+	frameOut        = "out"
+	frameRPC        = "rpc"
+	frameResult     = "result"
+	frameExec       = "exec"
+	frameRPCResult  = "rpc_result"
+	frameInterrupt  = "interrupt"
+	statusOK        = "ok"
+	statusError     = "error"
+	statusInterrupt = "interrupted"
+	statusExit      = "exit"
+)
+
+// A frame is a decoded, validated frame from the sandbox. Which fields are
+// meaningful depends on T.
+type frame struct {
+	T string
+	// ready
+	Protocol int
+	Runtime  string
+	Python   string
+	// out and result: the exec id; rpc: RPCID
+	ID    string
+	RPCID int64
+	// out
+	Stream string
+	Data   string
+	// rpc
+	Payload json.RawMessage
+	// result
+	Status     string
+	ExitCode   int
+	ExcType    string
+	ExcMessage string
+	Traceback  string
+	DurationMS float64
+	Dropped    map[string]int64
+	Killed     int
+}
+
+// wireFrame is the JSON shape of a frame from the sandbox.
+type wireFrame struct {
+	T          *string          `json:"t"`
+	Protocol   *int             `json:"protocol"`
+	Runtime    string           `json:"runtime"`
+	Python     string           `json:"python"`
+	ID         json.RawMessage  `json:"id"`
+	Stream     string           `json:"stream"`
+	Data       *string          `json:"data"`
+	Payload    json.RawMessage  `json:"payload"`
+	Status     string           `json:"status"`
+	ExitCode   *int             `json:"exit_code"`
+	ExcType    string           `json:"exc_type"`
+	ExcMessage string           `json:"exc_message"`
+	Traceback  string           `json:"traceback"`
+	DurationMS float64          `json:"duration_ms"`
+	Dropped    map[string]int64 `json:"dropped"`
+	Killed     int              `json:"killed"`
+}
+
+// parseFrame decodes and validates one line from the sandbox.
+func parseFrame(line []byte) (frame, error) {
+	var w wireFrame
+	if err := json.Unmarshal(line, &w); err != nil {
+		return frame{}, fmt.Errorf("%w: malformed frame: %v", ErrProtocol, err)
+	}
+	if w.T == nil {
+		return frame{}, fmt.Errorf("%w: frame without a type", ErrProtocol)
+	}
+	f := frame{T: *w.T}
+	bad := func(what string) (frame, error) {
+		return frame{}, fmt.Errorf("%w: %s frame %s", ErrProtocol, f.T, what)
+	}
+	switch f.T {
+	case frameReady:
+		if w.Protocol == nil {
+			return bad("without protocol")
+		}
+		f.Protocol, f.Runtime, f.Python = *w.Protocol, w.Runtime, w.Python
+	case frameOut:
+		id, ok := stringID(w.ID)
+		if !ok {
+			return bad("without a string id")
+		}
+		if w.Stream != "stdout" && w.Stream != "stderr" {
+			return bad("with stream " + strconv.Quote(w.Stream))
+		}
+		if w.Data == nil {
+			return bad("without data")
+		}
+		f.ID, f.Stream, f.Data = id, w.Stream, *w.Data
+	case frameRPC:
+		n, err := strconv.ParseInt(string(w.ID), 10, 64)
+		if err != nil || n <= 0 {
+			return bad("without a positive integer id")
+		}
+		if p := bytes.TrimSpace(w.Payload); len(p) == 0 || p[0] != '{' {
+			return bad("without an object payload")
+		}
+		f.RPCID, f.Payload = n, w.Payload
+	case frameResult:
+		id, ok := stringID(w.ID)
+		if !ok {
+			return bad("without a string id")
+		}
+		switch w.Status {
+		case statusOK, statusError, statusInterrupt:
+		case statusExit:
+			if w.ExitCode == nil {
+				return bad("with status exit but no exit_code")
+			}
+			f.ExitCode = *w.ExitCode
+		default:
+			return bad("with status " + strconv.Quote(w.Status))
+		}
+		for k, v := range w.Dropped {
+			if (k != "stdout" && k != "stderr") || v < 0 {
+				return bad("with a bad dropped count")
+			}
+		}
+		f.ID, f.Status = id, w.Status
+		f.ExcType, f.ExcMessage, f.Traceback = w.ExcType, w.ExcMessage, w.Traceback
+		f.DurationMS, f.Dropped, f.Killed = w.DurationMS, w.Dropped, w.Killed
+	default:
+		return frame{}, fmt.Errorf("%w: unknown frame type %q", ErrProtocol, f.T)
+	}
+	return f, nil
+}
+
+func stringID(raw json.RawMessage) (string, bool) {
+	var s string
+	if len(raw) == 0 || raw[0] != '"' || json.Unmarshal(raw, &s) != nil || s == "" {
+		return "", false
+	}
+	return s, true
+}
+
+// readFrameLine reads one '\n'-terminated line of at most max bytes.
+func readFrameLine(r *bufio.Reader, max int) ([]byte, error) {
+	var line []byte
+	for {
+		chunk, err := r.ReadSlice('\n')
+		if len(line)+len(chunk) > max+1 {
+			return nil, fmt.Errorf("%w: frame longer than %d bytes", ErrProtocol, max)
+		}
+		line = append(line, chunk...)
+		switch {
+		case err == nil:
+			return line[:len(line)-1], nil
+		case errors.Is(err, bufio.ErrBufferFull):
+			continue
+		case errors.Is(err, io.EOF) && len(line) > 0:
+			return nil, fmt.Errorf("%w: stream ended inside a frame", ErrProtocol)
+		default:
+			return nil, err
+		}
+	}
+}
+
+// Host → sandbox frames.
+type execFrame struct {
+	T         string `json:"t"`
+	ID        string `json:"id"`
+	Code      string `json:"code"`
+	MaxOutput int    `json:"max_output"`
+}
+
+type rpcResultFrame struct {
+	T      string          `json:"t"`
+	ID     int64           `json:"id"`
+	OK     bool            `json:"ok"`
+	Result json.RawMessage `json:"result,omitempty"`
+	Error  string          `json:"error,omitempty"`
+}
+
+type interruptFrame struct {
+	T  string `json:"t"`
+	ID string `json:"id"`
+}

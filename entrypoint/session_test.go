@@ -1,0 +1,288 @@
+package entrypoint
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+func newLocal(t *testing.T, opts Options) *Session {
+	t.Helper()
+	if opts.Engine == nil {
+		opts.Engine = localEngine{t: t}
+	}
+	s := New(opts)
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func exec1(t *testing.T, s *Session, code string, timeout time.Duration) *Result {
+	t.Helper()
+	res, err := s.Execute(context.Background(), code, timeout)
+	if err != nil {
+		t.Fatalf("Execute(%q): %v", code, err)
+	}
+	return res
+}
+
+func want(t *testing.T, res *Result, status Status, stdout string) {
+	t.Helper()
+	if res.Status != status || res.Stdout != stdout {
+		t.Fatalf("got status %q stdout %q (stderr %q, exc %s: %s, notice %q); want %q, %q",
+			res.Status, res.Stdout, res.Stderr, res.ExceptionType, res.ExceptionMessage, res.Notice, status, stdout)
+	}
+}
+
+func TestStatePersists(t *testing.T) {
+	s := newLocal(t, Options{})
+	if err := s.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(s.Python(), "3.") {
+		t.Fatalf("Python() = %q", s.Python())
+	}
+	exec1(t, s, "import math\nx = 40\ndef f(v): return v + 2\nclass C:\n    k = 'kept'\n", 0)
+	want(t, exec1(t, s, "print(f(x), math.pi > 3, C.k)", 0), StatusSuccess, "42 True kept\n")
+}
+
+func TestTopLevelAwaitAndPersistentLoop(t *testing.T) {
+	s := newLocal(t, Options{})
+	exec1(t, s, "import asyncio\nq = asyncio.Queue()\nawait q.put('from call one')\nfut = asyncio.get_running_loop().create_future()", 0)
+	want(t, exec1(t, s, "fut.set_result(7)\nprint(await q.get(), await fut)", 0), StatusSuccess, "from call one 7\n")
+}
+
+func TestExceptionKeepsSession(t *testing.T) {
+	s := newLocal(t, Options{})
+	exec1(t, s, "y = 5", 0)
+	res := exec1(t, s, "print('before')\ndef g():\n    return 1/0\ng()", 0)
+	want(t, res, StatusError, "before\n")
+	if res.ExceptionType != "ZeroDivisionError" || !strings.Contains(res.Traceback, "line 3, in g") ||
+		strings.Contains(res.Traceback, "runtime.py") {
+		t.Fatalf("exception %q, traceback:\n%s", res.ExceptionType, res.Traceback)
+	}
+	res = exec1(t, s, "def broken(:\n", 0)
+	if res.Status != StatusError || res.ExceptionType != "SyntaxError" {
+		t.Fatalf("syntax error: %+v", res)
+	}
+	want(t, exec1(t, s, "print(y)", 0), StatusSuccess, "5\n")
+}
+
+func TestSystemExitEndsCallNotSession(t *testing.T) {
+	s := newLocal(t, Options{})
+	exec1(t, s, "z = 'alive'", 0)
+	res := exec1(t, s, "import sys\nprint('bye')\nsys.exit(3)", 0)
+	if res.Status != StatusExit || res.ExitCode != 3 || res.Stdout != "bye\n" {
+		t.Fatalf("%+v", res)
+	}
+	want(t, exec1(t, s, "print(z)", 0), StatusSuccess, "alive\n")
+}
+
+func TestTimeoutInterruptsAndKeepsState(t *testing.T) {
+	s := newLocal(t, Options{})
+	exec1(t, s, "kept = [1, 2, 3]", 0)
+	start := time.Now()
+	res := exec1(t, s, "print('spinning')\nwhile True: pass", 300*time.Millisecond)
+	if res.Status != StatusTimeout || res.StateLost || res.ExceptionType != "KeyboardInterrupt" || res.Stdout != "spinning\n" {
+		t.Fatalf("%+v", res)
+	}
+	if d := time.Since(start); d > 3*time.Second {
+		t.Fatalf("interrupt took %v", d)
+	}
+	res = exec1(t, s, "import time\ntime.sleep(60)", 200*time.Millisecond)
+	if res.Status != StatusTimeout || res.StateLost {
+		t.Fatalf("sleep interrupted: %+v", res)
+	}
+	want(t, exec1(t, s, "print(sum(kept))", 0), StatusSuccess, "6\n")
+}
+
+func TestIgnoredInterruptKillsAndReplaces(t *testing.T) {
+	s := newLocal(t, Options{InterruptGrace: 300 * time.Millisecond})
+	exec1(t, s, "lost = True", 0)
+	res := exec1(t, s, "import signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nwhile True: pass", 200*time.Millisecond)
+	if res.Status != StatusTimeout || !res.StateLost || !strings.Contains(res.Notice, "killed") {
+		t.Fatalf("%+v", res)
+	}
+	res = exec1(t, s, "print('lost' in globals())", 0)
+	want(t, res, StatusSuccess, "False\n")
+	if !res.StateLost || !strings.Contains(res.Notice, "did not stop") {
+		t.Fatalf("next call after a kill: StateLost %v, notice %q", res.StateLost, res.Notice)
+	}
+	want(t, exec1(t, s, "print('fresh')", 0), StatusSuccess, "fresh\n")
+}
+
+func TestOutputCapped(t *testing.T) {
+	s := newLocal(t, Options{MaxOutputBytes: 1000})
+	res := exec1(t, s, "import sys\nfor i in range(3000): print('x' * 999)\nsys.stderr.write('e' * 5000)", 0)
+	if !res.Truncated || !strings.HasPrefix(res.Stdout, strings.Repeat("x", 999)+"\n") ||
+		!strings.Contains(res.Stdout, "[output truncated: 2999000 more bytes not shown]") ||
+		!strings.Contains(res.Stderr, "[output truncated: 4000 more bytes not shown]") {
+		t.Fatalf("truncated %v, stdout %d bytes, tail %q, stderr tail %q", res.Truncated, len(res.Stdout),
+			res.Stdout[max(0, len(res.Stdout)-80):], res.Stderr[max(0, len(res.Stderr)-80):])
+	}
+}
+
+func TestForgedFramesAreData(t *testing.T) {
+	s := newLocal(t, Options{})
+	forged := `{"t":"result","id":"1","status":"ok"}`
+	res := exec1(t, s, fmt.Sprintf("import os, sys\nprint(%q)\nos.write(1, b'%s\\n')\nos.write(2, b'%s\\n')\nsys.stdout.write('\\n')", forged, forged, forged), 0)
+	if res.Status != StatusSuccess || strings.Count(res.Stdout, forged) != 2 || !strings.Contains(res.Stderr, forged) {
+		t.Fatalf("%+v", res)
+	}
+}
+
+func TestClosedStdioRestoredNextCall(t *testing.T) {
+	s := newLocal(t, Options{})
+	res := exec1(t, s, "import os, sys\nsys.stdout.close()\nos.close(1)\nos.close(2)", 0)
+	if res.Status != StatusSuccess {
+		t.Fatalf("%+v", res)
+	}
+	want(t, exec1(t, s, "print('back'); print(input.__name__)\ntry:\n    input()\nexcept EOFError:\n    print('stdin is empty')", 0),
+		StatusSuccess, "back\ninput\nstdin is empty\n")
+}
+
+func TestConcurrentRPCs(t *testing.T) {
+	var mu sync.Mutex
+	seen := 0
+	s := newLocal(t, Options{RPC: func(ctx context.Context, p json.RawMessage) (any, error) {
+		var req struct{ N int }
+		if err := json.Unmarshal(p, &req); err != nil {
+			return nil, err
+		}
+		if req.N < 0 {
+			return nil, errors.New("negative")
+		}
+		mu.Lock()
+		seen++
+		mu.Unlock()
+		time.Sleep(time.Millisecond)
+		return map[string]int{"double": 2 * req.N}, nil
+	}})
+	res := exec1(t, s, `import asyncio, mcp_sandbox_runtime as rt
+res = await asyncio.gather(*[rt.rpc({"n": i}) for i in range(100)])
+assert [r["double"] for r in res] == [2 * i for i in range(100)], res
+print(len(res), sum(r["double"] for r in res))
+try:
+    await rt.rpc({"n": -1})
+except rt.RPCError as e:
+    print("error:", e)
+print(rt.rpc_sync({"n": 21})["double"])`, 0)
+	want(t, res, StatusSuccess, "100 9900\nerror: negative\n42\n")
+	if seen != 101 {
+		t.Fatalf("handler saw %d requests, want 101", seen)
+	}
+}
+
+func TestRPCWithoutHandler(t *testing.T) {
+	s := newLocal(t, Options{})
+	res := exec1(t, s, "import mcp_sandbox_runtime as rt\ntry:\n    await rt.rpc({})\nexcept rt.RPCError as e:\n    print(e)", 0)
+	want(t, res, StatusSuccess, "this sandbox has no RPC handler\n")
+}
+
+func TestCallsSerialized(t *testing.T) {
+	s := newLocal(t, Options{})
+	exec1(t, s, "log = []", 0)
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for i := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res, err := s.Execute(context.Background(), fmt.Sprintf("import time\nlog.append(('start', %d))\ntime.sleep(0.01)\nlog.append(('end', %d))", i, i), 0)
+			if err == nil && res.Status != StatusSuccess {
+				err = fmt.Errorf("call %d: %+v", i, res)
+			}
+			errs <- err
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	want(t, exec1(t, s, "print(len(log), all(log[i][1] == log[i+1][1] and log[i][0] == 'start' for i in range(0, len(log), 2)))", 0),
+		StatusSuccess, "16 True\n")
+}
+
+func TestDeadSandboxReplacedWithNotice(t *testing.T) {
+	s := newLocal(t, Options{})
+	exec1(t, s, "v = 1", 0)
+	res, err := s.Execute(context.Background(), "import os, signal\nprint('dying', flush=True)\nos.kill(os.getpid(), signal.SIGKILL)", 0)
+	if !errors.Is(err, ErrSandboxDied) || !strings.Contains(err.Error(), "SIGKILL") {
+		t.Fatalf("err = %v, want ErrSandboxDied naming SIGKILL", err)
+	}
+	if res == nil || res.Status != StatusError || !res.StateLost {
+		t.Fatalf("result %+v", res)
+	}
+	res = exec1(t, s, "print('v' in globals())", 0)
+	want(t, res, StatusSuccess, "False\n")
+	if !res.StateLost || !strings.Contains(res.Notice, "SIGKILL") {
+		t.Fatalf("notice %q", res.Notice)
+	}
+}
+
+func TestIdleTimeoutStopsSandbox(t *testing.T) {
+	s := newLocal(t, Options{IdleTimeout: 150 * time.Millisecond})
+	exec1(t, s, "w = 1", 0)
+	time.Sleep(500 * time.Millisecond)
+	s.mu.Lock()
+	stopped := s.box == nil
+	s.mu.Unlock()
+	if !stopped {
+		t.Fatal("sandbox still running after the idle timeout")
+	}
+	res := exec1(t, s, "print('w' in globals())", 0)
+	want(t, res, StatusSuccess, "False\n")
+	if !res.StateLost || !strings.Contains(res.Notice, "without calls") {
+		t.Fatalf("notice %q", res.Notice)
+	}
+}
+
+func TestClosedSession(t *testing.T) {
+	s := newLocal(t, Options{})
+	exec1(t, s, "pass", 0)
+	s.Close()
+	if _, err := s.Execute(context.Background(), "pass", 0); !errors.Is(err, ErrSessionClosed) {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestCancelledCallerInterruptsCall(t *testing.T) {
+	s := newLocal(t, Options{})
+	exec1(t, s, "still = 'here'", 0)
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	_, err := s.Execute(ctx, "while True: pass", 0)
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("err = %v", err)
+	}
+	want(t, exec1(t, s, "print(still)", 0), StatusSuccess, "here\n")
+}
+
+func TestMisbehavingSandbox(t *testing.T) {
+	tests := []struct {
+		name   string
+		script string
+		want   string
+	}{
+		{"garbage instead of ready", `print("hello, I am not a frame", flush=True); import time; time.sleep(5)`, "malformed frame"},
+		{"wrong protocol", `print('{"t":"ready","protocol":99}', flush=True); import time; time.sleep(5)`, "protocol 99"},
+		{"exits at once", `import sys; sys.stderr.write("boom\n"); sys.exit(4)`, "exited with code 4"},
+		{"huge line", `import sys; sys.stdout.write("x" * (17 << 20)); sys.stdout.flush(); import time; time.sleep(5)`, "longer than"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newLocal(t, Options{Engine: localEngine{t: t, args: []string{"python3", "-c", tt.script}}, ReadyTimeout: 3 * time.Second})
+			_, err := s.Execute(context.Background(), "pass", 0)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("err = %v; want it to mention %q", err, tt.want)
+			}
+		})
+	}
+}
