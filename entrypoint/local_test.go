@@ -90,4 +90,3 @@ func (s *localSandbox) Close() error {
 	})
 	return nil
 }
-

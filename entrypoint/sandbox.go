@@ -264,17 +264,18 @@ func (b *runtimeBox) deathReport() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	st, err := b.sb.Wait(ctx)
-	var why string
-	switch {
-	case err != nil:
-		why = "its output stream ended (" + err.Error() + ")"
-	default:
-		why = "the container " + st.String()
+	tail := ""
+	if t := b.stderr.String(); t != "" {
+		tail = "; last stderr: " + t
 	}
-	if tail := b.stderr.String(); tail != "" {
-		why += "; last stderr: " + tail
+	if err != nil {
+		return fmt.Errorf("%w: its output stream ended (%v)%s", ErrSandboxDied, err, tail)
 	}
-	return fmt.Errorf("%w: %s", ErrSandboxDied, why)
+	exit := st.Err()
+	if exit == nil {
+		exit = errors.New("sandbox container exited with code 0")
+	}
+	return fmt.Errorf("%w: %w%s", ErrSandboxDied, exit, tail)
 }
 
 // A callState collects one call's output and awaits its result.
@@ -282,13 +283,16 @@ type callState struct {
 	id             string
 	stdout, stderr capBuffer
 	result         chan frame
+	onOutput       func(stream, data string)
 }
 
 func (c *callState) output(stream, data string) {
+	buf := &c.stderr
 	if stream == "stdout" {
-		c.stdout.write(data)
-	} else {
-		c.stderr.write(data)
+		buf = &c.stdout
+	}
+	if kept := buf.write(data); kept != "" && c.onOutput != nil {
+		c.onOutput(stream, kept)
 	}
 }
 
@@ -300,18 +304,18 @@ type capBuffer struct {
 	dropped int64
 }
 
-func (c *capBuffer) write(s string) {
+// write appends what fits of s and returns that part.
+func (c *capBuffer) write(s string) string {
 	if c.max > 0 && c.b.Len()+len(s) > c.max {
-		room := c.max - c.b.Len()
-		cut := room
+		cut := c.max - c.b.Len()
 		for cut > 0 && cut < len(s) && !utf8Start(s[cut]) {
 			cut--
 		}
-		c.b.WriteString(s[:cut])
 		c.dropped += int64(len(s) - cut)
-		return
+		s = s[:cut]
 	}
 	c.b.WriteString(s)
+	return s
 }
 
 // text returns the kept text, with a marker when bytes were dropped here

@@ -55,6 +55,11 @@ type Options struct {
 	// MaxConcurrentRPCs bounds the RPCs handled at once; further requests
 	// wait. Zero: DefaultMaxRPCs.
 	MaxConcurrentRPCs int
+	// OnOutput, when set, receives each piece of a call's output as it
+	// arrives (within the cap), stream "stdout" or "stderr". It runs on the
+	// session's reader and must not block. Zero: output is only returned
+	// in the Result.
+	OnOutput func(stream, data string)
 }
 
 func (o *Options) maxRPCs() int                { return orDefault(o.MaxConcurrentRPCs, DefaultMaxRPCs) }
@@ -287,8 +292,9 @@ func (s *Session) Execute(ctx context.Context, code string, timeout time.Duratio
 // run performs one call on box.
 func (s *Session) run(ctx context.Context, box *runtimeBox, code string, timeout time.Duration) (*Result, error) {
 	c := &callState{
-		id:     strconv.FormatInt(s.seq.Add(1), 10),
-		result: make(chan frame, 1),
+		id:       strconv.FormatInt(s.seq.Add(1), 10),
+		result:   make(chan frame, 1),
+		onOutput: s.opts.OnOutput,
 	}
 	c.stdout.max, c.stderr.max = s.opts.maxOutput(), s.opts.maxOutput()
 	box.mu.Lock()
