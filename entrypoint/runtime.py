@@ -124,6 +124,7 @@ class Call:
         self.max_output = max_output
         self.sent = {"stdout": 0, "stderr": 0}
         self.dropped = {"stdout": 0, "stderr": 0}
+        self.interrupted = False
         self.lock = threading.Lock()
 
     def admit(self, stream, data):
@@ -147,6 +148,7 @@ class Runtime:
         self.interruptible = False
         self.state_lock = threading.Lock()
         self.inbox = queue.Queue()
+        self.interrupts = queue.Queue()
         self.rpc_lock = threading.Lock()
         self.rpc_next = 0
         self.rpc_pending = {}
@@ -218,7 +220,10 @@ class Runtime:
                 line = bytes(buf[:nl])
                 del buf[: nl + 1]
                 start = 0
-                self.handle(line)
+                try:
+                    self.handle(line)
+                except Exception as e:  # keep serving: the host decides what is fatal
+                    log("handling a frame: %r" % (e,))
             if len(buf) > MAX_FRAME:
                 log("frame over %d bytes from the host; stopping" % MAX_FRAME)
                 self.inbox.put(None)
@@ -255,12 +260,40 @@ class Runtime:
             self.inbox.put(msg)
         elif t == "interrupt":
             with self.state_lock:
-                if self.call is not None and self.call.id == msg.get("id") and self.interruptible:
-                    signal.pthread_kill(self.main_ident, signal.SIGINT)
+                call = self.call
+                if call is None or call.id != msg.get("id") or call.interrupted:
+                    return
+                call.interrupted = True
+            # The thread runs already: a call that used up the pids limit
+            # leaves no room to start one now.
+            self.interrupts.put(call)
         elif t == "rpc_result":
             self.resolve(msg)
         else:
             log("ignoring a frame of unknown type %r" % (t,))
+
+    def interrupter(self):
+        """Serves interrupt requests; runs on its own thread from the start."""
+        while True:
+            self.interrupt(self.interrupts.get())
+
+    def interrupt(self, call):
+        """Signals the main thread until the interrupted call ends.
+
+        One KeyboardInterrupt can be swallowed (by an "Exception ignored"
+        hook such as os.fork's, or by user code), so it is repeated. The
+        processes the call started die first: they would be killed when it
+        ends anyway, and a hundred spinning children leave the interpreter
+        no CPU to notice its interrupt.
+        """
+        while self.call is call:
+            self.kill_once()
+            if self.interruptible:
+                try:
+                    signal.pthread_kill(self.main_ident, signal.SIGINT)
+                except OSError:
+                    return
+            time.sleep(0.05)
 
     # ------------------------------------------------------------ RPC
 
@@ -330,12 +363,40 @@ class Runtime:
     # ------------------------------------------------------------ calls
 
     def on_sigint(self, signum, frame):
-        if self.interruptible:
-            raise KeyboardInterrupt
-        # Between calls an interrupt has nothing to stop.
+        if not self.interruptible:
+            return  # between calls an interrupt has nothing to stop
+        call = self.call
+        if call is not None and call.interrupted:
+            self.arm_trace(frame)
+        raise KeyboardInterrupt
+
+    def arm_trace(self, frame):
+        """Makes the interrupt land in the user's own code.
+
+        A signal handler runs at the next bytecode, which may be in a hook
+        whose exceptions are ignored (os.fork runs the at-fork hooks right
+        after the fork, so a fork loop would swallow every interrupt). A
+        trace on the innermost frame of the user's cell raises again at its
+        next line, where nothing swallows it.
+        """
+        f = frame
+        while f is not None and not f.f_code.co_filename.startswith(CELL_PREFIX):
+            f = f.f_back
+        if f is None:
+            return
+
+        def raise_interrupt(fr, event, arg):
+            if self.interruptible and event == "line":
+                raise KeyboardInterrupt
+            return raise_interrupt
+
+        f.f_trace = raise_interrupt
+        f.f_trace_lines = True
+        sys.settrace(lambda *args: None)
 
     def serve(self):
         threading.Thread(target=self.reader, name="mcp-reader", daemon=True).start()
+        threading.Thread(target=self.interrupter, name="mcp-interrupt", daemon=True).start()
         self.chan.send(
             {
                 "t": "ready",
@@ -365,9 +426,10 @@ class Runtime:
                 raise TypeError("exec frame without code")
             result.update(self.execute(code))
         except BaseException as e:  # anything the guarded section let through
-            result.update(self.describe(e, "error"))
-        with self.state_lock:
             self.interruptible = False
+            result.update(self.describe(e, "interrupted" if isinstance(e, KeyboardInterrupt) else "error"))
+        self.interruptible = False
+        sys.settrace(None)
         result["duration_ms"] = round((time.perf_counter() - start) * 1000, 3)
         for stream in (sys.stdout, sys.stderr):
             try:
@@ -392,18 +454,20 @@ class Runtime:
             code = compile(source, filename, "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT, dont_inherit=True)
         except (SyntaxError, ValueError, OverflowError) as e:
             return self.describe(e, "error")
+        # interruptible is a plain attribute, not guarded by a lock: a
+        # KeyboardInterrupt raised while a lock is being taken could leave
+        # it held.
         try:
-            with self.state_lock:
-                self.interruptible = True
+            self.interruptible = True
             try:
                 if code.co_flags & inspect.CO_COROUTINE:
                     self.run_coroutine(eval(code, self.globals))
                 else:
                     exec(code, self.globals)
             finally:
-                with self.state_lock:
-                    self.interruptible = False
+                self.interruptible = False
         except KeyboardInterrupt as e:
+            self.interruptible = False
             return self.describe(e, "interrupted")
         except SystemExit as e:
             return {"status": "exit", "exit_code": exit_code(e.code)}
@@ -454,24 +518,28 @@ class Runtime:
             if not others:
                 break
             seen.update(others)
-            if self.sandbox:
-                # Every process of the container but init and this one. Forks
-                # racing with it cannot complete with a fatal signal pending.
-                try:
-                    os.kill(-1, signal.SIGKILL)
-                except OSError:
-                    pass
-            else:
-                for pid in others:
-                    try:
-                        os.kill(pid, signal.SIGKILL)
-                    except OSError:
-                        pass
-            self.reap()
+            self.kill_once(others)
             if attempt:
                 time.sleep(0.001 * min(attempt, 20))
         self.reap()
         return len(seen)
+
+    def kill_once(self, others=None):
+        """Sends SIGKILL to the leftover processes once and reaps them."""
+        if self.sandbox:
+            # Every process of the container but init and this one. Forks
+            # racing with it cannot complete with a fatal signal pending.
+            try:
+                os.kill(-1, signal.SIGKILL)
+            except OSError:
+                pass
+        else:
+            for pid in others if others is not None else self.other_processes(os.getpid()):
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except OSError:
+                    pass
+        self.reap()
 
     def other_processes(self, me):
         """Live processes to kill: all but init and me in the sandbox, else my descendants."""
