@@ -15,6 +15,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -76,6 +77,13 @@ func startPodmanService(ctx context.Context, log *slog.Logger) (*podmanService, 
 	sock := filepath.Join(dir, "podman.sock")
 	cmd := exec.Command(bin, "system", "service", "--time=0", "unix://"+sock)
 	cmd.Stdin = nil
+	// The service runs locally: a CONTAINER_HOST in our environment would
+	// turn the podman CLI into a remote client that has no service command.
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "CONTAINER_HOST=") && !strings.HasPrefix(kv, "CONTAINER_CONNECTION=") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
 	out, err := cmd.StderrPipe()
 	if err != nil {
 		os.RemoveAll(dir)
