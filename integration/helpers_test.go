@@ -62,7 +62,7 @@ func testLogger() *slog.Logger {
 }
 
 // connect returns the backend called name, connecting it once per run.
-func connect(t *testing.T, name string) testEngine {
+func connect(t testing.TB, name string) testEngine {
 	t.Helper()
 	enginesOnce.Do(func() {
 		engines = map[string]testEngine{}
@@ -106,7 +106,7 @@ func forEachEngine(t *testing.T, f func(t *testing.T, e testEngine)) {
 }
 
 // settings returns the operator settings from the environment.
-func settings(t *testing.T) engine.Settings {
+func settings(t testing.TB) engine.Settings {
 	t.Helper()
 	s, err := engine.LoadSettings(nil)
 	if err != nil {
