@@ -17,7 +17,7 @@ import (
 // runtime and protocol, no container. The "sandbox" argument is dropped, so
 // the runtime only ever kills its own descendants.
 type localEngine struct {
-	t *testing.T
+	t testing.TB
 	// args replaces the command when set (to play a misbehaving sandbox).
 	args []string
 }
@@ -48,7 +48,9 @@ func (e localEngine) Start(ctx context.Context, spec engine.Spec) (engine.Sandbo
 		cmd.Wait()
 		close(s.done)
 	}()
-	e.t.Cleanup(func() { s.Close() })
+	if e.t != nil {
+		e.t.Cleanup(func() { s.Close() })
+	}
 	return s, nil
 }
 

@@ -16,7 +16,7 @@ import json
 import linecache
 import os
 import queue
-import secrets
+import select
 import signal
 import sys
 import threading
@@ -28,7 +28,6 @@ PROTOCOL = 1
 RUNTIME_VERSION = "1.0"
 MAX_FRAME = 16 << 20
 READ_CHUNK = 1 << 16
-SYNC_TIMEOUT = 5.0
 CELL_PREFIX = "<run_python#"
 
 
@@ -61,58 +60,64 @@ def log(msg):
 
 
 class Pump(threading.Thread):
-    """Reads one user output pipe and sends it as `out` frames of the current call."""
+    """Reads one user output pipe and sends it as `out` frames of the current call.
+
+    The pipe is non-blocking and read under the pump's lock, so the main
+    thread can take the lock at the end of a call and drain what is left
+    itself: every byte written before the call ended is sent before its
+    result, with no hand-off between threads when there is nothing left.
+    """
 
     def __init__(self, rt, stream, rfd):
         super().__init__(name="mcp-pump-" + stream, daemon=True)
         self.rt = rt
         self.stream = stream
         self.rfd = rfd
-        self.token = b""
-        self.synced = threading.Event()
+        self.lock = threading.Lock()
         self.decoder = codecs.getincrementaldecoder("utf-8")("replace")
-
-    def expect(self, token):
-        self.synced.clear()
-        self.token = token
+        os.set_blocking(rfd, False)
 
     def run(self):
-        pending = b""
+        poller = select.poll()
+        poller.register(self.rfd, select.POLLIN)
+        while True:
+            try:
+                poller.poll()
+            except InterruptedError:
+                continue
+            with self.lock:
+                if not self.drain():
+                    return
+
+    def drain(self):
+        """Sends what the pipe holds now; returns False at end of file."""
         while True:
             try:
                 chunk = os.read(self.rfd, READ_CHUNK)
+            except BlockingIOError:
+                return True
             except InterruptedError:
                 continue
             except OSError as e:
                 log("output pipe %s failed: %s" % (self.stream, e))
-                return
+                return False
             if not chunk:
-                return
-            pending += chunk
-            token = self.token
-            while token and token in pending:
-                before, _, pending = pending.partition(token)
-                self.emit(before, final=True)
-                self.token = token = b""
-                self.synced.set()
-            keep = len(self.token) - 1 if self.token else 0
-            if keep > 0 and len(pending) > keep:
-                self.emit(pending[:-keep])
-                pending = pending[-keep:]
-            elif keep <= 0:
-                self.emit(pending)
-                pending = b""
+                return False
+            self.emit(chunk)
+
+    def finish(self):
+        """Sends everything written so far, for the end of a call."""
+        with self.lock:
+            self.drain()
+            self.emit(b"", final=True)
+            self.decoder.reset()
 
     def emit(self, data, final=False):
         call = self.rt.call
-        if data and call is not None:
-            data = call.admit(self.stream, data)
-        elif data:
-            data = b""  # written between calls: nobody to give it to
-        text = self.decoder.decode(data, final)
-        if final:
-            self.decoder.reset()
-        if text and call is not None:
+        if call is None:
+            return  # written between calls: nobody to give it to
+        text = self.decoder.decode(call.admit(self.stream, data) if data else b"", final)
+        if text:
             self.rt.chan.send({"t": "out", "id": call.id, "stream": self.stream, "data": text})
 
 
@@ -173,6 +178,7 @@ class Runtime:
         err_r, self.err_w = os.pipe()
         for fd in (self.in_fd, out_fd, Runtime.diag_fd, self.null_fd, out_r, err_r, self.out_w, self.err_w):
             os.set_inheritable(fd, False)
+        self.std_ids = {0: file_id(self.null_fd), 1: file_id(self.out_w), 2: file_id(self.err_w)}
         self.chan = Channel(out_fd)
         self.pumps = [Pump(self, "stdout", out_r), Pump(self, "stderr", err_r)]
         for p in self.pumps:
@@ -180,7 +186,9 @@ class Runtime:
         self.restore_stdio()
 
     def restore_stdio(self):
-        """Points fds 0-2 and sys.std* back at the runtime's ends."""
+        """Points fds 0-2 and sys.std* back at the runtime's ends, if changed."""
+        if self.stdio_intact():
+            return
         os.dup2(self.null_fd, 0)
         os.dup2(self.out_w, 1)
         os.dup2(self.err_w, 2)
@@ -188,11 +196,24 @@ class Runtime:
         sys.stdout = self.text_writer(1)
         sys.stderr = self.text_writer(2)
         sys.__stdin__, sys.__stdout__, sys.__stderr__ = sys.stdin, sys.stdout, sys.stderr
+        self.std = (sys.stdin, sys.stdout, sys.stderr)
+
+    def stdio_intact(self):
+        std = getattr(self, "std", None)
+        if std is None or (sys.stdin, sys.stdout, sys.stderr) != std or any(f.closed for f in std):
+            return False
+        try:
+            return all(file_id(fd) == self.std_ids[fd] for fd in (0, 1, 2))
+        except OSError:
+            return False
 
     @staticmethod
     def text_writer(fd):
+        # Line-buffered, like a terminal: print() costs one write and one
+        # frame per line; the rest is flushed when the call ends.
+        raw = io.FileIO(fd, "wb", closefd=False)
         return io.TextIOWrapper(
-            io.FileIO(fd, "wb", closefd=False), encoding="utf-8", errors="backslashreplace", write_through=True
+            io.BufferedWriter(raw), encoding="utf-8", errors="backslashreplace", line_buffering=True
         )
 
     # ------------------------------------------------------------ input
@@ -543,10 +564,11 @@ class Runtime:
 
     def other_processes(self, me):
         """Live processes to kill: all but init and me in the sandbox, else my descendants."""
+        pids = [name for name in os.listdir("/proc") if name.isdigit()]
+        if self.sandbox and all(int(p) in (1, me) for p in pids):
+            return set()  # the common case, without reading any stat file
         procs = {}
-        for name in os.listdir("/proc"):
-            if not name.isdigit():
-                continue
+        for name in pids:
             try:
                 with open("/proc/%s/stat" % name, "rb") as f:
                     stat = f.read()
@@ -579,18 +601,9 @@ class Runtime:
                 return
 
     def sync_output(self):
-        """Waits until the pumps have sent everything written before now."""
-        token = b"\x00mcp-sync-" + secrets.token_hex(16).encode() + b"\x00"
-        for pump, fd in zip(self.pumps, (self.out_w, self.err_w)):
-            pump.expect(token)
-            try:
-                os.write(fd, token)
-            except OSError as e:
-                log("syncing %s: %s" % (pump.stream, e))
-                pump.synced.set()
+        """Sends the output written before now, before the call's result."""
         for pump in self.pumps:
-            if not pump.synced.wait(SYNC_TIMEOUT):
-                log("output of stream %s did not drain within %.0fs" % (pump.stream, SYNC_TIMEOUT))
+            pump.finish()
 
 
 RUNTIME_FILE = Runtime.on_sigint.__code__.co_filename
@@ -599,6 +612,11 @@ RUNTIME_FILE = Runtime.on_sigint.__code__.co_filename
 def in_container():
     """Reports whether this process runs in a Docker or Podman container."""
     return os.path.exists("/.dockerenv") or os.path.exists("/run/.containerenv")
+
+
+def file_id(fd):
+    st = os.fstat(fd)
+    return (st.st_dev, st.st_ino)
 
 
 def exit_code(code):

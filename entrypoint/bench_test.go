@@ -1,0 +1,23 @@
+package entrypoint
+
+import (
+	"context"
+	"testing"
+)
+
+// BenchmarkExecuteLocal measures a warm call of `pass` with the sandbox
+// played by a local python3: the runtime and protocol cost without an
+// engine's stream plumbing.
+func BenchmarkExecuteLocal(b *testing.B) {
+	s := New(Options{Engine: localEngine{t: nil}})
+	defer s.Close()
+	ctx := context.Background()
+	if err := s.Start(ctx); err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if res, err := s.Execute(ctx, "pass", 0); err != nil || res.Status != StatusSuccess {
+			b.Fatal(res, err)
+		}
+	}
+}
