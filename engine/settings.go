@@ -7,6 +7,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/docker/go-units"
 	"golang.org/x/sys/unix"
@@ -21,6 +22,14 @@ const (
 	EnvPids       = "MCP_BRIDGE_PIDS"
 	EnvCPUs       = "MCP_BRIDGE_CPUS"
 	EnvOCIRuntime = "MCP_BRIDGE_OCI_RUNTIME"
+	EnvIdle       = "MCP_BRIDGE_RUNTIME_IDLE_TIMEOUT"
+	EnvMaxOutput  = "MCP_BRIDGE_MAX_OUTPUT"
+)
+
+// Defaults of the session settings.
+const (
+	DefaultIdleTimeout    = 300 * time.Second
+	DefaultMaxOutputBytes = 1 << 20
 )
 
 // Runtime names accepted in MCP_BRIDGE_RUNTIME.
@@ -52,6 +61,11 @@ type Settings struct {
 	// NoFile and NProc are the sandbox rlimits, at or below this
 	// process's hard limits.
 	NoFile, NProc uint64
+	// IdleTimeout stops a session's container after this long without a
+	// call; 0 means never.
+	IdleTimeout time.Duration
+	// MaxOutputBytes caps the output kept per call and stream.
+	MaxOutputBytes int
 }
 
 // LoadSettings reads the settings from getenv (os.Getenv when nil). Every
@@ -61,12 +75,14 @@ func LoadSettings(getenv func(string) string) (Settings, error) {
 		getenv = os.Getenv
 	}
 	s := Settings{
-		Image:       DefaultImage,
-		User:        DefaultUser,
-		MemoryBytes: DefaultMemoryBytes,
-		PidsLimit:   DefaultPidsLimit,
-		NoFile:      capRlimit(unix.RLIMIT_NOFILE, DefaultNoFile),
-		NProc:       capRlimit(unix.RLIMIT_NPROC, DefaultNProc),
+		Image:          DefaultImage,
+		User:           DefaultUser,
+		MemoryBytes:    DefaultMemoryBytes,
+		PidsLimit:      DefaultPidsLimit,
+		NoFile:         capRlimit(unix.RLIMIT_NOFILE, DefaultNoFile),
+		NProc:          capRlimit(unix.RLIMIT_NPROC, DefaultNProc),
+		IdleTimeout:    DefaultIdleTimeout,
+		MaxOutputBytes: DefaultMaxOutputBytes,
 	}
 	var errs []error
 	bad := func(name, val, want string) {
@@ -127,6 +143,22 @@ func LoadSettings(getenv func(string) string) (Settings, error) {
 			bad(EnvOCIRuntime, v, "want the name of an OCI runtime the engine knows, such as runsc")
 		} else {
 			s.OCIRuntime = v
+		}
+	}
+	if v := get(EnvIdle); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 || n > 365*24*3600 {
+			bad(EnvIdle, v, "want whole seconds, such as 300 (0: never stop)")
+		} else {
+			s.IdleTimeout = time.Duration(n) * time.Second
+		}
+	}
+	if v := get(EnvMaxOutput); v != "" {
+		n, err := units.RAMInBytes(v)
+		if err != nil || n < 1024 || n > 1<<30 {
+			bad(EnvMaxOutput, v, "want a size from 1k to 1g, such as 1m")
+		} else {
+			s.MaxOutputBytes = int(n)
 		}
 	}
 	if len(errs) > 0 {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -48,6 +49,10 @@ func TestLoadSettingsGood(t *testing.T) {
 		{map[string]string{EnvCPUs: "1.5"}, func(s Settings) bool { return s.NanoCPUs == 1_500_000_000 }},
 		{map[string]string{EnvCPUs: "0.25"}, func(s Settings) bool { return s.NanoCPUs == 250_000_000 }},
 		{map[string]string{EnvOCIRuntime: "runsc"}, func(s Settings) bool { return s.OCIRuntime == "runsc" }},
+		{map[string]string{EnvIdle: "60"}, func(s Settings) bool { return s.IdleTimeout == time.Minute }},
+		{map[string]string{EnvIdle: "0"}, func(s Settings) bool { return s.IdleTimeout == 0 }},
+		{nil, func(s Settings) bool { return s.IdleTimeout == 300*time.Second && s.MaxOutputBytes == 1<<20 }},
+		{map[string]string{EnvMaxOutput: "64k"}, func(s Settings) bool { return s.MaxOutputBytes == 64<<10 }},
 	}
 	for _, tt := range tests {
 		s, err := LoadSettings(envOf(tt.env))
@@ -75,6 +80,10 @@ func TestLoadSettingsBad(t *testing.T) {
 		{EnvCPUs, "NaN"},
 		{EnvCPUs, "Inf"},
 		{EnvOCIRuntime, "/usr/bin/runsc"},
+		{EnvIdle, "5m"},
+		{EnvIdle, "-1"},
+		{EnvMaxOutput, "lots"},
+		{EnvMaxOutput, "10"},
 	}
 	for _, tt := range tests {
 		_, err := LoadSettings(envOf(map[string]string{tt.name: tt.value}))

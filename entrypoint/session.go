@@ -22,8 +22,8 @@ type RPCHandler func(ctx context.Context, payload json.RawMessage) (any, error)
 
 // Defaults for the zero values of Options.
 const (
-	DefaultIdleTimeout    = 300 * time.Second
-	DefaultMaxOutputBytes = 1 << 20
+	DefaultIdleTimeout    = engine.DefaultIdleTimeout
+	DefaultMaxOutputBytes = engine.DefaultMaxOutputBytes
 	DefaultInterruptGrace = 2 * time.Second
 	DefaultReadyTimeout   = 30 * time.Second
 	DefaultMaxRPCs        = 64
@@ -412,4 +412,19 @@ func (s *Session) Close() error {
 		return box.Close()
 	}
 	return nil
+}
+
+// OptionsFromSettings returns the Options of a session named session on
+// eng, from the operator's settings.
+func OptionsFromSettings(eng engine.Engine, s engine.Settings, session string) Options {
+	idle := s.IdleTimeout
+	if idle == 0 {
+		idle = -1 // the setting's 0 means never
+	}
+	return Options{
+		Engine:         eng,
+		Spec:           s.Spec(session, nil),
+		IdleTimeout:    idle,
+		MaxOutputBytes: s.MaxOutputBytes,
+	}
 }

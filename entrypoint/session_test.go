@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine"
 )
 
 func newLocal(t *testing.T, opts Options) *Session {
@@ -284,5 +286,18 @@ func TestMisbehavingSandbox(t *testing.T) {
 				t.Fatalf("err = %v; want it to mention %q", err, tt.want)
 			}
 		})
+	}
+}
+
+func TestOptionsFromSettings(t *testing.T) {
+	set, err := engine.LoadSettings(func(k string) string {
+		return map[string]string{"MCP_BRIDGE_RUNTIME_IDLE_TIMEOUT": "0", "MCP_BRIDGE_MAX_OUTPUT": "2k", "MCP_BRIDGE_MEMORY": "64m"}[k]
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := OptionsFromSettings(localEngine{t: t}, set, "client-7")
+	if o.IdleTimeout >= 0 || o.MaxOutputBytes != 2048 || o.Spec.MemoryBytes != 64<<20 || o.Spec.Session != "client-7" {
+		t.Fatalf("%+v", o)
 	}
 }

@@ -58,24 +58,22 @@ func execCommand(ctx context.Context, args []string, stdin io.Reader, stdout, st
 
 	rt := engine.NewRuntime(&engine.RuntimeOptions{Runtime: settings.Runtime, Logger: log})
 	defer rt.Close()
-	sess := entrypoint.New(entrypoint.Options{
-		Engine:      rt,
-		Spec:        settings.Spec("exec", nil),
-		Logger:      log,
-		IdleTimeout: -1,
-		// Output is printed as it arrives; the Result's copy is not needed.
-		OnOutput: func(stream, data string) {
-			if stream == "stdout" {
-				io.WriteString(stdout, data)
-			} else {
-				io.WriteString(stderr, data)
-			}
-		},
-	})
+	opts := entrypoint.OptionsFromSettings(rt, settings, "exec")
+	opts.Logger = log
+	opts.IdleTimeout = -1
+	// Output is printed as it arrives; the Result's copy is not needed.
+	opts.OnOutput = func(stream, data string) {
+		if stream == "stdout" {
+			io.WriteString(stdout, data)
+		} else {
+			io.WriteString(stderr, data)
+		}
+	}
+	sess := entrypoint.New(opts)
 	defer sess.Close()
 	res, err := sess.Execute(ctx, src, *timeout)
 	if res != nil && res.Truncated {
-		fail(0, "output beyond %d bytes per stream was not shown", entrypoint.DefaultMaxOutputBytes)
+		fail(0, "output beyond %d bytes per stream was not shown (%s)", settings.MaxOutputBytes, engine.EnvMaxOutput)
 	}
 	switch {
 	case err != nil && ctx.Err() != nil:
