@@ -3,13 +3,15 @@ package entrypoint
 import (
 	"context"
 	"testing"
+
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine/enginetest"
 )
 
 // BenchmarkExecuteLocal measures a warm call of `pass` with the sandbox
 // played by a local python3: the runtime and protocol cost without an
 // engine's stream plumbing.
 func BenchmarkExecuteLocal(b *testing.B) {
-	s := New(Options{Engine: localEngine{t: nil}})
+	s := New(Options{Engine: enginetest.Local{}})
 	defer s.Close()
 	ctx := context.Background()
 	if err := s.Start(ctx); err != nil {

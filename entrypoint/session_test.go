@@ -10,13 +10,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine/enginetest"
+
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine"
 )
 
 func newLocal(t *testing.T, opts Options) *Session {
 	t.Helper()
 	if opts.Engine == nil {
-		opts.Engine = localEngine{t: t}
+		opts.Engine = enginetest.Local{T: t}
 	}
 	s := New(opts)
 	t.Cleanup(func() { s.Close() })
@@ -280,7 +282,7 @@ func TestMisbehavingSandbox(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := newLocal(t, Options{Engine: localEngine{t: t, args: []string{"python3", "-c", tt.script}}, ReadyTimeout: 3 * time.Second})
+			s := newLocal(t, Options{Engine: enginetest.Local{T: t, Args: []string{"python3", "-c", tt.script}}, ReadyTimeout: 3 * time.Second})
 			_, err := s.Execute(context.Background(), "pass", 0)
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("err = %v; want it to mention %q", err, tt.want)
@@ -296,7 +298,7 @@ func TestOptionsFromSettings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := OptionsFromSettings(localEngine{t: t}, set, "client-7")
+	o := OptionsFromSettings(enginetest.Local{T: t}, set, "client-7")
 	if o.IdleTimeout >= 0 || o.MaxOutputBytes != 2048 || o.Spec.MemoryBytes != 64<<20 || o.Spec.Session != "client-7" {
 		t.Fatalf("%+v", o)
 	}

@@ -1,4 +1,7 @@
-package entrypoint
+// Package enginetest provides an engine.Engine for unit tests of the layers
+// above the engine: it runs the sandbox command as a local process, with
+// no container and no isolation.
+package enginetest
 
 import (
 	"context"
@@ -13,19 +16,22 @@ import (
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine"
 )
 
-// localEngine plays the sandbox with a local python3 process: the real
-// runtime and protocol, no container. The "sandbox" argument is dropped, so
-// the runtime only ever kills its own descendants.
-type localEngine struct {
-	t testing.TB
-	// args replaces the command when set (to play a misbehaving sandbox).
-	args []string
+// A Local engine runs each sandbox's command as a local process: the real
+// runtime and protocol, no container. The argument "sandbox" is dropped, so
+// the runtime only ever kills its own descendants. Processes still running
+// when the test ends are killed.
+type Local struct {
+	// T registers the clean-up. Zero: the caller closes its sandboxes.
+	T testing.TB
+	// Args replaces the command when set (to play a misbehaving sandbox).
+	Args []string
 }
 
-func (e localEngine) Start(ctx context.Context, spec engine.Spec) (engine.Sandbox, error) {
+// Start implements engine.Engine.
+func (e Local) Start(ctx context.Context, spec engine.Spec) (engine.Sandbox, error) {
 	args := slices.DeleteFunc(slices.Clone(spec.Cmd), func(a string) bool { return a == "sandbox" })
-	if e.args != nil {
-		args = e.args
+	if e.Args != nil {
+		args = e.Args
 	}
 	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Env = append(os.Environ(), "PYTHONUNBUFFERED=1")
@@ -48,12 +54,13 @@ func (e localEngine) Start(ctx context.Context, spec engine.Spec) (engine.Sandbo
 		cmd.Wait()
 		close(s.done)
 	}()
-	if e.t != nil {
-		e.t.Cleanup(func() { s.Close() })
+	if e.T != nil {
+		e.T.Cleanup(func() { s.Close() })
 	}
 	return s, nil
 }
 
+// A localSandbox is a local process with its standard streams.
 type localSandbox struct {
 	cmd            *exec.Cmd
 	stdin          *os.File

@@ -1,0 +1,73 @@
+package mcpbridge
+
+import (
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// CapabilitiesURI names the resource with the bridge's manual.
+const CapabilitiesURI = "resource://mcp-server-code-execution-mode/capabilities"
+
+// runPythonDescription is the tool's description: a short manual. The
+// whole tools/list result stays under 300 tokens whatever is configured:
+// no server or tool is named here.
+const runPythonDescription = `Run Python code in a persistent sandbox (no network, read-only filesystem; /tmp and /workspace writable). Variables, imports and functions persist between calls; top-level await works. Only what the code prints comes back.
+Discover before calling: from mcp import runtime; print(runtime.discovered_servers()); print(await runtime.search_tool_docs("what you need")). Pass the servers you use in "servers", then call await mcp_<server>.<tool>(...).`
+
+const serverInstructions = "Use run_python for computation and for every MCP tool: discover servers and tools from inside the code, then call them there."
+
+func runPythonTool(cfg Config) *mcp.Tool {
+	return &mcp.Tool{
+		Name:        "run_python",
+		Description: runPythonDescription,
+		InputSchema: map[string]any{
+			"type": "object",
+			"properties": map[string]any{
+				"code": map[string]any{"type": "string", "description": "Python source to execute"},
+				"servers": map[string]any{
+					"type": "array", "items": map[string]any{"type": "string"},
+					"description": "MCP servers to load as mcp_<name> proxies",
+				},
+				"timeout": map[string]any{
+					"type": "integer", "minimum": 1, "maximum": int(cfg.MaxTimeout.Seconds()),
+					"default": int(cfg.DefaultTimeout.Seconds()), "description": "Timeout in seconds",
+				},
+			},
+			"required": []string{"code"},
+		},
+	}
+}
+
+func capabilitiesResource() *mcp.Resource {
+	return &mcp.Resource{
+		URI:         CapabilitiesURI,
+		Name:        "capabilities",
+		Title:       "Code execution bridge: capabilities and helper API",
+		Description: "How to discover and call MCP servers from run_python",
+		MIMEType:    "text/markdown",
+	}
+}
+
+// invalidParams is the JSON-RPC invalid-params error.
+func invalidParams(msg string) error {
+	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: msg}
+}
+
+const capabilitiesManual = `# mcp-server-code-execution-mode
+
+One tool, ` + "`run_python`" + `, runs Python in a persistent sandbox container: no network,
+read-only root filesystem, writable tmpfs at /tmp and /workspace, unprivileged user,
+memory/pids/cpu limits. Globals persist between calls; top-level await works.
+
+## Arguments
+- code (string, required): the Python source.
+- servers (list of strings): MCP servers to load as ` + "`mcp_<alias>`" + ` proxies for this and later calls.
+- timeout (integer seconds): interrupted after this long; the session keeps its state.
+
+## Checklist
+1. Discover: ` + "`from mcp import runtime; runtime.discovered_servers()`" + `.
+2. Find tools: ` + "`await runtime.search_tool_docs(\"read a file\")`" + `, or
+   ` + "`await runtime.query_tool_docs(\"server\")`" + ` for one server.
+3. Load the servers you need by listing them in ` + "`servers`" + `.
+4. Call: ` + "`await mcp_<server>.<tool>(arg=...)`" + ` and print what you need.
+`

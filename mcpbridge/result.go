@@ -1,0 +1,170 @@
+package mcpbridge
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/entrypoint"
+)
+
+// Statuses of a run_python result.
+const (
+	statusSuccess    = "success"
+	statusValidation = "validation_error"
+	statusTimeout    = "timeout"
+	statusError      = "error"
+)
+
+// A payload is the structured result of run_python, trimmed as the
+// original bridge trims it: only non-empty fields, status and summary only
+// where they tell something.
+type payload struct {
+	Status         string   `json:"status,omitempty"`
+	Summary        string   `json:"summary,omitempty"`
+	ExitCode       int      `json:"exitCode,omitempty"`
+	Servers        []string `json:"servers,omitempty"`
+	Stdout         []string `json:"stdout,omitempty"`
+	Stderr         []string `json:"stderr,omitempty"`
+	Error          string   `json:"error,omitempty"`
+	TimeoutSeconds int      `json:"timeoutSeconds,omitempty"`
+	Notice         string   `json:"notice,omitempty"`
+}
+
+// outcome is everything a result is rendered from.
+type outcome struct {
+	status   string
+	summary  string
+	exitCode int
+	servers  []string
+	stdout   string
+	stderr   string
+	err      string
+	timeout  int // seconds, for timeouts
+	notice   string
+}
+
+// validationError is the outcome of a rejected call.
+func validationError(msg string) outcome {
+	return outcome{status: statusValidation, summary: msg, err: msg}
+}
+
+// fromSession turns a session's Result (and error) into an outcome.
+func fromSession(res *entrypoint.Result, err error, servers []string, timeoutSec int) outcome {
+	o := outcome{servers: servers}
+	if res != nil {
+		o.stdout, o.stderr, o.notice = res.Stdout, res.Stderr, res.Notice
+	}
+	switch {
+	case err != nil:
+		o.status, o.exitCode = statusError, 1
+		o.summary = "Sandbox error: " + err.Error()
+		o.err = err.Error()
+	case res.Status == entrypoint.StatusSuccess, res.Status == entrypoint.StatusExit && res.ExitCode == 0:
+		o.status = statusSuccess
+		o.summary = "Success"
+		if res.Stdout == "" && res.Stderr == "" {
+			o.summary = "Success (no output)"
+		}
+	case res.Status == entrypoint.StatusExit:
+		o.status, o.exitCode = statusError, res.ExitCode
+		o.summary = fmt.Sprintf("Sandbox exited with code %d", res.ExitCode)
+		o.err = o.summary
+	case res.Status == entrypoint.StatusTimeout:
+		o.status, o.timeout = statusTimeout, timeoutSec
+		o.summary = fmt.Sprintf("Timeout: execution exceeded %ds", timeoutSec)
+		o.err = fmt.Sprintf("Execution timed out after %ds", timeoutSec)
+	default: // an exception in the user's code
+		o.status, o.exitCode = statusError, 1
+		o.stderr += res.Traceback
+		o.summary = "Python raised " + res.ExceptionType
+		o.err = res.ExceptionType
+		if res.ExceptionMessage != "" {
+			o.err += ": " + res.ExceptionMessage
+		}
+	}
+	return o
+}
+
+// payload trims the outcome into the structured result.
+func (o outcome) payload() payload {
+	p := payload{
+		Servers:        o.servers,
+		Stdout:         splitLines(o.stdout),
+		Stderr:         splitLines(o.stderr),
+		Error:          o.err,
+		TimeoutSeconds: o.timeout,
+		ExitCode:       o.exitCode,
+		Notice:         o.notice,
+	}
+	if o.status != statusSuccess {
+		p.Status = o.status
+	}
+	if o.status != statusSuccess || o.stdout == "" {
+		p.Summary = o.summary
+	}
+	return p
+}
+
+// compactText renders the default text: the stdout lines, a stderr block,
+// the summary when nothing was printed, then status lines when not
+// successful.
+func (o outcome) compactText() string {
+	var b strings.Builder
+	line := func(s string) {
+		b.WriteString(strings.TrimRight(s, "\n"))
+		b.WriteByte('\n')
+	}
+	if o.stdout != "" {
+		line(o.stdout)
+	}
+	if o.stderr != "" {
+		line("stderr:\n" + o.stderr)
+	}
+	if o.stdout == "" && o.stderr == "" {
+		line(o.summary)
+	}
+	if o.status != statusSuccess {
+		line("status: " + o.status)
+		if o.exitCode != 0 {
+			line(fmt.Sprintf("exit: %d", o.exitCode))
+		}
+		if o.err != "" && o.err != o.summary {
+			line("error: " + o.err)
+		}
+	}
+	if o.notice != "" {
+		line("notice: " + o.notice)
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+
+// toonText renders the full payload as a fenced block. No maintained Go
+// TOON encoder exists, so it is JSON, as the original does without one.
+func (o outcome) toonText() string {
+	data, _ := json.MarshalIndent(o.payload(), "", "  ")
+	return "```json\n" + string(data) + "\n```"
+}
+
+// toolResult builds the MCP result in the given output mode.
+func (o outcome) toolResult(mode string) *mcp.CallToolResult {
+	text := o.compactText()
+	if mode == OutputTOON {
+		text = o.toonText()
+	}
+	return &mcp.CallToolResult{
+		Content:           []mcp.Content{&mcp.TextContent{Text: text}},
+		StructuredContent: o.payload(),
+		IsError:           o.status != statusSuccess,
+	}
+}
+
+// splitLines splits output into lines without their newlines.
+func splitLines(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return strings.Split(strings.TrimSuffix(s, "\n"), "\n")
+}
