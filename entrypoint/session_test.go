@@ -10,9 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine/enginetest"
-
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine/enginetest"
 )
 
 func newLocal(t *testing.T, opts Options) *Session {
