@@ -39,7 +39,7 @@ func main() {
 }
 
 // run executes the command line args and returns the exit code.
-func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
+func run(ctx context.Context, args []string, stdin io.ReadCloser, stdout io.WriteCloser, stderr io.Writer, getenv func(string) string) int {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
 		return 2
@@ -48,8 +48,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	case "exec":
 		return execCommand(ctx, args[1:], stdin, stdout, stderr, getenv)
 	case "run":
-		fmt.Fprintln(stderr, "mcp-server-code-execution-mode: run: the stdio MCP server is not in this build yet; use exec")
-		return 2
+		return runCommand(ctx, args[1:], stdin, stdout, stderr, getenv)
 	case "version", "--version", "-version":
 		fmt.Fprintln(stdout, "mcp-server-code-execution-mode", version)
 		return 0

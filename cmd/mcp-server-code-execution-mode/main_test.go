@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
 	"strings"
 	"testing"
 )
@@ -10,7 +11,7 @@ import (
 func runArgs(t *testing.T, env map[string]string, args ...string) (string, string, int) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	code := run(context.Background(), args, strings.NewReader(""), &out, &errb, func(k string) string { return env[k] })
+	code := run(context.Background(), args, io.NopCloser(strings.NewReader("")), nopWriteCloser{&out}, &errb, func(k string) string { return env[k] })
 	return out.String(), errb.String(), code
 }
 
@@ -25,7 +26,9 @@ func TestCommands(t *testing.T) {
 		{args: []string{"version"}, code: 0, out: "mcp-server-code-execution-mode dev"},
 		{args: []string{"help"}, code: 0, out: "commands:"},
 		{args: []string{"frobnicate"}, code: 2, errs: `unknown command "frobnicate"`},
-		{args: []string{"run"}, code: 2, errs: "not in this build yet"},
+		{args: []string{"run", "extra"}, code: 2, errs: "run takes no arguments"},
+		{args: []string{"run"}, env: map[string]string{"MCP_BRIDGE_TIMEOUT": "soon"}, code: 2, errs: "MCP_BRIDGE_TIMEOUT"},
+		{args: []string{"run"}, env: map[string]string{"MCP_BRIDGE_MEMORY": "lots"}, code: 2, errs: "MCP_BRIDGE_MEMORY"},
 		{args: []string{"exec", "-nope"}, code: 2, errs: "flag provided but not defined"},
 		{args: []string{"exec", "-c", "print(1)"}, env: map[string]string{"MCP_BRIDGE_PIDS": "many"}, code: 125, errs: `MCP_BRIDGE_PIDS="many"`},
 		{args: []string{"exec", "-c", "print(1)"}, env: map[string]string{"MCP_BRIDGE_LOG_LEVEL": "chatty"}, code: 125, errs: "MCP_BRIDGE_LOG_LEVEL"},
@@ -38,3 +41,7 @@ func TestCommands(t *testing.T) {
 		}
 	}
 }
+
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }

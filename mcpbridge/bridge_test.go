@@ -1,0 +1,203 @@
+package mcpbridge
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine/enginetest"
+)
+
+// connectClient runs a bridge on a local-process engine and connects an
+// in-memory MCP client to it.
+func connectClient(t *testing.T, cfg Config) (*mcp.ClientSession, *Bridge) {
+	t.Helper()
+	settings, err := engine.LoadSettings(func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	br := New(Options{Engine: enginetest.Local{T: t}, Settings: settings, Config: cfg})
+	t.Cleanup(func() { br.Close() })
+	st, ct := mcp.NewInMemoryTransports()
+	ctx := context.Background()
+	if _, err := br.Server().Connect(ctx, st, nil); err != nil {
+		t.Fatal(err)
+	}
+	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
+	cs, err := client.Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs, br
+}
+
+func call(t *testing.T, cs *mcp.ClientSession, args any) (*mcp.CallToolResult, string, map[string]any) {
+	t.Helper()
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "run_python", Arguments: args})
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := res.Content[0].(*mcp.TextContent).Text
+	var sc map[string]any
+	raw, _ := json.Marshal(res.StructuredContent)
+	json.Unmarshal(raw, &sc)
+	return res, text, sc
+}
+
+func defaultConfig() Config {
+	return Config{DefaultTimeout: DefaultTimeout, MaxTimeout: DefaultMaxTimeout, OutputMode: OutputCompact}
+}
+
+func TestRunPythonStatePersists(t *testing.T) {
+	cs, _ := connectClient(t, defaultConfig())
+	res, text, sc := call(t, cs, map[string]any{"code": "x = 20\nprint('set')"})
+	if res.IsError || text != "set" || sc["summary"] != nil || sc["status"] != nil {
+		t.Fatalf("first call: %v %q %v", res.IsError, text, sc)
+	}
+	res, text, sc = call(t, cs, map[string]any{"code": "print(x * 2)\nprint('two')", "timeout": 10})
+	if res.IsError || text != "40\ntwo" {
+		t.Fatalf("second call: %q", text)
+	}
+	if got := sc["stdout"]; len(got.([]any)) != 2 {
+		t.Fatalf("structured stdout %v", got)
+	}
+	_, text, sc = call(t, cs, map[string]any{"code": "y = 1"})
+	if text != "Success (no output)" || sc["summary"] != "Success (no output)" {
+		t.Fatalf("no output: %q %v", text, sc)
+	}
+}
+
+func TestRunPythonErrorKeepsSession(t *testing.T) {
+	cs, _ := connectClient(t, defaultConfig())
+	call(t, cs, map[string]any{"code": "keep = 'me'"})
+	res, text, sc := call(t, cs, map[string]any{"code": "print('partial')\nraise KeyError('k')"})
+	if !res.IsError || sc["status"] != "error" || sc["exitCode"] != float64(1) ||
+		!strings.Contains(text, "partial\nstderr:\nTraceback") || !strings.Contains(text, "status: error") ||
+		!strings.Contains(sc["error"].(string), "KeyError") {
+		t.Fatalf("exception: %q %v", text, sc)
+	}
+	_, text, _ = call(t, cs, map[string]any{"code": "print(keep)"})
+	if text != "me" {
+		t.Fatalf("after the exception: %q", text)
+	}
+}
+
+func TestRunPythonTimeoutKeepsState(t *testing.T) {
+	cs, _ := connectClient(t, defaultConfig())
+	call(t, cs, map[string]any{"code": "kept = 3"})
+	res, text, sc := call(t, cs, map[string]any{"code": "while True: pass", "timeout": 1})
+	if !res.IsError || sc["status"] != "timeout" || sc["timeoutSeconds"] != float64(1) || !strings.Contains(text, "status: timeout") {
+		t.Fatalf("timeout: %q %v", text, sc)
+	}
+	_, text, _ = call(t, cs, map[string]any{"code": "print(kept)"})
+	if text != "3" {
+		t.Fatalf("after the timeout: %q", text)
+	}
+}
+
+func TestRunPythonValidation(t *testing.T) {
+	cs, _ := connectClient(t, defaultConfig())
+	tests := []struct {
+		args any
+		want string
+	}{
+		{map[string]any{}, "Missing 'code' argument"},
+		{map[string]any{"code": "   "}, "Missing 'code' argument"},
+		{map[string]any{"code": 5}, "'code' must be a string"},
+		{map[string]any{"code": "pass", "servers": "fs"}, "'servers' must be a list"},
+		{map[string]any{"code": "pass", "servers": []any{1}}, "'servers' must be a list of strings"},
+		{map[string]any{"code": "pass", "servers": []any{"nope"}}, `Unknown MCP server: "nope" is not configured`},
+		{map[string]any{"code": "pass", "timeout": "10"}, "'timeout' must be an integer"},
+		{map[string]any{"code": "pass", "timeout": 2.5}, "'timeout' must be an integer"},
+	}
+	for _, tt := range tests {
+		res, text, sc := call(t, cs, tt.args)
+		if !res.IsError || sc["status"] != "validation_error" || sc["error"] != tt.want || !strings.Contains(text, tt.want) {
+			t.Errorf("%v: %q %v; want validation_error %q", tt.args, text, sc, tt.want)
+		}
+	}
+}
+
+func TestTimeoutClamped(t *testing.T) {
+	cfg := Config{DefaultTimeout: 5 * time.Second, MaxTimeout: 7 * time.Second}
+	for _, tt := range []struct {
+		raw  string
+		want time.Duration
+	}{
+		{`{"code":"x"}`, 5 * time.Second},
+		{`{"code":"x","timeout":0}`, time.Second},
+		{`{"code":"x","timeout":-4}`, time.Second},
+		{`{"code":"x","timeout":3}`, 3 * time.Second},
+		{`{"code":"x","timeout":1000}`, 7 * time.Second},
+	} {
+		a, problem := parseArgs(json.RawMessage(tt.raw), cfg, func(string) bool { return false })
+		if problem != "" || a.timeout != tt.want {
+			t.Errorf("%s: timeout %v (%s), want %v", tt.raw, a.timeout, problem, tt.want)
+		}
+	}
+}
+
+func TestToolsListIsSmallAndNamesNoServer(t *testing.T) {
+	cs, _ := connectClient(t, defaultConfig())
+	res, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Tools) != 1 || res.Tools[0].Name != "run_python" {
+		t.Fatalf("tools: %+v", res.Tools)
+	}
+	raw, _ := json.Marshal(res)
+	// A token is about 4 characters of English; 300 tokens is the budget.
+	if len(raw) > 1200 {
+		t.Fatalf("tools/list is %d bytes, over the ~300-token budget:\n%s", len(raw), raw)
+	}
+}
+
+func TestCapabilitiesResource(t *testing.T) {
+	cs, _ := connectClient(t, defaultConfig())
+	ctx := context.Background()
+	list, err := cs.ListResources(ctx, nil)
+	if err != nil || len(list.Resources) != 1 || list.Resources[0].URI != CapabilitiesURI {
+		t.Fatalf("resources/list: %+v %v", list, err)
+	}
+	read, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: CapabilitiesURI})
+	if err != nil || !strings.Contains(read.Contents[0].Text, "search_tool_docs") {
+		t.Fatalf("resources/read: %+v %v", read, err)
+	}
+	_, err = cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "resource://other"})
+	var je *jsonrpc.Error
+	if !errors.As(err, &je) || je.Code != jsonrpc.CodeInvalidParams {
+		t.Fatalf("unknown URI: %v, want invalid params", err)
+	}
+}
+
+func TestTOONMode(t *testing.T) {
+	cfg := defaultConfig()
+	cfg.OutputMode = OutputTOON
+	cs, _ := connectClient(t, cfg)
+	_, text, sc := call(t, cs, map[string]any{"code": "print('hi')"})
+	if !strings.HasPrefix(text, "```json\n") || !strings.Contains(text, `"stdout": [`) || sc["stdout"] == nil {
+		t.Fatalf("toon: %q", text)
+	}
+}
+
+func TestLoadConfig(t *testing.T) {
+	c, err := LoadConfig(func(k string) string {
+		return map[string]string{EnvTimeout: "200", EnvMaxTimeout: "60", EnvOutputMode: "TOON"}[k]
+	})
+	if err != nil || c.DefaultTimeout != time.Minute || c.MaxTimeout != time.Minute || c.OutputMode != OutputTOON {
+		t.Fatalf("%+v %v", c, err)
+	}
+	_, err = LoadConfig(func(k string) string { return map[string]string{EnvTimeout: "soon", EnvOutputMode: "xml"}[k] })
+	if err == nil || !strings.Contains(err.Error(), EnvTimeout) || !strings.Contains(err.Error(), EnvOutputMode) {
+		t.Fatalf("bad config: %v", err)
+	}
+}
