@@ -142,6 +142,10 @@ type Session struct {
 	lost   string // why the previous interpreter is gone, for the next call
 	idle   *time.Timer
 	closed bool
+
+	discards  sync.WaitGroup // containers being stopped in the background
+	closeOnce sync.Once
+	closeErr  error
 }
 
 // ErrSessionClosed reports a call on a closed Session.
@@ -262,7 +266,11 @@ func (s *Session) discard(box *runtimeBox, why string) {
 		s.lost = why
 	}
 	s.mu.Unlock()
-	go box.Close()
+	s.discards.Add(1)
+	go func() {
+		defer s.discards.Done()
+		box.Close()
+	}()
 }
 
 // Execute runs code in the session's interpreter, stopping it after
@@ -398,20 +406,24 @@ func (s *Session) finish(c *callState, f frame, timedOut bool) *Result {
 	return res
 }
 
-// Close stops the sandbox. A call in flight fails.
+// Close stops the sandbox and waits until its container is removed. A
+// call in flight fails. Concurrent and later calls wait for the first.
 func (s *Session) Close() error {
-	s.mu.Lock()
-	s.closed = true
-	box := s.box
-	s.box = nil
-	if s.idle != nil {
-		s.idle.Stop()
-	}
-	s.mu.Unlock()
-	if box != nil {
-		return box.Close()
-	}
-	return nil
+	s.closeOnce.Do(func() {
+		s.mu.Lock()
+		s.closed = true
+		box := s.box
+		s.box = nil
+		if s.idle != nil {
+			s.idle.Stop()
+		}
+		s.mu.Unlock()
+		if box != nil {
+			s.closeErr = box.Close()
+		}
+		s.discards.Wait()
+	})
+	return s.closeErr
 }
 
 // OptionsFromSettings returns the Options of a session named session on

@@ -108,10 +108,10 @@ func (b *Bridge) session(ss *mcp.ServerSession) (*entrypoint.Session, error) {
 	if ss != nil {
 		go func() {
 			ss.Wait()
+			s.Close() // Bridge.Close, racing with this, waits for it too
 			b.mu.Lock()
 			delete(b.sessions, ss)
 			b.mu.Unlock()
-			s.Close()
 			b.log.Debug("client disconnected; sandbox stopped", "session", name)
 		}()
 	}
