@@ -3,6 +3,7 @@ module github.com/mcp-code-exec/mcp-server-code-execution-mode
 go 1.26.8
 
 require (
+	github.com/BurntSushi/toml v1.5.0
 	github.com/containerd/errdefs v1.0.0
 	github.com/containers/podman/v5 v5.6.2
 	github.com/docker/cli v28.5.2+incompatible
@@ -16,7 +17,6 @@ require (
 require (
 	dario.cat/mergo v1.0.2 // indirect
 	github.com/Azure/go-ansiterm v0.0.0-20250102033503-faa5f7b0171c // indirect
-	github.com/BurntSushi/toml v1.5.0 // indirect
 	github.com/Microsoft/go-winio v0.6.2 // indirect
 	github.com/Microsoft/hcsshim v0.13.0 // indirect
 	github.com/VividCortex/ewma v1.2.0 // indirect

@@ -34,6 +34,9 @@ type Options struct {
 	Version string
 	// Logger receives the bridge's logs. Zero: discarded.
 	Logger *slog.Logger
+	// Registry finds the configured MCP servers. Zero: a Registry over
+	// the default locations.
+	Registry *Registry
 }
 
 // A Bridge is the MCP server of the run_python tool.
@@ -60,6 +63,9 @@ func New(opts Options) *Bridge {
 	b.log = opts.Logger
 	if b.log == nil {
 		b.log = slog.New(slog.DiscardHandler)
+	}
+	if b.opts.Registry == nil {
+		b.opts.Registry = NewRegistry(DiscoveryOptions{Logger: b.log})
 	}
 	b.server = mcp.NewServer(&mcp.Implementation{Name: Name, Version: opts.Version}, &mcp.ServerOptions{
 		Instructions: serverInstructions,
@@ -138,7 +144,10 @@ func (b *Bridge) runPython(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 }
 
 // knownServer reports whether name is a configured MCP server.
-func (b *Bridge) knownServer(name string) bool { return false }
+func (b *Bridge) knownServer(name string) bool {
+	_, ok := b.opts.Registry.Lookup(name)
+	return ok
+}
 
 // readCapabilities serves the capabilities resource.
 func (b *Bridge) readCapabilities(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {

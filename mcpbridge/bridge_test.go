@@ -23,7 +23,8 @@ func connectClient(t *testing.T, cfg Config) (*mcp.ClientSession, *Bridge) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	br := New(Options{Engine: enginetest.Local{T: t}, Settings: settings, Config: cfg})
+	reg := NewRegistry(DiscoveryOptions{Home: t.TempDir(), Cwd: t.TempDir(), Getenv: func(string) string { return "" }})
+	br := New(Options{Engine: enginetest.Local{T: t}, Settings: settings, Config: cfg, Registry: reg})
 	t.Cleanup(func() { br.Close() })
 	st, ct := mcp.NewInMemoryTransports()
 	ctx := context.Background()

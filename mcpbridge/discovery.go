@@ -1,0 +1,368 @@
+package mcpbridge
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/BurntSushi/toml"
+)
+
+// Environment variables of server discovery.
+const (
+	EnvStateDir        = "MCP_BRIDGE_STATE_DIR"
+	EnvServersConfig   = "MCP_SERVERS_CONFIG"
+	EnvAllowSelfServer = "MCP_BRIDGE_ALLOW_SELF_SERVER"
+)
+
+// maxConfigBytes bounds one configuration file.
+const maxConfigBytes = 8 << 20
+
+// A ServerConfig is one MCP server the bridge can start and proxy.
+type ServerConfig struct {
+	Name        string            `json:"name"`
+	Command     string            `json:"command"`
+	Args        []string          `json:"args,omitempty"`
+	Env         map[string]string `json:"env,omitempty"`
+	Cwd         string            `json:"cwd,omitempty"`
+	Description string            `json:"description,omitempty"`
+	// Source is the file the definition came from.
+	Source string `json:"source"`
+}
+
+// DiscoveryOptions say where Discover looks. Zero values come from the
+// process: the home directory, the working directory and the environment.
+type DiscoveryOptions struct {
+	Home   string
+	Cwd    string
+	Getenv func(string) string
+	// Logger receives skipped files and entries. Zero: discarded.
+	Logger *slog.Logger
+}
+
+// A source is one place definitions are read from, in priority order.
+type source struct {
+	// glob or path; a glob lists the files of a directory.
+	pattern string
+	glob    bool
+	// project, for ~/.claude.json, also reads projects[Cwd].
+	project bool
+}
+
+// sources returns the places to look, first definition winning: the state
+// directory (~/MCPs), ~/.config/mcp/servers, ./mcp-servers, ./.vscode/mcp.json,
+// the agents' own config files, their macOS equivalents, then
+// MCP_SERVERS_CONFIG.
+func (o DiscoveryOptions) sources() []source {
+	home, cwd := o.Home, o.Cwd
+	state := strings.TrimSpace(o.Getenv(EnvStateDir))
+	if state == "" {
+		state = filepath.Join(home, "MCPs")
+	} else if strings.HasPrefix(state, "~/") {
+		state = filepath.Join(home, state[2:])
+	}
+	appSupport := filepath.Join(home, "Library", "Application Support")
+	s := []source{
+		{pattern: filepath.Join(state, "*"), glob: true},
+		{pattern: filepath.Join(home, ".config", "mcp", "servers", "*"), glob: true},
+		{pattern: filepath.Join(cwd, "mcp-servers", "*"), glob: true},
+		{pattern: filepath.Join(cwd, ".vscode", "mcp.json")},
+		{pattern: filepath.Join(home, ".claude.json"), project: true},
+		{pattern: filepath.Join(home, ".cursor", "mcp.json")},
+		{pattern: filepath.Join(home, ".opencode.json")},
+		{pattern: filepath.Join(home, ".codeium", "windsurf", "mcp_config.json")},
+		{pattern: filepath.Join(home, ".config", "Code", "User", "settings.json")},
+		{pattern: filepath.Join(appSupport, "Claude Code", "claude_code_config.json")},
+		{pattern: filepath.Join(appSupport, "Claude", "claude_desktop_config.json")},
+		{pattern: filepath.Join(appSupport, "Code", "User", "settings.json")},
+	}
+	if extra := strings.TrimSpace(o.Getenv(EnvServersConfig)); extra != "" {
+		s = append(s, source{pattern: extra})
+	}
+	return s
+}
+
+// A Registry holds the discovered servers and re-reads a configuration
+// file only when its size or modification time changed.
+type Registry struct {
+	opts  DiscoveryOptions
+	log   *slog.Logger
+	self  string // this executable, to skip entries that would start it
+	mu    sync.Mutex
+	files map[string]cachedFile
+}
+
+type cachedFile struct {
+	size    int64
+	mtime   time.Time
+	servers []ServerConfig
+}
+
+// NewRegistry returns a Registry; nothing is read until Servers.
+func NewRegistry(opts DiscoveryOptions) *Registry {
+	if opts.Getenv == nil {
+		opts.Getenv = os.Getenv
+	}
+	if opts.Home == "" {
+		opts.Home, _ = os.UserHomeDir()
+	}
+	if opts.Cwd == "" {
+		opts.Cwd, _ = os.Getwd()
+	}
+	r := &Registry{opts: opts, log: opts.Logger, files: map[string]cachedFile{}}
+	if r.log == nil {
+		r.log = slog.New(slog.DiscardHandler)
+	}
+	r.self, _ = os.Executable()
+	return r
+}
+
+// Servers returns every discovered server, first definition of a name
+// winning, in discovery order.
+func (r *Registry) Servers() []ServerConfig {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	allowSelf := strings.TrimSpace(r.opts.Getenv(EnvAllowSelfServer)) == "1"
+	seen := map[string]bool{}
+	var out []ServerConfig
+	for _, src := range r.opts.sources() {
+		for _, path := range r.expand(src) {
+			for _, sc := range r.read(path, src.project) {
+				if seen[sc.Name] {
+					continue
+				}
+				if !allowSelf && r.isSelf(sc) {
+					r.log.Info("skipping an MCP server entry that would start this bridge", "server", sc.Name, "source", path,
+						"hint", EnvAllowSelfServer+"=1 allows it")
+					continue
+				}
+				seen[sc.Name] = true
+				out = append(out, sc)
+			}
+		}
+	}
+	return out
+}
+
+// Lookup returns the server called name.
+func (r *Registry) Lookup(name string) (ServerConfig, bool) {
+	for _, sc := range r.Servers() {
+		if sc.Name == name {
+			return sc, true
+		}
+	}
+	return ServerConfig{}, false
+}
+
+func (r *Registry) expand(src source) []string {
+	if !src.glob {
+		return []string{src.pattern}
+	}
+	matches, _ := filepath.Glob(src.pattern)
+	var files []string
+	for _, m := range matches {
+		if ext := filepath.Ext(m); ext == ".json" || ext == ".toml" {
+			files = append(files, m)
+		}
+	}
+	slices.Sort(files)
+	return files
+}
+
+// read returns the servers defined in path, from the cache when the file
+// did not change. Missing files give nothing; malformed ones are logged.
+func (r *Registry) read(path string, project bool) []ServerConfig {
+	fi, err := os.Stat(path)
+	if err != nil || !fi.Mode().IsRegular() {
+		delete(r.files, path)
+		return nil
+	}
+	if c, ok := r.files[path]; ok && c.size == fi.Size() && c.mtime.Equal(fi.ModTime()) {
+		return c.servers
+	}
+	servers, err := r.parseFile(path, fi.Size(), project)
+	if err != nil {
+		r.log.Warn("skipping an MCP configuration file", "path", path, "err", err)
+	}
+	r.files[path] = cachedFile{size: fi.Size(), mtime: fi.ModTime(), servers: servers}
+	return servers
+}
+
+func (r *Registry) parseFile(path string, size int64, project bool) ([]ServerConfig, error) {
+	if size > maxConfigBytes {
+		return nil, fmt.Errorf("%d bytes is over the %d-byte limit", size, maxConfigBytes)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var doc map[string]any
+	if filepath.Ext(path) == ".toml" {
+		if _, err := toml.Decode(string(data), &doc); err != nil {
+			return nil, fmt.Errorf("parsing TOML: %w", err)
+		}
+	} else {
+		dec := json.NewDecoder(bytes.NewReader(stripJSONComments(data)))
+		dec.UseNumber()
+		if err := dec.Decode(&doc); err != nil {
+			return nil, fmt.Errorf("parsing JSON: %w", err)
+		}
+	}
+	servers := r.serversOf(doc, path)
+	if project {
+		if projects, ok := doc["projects"].(map[string]any); ok {
+			if p, ok := projects[r.opts.Cwd].(map[string]any); ok {
+				servers = append(r.serversOf(p, path), servers...)
+			}
+		}
+	}
+	return servers, nil
+}
+
+// serversOf reads the server tables of one document: mcpServers (most
+// agents), servers (VS Code), mcp.servers (VS Code settings), mcp_servers
+// (TOML configs).
+func (r *Registry) serversOf(doc map[string]any, path string) []ServerConfig {
+	var tables []map[string]any
+	for _, key := range []string{"mcpServers", "servers", "mcp_servers"} {
+		if t, ok := doc[key].(map[string]any); ok {
+			tables = append(tables, t)
+		}
+	}
+	if m, ok := doc["mcp"].(map[string]any); ok {
+		if t, ok := m["servers"].(map[string]any); ok {
+			tables = append(tables, t)
+		}
+	}
+	var out []ServerConfig
+	for _, t := range tables {
+		names := make([]string, 0, len(t))
+		for name := range t {
+			names = append(names, name)
+		}
+		slices.Sort(names)
+		for _, name := range names {
+			sc, err := parseEntry(name, t[name])
+			if err != nil {
+				r.log.Warn("skipping an MCP server entry", "server", name, "source", path, "err", err)
+				continue
+			}
+			sc.Source = path
+			out = append(out, sc)
+		}
+	}
+	return out
+}
+
+// parseEntry validates one server definition.
+func parseEntry(name string, raw any) (ServerConfig, error) {
+	m, ok := raw.(map[string]any)
+	if !ok {
+		return ServerConfig{}, fmt.Errorf("not an object")
+	}
+	if strings.TrimSpace(name) == "" {
+		return ServerConfig{}, fmt.Errorf("empty server name")
+	}
+	sc := ServerConfig{Name: name}
+	cmd, ok := m["command"].(string)
+	if !ok || strings.TrimSpace(cmd) == "" {
+		if _, hasURL := m["url"]; hasURL {
+			return ServerConfig{}, fmt.Errorf("remote (url) servers are not proxied; only stdio servers with a command")
+		}
+		return ServerConfig{}, fmt.Errorf("no command")
+	}
+	sc.Command = cmd
+	if a, ok := m["args"]; ok {
+		list, ok := a.([]any)
+		if !ok {
+			return ServerConfig{}, fmt.Errorf("args is not a list")
+		}
+		for _, v := range list {
+			sc.Args = append(sc.Args, scalarString(v))
+		}
+	}
+	if e, ok := m["env"]; ok {
+		env, ok := e.(map[string]any)
+		if !ok {
+			return ServerConfig{}, fmt.Errorf("env is not an object")
+		}
+		sc.Env = map[string]string{}
+		for k, v := range env {
+			sc.Env[k] = scalarString(v)
+		}
+	}
+	if c, ok := m["cwd"].(string); ok {
+		sc.Cwd = c
+	}
+	if d, ok := m["description"].(string); ok {
+		sc.Description = d
+	}
+	return sc, nil
+}
+
+func scalarString(v any) string {
+	if s, ok := v.(string); ok {
+		return s
+	}
+	return fmt.Sprint(v)
+}
+
+// isSelf reports whether sc would start this bridge.
+func (r *Registry) isSelf(sc ServerConfig) bool {
+	if r.self != "" && sc.Command == r.self {
+		return true
+	}
+	for _, s := range append([]string{sc.Command}, sc.Args...) {
+		if strings.Contains(s, Name) {
+			return true
+		}
+	}
+	return false
+}
+
+// stripJSONComments removes // and /* */ comments outside strings, as VS
+// Code's settings allow them.
+func stripJSONComments(b []byte) []byte {
+	out := make([]byte, 0, len(b))
+	inStr, esc := false, false
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		switch {
+		case inStr:
+			out = append(out, c)
+			if esc {
+				esc = false
+			} else if c == '\\' {
+				esc = true
+			} else if c == '"' {
+				inStr = false
+			}
+		case c == '"':
+			inStr = true
+			out = append(out, c)
+		case c == '/' && i+1 < len(b) && b[i+1] == '/':
+			for i < len(b) && b[i] != '\n' {
+				i++
+			}
+			if i < len(b) {
+				out = append(out, '\n')
+			}
+		case c == '/' && i+1 < len(b) && b[i+1] == '*':
+			i += 2
+			for i+1 < len(b) && !(b[i] == '*' && b[i+1] == '/') {
+				i++
+			}
+			i++
+		default:
+			out = append(out, c)
+		}
+	}
+	return out
+}

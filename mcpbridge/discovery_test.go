@@ -1,0 +1,100 @@
+package mcpbridge
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+)
+
+func write(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func names(servers []ServerConfig) []string {
+	var n []string
+	for _, s := range servers {
+		n = append(n, s.Name)
+	}
+	return n
+}
+
+func TestDiscoveryLocationsAndPriority(t *testing.T) {
+	home, cwd := t.TempDir(), t.TempDir()
+	env := map[string]string{}
+	r := NewRegistry(DiscoveryOptions{Home: home, Cwd: cwd, Getenv: func(k string) string { return env[k] }})
+
+	write(t, filepath.Join(home, "MCPs", "fs.json"), `{"mcpServers": {"filesystem": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "/tmp", 7], "env": {"A": "1", "N": 2}, "cwd": "/srv", "description": "files"}}}`)
+	write(t, filepath.Join(home, "MCPs", "notes.txt"), `ignored`)
+	write(t, filepath.Join(home, ".config", "mcp", "servers", "x.toml"), "[mcpServers.memory]\ncommand = \"npx\"\nargs = [\"-y\", \"@modelcontextprotocol/server-memory\"]\n[mcpServers.filesystem]\ncommand = \"shadowed\"\n")
+	write(t, filepath.Join(cwd, "mcp-servers", "broken.json"), `{"mcpServers": {`)
+	write(t, filepath.Join(cwd, ".vscode", "mcp.json"), `{"servers": {"vscode-one": {"type": "stdio", "command": "node", "args": ["one.js"]}, "remote": {"url": "https://example.invalid/mcp"}}}`)
+	write(t, filepath.Join(home, ".claude.json"), `{"mcpServers": {"claude-global": {"command": "g"}}, "projects": {"`+cwd+`": {"mcpServers": {"claude-project": {"command": "p"}}}, "/elsewhere": {"mcpServers": {"other-project": {"command": "o"}}}}}`)
+	write(t, filepath.Join(home, ".cursor", "mcp.json"), `{"mcpServers": {"cursor-one": {"command": "c"}, "bad-args": {"command": "c", "args": "nope"}}}`)
+	write(t, filepath.Join(home, ".config", "Code", "User", "settings.json"), "{\n  // user settings\n  \"mcp\": {\"servers\": {\"code-settings\": {\"command\": \"s\" /* inline */}}},\n  \"url\": \"http://a//b\"\n}")
+	write(t, filepath.Join(home, "Library", "Application Support", "Claude", "claude_desktop_config.json"), `{"mcpServers": {"mac-desktop": {"command": "m"}}}`)
+	extra := filepath.Join(t.TempDir(), "extra.json")
+	write(t, extra, `{"mcpServers": {"from-env": {"command": "e"}, "cursor-one": {"command": "shadowed"}}}`)
+	env[EnvServersConfig] = extra
+	write(t, filepath.Join(home, ".codeium", "windsurf", "mcp_config.json"), `{"mcpServers": {"self": {"command": "uvx", "args": ["--from", "git+https://x/mcp-server-code-execution-mode", "mcp-server-code-execution-mode", "run"]}}}`)
+
+	got := r.Servers()
+	want := []string{"filesystem", "memory", "vscode-one", "claude-project", "claude-global", "cursor-one", "code-settings", "mac-desktop", "from-env"}
+	if !slices.Equal(names(got), want) {
+		t.Fatalf("servers %v, want %v", names(got), want)
+	}
+	fs := got[0]
+	if fs.Command != "npx" || !slices.Equal(fs.Args, []string{"-y", "@modelcontextprotocol/server-filesystem", "/tmp", "7"}) ||
+		fs.Env["A"] != "1" || fs.Env["N"] != "2" || fs.Cwd != "/srv" || fs.Description != "files" || filepath.Base(fs.Source) != "fs.json" {
+		t.Fatalf("filesystem entry: %+v", fs)
+	}
+	if sc, _ := r.Lookup("cursor-one"); sc.Command != "c" {
+		t.Fatalf("first definition must win: %+v", sc)
+	}
+
+	env[EnvAllowSelfServer] = "1"
+	if _, ok := r.Lookup("self"); !ok {
+		t.Fatal("self entry not allowed with MCP_BRIDGE_ALLOW_SELF_SERVER=1")
+	}
+}
+
+func TestDiscoveryStateDirAndReload(t *testing.T) {
+	home, state := t.TempDir(), t.TempDir()
+	r := NewRegistry(DiscoveryOptions{Home: home, Cwd: t.TempDir(), Getenv: func(k string) string {
+		return map[string]string{EnvStateDir: state}[k]
+	}})
+	path := filepath.Join(state, "a.json")
+	write(t, path, `{"mcpServers": {"one": {"command": "a"}}}`)
+	write(t, filepath.Join(home, "MCPs", "ignored.json"), `{"mcpServers": {"not-read": {"command": "a"}}}`)
+	if got := names(r.Servers()); !slices.Equal(got, []string{"one"}) {
+		t.Fatalf("servers %v", got)
+	}
+	// The cache serves unchanged files; a change is seen on the next call.
+	write(t, path, `{"mcpServers": {"one": {"command": "a"}, "two": {"command": "b"}}}`)
+	future := time.Now().Add(2 * time.Second)
+	os.Chtimes(path, future, future)
+	if got := names(r.Servers()); !slices.Equal(got, []string{"one", "two"}) {
+		t.Fatalf("after the change: %v", got)
+	}
+	os.Remove(path)
+	if got := r.Servers(); len(got) != 0 {
+		t.Fatalf("after removal: %v", names(got))
+	}
+}
+
+func TestStripJSONComments(t *testing.T) {
+	in := `{"a": "x // not a comment", /* c */ "b": 1 // end
+}`
+	got := string(stripJSONComments([]byte(in)))
+	want := "{\"a\": \"x // not a comment\",  \"b\": 1 \n}"
+	if got != want {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+}
