@@ -55,6 +55,10 @@ type Options struct {
 	// MaxConcurrentRPCs bounds the RPCs handled at once; further requests
 	// wait. Zero: DefaultMaxRPCs.
 	MaxConcurrentRPCs int
+	// Init, when set, returns code run in every new interpreter before its
+	// first call (to install helpers). A failure fails the start. Zero:
+	// nothing runs.
+	Init func() string
 	// OnOutput, when set, receives each piece of a call's output as it
 	// arrives (within the cap), stream "stdout" or "stderr". It runs on the
 	// session's reader and must not block. Zero: output is only returned
@@ -248,6 +252,12 @@ func (s *Session) ensure(ctx context.Context) (*runtimeBox, string, error) {
 	if err != nil {
 		return nil, "", fmt.Errorf("starting sandbox: %w", err)
 	}
+	if s.opts.Init != nil {
+		if err := s.initialize(ctx, box); err != nil {
+			s.discard(box, err.Error())
+			return nil, "", fmt.Errorf("starting sandbox: %w", err)
+		}
+	}
 	s.log.Info("sandbox ready", "python", box.python, "runtime", box.version, "id", box.sb.ID(), "took", time.Since(start))
 	s.mu.Lock()
 	s.box = box
@@ -255,6 +265,18 @@ func (s *Session) ensure(ctx context.Context) (*runtimeBox, string, error) {
 	s.lost = ""
 	s.mu.Unlock()
 	return box, notice, nil
+}
+
+// initialize runs the Init code in a new box.
+func (s *Session) initialize(ctx context.Context, box *runtimeBox) error {
+	res, err := s.run(ctx, box, s.opts.Init(), s.opts.readyTimeout())
+	if err != nil {
+		return fmt.Errorf("initializing the interpreter: %w", err)
+	}
+	if res.Status != StatusSuccess {
+		return fmt.Errorf("initializing the interpreter: %s %s: %s%s", res.Status, res.ExceptionType, res.ExceptionMessage, res.Traceback)
+	}
+	return nil
 }
 
 // discard drops box (closing its container) and records why its state is

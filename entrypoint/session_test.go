@@ -302,3 +302,16 @@ func TestOptionsFromSettings(t *testing.T) {
 		t.Fatalf("%+v", o)
 	}
 }
+
+func TestInitRunsInEveryNewInterpreter(t *testing.T) {
+	n := 0
+	s := newLocal(t, Options{Init: func() string { n++; return fmt.Sprintf("helper = lambda: 'init %d'", n) }, InterruptGrace: 200 * time.Millisecond})
+	want(t, exec1(t, s, "print(helper())", 0), StatusSuccess, "init 1\n")
+	exec1(t, s, "import signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nwhile True: pass", 100*time.Millisecond)
+	want(t, exec1(t, s, "print(helper())", 0), StatusSuccess, "init 2\n")
+
+	bad := newLocal(t, Options{Init: func() string { return "raise RuntimeError('broken helpers')" }})
+	if _, err := bad.Execute(context.Background(), "pass", 0); err == nil || !strings.Contains(err.Error(), "broken helpers") {
+		t.Fatalf("err = %v", err)
+	}
+}

@@ -1,0 +1,243 @@
+package mcpbridge
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/sync/errgroup"
+)
+
+// Bounds of proxied servers.
+const (
+	// serverStartTimeout bounds starting a server and its initialize.
+	serverStartTimeout = 60 * time.Second
+	// toolCallTimeout bounds one proxied tool call.
+	toolCallTimeout = 120 * time.Second
+)
+
+// ErrServerUnavailable reports a server the sandbox may not or cannot use.
+var ErrServerUnavailable = errors.New("server not available")
+
+// A proxyPool keeps one warm client session per proxied MCP server,
+// started on first use and restarted after it dies.
+type proxyPool struct {
+	reg *Registry
+	log *slog.Logger
+
+	mu      sync.Mutex
+	clients map[string]*proxyClient
+}
+
+func newProxyPool(reg *Registry, log *slog.Logger) *proxyPool {
+	return &proxyPool{reg: reg, log: log, clients: map[string]*proxyClient{}}
+}
+
+// A proxyClient is the connection to one server.
+type proxyClient struct {
+	cfg ServerConfig
+	log *slog.Logger
+
+	mu    sync.Mutex // serializes (re)starts
+	cs    *mcp.ClientSession
+	tools []*mcp.Tool
+	dead  chan struct{} // closed when cs ended
+}
+
+// client returns the client of server name, creating its entry.
+func (p *proxyPool) client(name string) (*proxyClient, error) {
+	cfg, ok := p.reg.Lookup(name)
+	if !ok {
+		return nil, fmt.Errorf("%w: server %q is not configured", ErrServerUnavailable, name)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	c, ok := p.clients[name]
+	if !ok || !sameConfig(c.cfg, cfg) {
+		if ok {
+			go c.close() // its definition changed: the next use starts the new one
+		}
+		c = &proxyClient{cfg: cfg, log: p.log.With("server", name)}
+		p.clients[name] = c
+	}
+	return c, nil
+}
+
+// start makes sure every named server runs, starting them concurrently.
+func (p *proxyPool) start(ctx context.Context, names []string) error {
+	g, ctx := errgroup.WithContext(ctx)
+	for _, name := range names {
+		g.Go(func() error {
+			c, err := p.client(name)
+			if err != nil {
+				return err
+			}
+			_, err = c.session(ctx)
+			return err
+		})
+	}
+	return g.Wait()
+}
+
+// tools returns the tools of server name.
+func (p *proxyPool) tools(ctx context.Context, name string) ([]*mcp.Tool, error) {
+	c, err := p.client(name)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := c.session(ctx); err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.tools, nil
+}
+
+// call calls a tool of server name.
+func (p *proxyPool) call(ctx context.Context, name, tool string, args map[string]any) (*mcp.CallToolResult, error) {
+	c, err := p.client(name)
+	if err != nil {
+		return nil, err
+	}
+	cs, err := c.session(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, toolCallTimeout)
+	defer cancel()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
+	if err != nil {
+		select {
+		case <-c.dead:
+			return nil, fmt.Errorf("server %q stopped during the call (it is restarted on next use): %w", name, err)
+		default:
+		}
+		if errors.Is(err, context.DeadlineExceeded) {
+			// A server that does not answer is restarted on next use.
+			c.close()
+			return nil, fmt.Errorf("server %q did not answer %s within %v; it was restarted", name, tool, toolCallTimeout)
+		}
+		return nil, fmt.Errorf("calling %s.%s: %w", name, tool, err)
+	}
+	return res, nil
+}
+
+// close stops every server.
+func (p *proxyPool) close() {
+	p.mu.Lock()
+	clients := p.clients
+	p.clients = map[string]*proxyClient{}
+	p.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, c := range clients {
+		wg.Add(1)
+		go func() { defer wg.Done(); c.close() }()
+	}
+	wg.Wait()
+}
+
+// session returns the live client session, starting the server when it
+// is not running or died.
+func (c *proxyClient) session(ctx context.Context) (*mcp.ClientSession, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.cs != nil {
+		select {
+		case <-c.dead:
+			c.log.Warn("proxied server stopped; restarting it")
+			c.cs = nil
+		default:
+			return c.cs, nil
+		}
+	}
+	ctx, cancel := context.WithTimeout(ctx, serverStartTimeout)
+	defer cancel()
+	start := time.Now()
+	cmd := exec.Command(c.cfg.Command, c.cfg.Args...)
+	cmd.Env = os.Environ()
+	for k, v := range c.cfg.Env {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	cmd.Dir = c.cfg.Cwd
+	cmd.Stderr = &lineLogger{log: c.log}
+	client := mcp.NewClient(&mcp.Implementation{Name: Name, Version: "dev"}, nil)
+	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		return nil, fmt.Errorf("starting server %q (%s): %w", c.cfg.Name, c.cfg.Command, err)
+	}
+	var tools []*mcp.Tool
+	for t, err := range cs.Tools(ctx, nil) {
+		if err != nil {
+			cs.Close()
+			return nil, fmt.Errorf("listing the tools of server %q: %w", c.cfg.Name, err)
+		}
+		tools = append(tools, t)
+	}
+	dead := make(chan struct{})
+	go func() { cs.Wait(); close(dead) }()
+	c.cs, c.tools, c.dead = cs, tools, dead
+	c.log.Info("proxied server started", "tools", len(tools), "took", time.Since(start))
+	return cs, nil
+}
+
+func (c *proxyClient) close() {
+	c.mu.Lock()
+	cs := c.cs
+	c.cs = nil
+	c.mu.Unlock()
+	if cs != nil {
+		cs.Close()
+	}
+}
+
+func sameConfig(a, b ServerConfig) bool {
+	if a.Command != b.Command || a.Cwd != b.Cwd || len(a.Args) != len(b.Args) || len(a.Env) != len(b.Env) {
+		return false
+	}
+	for i := range a.Args {
+		if a.Args[i] != b.Args[i] {
+			return false
+		}
+	}
+	for k, v := range a.Env {
+		if b.Env[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// A lineLogger logs what a server writes to its stderr, line by line.
+type lineLogger struct {
+	log  *slog.Logger
+	mu   sync.Mutex
+	part []byte
+}
+
+func (l *lineLogger) Write(b []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.part = append(l.part, b...)
+	for {
+		i := bytes.IndexByte(l.part, '\n')
+		if i < 0 {
+			break
+		}
+		if line := string(bytes.TrimSpace(l.part[:i])); line != "" {
+			l.log.Debug("server stderr", "line", line)
+		}
+		l.part = l.part[i+1:]
+	}
+	if len(l.part) > 64<<10 { // a line without end: log what there is
+		l.log.Debug("server stderr", "line", string(l.part))
+		l.part = nil
+	}
+	return len(b), nil
+}
