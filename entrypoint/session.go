@@ -274,7 +274,7 @@ func (s *Session) initialize(ctx context.Context, box *runtimeBox) error {
 		return fmt.Errorf("initializing the interpreter: %w", err)
 	}
 	if res.Status != StatusSuccess {
-		return fmt.Errorf("initializing the interpreter: %s %s: %s%s", res.Status, res.ExceptionType, res.ExceptionMessage, res.Traceback)
+		return fmt.Errorf("initializing the interpreter: %s %s: %s\n%s", res.Status, res.ExceptionType, res.ExceptionMessage, res.Traceback)
 	}
 	return nil
 }

@@ -5,17 +5,25 @@ package mcpbridge
 
 import (
 	"context"
+	_ "embed"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/entrypoint"
 )
+
+// sandboxAPI is the helper surface installed in every interpreter.
+//
+//go:embed sandbox_api.py
+var sandboxAPI string
 
 // Name is the bridge's MCP implementation name, as the original's.
 const Name = "mcp-server-code-execution-mode"
@@ -46,9 +54,18 @@ type Bridge struct {
 	server *mcp.Server
 	seq    atomic.Int64
 
+	proxies *proxyPool
+
 	mu       sync.Mutex
-	sessions map[*mcp.ServerSession]*entrypoint.Session
+	sessions map[*mcp.ServerSession]*clientSession
 	closed   bool
+}
+
+// A clientSession is the sandbox of one client connection and what it
+// has loaded.
+type clientSession struct {
+	sandbox *entrypoint.Session
+	state   *clientState
 }
 
 // New returns a Bridge; nothing starts until a client calls a tool.
@@ -59,7 +76,7 @@ func New(opts Options) *Bridge {
 	if opts.Version == "" {
 		opts.Version = "dev"
 	}
-	b := &Bridge{opts: opts, sessions: map[*mcp.ServerSession]*entrypoint.Session{}}
+	b := &Bridge{opts: opts, sessions: map[*mcp.ServerSession]*clientSession{}}
 	b.log = opts.Logger
 	if b.log == nil {
 		b.log = slog.New(slog.DiscardHandler)
@@ -67,6 +84,7 @@ func New(opts Options) *Bridge {
 	if b.opts.Registry == nil {
 		b.opts.Registry = NewRegistry(DiscoveryOptions{Logger: b.log})
 	}
+	b.proxies = newProxyPool(b.opts.Registry, b.log)
 	b.server = mcp.NewServer(&mcp.Implementation{Name: Name, Version: opts.Version}, &mcp.ServerOptions{
 		Instructions: serverInstructions,
 		Logger:       b.log,
@@ -84,20 +102,22 @@ func (b *Bridge) Close() error {
 	b.mu.Lock()
 	b.closed = true
 	sessions := b.sessions
-	b.sessions = map[*mcp.ServerSession]*entrypoint.Session{}
+	b.sessions = map[*mcp.ServerSession]*clientSession{}
 	b.mu.Unlock()
 	var wg sync.WaitGroup
 	for _, s := range sessions {
 		wg.Add(1)
-		go func() { defer wg.Done(); s.Close() }()
+		go func() { defer wg.Done(); s.sandbox.Close() }()
 	}
+	wg.Add(1)
+	go func() { defer wg.Done(); b.proxies.close() }()
 	wg.Wait()
 	return nil
 }
 
 // session returns the sandbox session of the client connection ss,
 // creating it on first use; it is closed when the connection ends.
-func (b *Bridge) session(ss *mcp.ServerSession) (*entrypoint.Session, error) {
+func (b *Bridge) session(ss *mcp.ServerSession) (*clientSession, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.closed {
@@ -107,21 +127,58 @@ func (b *Bridge) session(ss *mcp.ServerSession) (*entrypoint.Session, error) {
 		return s, nil
 	}
 	name := "client-" + strconv.FormatInt(b.seq.Add(1), 10)
+	cs := &clientSession{state: &clientState{}}
 	opts := entrypoint.OptionsFromSettings(b.opts.Engine, b.opts.Settings, name)
 	opts.Logger = b.log.With("session", name)
-	s := entrypoint.New(opts)
-	b.sessions[ss] = s
+	opts.RPC = b.rpcHandler(cs.state)
+	opts.Init = func() string { return sandboxAPI + "\n" + b.configureCode(cs.state) }
+	cs.sandbox = entrypoint.New(opts)
+	b.sessions[ss] = cs
 	if ss != nil {
 		go func() {
 			ss.Wait()
-			s.Close() // Bridge.Close, racing with this, waits for it too
+			cs.sandbox.Close() // Bridge.Close, racing with this, waits for it too
 			b.mu.Lock()
 			delete(b.sessions, ss)
 			b.mu.Unlock()
 			b.log.Debug("client disconnected; sandbox stopped", "session", name)
 		}()
 	}
-	return s, nil
+	return cs, nil
+}
+
+// configureCode returns the Python call that installs the proxies of the
+// servers state has loaded.
+func (b *Bridge) configureCode(state *clientState) string {
+	al := b.serverAliases()
+	type toolMeta struct {
+		Name        string `json:"name"`
+		Alias       string `json:"alias"`
+		Description string `json:"description"`
+		InputSchema any    `json:"input_schema"`
+	}
+	type serverMeta struct {
+		Name        string     `json:"name"`
+		Alias       string     `json:"alias"`
+		Description string     `json:"description"`
+		Cwd         string     `json:"cwd"`
+		Tools       []toolMeta `json:"tools"`
+	}
+	servers := []serverMeta{}
+	for _, name := range state.servers() {
+		sc, _ := b.opts.Registry.Lookup(name)
+		tools, err := b.proxies.tools(context.Background(), name)
+		if err != nil {
+			b.log.Warn("loaded server has no tools to install", "server", name, "err", err)
+		}
+		m := serverMeta{Name: name, Alias: al[name], Description: sc.Description, Cwd: sc.Cwd, Tools: []toolMeta{}}
+		for _, d := range toolDocs(name, al[name], tools, true) {
+			m.Tools = append(m.Tools, toolMeta{Name: d.Tool, Alias: d.ToolAlias, Description: d.Description, InputSchema: d.InputSchema})
+		}
+		servers = append(servers, m)
+	}
+	data, _ := json.Marshal(map[string]any{"servers": servers})
+	return "_mcp_bridge_configure(__import__('json').loads(" + strconv.Quote(string(data)) + "))"
 }
 
 // runPython is the run_python tool handler.
@@ -131,16 +188,41 @@ func (b *Bridge) runPython(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 	if problem != "" {
 		return validationError(problem).toolResult(cfg.OutputMode), nil
 	}
-	sess, err := b.session(req.Session)
+	cs, err := b.session(req.Session)
 	if err != nil {
 		return outcome{status: statusError, summary: "Sandbox error: " + err.Error(), err: err.Error()}.toolResult(cfg.OutputMode), nil
 	}
-	res, err := sess.Execute(ctx, args.code, args.timeout)
+	if err := b.load(ctx, cs, args.servers); err != nil {
+		return outcome{status: statusError, summary: "Loading MCP servers failed: " + err.Error(), err: err.Error(), servers: args.servers}.toolResult(cfg.OutputMode), nil
+	}
+	res, err := cs.sandbox.Execute(ctx, args.code, args.timeout)
 	if err != nil {
 		b.log.Warn("run_python failed", "err", err)
 	}
 	secs := int(args.timeout.Seconds())
 	return fromSession(res, err, args.servers, secs).toolResult(cfg.OutputMode), nil
+}
+
+// load starts the named servers and, when any is new to the session,
+// installs their proxies in its interpreter.
+func (b *Bridge) load(ctx context.Context, cs *clientSession, servers []string) error {
+	if len(servers) == 0 {
+		return nil
+	}
+	if err := b.proxies.start(ctx, servers); err != nil {
+		return err
+	}
+	if !cs.state.add(servers) {
+		return nil
+	}
+	res, err := cs.sandbox.Execute(ctx, b.configureCode(cs.state), 30*time.Second)
+	if err != nil {
+		return err
+	}
+	if res.Status != entrypoint.StatusSuccess {
+		return fmt.Errorf("installing the server proxies: %s %s", res.ExceptionType, res.ExceptionMessage)
+	}
+	return nil
 }
 
 // knownServer reports whether name is a configured MCP server.

@@ -19,11 +19,17 @@ import (
 // in-memory MCP client to it.
 func connectClient(t *testing.T, cfg Config) (*mcp.ClientSession, *Bridge) {
 	t.Helper()
+	reg := NewRegistry(DiscoveryOptions{Home: t.TempDir(), Cwd: t.TempDir(), Getenv: func(string) string { return "" }})
+	return connectClientWith(t, cfg, reg)
+}
+
+// connectClientWith is connectClient with the servers of reg.
+func connectClientWith(t *testing.T, cfg Config, reg *Registry) (*mcp.ClientSession, *Bridge) {
+	t.Helper()
 	settings, err := engine.LoadSettings(func(string) string { return "" })
 	if err != nil {
 		t.Fatal(err)
 	}
-	reg := NewRegistry(DiscoveryOptions{Home: t.TempDir(), Cwd: t.TempDir(), Getenv: func(string) string { return "" }})
 	br := New(Options{Engine: enginetest.Local{T: t}, Settings: settings, Config: cfg, Registry: reg})
 	t.Cleanup(func() { br.Close() })
 	st, ct := mcp.NewInMemoryTransports()

@@ -1,0 +1,65 @@
+package mcpbridge
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// stubServerEnv makes the test binary serve a stub MCP server on stdio
+// instead of running tests, so the bridge proxies a real process.
+const stubServerEnv = "MCPBRIDGE_STUB_SERVER"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(stubServerEnv) == "1" {
+		if err := runStubServer(); err != nil {
+			fmt.Fprintln(os.Stderr, "stub server:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+type echoIn struct {
+	Message string `json:"message" jsonschema:"the text to echo back"`
+}
+
+type addIn struct {
+	A int `json:"a" jsonschema:"first addend"`
+	B int `json:"b" jsonschema:"second addend"`
+}
+
+type sumOut struct {
+	Sum int `json:"sum"`
+}
+
+type readIn struct {
+	Path string `json:"path" jsonschema:"path of the file to read"`
+}
+
+func runStubServer() error {
+	s := mcp.NewServer(&mcp.Implementation{Name: "stub", Version: "1"}, nil)
+	mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "Echo the provided message"},
+		func(ctx context.Context, req *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: in.Message}}}, nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "get-sum", Description: "Add two numbers and return their sum"},
+		func(ctx context.Context, req *mcp.CallToolRequest, in addIn) (*mcp.CallToolResult, sumOut, error) {
+			return nil, sumOut{Sum: in.A + in.B}, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "read_text_file", Description: "Read the complete contents of a file as text"},
+		func(ctx context.Context, req *mcp.CallToolRequest, in readIn) (*mcp.CallToolResult, any, error) {
+			return nil, nil, errors.New("no such file: " + in.Path)
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "crash", Description: "Exit the server process"},
+		func(ctx context.Context, req *mcp.CallToolRequest, in struct{}) (*mcp.CallToolResult, any, error) {
+			os.Exit(3)
+			return nil, nil, nil
+		})
+	return s.Run(context.Background(), &mcp.StdioTransport{})
+}
