@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -114,10 +115,8 @@ func (p *proxyPool) call(ctx context.Context, name, tool string, args map[string
 	defer cancel()
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
 	if err != nil {
-		select {
-		case <-c.dead:
-			return nil, fmt.Errorf("server %q stopped during the call (it is restarted on next use): %w", name, err)
-		default:
+		if c.stopped(cs, err) {
+			return nil, fmt.Errorf("server %q stopped during the call to %s (it is restarted on next use): %w", name, tool, err)
 		}
 		if errors.Is(err, context.DeadlineExceeded) {
 			// A server that does not answer is restarted on next use.
@@ -185,6 +184,27 @@ func (c *proxyClient) session(ctx context.Context) (*mcp.ClientSession, error) {
 	c.cs, c.tools, c.dead = cs, tools, dead
 	c.log.Info("proxied server started", "tools", len(tools), "took", time.Since(start))
 	return cs, nil
+}
+
+// stopped reports whether cs ended (the call's err says the connection
+// closed, or its Wait returned), forgetting it so the next use restarts
+// the server without waiting for the exit to be noticed.
+func (c *proxyClient) stopped(cs *mcp.ClientSession, err error) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	dead := errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, io.EOF)
+	if !dead && c.cs == cs {
+		select {
+		case <-c.dead:
+			dead = true
+		default:
+		}
+	}
+	if dead && c.cs == cs {
+		c.cs = nil
+		go cs.Close()
+	}
+	return dead
 }
 
 func (c *proxyClient) close() {
