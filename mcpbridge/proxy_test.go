@@ -45,7 +45,7 @@ func TestProxiedServers(t *testing.T) {
 		t.Fatalf("search for a sum: %q", text)
 	}
 	// A server not loaded cannot be called.
-	if text, _ := run(map[string]any{"code": "from mcp import runtime\ntry:\n    await runtime.call_tool('stub', 'echo', {'message': 'x'})\nexcept runtime.MCPError as e:\n    print(e)"}); text != `Server "stub" is not available` {
+	if text, _ := run(map[string]any{"code": "from mcp import runtime\ntry:\n    await runtime.call_tool('stub', 'echo', {'message': 'x'})\nexcept runtime.MCPError as e:\n    print(e)"}); text != `Server 'stub' is not available` {
 		t.Fatalf("unloaded call: %q", text)
 	}
 	// Load and call; aliases; proxies survive into later calls.

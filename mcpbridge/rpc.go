@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -101,8 +103,18 @@ func (b *Bridge) rpcHandler(state *clientState) func(context.Context, json.RawMe
 	}
 }
 
+// notAvailable is the original's error for a server the session has not
+// loaded, quoted as Python's repr quotes.
 func notAvailable(server string) error {
-	return fmt.Errorf("Server %q is not available", server)
+	return fmt.Errorf("Server %s is not available", pyRepr(server))
+}
+
+// pyRepr quotes s the way Python's repr quotes a plain string.
+func pyRepr(s string) string {
+	if !strings.Contains(s, "'") {
+		return "'" + strings.ReplaceAll(s, `\`, `\\`) + "'"
+	}
+	return strconv.Quote(s)
 }
 
 // discovered lists the configured servers with their descriptions,
@@ -134,7 +146,7 @@ func (b *Bridge) serverAliases() map[string]string {
 func (b *Bridge) queryDocs(ctx context.Context, req rpcRequest) (any, error) {
 	alias, ok := b.serverAliases()[req.Server]
 	if !ok {
-		return nil, fmt.Errorf("Server %q is not configured", req.Server)
+		return nil, fmt.Errorf("Server %s is not configured", pyRepr(req.Server))
 	}
 	tools, err := b.proxies.tools(ctx, req.Server)
 	if err != nil {
