@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -55,6 +56,7 @@ type Bridge struct {
 	seq    atomic.Int64
 
 	proxies *proxyPool
+	store   *store
 
 	mu       sync.Mutex
 	sessions map[*mcp.ServerSession]*clientSession
@@ -85,6 +87,7 @@ func New(opts Options) *Bridge {
 		b.opts.Registry = NewRegistry(DiscoveryOptions{Logger: b.log})
 	}
 	b.proxies = newProxyPool(b.opts.Registry, b.log)
+	b.store = &store{dir: b.opts.Registry.StateDir()}
 	b.server = mcp.NewServer(&mcp.Implementation{Name: Name, Version: opts.Version}, &mcp.ServerOptions{
 		Instructions: serverInstructions,
 		Logger:       b.log,
@@ -131,7 +134,7 @@ func (b *Bridge) session(ss *mcp.ServerSession) (*clientSession, error) {
 	opts := entrypoint.OptionsFromSettings(b.opts.Engine, b.opts.Settings, name)
 	opts.Logger = b.log.With("session", name)
 	opts.RPC = b.rpcHandler(cs.state)
-	opts.Init = func() string { return sandboxAPI + "\n" + b.configureCode(cs.state) }
+	opts.Init = func() string { return sandboxAPI + "\n" + b.savedToolsCode() + b.configureCode(cs.state) }
 	cs.sandbox = entrypoint.New(opts)
 	b.sessions[ss] = cs
 	if ss != nil {
@@ -145,6 +148,16 @@ func (b *Bridge) session(ss *mcp.ServerSession) (*clientSession, error) {
 		}()
 	}
 	return cs, nil
+}
+
+// savedToolsCode returns the code that defines the tools saved with
+// save_tool, each on its own so one broken tool spares the others.
+func (b *Bridge) savedToolsCode() string {
+	var sb strings.Builder
+	for name, src := range b.store.toolSources() {
+		fmt.Fprintf(&sb, "_mcp_bridge_load_tool(%s, %s)\n", strconv.Quote(name), strconv.Quote(src))
+	}
+	return sb.String()
 }
 
 // configureCode returns the Python call that installs the proxies of the

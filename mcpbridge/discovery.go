@@ -47,6 +47,22 @@ type DiscoveryOptions struct {
 	Logger *slog.Logger
 }
 
+// stateDir is MCP_BRIDGE_STATE_DIR, else ~/MCPs: server configs, memories
+// and saved tools live there.
+func (o DiscoveryOptions) stateDir() string {
+	state := strings.TrimSpace(o.Getenv(EnvStateDir))
+	switch {
+	case state == "":
+		return filepath.Join(o.Home, "MCPs")
+	case strings.HasPrefix(state, "~/"):
+		return filepath.Join(o.Home, state[2:])
+	}
+	return state
+}
+
+// StateDir returns the state directory.
+func (r *Registry) StateDir() string { return r.opts.stateDir() }
+
 // A source is one place definitions are read from, in priority order.
 type source struct {
 	// glob or path; a glob lists the files of a directory.
@@ -62,12 +78,7 @@ type source struct {
 // MCP_SERVERS_CONFIG.
 func (o DiscoveryOptions) sources() []source {
 	home, cwd := o.Home, o.Cwd
-	state := strings.TrimSpace(o.Getenv(EnvStateDir))
-	if state == "" {
-		state = filepath.Join(home, "MCPs")
-	} else if strings.HasPrefix(state, "~/") {
-		state = filepath.Join(home, state[2:])
-	}
+	state := o.stateDir()
 	appSupport := filepath.Join(home, "Library", "Application Support")
 	s := []source{
 		{pattern: filepath.Join(state, "*"), glob: true},

@@ -53,6 +53,13 @@ type rpcRequest struct {
 	Query     string         `json:"query"`
 	Limit     int            `json:"limit"`
 	Detail    string         `json:"detail"`
+	// memory and save_tool
+	Op       string          `json:"op"`
+	Key      string          `json:"key"`
+	Value    json.RawMessage `json:"value"`
+	Metadata json.RawMessage `json:"metadata"`
+	Name     string          `json:"name"`
+	Source   string          `json:"source"`
 }
 
 // rpcHandler answers the sandbox of one client connection.
@@ -97,6 +104,13 @@ func (b *Bridge) rpcHandler(state *clientState) func(context.Context, json.RawMe
 			return b.queryDocs(ctx, req)
 		case "search_tool_docs":
 			return b.searchDocs(ctx, req)
+		case "memory":
+			return b.store.memory(req.Op, req.Key, req.Value, req.Metadata)
+		case "save_tool":
+			if err := b.store.saveTool(req.Name, req.Source); err != nil {
+				return nil, err
+			}
+			return map[string]any{"name": req.Name}, nil
 		default:
 			return nil, fmt.Errorf("unknown request type %q", req.Type)
 		}

@@ -8,6 +8,7 @@
 
 def _mcp_bridge_install():
     import inspect
+    import json
     import keyword
     import sys
     import types
@@ -204,6 +205,60 @@ def _mcp_bridge_install():
             "mcp_<alias> proxies whose async tool functions are awaited directly. Loaded now: %s." % loaded
         )
 
+    def _memory(op, key="", value=None, metadata=None):
+        payload = {"type": "memory", "op": op, "key": key}
+        if op in ("save", "update"):
+            try:
+                json.dumps(value)
+                json.dumps(metadata)
+            except (TypeError, ValueError) as e:
+                raise TypeError("memory values must be JSON-serializable: %s" % e) from None
+            payload["value"], payload["metadata"] = value, metadata
+        return _rpc_sync(payload)
+
+    def save_memory(key, value, metadata=None):
+        """Stores a JSON-serializable value under key on the host; it outlives the sandbox. Returns its info."""
+        return _memory("save", key, value, metadata)
+
+    def load_memory(key, default=None):
+        """The value stored under key, or default."""
+        res = _memory("load", key)
+        return default if res is None else res.get("value")
+
+    def update_memory(key, value, metadata=None):
+        """Replaces the value of an existing memory (MCPError if there is none). Returns its info."""
+        return _memory("update", key, value, metadata)
+
+    def delete_memory(key):
+        """Deletes a memory; returns whether it existed."""
+        return bool(_memory("delete", key))
+
+    def list_memories():
+        """The keys of every stored memory, sorted."""
+        return list(_memory("list") or [])
+
+    def memory_exists(key):
+        return bool(_memory("exists", key))
+
+    def get_memory_info(key):
+        """Size, metadata and times of a memory, or None."""
+        return _memory("info", key)
+
+    def save_tool(func):
+        """Saves a function's source on the host; it is defined again in every new session. Returns its name."""
+        if not callable(func) or not hasattr(func, "__name__"):
+            raise TypeError("save_tool takes a function")
+        try:
+            src = inspect.getsource(func)
+        except (OSError, TypeError) as e:
+            raise MCPError("cannot read the source of %s: %s" % (func.__name__, e)) from None
+        import textwrap
+
+        _rpc_sync({"type": "save_tool", "name": func.__name__, "source": textwrap.dedent(src)})
+        return func.__name__
+
+    helpers = (save_memory, load_memory, update_memory, delete_memory, list_memories, memory_exists, get_memory_info, save_tool)
+
     pkg = types.ModuleType("mcp")
     pkg.__path__ = []
     runtime = types.ModuleType("mcp.runtime")
@@ -213,7 +268,7 @@ def _mcp_bridge_install():
         call_tool, discovered_servers, list_servers, list_servers_sync, describe_server, list_loaded_server_metadata,
         list_tools, list_tools_sync, query_tool_docs, query_tool_docs_sync, search_tool_docs, search_tool_docs_sync,
         capability_summary,
-    ):
+    ) + helpers:
         setattr(runtime, fn.__name__, fn)
     runtime.MCPError = MCPError
     runtime.MCPArgumentError = MCPArgumentError
@@ -242,6 +297,8 @@ def _mcp_bridge_install():
         namespace["mcp_servers"] = {n: namespace["mcp_" + state["servers"][n]["alias"]] for n in state["order"]}
         namespace["LOADED_MCP_SERVERS"] = tuple(state["order"])
         namespace["MCPError"] = MCPError
+        for fn in helpers:
+            namespace[fn.__name__] = fn
 
     return configure
 
@@ -251,6 +308,15 @@ _mcp_bridge_configure_impl = _mcp_bridge_install()
 
 def _mcp_bridge_configure(state):
     _mcp_bridge_configure_impl(state, globals())
+
+
+def _mcp_bridge_load_tool(name, source):
+    try:
+        exec(compile(source, "<saved tool %s>" % name, "exec"), globals())
+    except Exception as e:  # a broken saved tool must not break the session
+        import sys
+
+        print("saved tool %s failed to load: %r" % (name, e), file=sys.stderr)
 
 
 _mcp_bridge_configure({"servers": []})

@@ -1,0 +1,214 @@
+package mcpbridge
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Limits of the host-side stores.
+const (
+	maxMemoryBytes = 1 << 20
+	maxMemories    = 1000
+	maxSavedTools  = 200
+	maxToolSource  = 256 << 10
+)
+
+// validKey is the shape of memory keys and saved tool names: it keeps
+// every key a plain file name in its directory.
+var validKey = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$`)
+
+// A store keeps the memories and saved tools of every session on the host,
+// under the state directory, so they outlive sandboxes and bridges and
+// need no mount (a remote engine works).
+type store struct {
+	dir string
+	mu  sync.Mutex
+}
+
+// A memoryRecord is one memory file.
+type memoryRecord struct {
+	Key       string          `json:"key"`
+	Value     json.RawMessage `json:"value"`
+	Metadata  json.RawMessage `json:"metadata,omitempty"`
+	CreatedAt time.Time       `json:"created_at"`
+	UpdatedAt time.Time       `json:"updated_at"`
+}
+
+// memoryInfo describes a memory without its value.
+type memoryInfo struct {
+	Key       string          `json:"key"`
+	Size      int             `json:"size"`
+	Metadata  json.RawMessage `json:"metadata,omitempty"`
+	CreatedAt time.Time       `json:"created_at"`
+	UpdatedAt time.Time       `json:"updated_at"`
+}
+
+func (r memoryRecord) info() memoryInfo {
+	return memoryInfo{Key: r.Key, Size: len(r.Value), Metadata: r.Metadata, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}
+}
+
+func checkKey(kind, key string) error {
+	if !validKey.MatchString(key) {
+		return fmt.Errorf("invalid %s %q: use 1-128 letters, digits, '_', '-' or '.', not starting with '.' or '-'", kind, key)
+	}
+	return nil
+}
+
+func (s *store) memoryPath(key string) string { return filepath.Join(s.dir, "memory", key+".json") }
+
+func (s *store) readMemory(key string) (memoryRecord, bool, error) {
+	data, err := os.ReadFile(s.memoryPath(key))
+	if errors.Is(err, os.ErrNotExist) {
+		return memoryRecord{}, false, nil
+	}
+	if err != nil {
+		return memoryRecord{}, false, err
+	}
+	var r memoryRecord
+	if err := json.Unmarshal(data, &r); err != nil {
+		return memoryRecord{}, false, fmt.Errorf("memory %q is corrupt: %v", key, err)
+	}
+	return r, true, nil
+}
+
+// writeFile writes data to path atomically.
+func writeFile(path string, data []byte) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o600); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+// memory serves one memory request: op is save, load, delete, list,
+// update, exists or info.
+func (s *store) memory(op, key string, value, metadata json.RawMessage) (any, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if op != "list" {
+		if err := checkKey("memory key", key); err != nil {
+			return nil, err
+		}
+	}
+	switch op {
+	case "save", "update":
+		if len(value) > maxMemoryBytes {
+			return nil, fmt.Errorf("memory %q is %d bytes, over the %d-byte limit", key, len(value), maxMemoryBytes)
+		}
+		old, exists, err := s.readMemory(key)
+		if err != nil && op == "update" {
+			return nil, err
+		}
+		if op == "update" && !exists {
+			return nil, fmt.Errorf("memory %q does not exist", key)
+		}
+		if !exists {
+			if n, _ := s.count("memory", ".json"); n >= maxMemories {
+				return nil, fmt.Errorf("%d memories are stored, the limit; delete some first", n)
+			}
+		}
+		now := time.Now().UTC()
+		r := memoryRecord{Key: key, Value: value, Metadata: metadata, CreatedAt: now, UpdatedAt: now}
+		if exists {
+			r.CreatedAt = old.CreatedAt
+			if len(metadata) == 0 || string(metadata) == "null" {
+				r.Metadata = old.Metadata
+			}
+		}
+		data, _ := json.Marshal(r)
+		if err := writeFile(s.memoryPath(key), data); err != nil {
+			return nil, fmt.Errorf("saving memory %q: %w", key, err)
+		}
+		return r.info(), nil
+	case "load", "exists", "info":
+		r, exists, err := s.readMemory(key)
+		if err != nil {
+			return nil, err
+		}
+		switch {
+		case op == "exists":
+			return exists, nil
+		case !exists:
+			return nil, nil
+		case op == "info":
+			return r.info(), nil
+		}
+		return map[string]any{"value": r.Value}, nil
+	case "delete":
+		err := os.Remove(s.memoryPath(key))
+		if errors.Is(err, os.ErrNotExist) {
+			return false, nil
+		}
+		return err == nil, err
+	case "list":
+		return s.names("memory", ".json")
+	}
+	return nil, fmt.Errorf("unknown memory operation %q", op)
+}
+
+func (s *store) names(sub, ext string) ([]string, error) {
+	entries, err := os.ReadDir(filepath.Join(s.dir, sub))
+	if errors.Is(err, os.ErrNotExist) {
+		return []string{}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := []string{}
+	for _, e := range entries {
+		if name, ok := strings.CutSuffix(e.Name(), ext); ok && e.Type().IsRegular() && validKey.MatchString(name) {
+			out = append(out, name)
+		}
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+func (s *store) count(sub, ext string) (int, error) {
+	n, err := s.names(sub, ext)
+	return len(n), err
+}
+
+// saveTool stores a function's source for every future session.
+func (s *store) saveTool(name, source string) error {
+	if err := checkKey("tool name", name); err != nil {
+		return err
+	}
+	if len(source) > maxToolSource {
+		return fmt.Errorf("tool %q source is %d bytes, over the %d-byte limit", name, len(source), maxToolSource)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	path := filepath.Join(s.dir, "tools", name+".py")
+	if _, err := os.Stat(path); err != nil {
+		if n, _ := s.count("tools", ".py"); n >= maxSavedTools {
+			return fmt.Errorf("%d tools are saved, the limit", n)
+		}
+	}
+	return writeFile(path, []byte(source))
+}
+
+// toolSources returns the saved tools' sources, by name.
+func (s *store) toolSources() map[string]string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	names, _ := s.names("tools", ".py")
+	out := map[string]string{}
+	for _, n := range names {
+		if data, err := os.ReadFile(filepath.Join(s.dir, "tools", n+".py")); err == nil && len(data) <= maxToolSource {
+			out[n] = string(data)
+		}
+	}
+	return out
+}
