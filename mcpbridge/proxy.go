@@ -166,8 +166,14 @@ func (c *proxyClient) session(ctx context.Context) (*mcp.ClientSession, error) {
 	}
 	cmd.Dir = c.cfg.Cwd
 	cmd.Stderr = &lineLogger{log: c.log}
-	client := mcp.NewClient(&mcp.Implementation{Name: Name, Version: "dev"}, nil)
-	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	client := mcp.NewClient(&mcp.Implementation{Name: Name, Version: "dev"}, &mcp.ClientOptions{
+		// Servers may change their tools at any time (server-everything
+		// does right after initialize): refresh the cache.
+		ToolListChangedHandler: func(ctx context.Context, req *mcp.ToolListChangedRequest) {
+			go c.refreshTools(req.Session)
+		},
+	})
+	cs, err := client.Connect(ctx, &noiseTolerantTransport{cmd: cmd, log: c.log}, nil)
 	if err != nil {
 		return nil, fmt.Errorf("starting server %q (%s): %w", c.cfg.Name, c.cfg.Command, err)
 	}
@@ -184,6 +190,27 @@ func (c *proxyClient) session(ctx context.Context) (*mcp.ClientSession, error) {
 	c.cs, c.tools, c.dead = cs, tools, dead
 	c.log.Info("proxied server started", "tools", len(tools), "took", time.Since(start))
 	return cs, nil
+}
+
+// refreshTools re-lists the tools of cs and caches them if cs is still
+// the client's session.
+func (c *proxyClient) refreshTools(cs *mcp.ClientSession) {
+	ctx, cancel := context.WithTimeout(context.Background(), serverStartTimeout)
+	defer cancel()
+	var tools []*mcp.Tool
+	for t, err := range cs.Tools(ctx, nil) {
+		if err != nil {
+			c.log.Debug("refreshing tools", "err", err)
+			return
+		}
+		tools = append(tools, t)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.cs == cs || c.cs == nil {
+		c.tools = tools
+	}
+	c.log.Debug("tool list changed", "tools", len(tools))
 }
 
 // stopped reports whether cs ended (the call's err says the connection

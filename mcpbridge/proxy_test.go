@@ -15,7 +15,8 @@ func stubRegistry(t *testing.T) *Registry {
 	self, _ := os.Executable()
 	write(t, filepath.Join(home, "MCPs", "stub.json"), `{"mcpServers": {
 		"stub": {"command": "`+self+`", "env": {"`+stubServerEnv+`": "1"}, "description": "a stub server"},
-		"Stub Two": {"command": "`+self+`", "env": {"`+stubServerEnv+`": "1"}}
+		"Stub Two": {"command": "`+self+`", "env": {"`+stubServerEnv+`": "1"}},
+		"noisy": {"command": "`+self+`", "env": {"`+stubServerEnv+`": "1", "MCPBRIDGE_STUB_NOISE": "1"}}
 	}}`)
 	// The stub is this very executable, which the registry would skip as
 	// a self-entry without the override.
@@ -33,7 +34,7 @@ func TestProxiedServers(t *testing.T) {
 	}
 	// Discovery works before anything is loaded.
 	if text, isErr := run(map[string]any{"code": "from mcp import runtime\nprint(runtime.discovered_servers())\nprint(runtime.list_servers_sync())"}); isErr ||
-		text != "('Stub Two', 'stub')\n()" {
+		text != "('Stub Two', 'noisy', 'stub')\n()" {
 		t.Fatalf("discovery: %q", text)
 	}
 	// Search in the agent's own words, across servers not loaded yet.
@@ -69,9 +70,13 @@ func TestProxiedServers(t *testing.T) {
 	if text != want {
 		t.Fatalf("errors:\n%s\nwant:\n%s", text, want)
 	}
+	// Noise on a server's stdout is dropped, not fatal.
+	if text, isErr := run(map[string]any{"servers": []string{"noisy"}, "code": "print(await mcp_noisy.echo(message='through the noise'))"}); isErr || text != "through the noise" {
+		t.Fatalf("noisy server: %q", text)
+	}
 	// The newest README's inspection snippet runs.
 	text, isErr = run(map[string]any{"code": inspectSnippet})
-	if isErr || !strings.Contains(text, "Discovered: ('Stub Two', 'stub')") || !strings.Contains(text, "echo → Echo the provided message") {
+	if isErr || !strings.Contains(text, "Discovered: ('Stub Two', 'noisy', 'stub')") || !strings.Contains(text, "echo → Echo the provided message") {
 		t.Fatalf("inspection snippet: %q", text)
 	}
 	// A crashed server is restarted on next use; the call in flight fails clearly.

@@ -43,6 +43,11 @@ type readIn struct {
 }
 
 func runStubServer() error {
+	if os.Getenv("MCPBRIDGE_STUB_NOISE") == "1" {
+		// A chatty server: a banner and blank lines among its messages.
+		fmt.Println("stub server starting, have fun")
+		fmt.Println()
+	}
 	s := mcp.NewServer(&mcp.Implementation{Name: "stub", Version: "1"}, nil)
 	mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "Echo the provided message"},
 		func(ctx context.Context, req *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, any, error) {
