@@ -96,11 +96,11 @@ func startPodmanService(ctx context.Context, log *slog.Logger) (*podmanService, 
 		return nil, fmt.Errorf("starting podman system service: %w", err)
 	}
 	s := &podmanService{cmd: cmd, dir: dir, URI: "unix://" + sock, done: make(chan struct{})}
-	tail := &lineTail{max: 20}
+	tail := &LineTail{Max: 20}
 	go func() {
 		sc := bufio.NewScanner(out)
 		for sc.Scan() {
-			tail.add(sc.Text())
+			tail.Add(sc.Text())
 			log.Debug("podman service", "line", sc.Text())
 		}
 		io.Copy(io.Discard, out)
@@ -118,10 +118,10 @@ func startPodmanService(ctx context.Context, log *slog.Logger) (*podmanService, 
 		select {
 		case <-s.done:
 			s.Close()
-			return nil, fmt.Errorf("podman system service exited at start: %s", tail.String())
+			return nil, fmt.Errorf("podman system service exited at start: %s", orNoOutput(tail.String()))
 		case <-deadline:
 			s.Close()
-			return nil, fmt.Errorf("podman system service did not listen on %s within 20s: %s", sock, tail.String())
+			return nil, fmt.Errorf("podman system service did not listen on %s within 20s: %s", sock, orNoOutput(tail.String()))
 		case <-ctx.Done():
 			s.Close()
 			return nil, ctx.Err()
@@ -145,34 +145,9 @@ func (s *podmanService) Close() error {
 	return nil
 }
 
-// A lineTail keeps the last max lines written to it.
-type lineTail struct {
-	mu    sync.Mutex
-	max   int
-	lines []string
-}
-
-func (t *lineTail) add(l string) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.lines = append(t.lines, l)
-	if len(t.lines) > t.max {
-		t.lines = t.lines[1:]
-	}
-}
-
-func (t *lineTail) String() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if len(t.lines) == 0 {
+func orNoOutput(s string) string {
+	if s == "" {
 		return "(no output)"
-	}
-	s := ""
-	for i, l := range t.lines {
-		if i > 0 {
-			s += " | "
-		}
-		s += l
 	}
 	return s
 }

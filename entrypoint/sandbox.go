@@ -39,7 +39,7 @@ type runtimeBox struct {
 	dead   chan struct{} // closed when deadErr is set
 	once   sync.Once
 	err    error
-	stderr *lineTail
+	stderr *engine.LineTail
 }
 
 // startBox starts a container, delivers the runtime and waits for ready.
@@ -56,7 +56,7 @@ func startBox(ctx context.Context, opts *Options, log *slog.Logger) (*runtimeBox
 		rpcSem: make(chan struct{}, opts.maxRPCs()),
 		ctx:    bctx, cancel: cancel,
 		dead:   make(chan struct{}),
-		stderr: &lineTail{max: 20},
+		stderr: &engine.LineTail{Max: 20},
 	}
 	go b.readStderr()
 	ready := make(chan frame, 1)
@@ -252,7 +252,7 @@ func (b *runtimeBox) readStderr() {
 	sc.Buffer(make([]byte, 4096), 64<<10)
 	for sc.Scan() {
 		line := sc.Text()
-		b.stderr.add(line)
+		b.stderr.Add(line)
 		b.log.Debug("sandbox stderr", "line", line)
 	}
 	io.Copy(io.Discard, b.sb.Stderr())
@@ -333,28 +333,3 @@ func (c *capBuffer) text(extra int64) (string, bool) {
 }
 
 func utf8Start(b byte) bool { return b&0xC0 != 0x80 }
-
-// A lineTail keeps the last max lines written to it.
-type lineTail struct {
-	mu    sync.Mutex
-	max   int
-	lines []string
-}
-
-func (t *lineTail) add(l string) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if len(l) > 500 {
-		l = l[:500] + "…"
-	}
-	t.lines = append(t.lines, l)
-	if len(t.lines) > t.max {
-		t.lines = t.lines[1:]
-	}
-}
-
-func (t *lineTail) String() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return strings.Join(t.lines, " | ")
-}
