@@ -261,16 +261,27 @@ class Runtime:
             return
         t = msg.get("t")
         if t == "exec":
+            # The call becomes current here, on the reader, so an exec or an
+            # interrupt read right after it (even in the same chunk) sees it.
+            problem, call = None, None
+            max_output = msg.get("max_output", 0)
+            if not isinstance(msg.get("code"), str):
+                problem = "exec frame without a string code"
+            elif max_output is not None and (not isinstance(max_output, int) or isinstance(max_output, bool)):
+                problem = "max_output must be an integer"
             with self.state_lock:
-                busy = self.call is not None
-            if busy:
+                if problem is None and self.call is not None:
+                    problem = "a call is already running"
+                if problem is None:
+                    call = self.call = Call(str(msg.get("id")), max_output or 0)
+            if problem is not None:
                 self.chan.send(
                     {
                         "t": "result",
                         "id": str(msg.get("id")),
                         "status": "error",
                         "exc_type": "ProtocolError",
-                        "exc_message": "a call is already running",
+                        "exc_message": problem,
                         "traceback": "",
                         "duration_ms": 0,
                         "dropped": {"stdout": 0, "stderr": 0},
@@ -278,7 +289,7 @@ class Runtime:
                     }
                 )
                 return
-            self.inbox.put(msg)
+            self.inbox.put((call, msg["code"]))
         elif t == "interrupt":
             with self.state_lock:
                 call = self.call
@@ -325,8 +336,14 @@ class Runtime:
             self.rpc_pending[rid] = slot
         return rid
 
+    @staticmethod
+    def check_payload(payload):
+        if not isinstance(payload, dict):
+            raise TypeError("an RPC payload must be a dict, not %s" % type(payload).__name__)
+
     async def rpc(self, payload):
         """Sends payload to the host's RPC handler and returns its result."""
+        self.check_payload(payload)
         loop = asyncio.get_running_loop()
         fut = loop.create_future()
         rid = self._register(("future", loop, fut))
@@ -335,6 +352,7 @@ class Runtime:
 
     def rpc_sync(self, payload):
         """Like rpc, blocking the calling thread instead of awaiting."""
+        self.check_payload(payload)
         done = threading.Event()
         box = {}
         rid = self._register(("event", done, box))
@@ -428,23 +446,17 @@ class Runtime:
             }
         )
         while True:
-            msg = self.inbox.get()
-            if msg is None:
+            item = self.inbox.get()
+            if item is None:
                 return
-            self.run_call(msg)
+            self.run_call(*item)
 
-    def run_call(self, msg):
-        call = Call(str(msg.get("id")), int(msg.get("max_output") or 0))
-        code = msg.get("code")
-        with self.state_lock:
-            self.call = call
+    def run_call(self, call, code):
         self.restore_stdio()
         signal.signal(signal.SIGINT, self.on_sigint)
         result = {"t": "result", "id": call.id}
         start = time.perf_counter()
         try:
-            if not isinstance(code, str):
-                raise TypeError("exec frame without code")
             result.update(self.execute(code))
         except BaseException as e:  # anything the guarded section let through
             self.interruptible = False
@@ -455,7 +467,7 @@ class Runtime:
         for stream in (sys.stdout, sys.stderr):
             try:
                 stream.flush()
-            except (OSError, ValueError):
+            except Exception:  # user code may have put anything there
                 pass
         result["killed"] = self.kill_leftovers()
         self.fail_pending_rpcs()
@@ -491,6 +503,8 @@ class Runtime:
             self.interruptible = False
             return self.describe(e, "interrupted")
         except SystemExit as e:
+            if e.code is not None and not isinstance(e.code, int):
+                print(e.code, file=sys.stderr)  # as the interpreter does at exit
             return {"status": "exit", "exit_code": exit_code(e.code)}
         except BaseException as e:
             return self.describe(e, "error")
@@ -620,10 +634,13 @@ def file_id(fd):
 
 
 def exit_code(code):
+    """The exit status a process would get from sys.exit(code), as an int
+    the host can read (bools are ints to Python, not to JSON)."""
     if code is None:
         return 0
     if isinstance(code, int):
-        return code
+        code = int(code)
+        return code if -(2**31) <= code < 2**31 else 1
     return 1
 
 

@@ -1,279 +1,639 @@
-"""Unit tests of the sandbox runtime (runtime.py), standard library only.
+"""Unit tests of the sandbox runtime, entrypoint/runtime.py (standard library only).
 
-Run from the repository root:
+Run them from this directory:
 
-    python3 -m unittest discover -s entrypoint -p 'test_*.py'
+    cd entrypoint && python3 -m unittest -v test_runtime
 
-The runtime runs as a local subprocess in host mode (no "sandbox"
-argument): it then only kills its own descendants, never kill(-1).
+Each test starts the runtime as a subprocess of this interpreter in host mode,
+that is without the "sandbox" argument, so it only kills its own descendants and
+never calls kill(-1). Frames go to its stdin and come back from its stdout as in
+PROTOCOL.md; every wait has a timeout, so a hung runtime fails a test instead of
+hanging it. BootstrapTest runs the bootstrap of entrypoint.go the way a container
+does and feeds it the runtime source.
+
+The tests commented "Regression" guard bugs these tests found and runtime.py fixed.
 """
 
 import json
 import os
 import queue
-import re
 import subprocess
 import sys
+from subprocess import PIPE
+import textwrap
 import threading
 import time
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-RUNTIME = os.path.join(HERE, "runtime.py")
+RUNTIME_PATH = os.path.join(HERE, "runtime.py")
+ENTRYPOINT_GO = os.path.join(HERE, "entrypoint.go")
+TIMEOUT = 5.0  # seconds to wait for any one frame or call
+
+OUT_KEYS = {"t", "id", "stream", "data"}
+OK_KEYS = {"t", "id", "status", "duration_ms", "dropped", "killed"}
+ERROR_KEYS = OK_KEYS | {"exc_type", "exc_message", "traceback"}
+EXIT_KEYS = OK_KEYS | {"exit_code"}
+NO_DROPS = {"stdout": 0, "stderr": 0}
+
+
+def code(text):
+    """Dedents a block of user code written inside a test."""
+    return textwrap.dedent(text).lstrip("\n")
+
+
+def stream_text(outs, stream="stdout"):
+    return "".join(f["data"] for f in outs if f["stream"] == stream)
+
+
+def bootstrap_source():
+    """The Go const `bootstrap` of entrypoint.go, as the container runs it."""
+    with open(ENTRYPOINT_GO, encoding="utf-8") as f:
+        text = f.read()
+    start = text.index("const bootstrap = `") + len("const bootstrap = `")
+    return text[start : text.index("`", start)]
+
+
+def wait_until(predicate, timeout=2.0):
+    deadline = time.monotonic() + timeout
+    while not predicate() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return predicate()
+
+
+def process_gone(pid):
+    """True if pid no longer runs: absent from /proc, or a zombie."""
+    try:
+        with open("/proc/%d/stat" % pid, "rb") as f:
+            stat = f.read()
+    except FileNotFoundError:
+        return True
+    return stat[stat.rfind(b")") + 2 :].split()[0] in (b"Z", b"X")
 
 
 class Runtime:
-    """A runtime subprocess and its frames."""
+    """One runtime subprocess: frames to its stdin, frames from its stdout."""
 
     def __init__(self, argv=None, payload=None):
-        self.proc = subprocess.Popen(
-            argv or [sys.executable, "-u", RUNTIME],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-        )
+        argv = argv or [sys.executable, "-u", RUNTIME_PATH]  # never with "sandbox"
+        self.proc = subprocess.Popen(argv, stdin=PIPE, stdout=PIPE, stderr=PIPE)
         self.frames = queue.Queue()
-        threading.Thread(target=self._read, daemon=True).start()
+        self.stderr = bytearray()  # the runtime's own diagnostics
+        self.readers = [threading.Thread(target=f, daemon=True) for f in (self._read_frames, self._read_stderr)]
+        for t in self.readers:
+            t.start()
         if payload is not None:
-            self.proc.stdin.write(payload)
-            self.proc.stdin.flush()
-        self.ready = self.recv()
+            self.write(payload)
 
-    def _read(self):
+    def _read_frames(self):
         for line in self.proc.stdout:
-            self.frames.put(json.loads(line))
-        self.frames.put(None)
+            try:
+                frame = json.loads(line)
+            except ValueError:
+                frame = {"t": "<not JSON>", "line": line.decode("utf-8", "replace")}
+            self.frames.put(frame)
+        self.frames.put(None)  # end of file
 
-    def send(self, frame):
-        self.proc.stdin.write((json.dumps(frame) + "\n").encode())
-        self.proc.stdin.flush()
+    def _read_stderr(self):
+        for chunk in iter(lambda: self.proc.stderr.read1(1 << 16), b""):
+            self.stderr += chunk
 
-    def send_raw(self, data):
-        self.proc.stdin.write(data)
-        self.proc.stdin.flush()
+    def write(self, data):
+        try:
+            self.proc.stdin.write(data)
+            self.proc.stdin.flush()
+        except BrokenPipeError:
+            raise AssertionError("the runtime closed its stdin (exit %r)" % self.proc.poll())
 
-    def recv(self, timeout=10):
-        frame = self.frames.get(timeout=timeout)
+    def send(self, *frames):
+        """Sends frames in one write, so the runtime reads them together."""
+        self.write(b"".join(json.dumps(f).encode() + b"\n" for f in frames))
+
+    def recv(self, timeout=TIMEOUT):
+        try:
+            frame = self.frames.get(timeout=timeout)
+        except queue.Empty:
+            raise AssertionError("no frame within %.1fs; stderr: %r" % (timeout, bytes(self.stderr)))
         if frame is None:
-            raise EOFError("runtime ended: " + self.proc.stderr.read().decode(errors="replace"))
+            self.frames.put(None)
+            raise AssertionError("the runtime ended (exit %r); stderr: %r" % (self.proc.poll(), bytes(self.stderr)))
         return frame
 
-    def run(self, code, id="1", max_output=0, rpc=None):
-        """Runs code; returns (out frames, result). rpc answers rpc frames."""
-        self.send({"t": "exec", "id": id, "code": code, "max_output": max_output})
-        return self.collect(id, rpc)
+    def exec(self, source, id, max_output=0):
+        self.send({"t": "exec", "id": id, "code": source, "max_output": max_output})
 
-    def collect(self, id, rpc=None):
+    def collect(self, id, timeout=TIMEOUT):
+        """Returns (out frames, result) of call id; any other frame fails."""
         outs = []
+        deadline = time.monotonic() + timeout
         while True:
-            f = self.recv()
-            if f["t"] == "result" and f["id"] == id:
-                return outs, f
-            if f["t"] == "rpc":
-                self.send(rpc(f) if rpc else {"t": "rpc_result", "id": f["id"], "ok": True, "result": f["payload"]})
-                continue
-            outs.append(f)
+            frame = self.recv(max(0.01, deadline - time.monotonic()))
+            if frame.get("t") == "out" and frame.get("id") == id:
+                if set(frame) != OUT_KEYS or frame["stream"] not in ("stdout", "stderr"):
+                    raise AssertionError("bad out frame: %r" % (frame,))
+                outs.append(frame)
+            elif frame.get("t") == "result" and frame.get("id") == id:
+                return outs, frame
+            else:
+                raise AssertionError("unexpected frame during call %r: %r" % (id, frame))
+
+    def run(self, source, id, max_output=0, timeout=TIMEOUT):
+        self.exec(source, id, max_output)
+        return self.collect(id, timeout)
+
+    def wait_stderr(self, text):
+        return wait_until(lambda: text.encode() in self.stderr)
 
     def close(self):
         if self.proc.poll() is None:
             self.proc.kill()
-        self.proc.wait()
+        self.proc.wait(timeout=TIMEOUT)
+        for t in self.readers:
+            t.join(timeout=TIMEOUT)
         for f in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
-            f.close()
-
-
-def text(outs, stream="stdout"):
-    return "".join(f["data"] for f in outs if f["t"] == "out" and f["stream"] == stream)
+            try:
+                f.close()
+            except OSError:
+                pass
 
 
 class RuntimeTest(unittest.TestCase):
     def setUp(self):
         self.rt = Runtime()
+        self.addCleanup(self.rt.close)
+        self.ready = self.rt.recv()
+        self.assertEqual(self.ready["t"], "ready")
+        self.ids = 0
 
-    def tearDown(self):
-        self.rt.close()
+    def next_id(self):
+        self.ids += 1
+        return "call-%d" % self.ids
 
-    def test_ready(self):
-        r = self.rt.ready
-        self.assertEqual(r["t"], "ready")
-        self.assertEqual(r["protocol"], 1)
-        self.assertRegex(r["python"], r"^3\.\d+\.\d+$")
-        self.assertIsInstance(r["pid"], int)
+    def run_call(self, source, status="ok", max_output=0):
+        """Runs source; checks the result's status and members; returns (outs, result)."""
+        id = self.next_id()
+        outs, result = self.rt.run(source, id, max_output)
+        self.assertEqual(result["status"], status, result)
+        keys = {"ok": OK_KEYS, "exit": EXIT_KEYS}.get(status, ERROR_KEYS)
+        self.assertEqual(set(result), keys)
+        self.assertIsInstance(result["duration_ms"], (int, float))
+        self.assertIsInstance(result["killed"], int)
+        return outs, result
+
+    def stdout_of(self, source, max_output=0):
+        outs, result = self.run_call(source, max_output=max_output)
+        self.assertEqual(stream_text(outs, "stderr"), "")
+        self.assertEqual(result["dropped"], NO_DROPS)
+        return stream_text(outs)
+
+    def start_rpc_call(self, source):
+        """Starts a call that makes one RPC; returns (call id, the rpc frame)."""
+        id = self.next_id()
+        self.rt.exec(source, id)
+        rpc = self.rt.recv()
+        self.assertEqual(rpc["t"], "rpc", rpc)
+        return id, rpc
+
+    def test_ready_frame(self):
+        self.assertEqual(set(self.ready), {"t", "protocol", "runtime", "python", "pid"})
+        self.assertEqual(self.ready["protocol"], 1)
+        self.assertEqual(self.ready["python"], "%d.%d.%d" % sys.version_info[:3])
+        self.assertIsInstance(self.ready["runtime"], str)
+        self.assertIs(type(self.ready["pid"]), int)
+        self.assertEqual(self.ready["pid"], self.rt.proc.pid)
 
     def test_globals_persist(self):
-        _, res = self.rt.run("import math\nx = 40\ndef f(v): return v + 2\nclass C: k = 'kept'")
-        self.assertEqual(res["status"], "ok")
-        outs, res = self.rt.run("print(f(x), math.floor(2.5), C.k)")
-        self.assertEqual(text(outs), "42 2 kept\n")
+        self.run_call(code("""
+            import math
+            x = 41
+            def inc(v):
+                return v + 1
+            class Box:
+                def __init__(self, v):
+                    self.v = v
+        """))
+        self.assertEqual(self.stdout_of("b = Box(inc(x))\nprint(b.v, math.sqrt(16), __name__)"), "42 4.0 __main__\n")
+        out = self.stdout_of("import pickle\nprint(pickle.loads(pickle.dumps(b)).v, type(b).__module__)")
+        self.assertEqual(out, "42 __main__\n")
 
     def test_top_level_await_and_persistent_loop(self):
-        self.rt.run("import asyncio\nq = asyncio.Queue()\nawait q.put('one')\nfut = asyncio.get_running_loop().create_future()")
-        outs, res = self.rt.run("fut.set_result(2)\nprint(await q.get(), await fut)")
-        self.assertEqual((res["status"], text(outs)), ("ok", "one 2\n"))
+        self.run_call(code("""
+            import asyncio
+            q = asyncio.Queue()
+            await q.put("queued")
+            loop1 = asyncio.get_running_loop()
+            fut = loop1.create_future()
+            async def waiter():
+                return "task got " + await fut
+            task = asyncio.create_task(waiter())
+        """))
+        out = self.stdout_of(code("""
+            print(asyncio.get_running_loop() is loop1)
+            print(await q.get())
+            fut.set_result("resolved")
+            print(await task)
+        """))
+        self.assertEqual(out, "True\nqueued\ntask got resolved\n")
 
-    def test_exception_keeps_globals(self):
-        self.rt.run("keep = 1")
-        _, res = self.rt.run("def g():\n    raise ValueError('bad')\ng()")
-        self.assertEqual(res["status"], "error")
-        self.assertEqual((res["exc_type"], res["exc_message"]), ("ValueError", "bad"))
-        self.assertRegex(res["traceback"], r'File "<run_python#\d+>", line 2, in g')
-        self.assertNotIn("runtime.py", res["traceback"])
-        outs, _ = self.rt.run("print(keep)")
-        self.assertEqual(text(outs), "1\n")
+    def test_exception(self):
+        self.run_call("def f(x):\n    return 1 / x\n")
+        _, result = self.run_call("y = 5\nf(0)\n", status="error")
+        self.assertEqual(result["exc_type"], "ZeroDivisionError")
+        self.assertEqual(result["exc_message"], "division by zero")
+        tb = result["traceback"]
+        self.assertTrue(tb.startswith("Traceback (most recent call last):\n"), tb)
+        self.assertIn('File "<run_python#2>", line 2, in <module>\n    f(0)\n', tb)
+        self.assertIn('File "<run_python#1>", line 2, in f\n    return 1 / x\n', tb)
+        self.assertTrue(tb.endswith("ZeroDivisionError: division by zero\n"), tb)
+        self.assertNotIn("runtime.py", tb)
+        self.assertEqual(result["dropped"], NO_DROPS)
+        self.assertEqual(self.stdout_of("print(y, f(0.5))"), "5 2.0\n")
 
     def test_syntax_error(self):
-        _, res = self.rt.run("def (:")
-        self.assertEqual((res["status"], res["exc_type"]), ("error", "SyntaxError"))
+        _, result = self.run_call("x = (\n", status="error")
+        self.assertEqual(result["exc_type"], "SyntaxError")
+        self.assertIn("never closed", result["exc_message"])
+        self.assertIn('File "<run_python#1>", line 1', result["traceback"])
+        self.assertNotIn("runtime.py", result["traceback"])
+        self.assertEqual(self.stdout_of("print('still here')"), "still here\n")
 
     def test_system_exit(self):
-        self.rt.run("alive = True")
-        _, res = self.rt.run("import sys; sys.exit(3)")
-        self.assertEqual((res["status"], res["exit_code"]), ("exit", 3))
-        _, res = self.rt.run("import sys; sys.exit()")
-        self.assertEqual((res["status"], res["exit_code"]), ("exit", 0))
-        outs, _ = self.rt.run("print(alive)")
-        self.assertEqual(text(outs), "True\n")
+        cases = [
+            ("import sys\nsys.exit(3)", 3),
+            ("sys.exit()", 0),
+            ("import asyncio\nawait asyncio.sleep(0)\nraise SystemExit(5)", 5),
+            ("sys.exit('bye')", 1),
+        ]
+        for source, exit_code in cases:
+            _, result = self.run_call(source, status="exit")
+            self.assertEqual(result["exit_code"], exit_code)
+        self.assertEqual(self.stdout_of("print(sys.version_info[0])"), "3\n")
 
-    def interrupt(self, code, id):
-        self.rt.send({"t": "exec", "id": id, "code": code, "max_output": 0})
-        time.sleep(0.3)
+    # Regression: sys.exit(True) once sent "exit_code": true, which the host
+    # cannot decode as an int: a protocol violation that killed the sandbox.
+    def test_system_exit_with_bool(self):
+        for arg, want in (("True", 1), ("False", 0)):
+            _, result = self.run_call("import sys\nsys.exit(%s)" % arg, status="exit")
+            self.assertIs(type(result["exit_code"]), int)
+            self.assertEqual(result["exit_code"], want)
+
+    def interrupt_after(self, source, marker):
+        """Starts source, waits until it printed marker, interrupts it; returns the result."""
+        id = self.next_id()
+        self.rt.exec(source, id)
+        first = self.rt.recv()
+        self.assertEqual((first["t"], first["id"], first["data"]), ("out", id, marker))
+        time.sleep(0.3)  # lets the code get past its print into the part to interrupt
         start = time.monotonic()
         self.rt.send({"t": "interrupt", "id": id})
-        _, res = self.rt.collect(id)
-        self.assertLess(time.monotonic() - start, 3)
-        return res
+        outs, result = self.rt.collect(id, timeout=3)
+        self.assertLess(time.monotonic() - start, 1.5)
+        self.assertEqual(outs, [])
+        self.assertEqual(set(result), ERROR_KEYS)
+        self.assertEqual((result["status"], result["exc_type"]), ("interrupted", "KeyboardInterrupt"))
+        self.assertIn("<run_python#", result["traceback"])
+        self.assertTrue(result["traceback"].endswith("KeyboardInterrupt\n"))
+        return result
 
-    def test_interrupt_keeps_state(self):
-        self.rt.run("state = 'kept'")
-        for i, code in enumerate(["while True: pass", "import time\ntime.sleep(60)"]):
-            res = self.interrupt(code, "int%d" % i)
-            self.assertEqual((res["status"], res["exc_type"]), ("interrupted", "KeyboardInterrupt"))
-        outs, _ = self.rt.run("print(state)")
-        self.assertEqual(text(outs), "kept\n")
+    def test_interrupt_busy_loop(self):
+        self.run_call("x = 1")
+        self.interrupt_after("y = 2\nprint('spinning', flush=True)\nwhile True:\n    pass\n", "spinning\n")
+        self.assertEqual(self.stdout_of("print(x + y)"), "3\n")
 
-    def test_stray_interrupt_is_harmless(self):
+    def test_interrupt_sleep(self):
+        self.run_call("x = 1")
+        result = self.interrupt_after("import time\nprint('sleeping', flush=True)\ntime.sleep(60)\n", "sleeping\n")
+        self.assertIn("time.sleep(60)", result["traceback"])
+        self.assertEqual(self.stdout_of("print(x, time.time() > 0)"), "1 True\n")
+
+    def test_stray_interrupts_are_harmless(self):
         self.rt.send({"t": "interrupt", "id": "nothing-runs"})
-        self.rt.send({"t": "exec", "id": "a", "code": "import time\ntime.sleep(0.2)\nprint('done')", "max_output": 0})
-        self.rt.send({"t": "interrupt", "id": "other"})
-        outs, res = self.rt.collect("a")
-        self.assertEqual((res["status"], text(outs)), ("ok", "done\n"))
+        self.assertEqual(self.stdout_of("print('idle ok')"), "idle ok\n")
+        self.rt.send({"t": "interrupt", "id": "call-1"})  # a call that has ended
+        id, rpc = self.start_rpc_call("import mcp_sandbox_runtime as rt\nprint(await rt.rpc({}))")
+        self.rt.send({"t": "interrupt", "id": "another-call"})
+        time.sleep(0.2)
+        self.rt.send({"t": "rpc_result", "id": rpc["id"], "ok": True, "result": "answered"})
+        outs, result = self.rt.collect(id)
+        self.assertEqual(result["status"], "ok", result)
+        self.assertEqual(stream_text(outs), "answered\n")
 
-    def test_output_channels_and_order(self):
-        code = (
-            "import os, sys, subprocess\n"
-            "print('py out')\nprint('py err', file=sys.stderr)\n"
-            "os.write(1, b'fd1\\n')\nos.write(2, b'fd2\\n')\n"
-            "subprocess.run(['echo', 'child'])\n"
+    # Regression: an interrupt read in the same chunk as its exec was dropped
+    # while the call was not yet current; the call ran on until the host
+    # killed the sandbox.
+    def test_interrupt_right_after_exec(self):
+        self.rt.send(
+            {"t": "exec", "id": "a", "code": "import time\ntime.sleep(2)", "max_output": 0},
+            {"t": "interrupt", "id": "a"},
         )
-        self.rt.send({"t": "exec", "id": "o", "code": code, "max_output": 0})
-        frames = []
-        while True:
-            f = self.rt.recv()
-            frames.append(f)
-            if f["t"] == "result":
-                break
-        outs = frames[:-1]
-        self.assertTrue(all(f["t"] == "out" for f in outs))
-        self.assertEqual(text(outs), "py out\nfd1\nchild\n")
-        self.assertEqual(text(outs, "stderr"), "py err\nfd2\n")
+        _, result = self.rt.collect("a")
+        self.assertEqual(result["status"], "interrupted")
+
+    def test_output_streams(self):
+        outs, result = self.run_call(code("""
+            import os, subprocess, sys
+            print("p1")
+            sys.stderr.write("e1\\n")
+            os.write(1, b"w1\\n")
+            os.write(2, b"w2\\n")
+            subprocess.run(["echo", "hi"])
+            subprocess.run(["sh", "-c", "echo se >&2"])
+            os.system("echo sys")
+            print("tail", end="")
+        """))
+        self.assertEqual(stream_text(outs, "stdout"), "p1\nw1\nhi\nsys\ntail")
+        self.assertEqual(stream_text(outs, "stderr"), "e1\nw2\nse\n")
+        self.assertEqual(result["dropped"], NO_DROPS)
+
+    def test_all_output_before_result(self):
+        outs, _ = self.run_call(code("""
+            import os, subprocess, sys
+            for i in range(2000):
+                print(i)
+                os.write(2, b"%d\\n" % i)
+            subprocess.run(["seq", "2000", "30000"])
+        """))
+        numbers = "".join("%d\n" % i for i in range(2000))
+        self.assertEqual(stream_text(outs, "stdout"), numbers + "".join("%d\n" % i for i in range(2000, 30001)))
+        self.assertEqual(stream_text(outs, "stderr"), numbers)
+        # Nothing of that call may follow its result: collect fails on a stray frame.
+        self.assertEqual(self.stdout_of("print('next')"), "next\n")
 
     def test_forged_frames_are_data(self):
-        forged = '{"t":"result","id":"f","status":"ok"}'
-        outs, res = self.rt.run("import os\nprint(%r)\nos.write(1, %r)" % (forged, (forged + "\n").encode()), id="f")
-        self.assertEqual(res["status"], "ok")
-        self.assertEqual(text(outs), forged + "\n" + forged + "\n")
+        forged = json.dumps({"t": "result", "id": "call-1", "status": "ok", "forged": True})
+        rpc = json.dumps({"t": "rpc", "id": 1, "payload": {}})
+        source = "import os\nprint(%r)\nos.write(1, %r)\nos.write(2, %r)\n"
+        outs, result = self.run_call(source % (forged, (rpc + "\n").encode(), (forged + "\n").encode()))
+        self.assertNotIn("forged", result)
+        self.assertEqual(stream_text(outs, "stdout"), forged + "\n" + rpc + "\n")
+        self.assertEqual(stream_text(outs, "stderr"), forged + "\n")
 
-    def test_output_cap(self):
-        outs, res = self.rt.run("import sys\nsys.stdout.write('x' * 100000)", max_output=1000)
-        self.assertEqual(len(text(outs)), 1000)
-        self.assertEqual(res["dropped"], {"stdout": 99000, "stderr": 0})
+    def test_max_output_caps(self):
+        outs, result = self.run_call("import sys\nprint('x' * 100000)\nsys.stderr.write('y' * 5000)", max_output=1000)
+        self.assertEqual(stream_text(outs, "stdout"), "x" * 1000)
+        self.assertEqual(stream_text(outs, "stderr"), "y" * 1000)
+        self.assertEqual(result["dropped"], {"stdout": 100001 - 1000, "stderr": 4000})
+        # The cap is per call, and 0 means unlimited.
+        self.assertEqual(self.stdout_of("print('z' * 100000)"), "z" * 100000 + "\n")
+        self.assertEqual(self.stdout_of("print('abc')", max_output=10), "abc\n")
 
-    def test_utf8_handling(self):
-        outs, _ = self.rt.run("import os\nos.write(1, b'bad \\xff byte\\n')\nos.write(1, '\u00e9'.encode()[:1])\nos.write(1, '\u00e9'.encode()[1:] + b'\\n')")
-        self.assertEqual(text(outs), "bad \ufffd byte\n\u00e9\n")
+    def test_utf8_decoding(self):
+        self.assertEqual(self.stdout_of("import os\nos.write(1, b'a\\xffb\\n')"), "a\ufffdb\n")
+        self.assertEqual(self.stdout_of("os.write(1, b'z\\xe2\\x82')"), "z\ufffd")  # cut short at the end
+        # A character split across writes (and pipe reads) arrives whole.
+        out = self.stdout_of(code("""
+            import os, time
+            data = "\u00e9\u20ac".encode()
+            for part in (data[:1], data[1:3], data[3:]):
+                os.write(1, part)
+                time.sleep(0.05)
+        """))
+        self.assertEqual(out, "\u00e9\u20ac")
 
-    def test_stdin_is_empty(self):
-        outs, _ = self.rt.run("try:\n    input()\nexcept EOFError:\n    print('eof')")
-        self.assertEqual(text(outs), "eof\n")
+    def test_stdin_is_devnull(self):
+        out = self.stdout_of(code("""
+            import os, sys
+            try:
+                input()
+            except EOFError:
+                print("eof")
+            print(repr(sys.stdin.read()), os.read(0, 10))
+            print(os.path.samestat(os.fstat(0), os.stat(os.devnull)))
+        """))
+        self.assertEqual(out, "eof\n'' b''\nTrue\n")
+        self.assertEqual(self.stdout_of("print('frames intact')"), "frames intact\n")
 
     def test_broken_stdio_restored(self):
-        for code in ["import sys; sys.stdout.close()", "import os; os.close(1); os.close(2)",
-                     "import os; fd = os.open(os.devnull, os.O_WRONLY); os.dup2(fd, 1)"]:
-            _, res = self.rt.run(code)
-            self.assertEqual(res["status"], "ok", code)
-            outs, _ = self.rt.run("print('back')")
-            self.assertEqual(text(outs), "back\n", code)
+        breakers = [
+            "sys.stdout.close()",
+            "sys.stderr.close()",
+            "os.close(1)",
+            "os.close(2)",
+            "os.close(0)",
+            "os.dup2(os.open(os.devnull, os.O_WRONLY), 1)",
+            "os.dup2(os.open(os.devnull, os.O_WRONLY), 2)",
+            "sys.stdout = io.StringIO()\nsys.stderr = io.StringIO()",
+        ]
+        check = "print('out')\nsys.stderr.write('err\\n')\nos.write(1, b'fd1\\n')\nos.write(2, b'fd2\\n')"
+        for breaker in breakers:
+            with self.subTest(breaker=breaker):
+                self.run_call("import io, os, sys\n" + breaker)
+                outs, _ = self.run_call(check)
+                self.assertEqual(stream_text(outs, "stdout"), "out\nfd1\n")
+                self.assertEqual(stream_text(outs, "stderr"), "err\nfd2\n")
+
+    # Regression: with sys.stdout = None the end-of-call flush raised
+    # AttributeError out of serve() and the runtime exited without a result.
+    def test_stdout_set_to_none_restored(self):
+        self.run_call("import sys\nsys.stdout = None")
+        self.assertEqual(self.stdout_of("print('back')"), "back\n")
 
     def test_leftover_processes_killed(self):
-        outs, res = self.rt.run("import subprocess\np = subprocess.Popen(['sleep', '100'])\nprint(p.pid)")
-        pid = int(text(outs))
-        self.assertGreaterEqual(res["killed"], 1)
-        try:
-            with open("/proc/%d/stat" % pid) as f:
-                state = f.read().rsplit(")", 1)[1].split()[0]
-        except OSError:
-            state = "gone"
-        self.assertIn(state, ("gone", "Z", "X"))
+        outs, result = self.run_call(code("""
+            import subprocess
+            p = subprocess.Popen(["sleep", "100"])
+            g = subprocess.Popen(["sh", "-c", "sleep 100 & echo $!; wait"], stdout=subprocess.PIPE)
+            print(p.pid, g.pid, int(g.stdout.readline()))
+        """))
+        pids = [int(p) for p in stream_text(outs).split()]
+        self.assertEqual(len(pids), 3)
+        self.assertGreaterEqual(result["killed"], 3)
+        for pid in pids:
+            self.assertTrue(wait_until(lambda: process_gone(pid)), "process %d still runs" % pid)
+        _, result = self.run_call("import subprocess\nsubprocess.run(['true'])")
+        self.assertEqual(result["killed"], 0)
 
-    def test_rpc(self):
-        code = (
-            "import asyncio, mcp_sandbox_runtime as rt\n"
-            "res = await asyncio.gather(*[rt.rpc({'i': i}) for i in range(50)])\n"
-            "print([r['i'] for r in res] == list(range(50)))\n"
-            "try:\n    await rt.rpc({'fail': True})\nexcept rt.RPCError as e:\n    print('error', e)\n"
-        )
-        self.rt.send({"t": "exec", "id": "r", "code": code, "max_output": 0})
-        pending = []
-        while len(pending) < 50:
-            f = self.rt.recv()
-            self.assertEqual(f["t"], "rpc")
-            self.assertIsInstance(f["id"], int)
-            pending.append(f)
-        self.rt.send({"t": "rpc_result", "id": 999999, "ok": True, "result": None})  # unknown id: ignored
-        for f in reversed(pending):
-            self.rt.send({"t": "rpc_result", "id": f["id"], "ok": True, "result": f["payload"]})
-        f = self.rt.recv()
-        self.assertEqual(f["payload"], {"fail": True})
-        self.rt.send({"t": "rpc_result", "id": f["id"], "ok": False, "error": "it failed"})
-        outs, res = self.rt.collect("r")
-        self.assertEqual(text(outs), "True\nerror it failed\n")
+    def test_rpc_roundtrip(self):
+        payload = {"op": "add", "args": [1, 2], "nested": {"k": None}}
+        id, rpc = self.start_rpc_call("import mcp_sandbox_runtime as rt\nprint(repr(await rt.rpc(%r)))" % payload)
+        self.assertEqual(set(rpc), {"t", "id", "payload"})
+        self.assertIs(type(rpc["id"]), int)
+        self.assertEqual(rpc["payload"], payload)
+        self.rt.send({"t": "rpc_result", "id": rpc["id"], "ok": True, "result": {"sum": 3, "l": [1, "a"]}})
+        outs, result = self.rt.collect(id)
+        self.assertEqual(result["status"], "ok", result)
+        self.assertEqual(stream_text(outs), "{'sum': 3, 'l': [1, 'a']}\n")
+        # Ids are unique for the runtime's life, not per call.
+        id2, rpc2 = self.start_rpc_call("print(await rt.rpc({'again': 1}))")
+        self.assertGreater(rpc2["id"], rpc["id"])
+        self.rt.send({"t": "rpc_result", "id": rpc2["id"], "ok": True, "result": None})
+        self.assertEqual(stream_text(self.rt.collect(id2)[0]), "None\n")
+
+    def test_rpc_error(self):
+        catch = "try:\n    await rt.rpc({})\nexcept rt.RPCError as e:\n    print('caught:', e)"
+        id, rpc = self.start_rpc_call("import mcp_sandbox_runtime as rt\n" + catch)
+        self.rt.send({"t": "rpc_result", "id": rpc["id"], "ok": False, "error": "no such tool"})
+        outs, _ = self.rt.collect(id)
+        self.assertEqual(stream_text(outs), "caught: no such tool\n")
+        id, rpc = self.start_rpc_call("await rt.rpc({'op': 'fail'})")
+        self.rt.send({"t": "rpc_result", "id": rpc["id"], "ok": False, "error": "denied"})
+        _, result = self.rt.collect(id)
+        self.assertEqual((result["status"], result["exc_type"], result["exc_message"]), ("error", "RPCError", "denied"))
+        self.assertIn("<run_python#2>", result["traceback"])
+        self.assertNotIn("runtime.py", result["traceback"])
+
+    def test_rpc_concurrent_answers_in_reverse(self):
+        id = self.next_id()
+        self.rt.exec(code("""
+            import asyncio, json, mcp_sandbox_runtime as rt
+            rs = await asyncio.gather(*(rt.rpc({"i": i}) for i in range(50)))
+            print(json.dumps(rs))
+        """), id)
+        rpcs = [self.rt.recv() for _ in range(50)]
+        self.assertEqual([f["t"] for f in rpcs], ["rpc"] * 50)
+        self.assertEqual(sorted(f["payload"]["i"] for f in rpcs), list(range(50)))
+        self.assertEqual(len({f["id"] for f in rpcs}), 50)
+        answers = [{"t": "rpc_result", "id": f["id"], "ok": True, "result": f["payload"]["i"] * 10} for f in rpcs]
+        self.rt.send(*answers[::-1])
+        outs, result = self.rt.collect(id)
+        self.assertEqual(result["status"], "ok", result)
+        self.assertEqual(json.loads(stream_text(outs)), [i * 10 for i in range(50)])
 
     def test_rpc_sync(self):
-        outs, _ = self.rt.run("import mcp_sandbox_runtime as rt\nprint(rt.rpc_sync({'v': 7})['v'])")
-        self.assertEqual(text(outs), "7\n")
+        id, rpc = self.start_rpc_call("import mcp_sandbox_runtime as rt\nprint(rt.rpc_sync({'sync': True}))")
+        self.assertEqual(rpc["payload"], {"sync": True})
+        self.rt.send({"t": "rpc_result", "id": rpc["id"], "ok": True, "result": [1, 2]})
+        self.assertEqual(stream_text(self.rt.collect(id)[0]), "[1, 2]\n")
+        id, rpc = self.start_rpc_call("try:\n    rt.rpc_sync({})\nexcept rt.RPCError as e:\n    print('caught:', e)")
+        self.rt.send({"t": "rpc_result", "id": rpc["id"], "ok": False, "error": "sync failure"})
+        self.assertEqual(stream_text(self.rt.collect(id)[0]), "caught: sync failure\n")
+
+    def test_rpc_result_with_unknown_id_ignored(self):
+        id, rpc = self.start_rpc_call("import mcp_sandbox_runtime as rt\nprint(await rt.rpc({}))")
+        rid = rpc["id"]
+        self.rt.send(
+            {"t": "rpc_result", "id": rid + 1000, "ok": True, "result": "wrong: unknown id"},
+            {"t": "rpc_result", "id": str(rid), "ok": True, "result": "wrong: string id"},
+            {"t": "rpc_result", "ok": True, "result": "wrong: no id"},
+            {"t": "rpc_result", "id": rid, "ok": True, "result": "right"},
+            {"t": "rpc_result", "id": rid, "ok": True, "result": "wrong: second answer"},
+        )
+        outs, result = self.rt.collect(id)
+        self.assertEqual(stream_text(outs), "right\n")
+        self.assertEqual(self.stdout_of("print('serving')"), "serving\n")
+
+    def test_rpc_outstanding_at_call_end_fails(self):
+        id, rpc = self.start_rpc_call(code("""
+            import asyncio, mcp_sandbox_runtime as rt
+            pending = asyncio.ensure_future(rt.rpc({"late": 1}))
+            await asyncio.sleep(0)
+        """))
+        _, result = self.rt.collect(id)
+        self.assertEqual(result["status"], "ok", result)
+        self.rt.send({"t": "rpc_result", "id": rpc["id"], "ok": True, "result": "too late"})
+        out = self.stdout_of("try:\n    await pending\nexcept rt.RPCError as e:\n    print('failed:', e)")
+        self.assertEqual(out, "failed: the call ended before the host answered\n")
 
     def test_exec_while_busy(self):
-        self.rt.send({"t": "exec", "id": "first", "code": "import time\ntime.sleep(0.3)\nprint('first')", "max_output": 0})
-        time.sleep(0.1)
-        self.rt.send({"t": "exec", "id": "second", "code": "print('no')", "max_output": 0})
-        f = self.rt.recv()
-        self.assertEqual((f["t"], f["id"], f["exc_type"]), ("result", "second", "ProtocolError"))
-        outs, res = self.rt.collect("first")
-        self.assertEqual((res["status"], text(outs)), ("ok", "first\n"))
+        id, rpc = self.start_rpc_call("import mcp_sandbox_runtime as rt\nprint(await rt.rpc({'hold': 1}))")
+        self.rt.exec("print('never runs')", "second")
+        busy = self.rt.recv()
+        self.assertEqual(set(busy), ERROR_KEYS)
+        self.assertEqual((busy["t"], busy["id"], busy["status"]), ("result", "second", "error"))
+        self.assertEqual((busy["exc_type"], busy["dropped"], busy["killed"]), ("ProtocolError", NO_DROPS, 0))
+        self.rt.send({"t": "rpc_result", "id": rpc["id"], "ok": True, "result": "released"})
+        outs, result = self.rt.collect(id)
+        self.assertEqual((result["status"], stream_text(outs)), ("ok", "released\n"))
+        self.assertEqual(self.stdout_of("print('after')"), "after\n")
+
+    # Regression: a second exec read before the first one became current was
+    # queued instead of refused with a ProtocolError result.
+    def test_exec_right_after_exec(self):
+        self.rt.send(
+            {"t": "exec", "id": "a", "code": "import time\ntime.sleep(0.3)", "max_output": 0},
+            {"t": "exec", "id": "b", "code": "print('b ran')", "max_output": 0},
+        )
+        first = self.rt.recv()
+        self.assertEqual((first["t"], first["id"], first.get("exc_type")), ("result", "b", "ProtocolError"))
+        self.assertEqual(self.rt.collect("a")[1]["status"], "ok")
 
     def test_malformed_host_frames_ignored(self):
-        self.rt.send_raw(b"not json\n[1, 2]\n{\"t\": \"bogus\"}\n")
-        outs, res = self.rt.run("print('served')")
-        self.assertEqual(text(outs), "served\n")
+        self.rt.write(
+            b"not json\n[1, 2]\n\"text\"\n{}\n\n\xff\xfe\n"
+            b'{"t": "bogus"}\n{"t": "rpc_result"}\n{"t": "interrupt"}\n'
+        )
+        self.assertEqual(self.stdout_of("print('alive')"), "alive\n")
+        self.assertTrue(self.rt.wait_stderr("ignoring a malformed frame"), bytes(self.rt.stderr))
+        self.assertTrue(self.rt.wait_stderr("not an object"), bytes(self.rt.stderr))
+        self.assertTrue(self.rt.wait_stderr("unknown type 'bogus'"), bytes(self.rt.stderr))
 
-    def test_stdin_eof_exits(self):
+    # Regression: a mistyped max_output once killed the runtime silently;
+    # it is now answered with a ProtocolError result and serving goes on.
+    def test_mistyped_exec_member(self):
+        self.rt.send({"t": "exec", "id": "m", "code": "1", "max_output": "lots"})
+        time.sleep(0.3)  # lets a runtime that answers it finish first
+        self.rt.exec("print('alive')", "n")
+        while True:
+            frame = self.rt.recv()
+            if frame.get("id") != "m":
+                break
+        self.assertEqual((frame["t"], frame["id"], frame.get("data")), ("out", "n", "alive\n"))
+
+    def test_stdin_eof_exits_0(self):
+        self.run_call("x = 1")
         self.rt.proc.stdin.close()
-        self.assertEqual(self.rt.proc.wait(timeout=10), 0)
+        self.assertEqual(self.rt.proc.wait(timeout=TIMEOUT), 0)
+
+
+class RuntimeEdgeTest(unittest.TestCase):
+    """Inputs from user code that once could break the session."""
+
+    def setUp(self):
+        self.rt = Runtime()
+        self.addCleanup(self.rt.close)
+        self.assertEqual(self.rt.recv()["t"], "ready")
+
+    def exec_collect(self, code, id="e"):
+        return self.rt.run(code, id)
+
+    def test_rpc_payload_must_be_a_dict(self):
+        outs, res = self.exec_collect(
+            "import mcp_sandbox_runtime as rt\ntry:\n    rt.rpc_sync([1])\nexcept TypeError as e:\n    print(e)"
+        )
+        self.assertEqual(res["status"], "ok")
+        self.assertEqual("".join(f["data"] for f in outs), "an RPC payload must be a dict, not list\n")
+
+    def test_exit_codes_fit_the_host(self):
+        _, res = self.exec_collect("import sys; sys.exit(2**70)")
+        self.assertEqual((res["status"], res["exit_code"]), ("exit", 1))
+
+    def test_exit_message_printed(self):
+        outs, res = self.exec_collect("import sys; sys.exit('bye now')")
+        self.assertEqual((res["status"], res["exit_code"]), ("exit", 1))
+        self.assertEqual("".join(f["data"] for f in outs if f["stream"] == "stderr"), "bye now\n")
 
 
 class BootstrapTest(unittest.TestCase):
-    def test_bootstrap_delivers_runtime(self):
-        with open(os.path.join(HERE, "entrypoint.go")) as f:
-            bootstrap = re.search(r"const bootstrap = `(.*?)`", f.read(), re.S).group(1)
-        with open(RUNTIME, "rb") as f:
-            src = f.read()
-        rt = Runtime([sys.executable, "-u", "-c", bootstrap], payload=b"MCPRT %d\n" % len(src) + src)
-        try:
-            self.assertEqual(rt.ready["t"], "ready")
-            outs, res = rt.run("print(6 * 7)")
-            self.assertEqual(text(outs), "42\n")
-        finally:
-            rt.close()
+    """The container's start: `python3 -u -c BOOTSTRAP` reading the runtime from stdin."""
+
+    def start(self, payload):
+        rt = Runtime([sys.executable, "-u", "-c", bootstrap_source()], payload)
+        self.addCleanup(rt.close)
+        return rt
+
+    def test_bootstrap_runs_runtime(self):
+        with open(RUNTIME_PATH, "rb") as f:
+            source = f.read()
+        rt = self.start(b"MCPRT %d\n" % len(source) + source)
+        ready = rt.recv()
+        self.assertEqual((ready["t"], ready["protocol"], ready["pid"]), ("ready", 1, rt.proc.pid))
+        outs, result = rt.run("x = 6 * 7\nprint(x)", "1")
+        self.assertEqual((result["status"], stream_text(outs)), ("ok", "42\n"))
+        _, result = rt.run("def f():\n    raise KeyError(x)\nf()", "2")
+        self.assertEqual((result["status"], result["exc_type"]), ("error", "KeyError"))
+        self.assertIn('File "<run_python#2>", line 2, in f', result["traceback"])
+        self.assertNotIn("<mcp-runtime>", result["traceback"])
+        rt.proc.stdin.close()
+        self.assertEqual(rt.proc.wait(timeout=TIMEOUT), 0)
+
+    def test_bootstrap_rejects_bad_input(self):
+        for payload, message in ((b"NOPE 3\nabc", "bad header"), (b"MCPRT 100\nshort", "stdin closed")):
+            with self.subTest(payload=payload):
+                rt = self.start(payload)
+                rt.proc.stdin.close()
+                self.assertEqual(rt.proc.wait(timeout=TIMEOUT), 1)
+                self.assertTrue(rt.wait_stderr(message), bytes(rt.stderr))
+                self.assertIsNone(rt.frames.get(timeout=TIMEOUT))
 
 
 if __name__ == "__main__":
