@@ -14,19 +14,10 @@ func TestDockerConfig(t *testing.T) {
 		spec Spec
 		want fieldTable
 	}{
-		{
-			name: "defaults",
-			spec: Spec{Cmd: []string{"python3", "-u", "-"}, Session: "s1"},
-			want: fieldTable{},
-		},
+		{name: "defaults", spec: defaultSpec},
 		{
 			name: "operator values",
-			spec: Spec{
-				Image: "localhost/py:1", Cmd: []string{"python3"}, User: "1000:1000",
-				MemoryBytes: 64 << 20, PidsLimit: 32, NanoCPUs: 1_500_000_000,
-				TmpBytes: 1 << 20, WorkspaceBytes: 2 << 20, NoFile: 256, NProc: 64,
-				OCIRuntime: "runsc", Session: "s2",
-			},
+			spec: operatorSpec,
 			want: fieldTable{
 				"Config.Image":          "localhost/py:1",
 				"Config.Cmd":            strslice.StrSlice{"python3"},

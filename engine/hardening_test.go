@@ -89,6 +89,18 @@ func TestTmpfsOptions(t *testing.T) {
 	}
 }
 
+// The specs both backends' hardening tables are built from: every zero
+// value, and every operator setting away from its default.
+var (
+	defaultSpec  = Spec{Cmd: []string{"python3", "-u", "-"}, Session: "s1"}
+	operatorSpec = Spec{
+		Image: "localhost/py:1", Cmd: []string{"python3"}, User: "1000:1000",
+		MemoryBytes: 64 << 20, PidsLimit: 32, NanoCPUs: 1_500_000_000,
+		TmpBytes: 1 << 20, WorkspaceBytes: 2 << 20, NoFile: 256, NProc: 64,
+		OCIRuntime: "runsc", Session: "s2",
+	}
+)
+
 func testOwner() Owner { return Owner{Host: "h1", PID: 42, Start: "777"} }
 
 func wantLabels(session string) map[string]string {

@@ -51,15 +51,10 @@ func TestPodmanSpec(t *testing.T) {
 		spec Spec
 		want fieldTable
 	}{
-		{name: "defaults", spec: Spec{Cmd: []string{"python3", "-u", "-"}, Session: "s1"}},
+		{name: "defaults", spec: defaultSpec},
 		{
 			name: "operator values",
-			spec: Spec{
-				Image: "localhost/py:1", Cmd: []string{"python3"}, User: "1000:1000",
-				MemoryBytes: 64 << 20, PidsLimit: 32, NanoCPUs: 1_500_000_000,
-				TmpBytes: 1 << 20, WorkspaceBytes: 2 << 20, NoFile: 256, NProc: 64,
-				OCIRuntime: "runsc", Session: "s2",
-			},
+			spec: operatorSpec,
 			want: fieldTable{
 				"Spec.Image":                       "localhost/py:1",
 				"Spec.Command":                     []string{"python3"},

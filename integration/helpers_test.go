@@ -70,16 +70,7 @@ func connect(t testing.TB, name string) testEngine {
 		defer cancel()
 		var errs []error
 		for _, n := range engineNames() {
-			var e testEngine
-			var err error
-			switch n {
-			case "docker":
-				e, err = engine.NewDocker(ctx, &engine.DockerOptions{Logger: testLogger()})
-			case "podman":
-				e, err = engine.NewPodman(ctx, &engine.PodmanOptions{Logger: testLogger()})
-			default:
-				err = errors.New("unknown engine " + n)
-			}
+			e, err := openEngine(ctx, n, "")
 			if err != nil {
 				errs = append(errs, err)
 				continue
@@ -93,6 +84,19 @@ func connect(t testing.TB, name string) testEngine {
 		t.Fatalf("engine %s is required (MCP_TEST_ENGINES) but unavailable: %v", name, enginesErr)
 	}
 	return e
+}
+
+// openEngine connects the backend called name, at addr when it is set
+// (else the usual socket); each call is a new connection, as a new bridge
+// process makes.
+func openEngine(ctx context.Context, name, addr string) (testEngine, error) {
+	switch name {
+	case "docker":
+		return engine.NewDocker(ctx, &engine.DockerOptions{Host: addr, Logger: testLogger()})
+	case "podman":
+		return engine.NewPodman(ctx, &engine.PodmanOptions{URI: addr, Logger: testLogger()})
+	}
+	return nil, errors.New("unknown engine " + name)
 }
 
 // forEachEngine runs f as a subtest per engine under test.

@@ -223,20 +223,9 @@ func TestOrphansRemovedAtStart(t *testing.T) {
 		// A new connection (as a new bridge process makes) cleans up.
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
-		var err error
-		switch e.Name() {
-		case "docker":
-			var d *engine.Docker
-			d, err = engine.NewDocker(ctx, &engine.DockerOptions{Logger: testLogger()})
-			if err == nil {
-				d.Close()
-			}
-		case "podman":
-			var p *engine.Podman
-			p, err = engine.NewPodman(ctx, &engine.PodmanOptions{Logger: testLogger()})
-			if err == nil {
-				p.Close()
-			}
+		fresh, err := openEngine(ctx, e.Name(), "")
+		if err == nil {
+			fresh.Close()
 		}
 		if err != nil {
 			t.Fatal(err)

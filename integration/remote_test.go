@@ -63,14 +63,8 @@ func TestEnginesOverTCP(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
-			var e testEngine
-			var err error
-			switch name {
-			case "docker":
-				e, err = engine.NewDocker(ctx, &engine.DockerOptions{Host: tcpProxy(t, "/var/run/docker.sock"), Logger: testLogger()})
-			case "podman":
-				e, err = engine.NewPodman(ctx, &engine.PodmanOptions{URI: tcpProxy(t, "/run/podman/podman.sock"), Logger: testLogger()})
-			}
+			socket := map[string]string{"docker": "/var/run/docker.sock", "podman": "/run/podman/podman.sock"}[name]
+			e, err := openEngine(ctx, name, tcpProxy(t, socket))
 			if err != nil {
 				t.Fatal(err)
 			}
