@@ -13,7 +13,7 @@ import (
 )
 
 // nodeDir holds the pinned npm peers installed by scripts/provision.
-func nodeDir(t *testing.T) string {
+func nodeDir(t testing.TB) string {
 	t.Helper()
 	dir, err := filepath.Abs("node")
 	if err != nil {
@@ -26,8 +26,10 @@ func nodeDir(t *testing.T) string {
 }
 
 type tsResult struct {
-	Tools     []map[string]any `json:"tools"`
-	Resources []map[string]any `json:"resources"`
+	Tools       []map[string]any `json:"tools"`
+	Resources   []map[string]any `json:"resources"`
+	Manual      string           `json:"manual"`
+	BadResource string           `json:"badResource"`
 	Results   []struct {
 		Text              string         `json:"text"`
 		IsError           bool           `json:"isError"`
@@ -99,6 +101,12 @@ func TestBridgeWithRealClientAndServers(t *testing.T) {
 		if len(res.Tools) != 1 || res.Tools[0]["name"] != "run_python" || len(res.Resources) != 1 {
 			t.Fatalf("tools %v resources %v", res.Tools, res.Resources)
 		}
+		if !strings.Contains(res.Manual, "search_tool_docs") || !strings.Contains(res.Manual, "servers") {
+			t.Errorf("resources/read of %v: %q", res.Resources[0]["uri"], res.Manual)
+		}
+		if !strings.Contains(res.BadResource, "-32602") || !strings.Contains(res.BadResource, "nothing-here") {
+			t.Errorf("reading an unknown resource: %q, want invalid params naming the URI", res.BadResource)
+		}
 		r := res.Results
 		check := func(i int, ok bool) {
 			t.Helper()
@@ -115,6 +123,101 @@ func TestBridgeWithRealClientAndServers(t *testing.T) {
 		check(6, r[6].IsError && strings.Contains(r[6].Text, "not configured"))
 		check(7, r[7].IsError && strings.Contains(r[7].Text, "status: timeout"))
 		check(8, !r[8].IsError && strings.Contains(r[8].Text, "5"))
+	})
+}
+
+// TestBridgeValidationErrors sends malformed arguments through the
+// TypeScript client: each gets status validation_error with its reason, and
+// the session lives on.
+func TestBridgeValidationErrors(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, e testEngine) {
+		home, _ := npmHome(t)
+		calls := []map[string]any{
+			{"code": "kept = 41"},
+			{"code": "   "},
+			{"code": "print(1)", "servers": "everything"},
+			{"code": "print(1)", "servers": []any{"everything", 3}},
+			{"code": "print(1)", "timeout": 2.5},
+			{"code": "print(1)", "timeout": "soon"},
+			{"code": "print(1)", "servers": []string{"nonexistent"}},
+			{"code": "print(kept + 1)"},
+		}
+		reasons := []string{"", "Missing 'code'", "servers", "servers", "timeout", "timeout", "nonexistent", ""}
+		res := runTSClient(t, home, e.Name(), calls)
+		for i, r := range res.Results {
+			if reasons[i] == "" {
+				continue
+			}
+			sc := r.StructuredContent
+			if !r.IsError || sc["status"] != "validation_error" || !strings.Contains(r.Text, reasons[i]) {
+				t.Errorf("call %d %v: %q isError=%v structured=%v, want validation_error naming %q", i, calls[i], r.Text, r.IsError, sc, reasons[i])
+			}
+		}
+		if last := res.Results[len(calls)-1]; last.IsError || last.Text != "42" {
+			t.Errorf("the session after the validation errors: %q", last.Text)
+		}
+	})
+}
+
+// TestSeedInspectServersExample runs the newest original README's "Inspect
+// Available Servers" example against server-everything.
+func TestSeedInspectServersExample(t *testing.T) {
+	code, err := os.ReadFile(filepath.Join("testdata", "inspect_servers.py"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	forEachEngine(t, func(t *testing.T, e testEngine) {
+		home, _ := npmHome(t)
+		r := runTSClient(t, home, e.Name(), []map[string]any{{"code": string(code), "servers": []string{"everything"}}}).Results[0]
+		if r.IsError {
+			t.Fatalf("the example failed:\n%s", r.Text)
+		}
+		for _, want := range []string{
+			"Discovered: ('everything', 'filesystem', 'memory')",
+			"Cached servers: ('everything',)",
+			"Loaded metadata: ({'name': 'everything', 'alias': 'everything', 'description': 'reference test server', 'cwd': '', 'tools': [{'name': 'echo', 'alias': 'echo'",
+			"Selectable via RPC: ('everything',)",
+			"get_sum → ",
+			"Summaries: [{'server': 'everything'",
+			"Cached tools: ",
+			"Detailed doc: {'server': 'everything', 'serverAlias': 'everything', 'tool': 'echo', 'toolAlias': 'echo'",
+			"'inputSchema': {",
+			"Capability summary: ",
+			"Docs from cache: [{",
+			"Search from cache: [",
+		} {
+			if !strings.Contains(r.Text, want) {
+				t.Errorf("the output lacks %q", want)
+			}
+		}
+		if t.Failed() {
+			t.Logf("output:\n%s", r.Text)
+		}
+	})
+}
+
+// TestMemoryAndSavedToolsSurviveRestart saves a memory and a tool through one
+// bridge process and uses them from the next one on the same state directory.
+func TestMemoryAndSavedToolsSurviveRestart(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, e testEngine) {
+		home, _ := npmHome(t)
+		first := runTSClient(t, home, e.Name(), []map[string]any{
+			{"code": "save_memory('project', {'name': 'bridge', 'langs': ['go', 'python']}, metadata={'tag': 't'})\n" +
+				"def double(x):\n    \"Twice x.\"\n    return 2 * x\nsave_tool(double)\nprint(list_memories())"},
+		}).Results[0]
+		if first.IsError || !strings.Contains(first.Text, "project") {
+			t.Fatalf("saving: %q", first.Text)
+		}
+		second := runTSClient(t, home, e.Name(), []map[string]any{
+			{"code": "print(load_memory('project'))\nprint(double(21))\nprint(memory_exists('project'), memory_exists('other'))\nprint(get_memory_info('project')['metadata'])"},
+		}).Results[0]
+		want := "{'name': 'bridge', 'langs': ['go', 'python']}\n42\nTrue False\n{'tag': 't'}"
+		if second.IsError || second.Text != want {
+			t.Fatalf("after a restart: %q, want %q", second.Text, want)
+		}
+		if _, err := os.Stat(filepath.Join(home, "MCPs", "memory")); err != nil {
+			t.Errorf("the memories are not under the state directory: %v", err)
+		}
 	})
 }
 
