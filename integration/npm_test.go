@@ -30,7 +30,7 @@ type tsResult struct {
 	Resources   []map[string]any `json:"resources"`
 	Manual      string           `json:"manual"`
 	BadResource string           `json:"badResource"`
-	Results   []struct {
+	Results     []struct {
 		Text              string         `json:"text"`
 		IsError           bool           `json:"isError"`
 		StructuredContent map[string]any `json:"structuredContent"`
