@@ -93,6 +93,7 @@ func TestBridgeWithRealClientAndServers(t *testing.T) {
 			{"servers": []string{"filesystem"}, "code": "print(await mcp_filesystem.read_text_file(path=" + pyString(filepath.Join(shared, "notes.txt")) + "))"},
 			{"servers": []string{"memory"}, "code": "await mcp_memory.create_entities(entities=[{'name': 'bridge', 'entityType': 'program', 'observations': ['written in Go']}])\nprint(await mcp_memory.read_graph())"},
 			{"code": "print(sorted(LOADED_MCP_SERVERS))"},
+			{"code": "import inspect\nprint(inspect.signature(mcp_filesystem.read_text_file))\nfor call in (mcp_filesystem.read_text_file(path='/etc/passwd'), mcp_everything.get_sum(a=1)):\n    try:\n        await call\n    except MCPError as e:\n        print(type(e).__name__, e)"},
 			{"code": "print('x')", "servers": []string{"self"}},
 			{"code": "while True: pass", "timeout": 1},
 			{"code": "print(s)"},
@@ -120,9 +121,12 @@ func TestBridgeWithRealClientAndServers(t *testing.T) {
 		check(3, !r[3].IsError && strings.Contains(r[3].Text, "hello from the host"))
 		check(4, !r[4].IsError && strings.Contains(r[4].Text, "written in Go"))
 		check(5, r[5].Text == "['everything', 'filesystem', 'memory']")
-		check(6, r[6].IsError && strings.Contains(r[6].Text, "not configured"))
-		check(7, r[7].IsError && strings.Contains(r[7].Text, "status: timeout"))
-		check(8, !r[8].IsError && strings.Contains(r[8].Text, "5"))
+		check(6, !r[6].IsError && strings.HasPrefix(r[6].Text, "(*, path: 'str', head: 'float' = None, tail: 'float' = None)\n") &&
+			strings.Contains(r[6].Text, "\nMCPError filesystem.read_text_file failed: ") && strings.Contains(r[6].Text, "Access denied") &&
+			strings.Contains(r[6].Text, "\nMCPArgumentError get_sum() is missing required argument(s): b"))
+		check(7, r[7].IsError && strings.Contains(r[7].Text, "not configured"))
+		check(8, r[8].IsError && strings.Contains(r[8].Text, "status: timeout"))
+		check(9, !r[9].IsError && strings.Contains(r[9].Text, "5"))
 	})
 }
 
