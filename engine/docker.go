@@ -106,14 +106,18 @@ func (d *Docker) Start(ctx context.Context, spec Spec) (Sandbox, error) {
 	if len(spec.Cmd) == 0 {
 		return nil, errors.New("starting sandbox: spec has no command")
 	}
+	began := time.Now()
 	if err := d.ensureImage(ctx, spec.Image); err != nil {
 		return nil, err
 	}
+	tracePhase(ctx, PhaseImage, began)
+	began = time.Now()
 	cfg, host := dockerConfig(spec, d.owner)
 	created, err := d.cli.ContainerCreate(ctx, cfg, host, nil, nil, containerName(spec.Session))
 	if err != nil {
 		return nil, fmt.Errorf("creating container: %w", err)
 	}
+	tracePhase(ctx, PhaseCreate, began)
 	sb := newDockerSandbox(d, created.ID, spec.MemoryBytes)
 	if err := sb.attachAndStart(ctx); err != nil {
 		sb.Close()

@@ -7,6 +7,7 @@ import (
 	"io"
 	"sync"
 	"syscall"
+	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types"
@@ -50,6 +51,7 @@ func newDockerSandbox(d *Docker, id string, memLimit int64) *dockerSandbox {
 // attachAndStart attaches the streams before starting, so no early
 // output is lost, then starts the container and its exit watcher.
 func (s *dockerSandbox) attachAndStart(ctx context.Context) error {
+	began := time.Now()
 	hj, err := s.d.cli.ContainerAttach(ctx, s.id, container.AttachOptions{
 		Stream: true, Stdin: true, Stdout: true, Stderr: true,
 	})
@@ -63,9 +65,12 @@ func (s *dockerSandbox) attachAndStart(ctx context.Context) error {
 		s.stdout.CloseWithError(err)
 		s.stderr.CloseWithError(err)
 	}()
+	tracePhase(ctx, PhaseAttach, began)
+	began = time.Now()
 	if err := s.d.cli.ContainerStart(ctx, s.id, container.StartOptions{}); err != nil {
 		return fmt.Errorf("starting container %s: %w", shortID(s.id), err)
 	}
+	tracePhase(ctx, PhaseStart, began)
 	go s.watch()
 	return nil
 }

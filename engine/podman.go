@@ -125,19 +125,27 @@ func (p *Podman) Start(ctx context.Context, spec Spec) (Sandbox, error) {
 	if len(spec.Cmd) == 0 {
 		return nil, errors.New("starting sandbox: spec has no command")
 	}
+	began := time.Now()
 	if err := p.ensureImage(ctx, spec.Image); err != nil {
 		return nil, err
 	}
+	tracePhase(ctx, PhaseImage, began)
+	began = time.Now()
 	g := podmanSpec(spec, p.owner)
 	g.Name = containerName(spec.Session)
 	created, err := containers.CreateWithSpec(p.ctx(ctx), g, nil)
 	if err != nil {
 		return nil, fmt.Errorf("creating container: %w", err)
 	}
+	tracePhase(ctx, PhaseCreate, began)
 	sb := newPodmanSandbox(p, created.ID, spec.MemoryBytes)
-	if err := p.checkRuntime(ctx, created.ID, spec.OCIRuntime); err != nil {
-		sb.Close()
-		return nil, err
+	if spec.OCIRuntime != "" {
+		began = time.Now()
+		if err := p.checkRuntime(ctx, created.ID, spec.OCIRuntime); err != nil {
+			sb.Close()
+			return nil, err
+		}
+		tracePhase(ctx, PhaseCheck, began)
 	}
 	if err := sb.attachAndStart(ctx); err != nil {
 		sb.Close()
@@ -254,6 +262,7 @@ func newPodmanSandbox(p *Podman, id string, memLimit int64) *podmanSandbox {
 }
 
 func (s *podmanSandbox) attachAndStart(ctx context.Context) error {
+	began := time.Now()
 	// Attach swaps the transport of the connection it is given, so each
 	// sandbox attaches over a connection of its own.
 	conn, err := podmanConnect(ctx, s.p.uri)
@@ -278,10 +287,15 @@ func (s *podmanSandbox) attachAndStart(ctx context.Context) error {
 	case <-ctx.Done():
 		return fmt.Errorf("attaching to container %s: %w", shortID(s.id), ctx.Err())
 	}
+	tracePhase(ctx, PhaseAttach, began)
+	began = time.Now()
 	if err := containers.Start(s.p.ctx(ctx), s.id, nil); err != nil {
 		return fmt.Errorf("starting container %s: %w", shortID(s.id), err)
 	}
+	tracePhase(ctx, PhaseStart, began)
+	began = time.Now()
 	s.watchMemoryCgroup(ctx)
+	tracePhase(ctx, PhaseWatch, began)
 	go s.watch()
 	return nil
 }

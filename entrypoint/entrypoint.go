@@ -21,7 +21,8 @@ const Protocol = 1
 
 // bootstrap reads the header "MCPRT <length>\n" and then exactly that many
 // bytes of runtime source from fd 0, without read-ahead, and runs it.
-const bootstrap = `import os
+const bootstrap = `import os, time
+_t0 = time.time()
 def _read(n):
     b = b""
     while len(b) < n:
@@ -39,7 +40,7 @@ magic, n = h.split()
 if magic != b"MCPRT":
     raise SystemExit("mcp bootstrap: bad header")
 src = _read(int(n))
-exec(compile(src, "<mcp-runtime>", "exec"), {"__name__": "__mcp_runtime__", "__builtins__": __builtins__})
+exec(compile(src, "<mcp-runtime>", "exec"), {"__name__": "__mcp_runtime__", "__builtins__": __builtins__, "__mcp_boot__": _t0})
 `
 
 // Command is the container command of a sandbox: the bootstrap, told it

@@ -39,6 +39,10 @@ type frame struct {
 	Protocol int
 	Runtime  string
 	Python   string
+	// Boot and Sent are the sandbox's wall-clock times (Unix seconds) when
+	// the bootstrap began and when the ready frame was sent; 0 when absent.
+	// They are only used to report where a start's time went.
+	Boot, Sent float64
 	// out and result: the exec id; rpc: RPCID
 	ID    string
 	RPCID int64
@@ -64,6 +68,8 @@ type wireFrame struct {
 	Protocol   *int             `json:"protocol"`
 	Runtime    string           `json:"runtime"`
 	Python     string           `json:"python"`
+	Boot       float64          `json:"boot"`
+	Sent       float64          `json:"sent"`
 	ID         json.RawMessage  `json:"id"`
 	Stream     string           `json:"stream"`
 	Data       *string          `json:"data"`
@@ -97,6 +103,7 @@ func parseFrame(line []byte) (frame, error) {
 			return bad("without protocol")
 		}
 		f.Protocol, f.Runtime, f.Python = *w.Protocol, w.Runtime, w.Python
+		f.Boot, f.Sent = w.Boot, w.Sent
 	case frameOut:
 		id, ok := stringID(w.ID)
 		if !ok {

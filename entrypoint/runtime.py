@@ -443,6 +443,8 @@ class Runtime:
                 "runtime": RUNTIME_VERSION,
                 "python": "%d.%d.%d" % sys.version_info[:3],
                 "pid": os.getpid(),
+                "boot": globals().get("__mcp_boot__", 0.0),
+                "sent": time.time(),
             }
         )
         while True:

@@ -50,6 +50,7 @@ func startBox(ctx context.Context, opts *Options, log *slog.Logger) (*runtimeBox
 	if err != nil {
 		return nil, err
 	}
+	started := time.Now()
 	bctx, cancel := context.WithCancel(context.Background())
 	b := &runtimeBox{
 		sb: sb, log: log, rpc: opts.RPC,
@@ -76,6 +77,7 @@ func startBox(ctx context.Context, opts *Options, log *slog.Logger) (*runtimeBox
 			return nil, b.closeWith(b.err)
 		}
 		b.python, b.version = f.Python, f.Runtime
+		traceReady(ctx, started, f)
 		return b, nil
 	case <-b.dead:
 		return nil, b.closeWith(fmt.Errorf("starting the sandbox runtime: %w", b.err))
@@ -86,6 +88,26 @@ func startBox(ctx context.Context, opts *Options, log *slog.Logger) (*runtimeBox
 		b.fault(ctx.Err())
 		return nil, b.closeWith(ctx.Err())
 	}
+}
+
+// traceReady reports the phases between the container's start and its
+// ready frame, split with the sandbox's clock when the frame carries it
+// (the container shares the host's wall clock under runc; under a
+// different kernel, implausible times fall back to one phase).
+func traceReady(ctx context.Context, started time.Time, f frame) {
+	now := time.Now()
+	total := now.Sub(started)
+	at := func(unix float64) time.Time { return time.Unix(0, int64(unix*1e9)) }
+	boot, sent := at(f.Boot), at(f.Sent)
+	if f.Boot <= 0 || f.Sent < f.Boot || boot.Before(started.Add(-time.Second)) || sent.After(now.Add(time.Second)) {
+		engine.TracePhase(ctx, PhaseReady, total)
+		return
+	}
+	interp := max(boot.Sub(started), 0)
+	run := min(sent.Sub(boot), total-interp)
+	engine.TracePhase(ctx, PhaseInterpreter, interp)
+	engine.TracePhase(ctx, PhaseRuntime, run)
+	engine.TracePhase(ctx, PhaseReady, max(total-interp-run, 0))
 }
 
 // closeWith closes the box and returns err.

@@ -90,6 +90,15 @@ func orDefault[T int | time.Duration](v, def T) T {
 	return v
 }
 
+// Phases of a session's start reported to an engine.StartTrace, after the
+// engine's own (engine.PhaseImage … engine.PhaseStart).
+const (
+	PhaseInterpreter = "interpreter" // container started → the bootstrap runs (Python's own start)
+	PhaseRuntime     = "runtime"     // the runtime is read, compiled and run up to its ready frame
+	PhaseReady       = "ready"       // the ready frame reaches the host
+	PhaseInit        = "init"        // Options.Init runs (the bridge's sandbox API)
+)
+
 // A Status is how a call ended.
 type Status string
 
@@ -253,10 +262,12 @@ func (s *Session) ensure(ctx context.Context) (*runtimeBox, string, error) {
 		return nil, "", fmt.Errorf("starting sandbox: %w", err)
 	}
 	if s.opts.Init != nil {
+		began := time.Now()
 		if err := s.initialize(ctx, box); err != nil {
 			s.discard(box, err.Error())
 			return nil, "", fmt.Errorf("starting sandbox: %w", err)
 		}
+		engine.TracePhase(ctx, PhaseInit, time.Since(began))
 	}
 	s.log.Info("sandbox ready", "python", box.python, "runtime", box.version, "id", box.sb.ID(), "took", time.Since(start))
 	s.mu.Lock()

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -313,5 +314,37 @@ func TestInitRunsInEveryNewInterpreter(t *testing.T) {
 	bad := newLocal(t, Options{Init: func() string { return "raise RuntimeError('broken helpers')" }})
 	if _, err := bad.Execute(context.Background(), "pass", 0); err == nil || !strings.Contains(err.Error(), "broken helpers") {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+// TestStartTraceReportsPhases checks that a new session reports where its
+// start went: the runtime's phases split by the sandbox's clock, then Init.
+func TestStartTraceReportsPhases(t *testing.T) {
+	s := newLocal(t, Options{Init: func() string { return "x = 1" }})
+	var phases []string
+	var sum time.Duration
+	ctx := engine.WithStartTrace(context.Background(), &engine.StartTrace{Phase: func(name string, took time.Duration) {
+		if took < 0 {
+			t.Errorf("phase %s took %v", name, took)
+		}
+		phases = append(phases, name)
+		sum += took
+	}})
+	began := time.Now()
+	if res, err := s.Execute(ctx, "print(x)", 10*time.Second); err != nil || res.Stdout != "1\n" {
+		t.Fatalf("first call: %+v %v", res, err)
+	}
+	total := time.Since(began)
+	want := []string{PhaseInterpreter, PhaseRuntime, PhaseReady, PhaseInit}
+	if !slices.Equal(phases, want) {
+		t.Fatalf("phases %v, want %v", phases, want)
+	}
+	if sum > total {
+		t.Errorf("the phases add up to %v, more than the whole call's %v", sum, total)
+	}
+	phases = nil
+	exec1(t, s, "pass", 10*time.Second)
+	if res, _ := s.Execute(ctx, "pass", 10*time.Second); res == nil || len(phases) != 0 {
+		t.Errorf("a warm call reported start phases %v", phases)
 	}
 }

@@ -195,7 +195,10 @@ class RuntimeTest(unittest.TestCase):
         return id, rpc
 
     def test_ready_frame(self):
-        self.assertEqual(set(self.ready), {"t", "protocol", "runtime", "python", "pid"})
+        self.assertEqual(set(self.ready), {"t", "protocol", "runtime", "python", "pid", "boot", "sent"})
+        self.assertIs(type(self.ready["sent"]), float)
+        self.assertLess(abs(self.ready["sent"] - time.time()), 60)
+        self.assertLessEqual(self.ready["boot"], self.ready["sent"])
         self.assertEqual(self.ready["protocol"], 1)
         self.assertEqual(self.ready["python"], "%d.%d.%d" % sys.version_info[:3])
         self.assertIsInstance(self.ready["runtime"], str)
