@@ -46,6 +46,9 @@ type Options struct {
 	// Registry finds the configured MCP servers. Zero: a Registry over
 	// the default locations.
 	Registry *Registry
+	// StartTrace, when not nil, also receives the start phases of every
+	// client's sandbox (they are logged at INFO either way).
+	StartTrace *engine.StartTrace
 }
 
 // A Bridge is the MCP server of the run_python tool.
@@ -208,12 +211,30 @@ func (b *Bridge) runPython(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 	if err := b.load(ctx, cs, args.servers); err != nil {
 		return outcome{status: statusError, summary: "Loading MCP servers failed: " + err.Error(), err: err.Error(), servers: args.servers}.toolResult(cfg.OutputMode), nil
 	}
-	res, err := cs.sandbox.Execute(ctx, args.code, args.timeout)
+	res, err := cs.sandbox.Execute(b.traceStart(ctx), args.code, args.timeout)
 	if err != nil {
 		b.log.Warn("run_python failed", "err", err)
 	}
 	secs := int(args.timeout.Seconds())
 	return fromSession(res, err, args.servers, secs).toolResult(cfg.OutputMode), nil
+}
+
+// traceStart returns ctx with a StartTrace that logs the phases of a
+// sandbox start, should this call start one, and passes them on to
+// Options.StartTrace.
+func (b *Bridge) traceStart(ctx context.Context) context.Context {
+	var attrs []any
+	var total time.Duration
+	return engine.WithStartTrace(ctx, &engine.StartTrace{Phase: func(name string, took time.Duration) {
+		if t := b.opts.StartTrace; t != nil && t.Phase != nil {
+			t.Phase(name, took)
+		}
+		attrs = append(attrs, name, took)
+		total += took
+		if name == entrypoint.PhaseInit {
+			b.log.Info("sandbox started", append([]any{"took", total}, attrs...)...)
+		}
+	}})
 }
 
 // load starts the named servers and, when any is new to the session,
