@@ -3,85 +3,103 @@
 package integration
 
 import (
-	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
 	"slices"
+	"strings"
 	"testing"
 	"time"
-
-	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine"
-	"github.com/mcp-code-exec/mcp-server-code-execution-mode/entrypoint"
 )
 
-// reportPercentiles adds p50 and p95 of the samples, in milliseconds.
-func reportPercentiles(b *testing.B, samples []time.Duration) {
+// The benchmarks of BENCHMARKS.md. Each takes its fixed number of samples
+// once, whatever b.N (run them with -benchtime 1x), reports p50/p95 as
+// benchmark metrics and records its table in the report, which
+// scripts/bench writes to BENCHMARKS.md with -args -report FILE: every
+// figure comes from the same run on the same machine.
+
+var reportPath = flag.String("report", "", "write the benchmark report (markdown) to this file after the run")
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	code := m.Run()
+	if *reportPath != "" {
+		if err := os.WriteFile(*reportPath, []byte(report.markdown()), 0o644); err != nil {
+			fmt.Fprintln(os.Stderr, "writing the report:", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+// stats summarizes latency samples.
+type stats struct {
+	n              int
+	p50, p95, mean time.Duration
+}
+
+func summarize(samples []time.Duration) stats {
 	if len(samples) == 0 {
-		return
+		return stats{}
 	}
-	slices.Sort(samples)
-	at := func(q float64) float64 {
-		return float64(samples[int(q*float64(len(samples)-1))]) / float64(time.Millisecond)
+	s := slices.Clone(samples)
+	slices.Sort(s)
+	var sum time.Duration
+	for _, d := range s {
+		sum += d
 	}
-	b.ReportMetric(at(0.50), "p50-ms")
-	b.ReportMetric(at(0.95), "p95-ms")
+	at := func(q float64) time.Duration { return s[int(q*float64(len(s)-1)+0.5)] }
+	return stats{n: len(s), p50: at(0.50), p95: at(0.95), mean: sum / time.Duration(len(s))}
 }
 
-// BenchmarkWarmExecute measures one call of `pass` on a warm session: the
-// round trip over the attached streams that every run_python call costs.
-func BenchmarkWarmExecute(b *testing.B) {
+// ms formats d in milliseconds with a precision fit for its size.
+func ms(d time.Duration) string {
+	v := float64(d) / float64(time.Millisecond)
+	switch {
+	case v < 10:
+		return fmt.Sprintf("%.2f ms", v)
+	case v < 100:
+		return fmt.Sprintf("%.1f ms", v)
+	}
+	return fmt.Sprintf("%.0f ms", v)
+}
+
+// metrics reports s as benchmark metrics.
+func (s stats) metrics(b *testing.B) {
+	b.ReportMetric(float64(s.p50)/float64(time.Millisecond), "p50-ms")
+	b.ReportMetric(float64(s.p95)/float64(time.Millisecond), "p95-ms")
+}
+
+// A variant is an engine and OCI runtime the benchmarks run on.
+type variant struct {
+	label, engine, oci string
+}
+
+// env returns the bridge environment selecting v.
+func (v variant) env() []string {
+	return []string{"MCP_BRIDGE_RUNTIME=" + v.engine, "MCP_BRIDGE_OCI_RUNTIME=" + v.oci}
+}
+
+// benchVariants lists the engines under test, plus Docker under gVisor
+// when runsc is installed (MCP_BENCH_RUNSC=0 leaves it out).
+func benchVariants() []variant {
+	var out []variant
 	for _, name := range engineNames() {
-		b.Run(name, func(b *testing.B) {
-			e := connect(b, name)
-			s := entrypoint.New(entrypoint.Options{Engine: e, Spec: benchSpec(b), Logger: testLogger()})
-			defer s.Close()
-			ctx := context.Background()
-			if err := s.Start(ctx); err != nil {
-				b.Fatal(err)
-			}
-			for range 20 { // warm-up
-				s.Execute(ctx, "pass", 0)
-			}
-			samples := make([]time.Duration, 0, b.N)
-			b.ResetTimer()
-			for b.Loop() {
-				start := time.Now()
-				res, err := s.Execute(ctx, "pass", 0)
-				samples = append(samples, time.Since(start))
-				if err != nil || res.Status != entrypoint.StatusSuccess {
-					b.Fatalf("%+v %v", res, err)
-				}
-			}
-			b.StopTimer()
-			reportPercentiles(b, samples)
-		})
+		out = append(out, variant{label: name, engine: name})
+	}
+	if _, err := exec.LookPath("runsc"); err == nil && os.Getenv("MCP_BENCH_RUNSC") != "0" && slices.Contains(engineNames(), "docker") {
+		out = append(out, variant{label: "docker+runsc", engine: "docker", oci: "runsc"})
+	}
+	return out
+}
+
+// forEachVariant runs f as a sub-benchmark per variant.
+func forEachVariant(b *testing.B, f func(b *testing.B, v variant)) {
+	for _, v := range benchVariants() {
+		b.Run(v.label, func(b *testing.B) { f(b, v) })
 	}
 }
 
-// BenchmarkNewSession measures the first call of a new client: container
-// create, attach, start, interpreter start, runtime delivery and
-// handshake, then `pass`. The image is cached; no pool is used.
-func BenchmarkNewSession(b *testing.B) {
-	for _, name := range engineNames() {
-		b.Run(name, func(b *testing.B) {
-			e := connect(b, name)
-			ctx := context.Background()
-			samples := make([]time.Duration, 0, b.N)
-			for b.Loop() {
-				start := time.Now()
-				s := entrypoint.New(entrypoint.Options{Engine: e, Spec: benchSpec(b), Logger: testLogger()})
-				res, err := s.Execute(ctx, "pass", 0)
-				samples = append(samples, time.Since(start))
-				if err != nil || res.Status != entrypoint.StatusSuccess {
-					b.Fatalf("%+v %v", res, err)
-				}
-				b.StopTimer()
-				s.Close()
-				b.StartTimer()
-			}
-			reportPercentiles(b, samples)
-		})
-	}
-}
-
-func benchSpec(b *testing.B) engine.Spec {
-	return settings(b).Spec("bench", nil)
-}
+// oneLine collapses whitespace, for table cells.
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

@@ -183,7 +183,7 @@ var (
 )
 
 // binary builds the command once, with the same tags as the tests.
-func binary(t *testing.T) string {
+func binary(t testing.TB) string {
 	t.Helper()
 	binOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "mcp-bridge-bin-")

@@ -4,6 +4,7 @@ package integration
 
 import (
 	"context"
+	"io"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -17,28 +18,41 @@ import (
 
 // connectBridge starts the built binary's stdio MCP server on engine name
 // and connects an MCP client to it.
-func connectBridge(t *testing.T, name string, env ...string) *mcp.ClientSession {
+func connectBridge(t testing.TB, name string, env ...string) *mcp.ClientSession {
 	cs, _ := connectBridgeCmd(t, name, env...)
 	return cs
 }
 
 // connectBridgeCmd is connectBridge, also returning the bridge's process.
-func connectBridgeCmd(t *testing.T, name string, env ...string) (*mcp.ClientSession, *exec.Cmd) {
+func connectBridgeCmd(t testing.TB, name string, env ...string) (*mcp.ClientSession, *exec.Cmd) {
+	t.Helper()
+	cs, cmd, _ := launchBridge(t, append([]string{"MCP_BRIDGE_RUNTIME=" + name, "MCP_BRIDGE_LOG_LEVEL=WARN"}, env...), nil)
+	return cs, cmd
+}
+
+// launchBridge starts the built binary with env added to the process
+// environment (later entries win) and its stderr to stderr (nil: the
+// test's), connects an MCP client, and returns the time from the process
+// start to the initialize answer.
+func launchBridge(t testing.TB, env []string, stderr io.Writer) (*mcp.ClientSession, *exec.Cmd, time.Duration) {
 	t.Helper()
 	cmd := exec.Command(binary(t), "run")
-	cmd.Env = append(append(envWithout("MCP_BRIDGE_RUNTIME"), "MCP_BRIDGE_RUNTIME="+name, "MCP_BRIDGE_LOG_LEVEL=WARN"), env...)
+	cmd.Env = append(envWithout("MCP_BRIDGE_RUNTIME"), env...)
+	cmd.Stderr = stderr
 	client := mcp.NewClient(&mcp.Implementation{Name: "integration", Version: "1"}, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
+	began := time.Now()
 	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
+	took := time.Since(began)
 	t.Cleanup(func() { cs.Close() })
-	return cs, cmd
+	return cs, cmd, took
 }
 
-func runPython(t *testing.T, cs *mcp.ClientSession, args map[string]any) (string, bool) {
+func runPython(t testing.TB, cs *mcp.ClientSession, args map[string]any) (string, bool) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()

@@ -63,7 +63,7 @@ func runTSClient(t *testing.T, home, runtime string, calls []map[string]any) tsR
 
 // npmHome writes ~/MCPs configs for server-everything, server-filesystem and
 // server-memory into a fresh home directory.
-func npmHome(t *testing.T) (home, shared string) {
+func npmHome(t testing.TB) (home, shared string) {
 	t.Helper()
 	bin := filepath.Join(nodeDir(t), "node_modules", ".bin")
 	home, shared = t.TempDir(), t.TempDir()

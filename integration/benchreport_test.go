@@ -1,0 +1,186 @@
+//go:build integration
+
+package integration
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+)
+
+// report collects the tables of one benchmark run.
+var report = &benchReport{sections: map[string]*reportSection{}, warm: map[string]time.Duration{}}
+
+// A benchReport is the content of BENCHMARKS.md.
+type benchReport struct {
+	mu        sync.Mutex
+	sections  map[string]*reportSection
+	headlines [][]string
+	// warm is the warm-call p50 per variant, the base of the ratios.
+	warm map[string]time.Duration
+}
+
+// A reportSection is one measured item: a table and notes.
+type reportSection struct {
+	key, title string
+	header     []string
+	rows       [][]string
+	notes      []string
+}
+
+// section returns the section key, creating it with title and header.
+func (r *benchReport) section(key, title string, header ...string) *reportSection {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s, ok := r.sections[key]
+	if !ok {
+		s = &reportSection{key: key, title: title, header: header}
+		r.sections[key] = s
+	}
+	return s
+}
+
+// row adds a table row.
+func (s *reportSection) row(cells ...string) {
+	report.mu.Lock()
+	defer report.mu.Unlock()
+	s.rows = append(s.rows, cells)
+}
+
+// note adds a paragraph under the table.
+func (s *reportSection) note(format string, args ...any) {
+	report.mu.Lock()
+	defer report.mu.Unlock()
+	s.notes = append(s.notes, fmt.Sprintf(format, args...))
+}
+
+// headline records a goal and what was measured against it.
+func (r *benchReport) headline(what, goal, measured string, met bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	verdict := "met"
+	if !met {
+		verdict = "**missed**"
+	}
+	r.headlines = append(r.headlines, []string{what, goal, measured, verdict})
+}
+
+func (r *benchReport) setWarm(v string, p50 time.Duration) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.warm[v] = p50
+}
+
+func (r *benchReport) warmP50(v string) (time.Duration, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	d, ok := r.warm[v]
+	return d, ok
+}
+
+// markdown renders the report.
+func (r *benchReport) markdown() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var b bytes.Buffer
+	b.WriteString("# Benchmarks\n\n")
+	b.WriteString("Written by `scripts/bench` (the benchmarks of `integration/bench*_test.go`, run with\n" +
+		"`go test -tags integration -bench . -benchtime 1x`); every figure below comes from ONE run on ONE machine,\n" +
+		"so the ratios compare like with like. Goals are targets reported against, not test assertions.\n\n")
+	b.WriteString("## Machine\n\n")
+	for _, kv := range machine() {
+		fmt.Fprintf(&b, "- %s: %s\n", kv[0], kv[1])
+	}
+	if len(r.headlines) > 0 {
+		b.WriteString("\n## Goals\n\n")
+		table(&b, []string{"what", "goal", "measured", "verdict"}, r.headlines)
+	}
+	keys := make([]string, 0, len(r.sections))
+	for k := range r.sections {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		s := r.sections[k]
+		fmt.Fprintf(&b, "\n## %s. %s\n\n", s.key, s.title)
+		if len(s.rows) > 0 {
+			table(&b, s.header, s.rows)
+		}
+		for _, n := range s.notes {
+			fmt.Fprintf(&b, "\n%s\n", n)
+		}
+	}
+	return b.String()
+}
+
+func table(b *bytes.Buffer, header []string, rows [][]string) {
+	fmt.Fprintf(b, "| %s |\n|%s\n", strings.Join(header, " | "), strings.Repeat(" --- |", len(header)))
+	for _, r := range rows {
+		fmt.Fprintf(b, "| %s |\n", strings.Join(r, " | "))
+	}
+}
+
+// machine describes the host, the engines and the toolchain.
+func machine() [][2]string {
+	out := [][2]string{{"date", time.Now().UTC().Format("2006-01-02 15:04 MST")}}
+	if cpu := firstMatch("/proc/cpuinfo", "model name"); cpu != "" {
+		out = append(out, [2]string{"CPU", fmt.Sprintf("%s, %d cores", cpu, runtime.NumCPU())})
+	}
+	if mem := firstMatch("/proc/meminfo", "MemTotal"); mem != "" {
+		out = append(out, [2]string{"memory", mem})
+	}
+	if osr := firstMatch("/etc/os-release", "PRETTY_NAME"); osr != "" {
+		out = append(out, [2]string{"OS", strings.Trim(osr, `"`) + ", kernel " + command("uname", "-r")})
+	}
+	out = append(out,
+		[2]string{"Go", runtime.Version()},
+		[2]string{"Docker Engine", command("docker", "version", "--format", "{{.Server.Version}} (API {{.Server.APIVersion}})")},
+		[2]string{"Podman", command("podman", "version", "--format", "{{.Server.Version}}")},
+		[2]string{"runc", firstLine(command("runc", "--version"))},
+		[2]string{"crun", firstLine(command("crun", "--version"))},
+		[2]string{"gVisor", firstLine(command("runsc", "--version"))},
+		[2]string{"Node.js", command("node", "--version")},
+		[2]string{"sandbox image", os.Getenv("MCP_BRIDGE_IMAGE")},
+	)
+	return out
+}
+
+// firstMatch returns the value of the first "key: value" or "key=value"
+// line of file that starts with key.
+func firstMatch(file, key string) string {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return ""
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if strings.HasPrefix(line, key) {
+			if _, v, ok := strings.Cut(line, ":"); ok && !strings.Contains(line, "=") {
+				return strings.TrimSpace(v)
+			}
+			if _, v, ok := strings.Cut(line, "="); ok {
+				return strings.TrimSpace(v)
+			}
+		}
+	}
+	return ""
+}
+
+// command returns the trimmed output of a command, or "not found".
+func command(name string, args ...string) string {
+	out, err := exec.Command(name, args...).Output()
+	if err != nil {
+		return "not available"
+	}
+	return strings.TrimSpace(string(out))
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}
