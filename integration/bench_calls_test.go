@@ -269,4 +269,3 @@ func BenchmarkProxiedChain(b *testing.B) {
 	})
 	sec.note("Client → bridge → sandbox → (get-sum → server-everything) → sandbox → (echo → server-everything) → sandbox → client.")
 }
-
