@@ -87,10 +87,12 @@ func (r *Runtime) Backend(ctx context.Context) (interface {
 	if r.b != nil {
 		return r.b, nil
 	}
+	began := time.Now()
 	b, err := r.connect(ctx)
 	if err != nil {
 		return nil, err
 	}
+	tracePhase(ctx, PhaseConnect, began)
 	r.b = b
 	return b, nil
 }

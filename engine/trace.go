@@ -7,12 +7,13 @@ import (
 
 // Phase names reported to a StartTrace by the engine backends.
 const (
-	PhaseImage  = "image"  // the image is looked up (and pulled when missing)
-	PhaseCreate = "create" // the container is created
-	PhaseCheck  = "check"  // the created container is inspected (Podman, when an OCI runtime is asked for)
-	PhaseAttach = "attach" // the streams are attached
-	PhaseStart  = "start"  // the container is started
-	PhaseWatch  = "watch"  // an OOM watch is set up (Podman on a local cgroup v1 host)
+	PhaseConnect = "connect" // the engine is connected (the first start of a Runtime only)
+	PhaseImage   = "image"   // the image is looked up (and pulled when missing)
+	PhaseCreate  = "create"  // the container is created
+	PhaseCheck   = "check"   // the created container is inspected (Podman, when an OCI runtime is asked for)
+	PhaseAttach  = "attach"  // the streams are attached
+	PhaseStart   = "start"   // the container is started
+	PhaseWatch   = "watch"   // an OOM watch is set up (Podman on a local cgroup v1 host)
 )
 
 // A StartTrace is a set of hooks run while a sandbox starts, as
