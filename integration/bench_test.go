@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -24,6 +25,9 @@ var reportPath = flag.String("report", "", "write the benchmark report (markdown
 func TestMain(m *testing.M) {
 	flag.Parse()
 	code := m.Run()
+	if binPath != "" {
+		os.RemoveAll(filepath.Dir(binPath))
+	}
 	if *reportPath != "" {
 		if err := os.WriteFile(*reportPath, []byte(report.markdown()), 0o644); err != nil {
 			fmt.Fprintln(os.Stderr, "writing the report:", err)
