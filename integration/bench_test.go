@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 )
@@ -104,6 +103,3 @@ func forEachVariant(b *testing.B, f func(b *testing.B, v variant)) {
 		b.Run(v.label, func(b *testing.B) { f(b, v) })
 	}
 }
-
-// oneLine collapses whitespace, for table cells.
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
