@@ -31,6 +31,9 @@ type dockerSandbox struct {
 	done        chan struct{} // closed when status/waitErr are set
 	status      ExitStatus
 	waitErr     error
+	// started holds the done channels of the goroutines started so far
+	// (stream copier, watcher), which Close waits for.
+	started []chan struct{}
 
 	closeOnce sync.Once
 	closeErr  error
@@ -60,7 +63,10 @@ func (s *dockerSandbox) attachAndStart(ctx context.Context) error {
 	}
 	s.hijack = hj
 	s.stdin = &hijackStdin{hj: hj}
+	copied := make(chan struct{})
+	s.started = append(s.started, copied)
 	go func() {
+		defer close(copied)
 		_, err := stdcopy.StdCopy(s.stdout, s.stderr, hj.Reader)
 		s.stdout.CloseWithError(err)
 		s.stderr.CloseWithError(err)
@@ -71,6 +77,7 @@ func (s *dockerSandbox) attachAndStart(ctx context.Context) error {
 		return fmt.Errorf("starting container %s: %w", shortID(s.id), err)
 	}
 	tracePhase(ctx, PhaseStart, began)
+	s.started = append(s.started, s.done)
 	go s.watch()
 	return nil
 }
@@ -139,6 +146,14 @@ func (s *dockerSandbox) Close() error {
 		s.watchCancel()
 		s.stdout.Close()
 		s.stderr.Close()
+		// Nothing of this sandbox outlives Close: wait for its
+		// goroutines, as long as the clean-up may take.
+		for _, ch := range s.started {
+			select {
+			case <-ch:
+			case <-ctx.Done():
+			}
+		}
 		s.closeErr = errors.Join(errs...)
 	})
 	return s.closeErr

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -231,13 +232,17 @@ type podmanSandbox struct {
 	attachCancel   context.CancelFunc
 	attachDone     chan struct{} // closed when attachErr is set
 	attachErr      error
+	closeSockets   func() // closes the attach connection's sockets; nil before attaching
 
 	oom         *oomWatch // nil when the cgroup cannot be watched
 	watchCtx    context.Context
 	watchCancel context.CancelFunc
 	done        chan struct{}
-	status      ExitStatus
-	waitErr     error
+	// started holds the done channels of the goroutines started so far
+	// (attach, watch), which Close waits for.
+	started []chan struct{}
+	status  ExitStatus
+	waitErr error
 
 	closeOnce sync.Once
 	closeErr  error
@@ -267,11 +272,17 @@ func (s *podmanSandbox) attachAndStart(ctx context.Context) error {
 		close(s.attachDone)
 		return fmt.Errorf("attaching to container %s: %w", shortID(s.id), err)
 	}
+	s.closeSockets = trackDials(conn)
 	actx, cancel := context.WithCancel(context.Background())
 	s.attachCancel = cancel
 	ready := make(chan bool, 1)
+	s.started = append(s.started, s.attachDone)
 	go func() {
 		defer close(s.attachDone)
+		// The ping of podmanConnect left a keep-alive connection in the
+		// pool of conn, which only this sandbox uses.
+		defer closeIdle(conn)
+		defer s.closeSockets()
 		err := containers.Attach(mergeValues(actx, conn), s.id, s.stdinR, s.stdout, s.stderr, ready, nil)
 		s.attachErr = err
 		s.stdout.CloseWithError(err)
@@ -293,8 +304,52 @@ func (s *podmanSandbox) attachAndStart(ctx context.Context) error {
 	began = time.Now()
 	s.watchMemoryCgroup(ctx)
 	tracePhase(ctx, PhaseWatch, began)
+	s.started = append(s.started, s.done)
 	go s.watch()
 	return nil
+}
+
+// trackDials makes the transport of conn remember the connections it
+// dials and returns a function closing them: containers.Attach never
+// closes the socket it hijacks (containers/podman#25344), one descriptor
+// per sandbox otherwise.
+func trackDials(conn context.Context) (closeAll func()) {
+	c, err := bindings.GetClient(conn)
+	if err != nil {
+		return func() {}
+	}
+	tr, ok := c.Client.Transport.(*http.Transport)
+	if !ok || tr.DialContext == nil {
+		return func() {}
+	}
+	var mu sync.Mutex
+	var conns []net.Conn
+	dial := tr.DialContext
+	tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		nc, err := dial(ctx, network, addr)
+		if err == nil {
+			mu.Lock()
+			conns = append(conns, nc)
+			mu.Unlock()
+		}
+		return nc, err
+	}
+	return func() {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, nc := range conns {
+			nc.Close()
+		}
+		conns = nil
+	}
+}
+
+// closeIdle closes the idle keep-alive connections of a bindings
+// connection.
+func closeIdle(conn context.Context) {
+	if c, err := bindings.GetClient(conn); err == nil && c.Client != nil {
+		c.Client.CloseIdleConnections()
+	}
 }
 
 // watchMemoryCgroup starts an oomWatch when the engine is local and uses
@@ -384,6 +439,17 @@ func (s *podmanSandbox) Close() error {
 		s.watchCancel()
 		s.stdout.Close()
 		s.stderr.Close()
+		if s.closeSockets != nil {
+			s.closeSockets()
+		}
+		// Nothing of this sandbox outlives Close: wait for its
+		// goroutines, as long as the clean-up may take.
+		for _, ch := range s.started {
+			select {
+			case <-ch:
+			case <-ctx.Done():
+			}
+		}
 		s.closeErr = errors.Join(errs...)
 	})
 	return s.closeErr
