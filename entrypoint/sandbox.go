@@ -202,7 +202,13 @@ func (b *runtimeBox) dispatch(f frame, readySeen *bool, ready chan<- frame) erro
 		case <-b.dead:
 			return nil
 		}
-		go b.serveRPC(f)
+		ctx := b.ctx
+		b.mu.Lock()
+		if b.call != nil {
+			ctx = b.call.ctx
+		}
+		b.mu.Unlock()
+		go b.serveRPC(ctx, f)
 	}
 	return nil
 }
@@ -218,12 +224,12 @@ func (b *runtimeBox) current(id string) *callState {
 }
 
 // serveRPC answers one RPC request through the handler.
-func (b *runtimeBox) serveRPC(f frame) {
+func (b *runtimeBox) serveRPC(ctx context.Context, f frame) {
 	defer func() { <-b.rpcSem }()
 	reply := rpcResultFrame{T: frameRPCResult, ID: f.RPCID}
 	if b.rpc == nil {
 		reply.Error = "this sandbox has no RPC handler"
-	} else if res, err := b.callHandler(f.Payload); err != nil {
+	} else if res, err := b.callHandler(ctx, f.Payload); err != nil {
 		reply.Error = err.Error()
 	} else if raw, err := json.Marshal(res); err != nil {
 		reply.Error = "encoding the RPC result: " + err.Error()
@@ -239,14 +245,14 @@ func (b *runtimeBox) serveRPC(f frame) {
 
 // callHandler runs the RPC handler, turning a panic into an error so a
 // faulty handler cannot take the bridge down.
-func (b *runtimeBox) callHandler(payload json.RawMessage) (res any, err error) {
+func (b *runtimeBox) callHandler(ctx context.Context, payload json.RawMessage) (res any, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			b.log.Error("RPC handler panicked", "panic", p)
 			err = fmt.Errorf("internal error in the RPC handler")
 		}
 	}()
-	return b.rpc(b.ctx, payload)
+	return b.rpc(ctx, payload)
 }
 
 // send writes one frame to the sandbox.
@@ -302,7 +308,11 @@ func (b *runtimeBox) deathReport() error {
 
 // A callState collects one call's output and awaits its result.
 type callState struct {
-	id             string
+	id string
+	// ctx ends with the call: RPCs it made that are still in flight are
+	// cancelled (a proxied server that hangs does not outlive the call).
+	ctx            context.Context
+	cancel         context.CancelFunc
 	stdout, stderr capBuffer
 	result         chan frame
 	onOutput       func(stream, data string)

@@ -338,6 +338,8 @@ func (s *Session) run(ctx context.Context, box *runtimeBox, code string, timeout
 		onOutput: s.opts.OnOutput,
 	}
 	c.stdout.max, c.stderr.max = s.opts.maxOutput(), s.opts.maxOutput()
+	c.ctx, c.cancel = context.WithCancel(box.ctx)
+	defer c.cancel()
 	box.mu.Lock()
 	box.call = c
 	box.mu.Unlock()

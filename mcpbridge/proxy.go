@@ -123,6 +123,13 @@ func (p *proxyPool) call(ctx context.Context, name, tool string, args map[string
 			c.close()
 			return nil, fmt.Errorf("server %q did not answer %s within %v; it was restarted", name, tool, toolCallTimeout)
 		}
+		if errors.Is(err, context.Canceled) {
+			// The run_python call ended (timeout, interrupt, client gone)
+			// with this call in flight: the server may hang, so it is
+			// restarted on next use.
+			c.close()
+			return nil, fmt.Errorf("the call to %s.%s was cancelled when its run_python call ended; server %q is restarted on next use", name, tool, name)
+		}
 		return nil, fmt.Errorf("calling %s.%s: %w", name, tool, err)
 	}
 	return res, nil
@@ -217,16 +224,21 @@ func (c *proxyClient) refreshTools(cs *mcp.ClientSession) {
 // closed, or its Wait returned), forgetting it so the next use restarts
 // the server without waiting for the exit to be noticed.
 func (c *proxyClient) stopped(cs *mcp.ClientSession, err error) bool {
+	dead := errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, io.EOF) ||
+		errors.Is(err, os.ErrClosed) || errors.Is(err, io.ErrClosedPipe)
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	dead := errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, io.EOF)
-	if !dead && c.cs == cs {
+	deadCh := c.dead
+	current := c.cs == cs
+	c.mu.Unlock()
+	if !dead && current {
 		select {
-		case <-c.dead:
+		case <-deadCh:
 			dead = true
 		default:
 		}
 	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	if dead && c.cs == cs {
 		c.cs = nil
 		go cs.Close()
