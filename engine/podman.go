@@ -44,6 +44,7 @@ func NewPodman(ctx context.Context, opts *PodmanOptions) (*Podman, error) {
 		opts = &PodmanOptions{}
 	}
 	log := loggerOrDiscard(opts.Logger)
+	routeBindingsLogs(log)
 	candidates := []string{opts.URI}
 	if opts.URI == "" {
 		candidates = podmanSocketCandidates(os.Getenv, os.Geteuid())
