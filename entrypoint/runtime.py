@@ -42,8 +42,10 @@ class Channel:
         self.fd = fd
         self.lock = threading.Lock()
 
-    def send(self, frame):
+    def send(self, frame, limit=0):
         data = (json.dumps(frame, separators=(",", ":")) + "\n").encode("ascii")
+        if limit and len(data) > limit:
+            raise RPCError("the RPC request is %d bytes, over the %d-byte frame limit" % (len(data), limit))
         with self.lock:
             view = memoryview(data)
             while view:
@@ -347,8 +349,18 @@ class Runtime:
         loop = asyncio.get_running_loop()
         fut = loop.create_future()
         rid = self._register(("future", loop, fut))
-        self.chan.send({"t": "rpc", "id": rid, "payload": payload})
+        self._send_rpc(rid, payload)
         return await fut
+
+    def _send_rpc(self, rid, payload):
+        """Sends an RPC frame; a request too large or not JSON is refused
+        here, with a clear error, before the host would see a broken frame."""
+        try:
+            self.chan.send({"t": "rpc", "id": rid, "payload": payload}, limit=MAX_FRAME - 1024)
+        except BaseException:
+            with self.rpc_lock:
+                self.rpc_pending.pop(rid, None)
+            raise
 
     def rpc_sync(self, payload):
         """Like rpc, blocking the calling thread instead of awaiting."""
@@ -356,7 +368,7 @@ class Runtime:
         done = threading.Event()
         box = {}
         rid = self._register(("event", done, box))
-        self.chan.send({"t": "rpc", "id": rid, "payload": payload})
+        self._send_rpc(rid, payload)
         done.wait()
         if "error" in box:
             raise RPCError(box["error"])

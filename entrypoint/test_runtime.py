@@ -596,6 +596,25 @@ class RuntimeEdgeTest(unittest.TestCase):
         self.assertEqual(res["status"], "ok")
         self.assertEqual("".join(f["data"] for f in outs), "an RPC payload must be a dict, not list\n")
 
+    def test_oversized_and_unencodable_rpc_refused_in_the_sandbox(self):
+        code = (
+            "import asyncio, mcp_sandbox_runtime as rt\n"
+            "for payload in ({'x': 'y' * (17 << 20)}, {'x': object()}):\n"
+            "    for call in (lambda: rt.rpc_sync(payload), lambda: asyncio.run(rt.rpc(payload))):\n"
+            "        try:\n"
+            "            call()\n"
+            "        except (rt.RPCError, TypeError) as e:\n"
+            "            print(type(e).__name__, str(e)[:40])\n"
+        )
+        outs, res = self.exec_collect(code)
+        self.assertEqual(res["status"], "ok", res)
+        lines = "".join(f["data"] for f in outs).splitlines()
+        self.assertEqual(lines[:2], ["RPCError the RPC request is 17825830 bytes, over "] * 2, lines)
+        self.assertTrue(all(l.startswith("TypeError") for l in lines[2:]) and len(lines) == 4, lines)
+        # No frame was sent and nothing is left pending: the next RPC works.
+        outs, res = self.exec_collect("import mcp_sandbox_runtime as rt\nprint(len(rt.__dict__) > 0)")
+        self.assertEqual(res["status"], "ok")
+
     def test_exit_codes_fit_the_host(self):
         _, res = self.exec_collect("import sys; sys.exit(2**70)")
         self.assertEqual((res["status"], res["exit_code"]), ("exit", 1))
