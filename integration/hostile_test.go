@@ -216,4 +216,3 @@ func TestHostileCode(t *testing.T) {
 }
 
 func oneLineText(s string) string { return strings.Join(strings.Fields(s), " ") }
-
