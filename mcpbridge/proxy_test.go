@@ -75,7 +75,7 @@ func TestProxiedServers(t *testing.T) {
 		t.Fatalf("noisy server: %q", text)
 	}
 	// The newest README's inspection snippet runs.
-	text, isErr = run(map[string]any{"code": inspectSnippet})
+	text, isErr = run(map[string]any{"code": inspectSnippet(t)})
 	if isErr || !strings.Contains(text, "Discovered: ('Stub Two', 'noisy', 'stub')") || !strings.Contains(text, "echo → Echo the provided message") {
 		t.Fatalf("inspection snippet: %q", text)
 	}
@@ -86,35 +86,13 @@ func TestProxiedServers(t *testing.T) {
 	}
 }
 
-const inspectSnippet = `from mcp import runtime
-
-print("Discovered:", runtime.discovered_servers())
-print("Cached servers:", runtime.list_servers_sync())
-print("Loaded metadata:", runtime.list_loaded_server_metadata())
-print("Selectable via RPC:", await runtime.list_servers())
-
-loaded = runtime.list_loaded_server_metadata()
-if loaded:
-    first = runtime.describe_server(loaded[0]["name"])
-    for tool in first["tools"]:
-        print(tool["alias"], "→", tool.get("description", ""))
-
-if loaded:
-    summaries = await runtime.query_tool_docs(loaded[0]["name"])
-    detailed = await runtime.query_tool_docs(
-        loaded[0]["name"],
-        tool=summaries[0]["toolAlias"],
-        detail="full",
-    )
-    print("Summaries:", summaries)
-    print("Cached tools:", runtime.list_tools_sync(loaded[0]["name"]))
-    print("Detailed doc:", detailed)
-
-results = await runtime.search_tool_docs("calendar events", limit=3)
-for result in results:
-    print(result["server"], result["tool"], result.get("description", ""))
-
-print("Capability summary:", runtime.capability_summary())
-print("Docs from cache:", runtime.query_tool_docs_sync(loaded[0]["name"]) if loaded else [])
-print("Search from cache:", runtime.search_tool_docs_sync("calendar"))
-`
+// inspectSnippet is the newest seed README's "Inspect Available Servers"
+// example, shared with the integration test that runs it on real servers.
+func inspectSnippet(t *testing.T) string {
+	t.Helper()
+	code, err := os.ReadFile(filepath.Join("..", "integration", "testdata", "inspect_servers.py"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(code)
+}
