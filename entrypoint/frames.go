@@ -7,11 +7,27 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
+	"time"
 )
 
 // MaxFrameBytes bounds one frame in either direction.
 const MaxFrameBytes = 16 << 20
+
+// Bounds of the members of a frame from the sandbox, beyond its size.
+const (
+	// maxVersionBytes bounds the runtime and python members of ready.
+	maxVersionBytes = 256
+	// maxUnixSeconds is the latest plausible boot or sent time (year
+	// 2286); later or negative ones are ignored.
+	maxUnixSeconds = 1e10
+	// maxDurationMS bounds duration_ms so that it fits a time.Duration.
+	maxDurationMS = float64(math.MaxInt64 / int64(time.Millisecond))
+	// maxDroppedBytes bounds a dropped count (256 TiB): the counts are
+	// added to the host's own without overflowing.
+	maxDroppedBytes = 1 << 48
+)
 
 // ErrProtocol reports a sandbox that broke the frame protocol.
 var ErrProtocol = errors.New("sandbox protocol violation")
@@ -102,8 +118,11 @@ func parseFrame(line []byte) (frame, error) {
 		if w.Protocol == nil {
 			return bad("without protocol")
 		}
+		if len(w.Runtime) > maxVersionBytes || len(w.Python) > maxVersionBytes {
+			return bad("with a runtime or python version over " + strconv.Itoa(maxVersionBytes) + " bytes")
+		}
 		f.Protocol, f.Runtime, f.Python = *w.Protocol, w.Runtime, w.Python
-		f.Boot, f.Sent = w.Boot, w.Sent
+		f.Boot, f.Sent = plausibleTime(w.Boot), plausibleTime(w.Sent)
 	case frameOut:
 		id, ok := stringID(w.ID)
 		if !ok {
@@ -141,9 +160,15 @@ func parseFrame(line []byte) (frame, error) {
 			return bad("with status " + strconv.Quote(w.Status))
 		}
 		for k, v := range w.Dropped {
-			if (k != "stdout" && k != "stderr") || v < 0 {
+			if (k != "stdout" && k != "stderr") || v < 0 || v > maxDroppedBytes {
 				return bad("with a bad dropped count")
 			}
+		}
+		if w.DurationMS < 0 || w.DurationMS > maxDurationMS {
+			return bad("with a bad duration_ms")
+		}
+		if w.Killed < 0 {
+			return bad("with a negative killed count")
 		}
 		f.ID, f.Status = id, w.Status
 		f.ExcType, f.ExcMessage, f.Traceback = w.ExcType, w.ExcMessage, w.Traceback
@@ -154,6 +179,16 @@ func parseFrame(line []byte) (frame, error) {
 	return f, nil
 }
 
+// plausibleTime returns unix, a wall-clock time in seconds, or 0 (absent)
+// when it is negative or implausibly late.
+func plausibleTime(unix float64) float64 {
+	if unix < 0 || unix > maxUnixSeconds {
+		return 0
+	}
+	return unix
+}
+
+// stringID returns the non-empty JSON string raw holds.
 func stringID(raw json.RawMessage) (string, bool) {
 	var s string
 	if len(raw) == 0 || raw[0] != '"' || json.Unmarshal(raw, &s) != nil || s == "" {

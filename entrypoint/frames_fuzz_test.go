@@ -3,23 +3,55 @@ package entrypoint
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"errors"
+	"io"
+	"strings"
 	"testing"
+	"time"
 )
 
+// protocolFrames are the sandbox → host frames of PROTOCOL.md as the
+// runtime sends them, and the shapes a broken or hostile one might send.
+var protocolFrames = []string{
+	`{"t":"ready","protocol":1,"runtime":"1","python":"3.11.2","pid":7,"boot":1795000000.5,"sent":1795000000.6}`,
+	`{"t":"ready","protocol":1,"runtime":"1","python":"3.14.0","pid":7}`,
+	`{"t":"out","id":"c1","stream":"stdout","data":"hello\n"}`,
+	`{"t":"out","id":"c1","stream":"stderr","data":"Traceback \ufffd\n"}`,
+	`{"t":"rpc","id":1,"payload":{"type":"call_tool","server":"filesystem","tool":"read_text_file","arguments":{"path":"/tmp/x"}}}`,
+	`{"t":"rpc","id":9007199254740993,"payload":{"type":"list_servers"}}`,
+	`{"t":"result","id":"c1","status":"ok","duration_ms":0.731,"dropped":{"stdout":0,"stderr":0},"killed":0}`,
+	`{"t":"result","id":"c1","status":"error","exc_type":"ZeroDivisionError","exc_message":"division by zero","traceback":"Traceback...","duration_ms":1.2,"dropped":{"stdout":0,"stderr":0},"killed":0}`,
+	`{"t":"result","id":"c1","status":"interrupted","exc_type":"KeyboardInterrupt","duration_ms":2000,"dropped":{"stdout":1048576},"killed":3}`,
+	`{"t":"result","id":"c1","status":"exit","exit_code":3,"duration_ms":5,"dropped":{},"killed":0}`,
+	// Broken or hostile.
+	`{"t":"result","id":"c1","status":"exit"}`,
+	`{"t":"result","id":"c1","status":"ok","duration_ms":1e300}`,
+	`{"t":"result","id":"c1","status":"ok","duration_ms":-1}`,
+	`{"t":"result","id":"c1","status":"ok","dropped":{"stdout":9223372036854775807}}`,
+	`{"t":"result","id":"c1","status":"ok","dropped":{"stdin":1}}`,
+	`{"t":"result","id":"c1","status":"ok","killed":-5}`,
+	`{"t":"result","id":"","status":"ok"}`,
+	`{"t":"result","id":"c1","status":"exit","exit_code":1e99}`,
+	`{"t":"ready","protocol":1,"boot":1e300,"sent":-1}`,
+	`{"t":"out","id":3,"stream":"stdin","data":null}`,
+	`{"t":"out","id":"c1","stream":"stdout"}`,
+	`{"t":"rpc","id":-1,"payload":[1]}`,
+	`{"t":"rpc","id":"1","payload":{}}`,
+	`{"t":"rpc","id":1e3,"payload":{}}`,
+	`{"t":"rpc","id":1,"payload":"{"}`,
+	`{"t":"exec","id":"c1","code":"print(1)","max_output":0}`,
+	`{"t":"rpc_result","id":1,"ok":true,"result":{}}`,
+	`{"T":"READY","PROTOCOL":1}`,
+	`{"t":"out","t":"rpc","id":1,"payload":{}}`,
+	`{"t":null}`, `{}`, `[]`, `"x"`, `null`, `{"t":"ready"}`, "\xff\xfe", ``, `{"t":"out","id":"\ud800","stream":"stdout","data":"\u0000"}`,
+}
+
 // FuzzParseFrame feeds arbitrary lines to the decoder of sandbox frames:
-// it never panics, and what it accepts has the invariants the host relies on.
+// it never panics, every error is ErrProtocol, and every frame it accepts
+// has the invariants the host relies on.
 func FuzzParseFrame(f *testing.F) {
-	for _, seed := range []string{
-		`{"t":"ready","protocol":1,"runtime":"1.0","python":"3.11.2","pid":7,"boot":1.5,"sent":1.6}`,
-		`{"t":"out","id":"3","stream":"stdout","data":"hi\n"}`,
-		`{"t":"out","id":3,"stream":"stdin","data":null}`,
-		`{"t":"rpc","id":12,"payload":{"type":"list_servers"}}`,
-		`{"t":"rpc","id":-1,"payload":[1]}`,
-		`{"t":"result","id":"3","status":"ok","exit_code":0,"duration_ms":0.3,"dropped":{"stdout":5},"killed":2}`,
-		`{"t":"result","id":"3","status":"exit","exit_code":1e99}`,
-		`{"t":null}`, `[]`, `"x"`, `{"t":"ready"}`, "\xff\xfe", `{"t":"rpc","id":1e3,"payload":{}}`,
-	} {
+	for _, seed := range protocolFrames {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, line []byte) {
@@ -30,45 +62,128 @@ func FuzzParseFrame(f *testing.F) {
 			}
 			return
 		}
-		switch fr.T {
-		case frameReady:
-		case frameOut:
-			if fr.Stream != "stdout" && fr.Stream != "stderr" {
-				t.Fatalf("accepted out frame %+v", fr)
-			}
-		case frameRPC:
-			if fr.RPCID <= 0 || len(bytes.TrimSpace(fr.Payload)) == 0 || bytes.TrimSpace(fr.Payload)[0] != '{' {
-				t.Fatalf("accepted rpc frame %+v", fr)
-			}
-		case frameResult:
-		default:
-			t.Fatalf("accepted a frame of type %q", fr.T)
+		if problem := frameProblem(fr); problem != "" {
+			t.Fatalf("accepted %q as %+v: %s", line, fr, problem)
+		}
+		if again, err := parseFrame(line); err != nil || !sameFrame(again, fr) {
+			t.Fatalf("not deterministic: %+v then %+v, %v", fr, again, err)
 		}
 	})
 }
 
-// FuzzReadFrameLine checks that a frame line is never longer than its
-// limit, whatever the stream holds.
+// frameProblem returns what is wrong with an accepted frame, or "".
+func frameProblem(fr frame) string {
+	switch fr.T {
+	case frameReady:
+		if len(fr.Runtime) > maxVersionBytes || len(fr.Python) > maxVersionBytes {
+			return "version strings over the bound"
+		}
+		for _, v := range []float64{fr.Boot, fr.Sent} {
+			if v < 0 || v > maxUnixSeconds {
+				return "an implausible time"
+			}
+		}
+	case frameOut:
+		if fr.ID == "" {
+			return "no call id"
+		}
+		if fr.Stream != "stdout" && fr.Stream != "stderr" {
+			return "a bad stream"
+		}
+	case frameRPC:
+		if fr.RPCID <= 0 {
+			return "an RPC id that is not positive"
+		}
+		var payload map[string]any
+		if !json.Valid(fr.Payload) || json.Unmarshal(fr.Payload, &payload) != nil || payload == nil {
+			return "a payload that is not a JSON object"
+		}
+	case frameResult:
+		if fr.ID == "" {
+			return "no call id"
+		}
+		switch fr.Status {
+		case statusOK, statusError, statusInterrupt, statusExit:
+		default:
+			return "a bad status"
+		}
+		if fr.Status != statusExit && fr.ExitCode != 0 {
+			return "an exit code without status exit"
+		}
+		if fr.DurationMS < 0 || fr.DurationMS > maxDurationMS {
+			return "a duration out of range"
+		}
+		if d := time.Duration(fr.DurationMS * float64(time.Millisecond)); d < 0 {
+			return "a duration that overflows time.Duration"
+		}
+		if fr.Killed < 0 {
+			return "a negative killed count"
+		}
+		for k, v := range fr.Dropped {
+			if k != "stdout" && k != "stderr" || v < 0 || v > maxDroppedBytes {
+				return "a bad dropped count"
+			}
+		}
+	default:
+		return "an unknown type"
+	}
+	return ""
+}
+
+func sameFrame(a, b frame) bool {
+	ja, _ := json.Marshal(a)
+	jb, _ := json.Marshal(b)
+	return bytes.Equal(ja, jb)
+}
+
+// FuzzReadFrameLine reads arbitrary streams with arbitrary limits and
+// reader buffer sizes, and compares with splitting the stream at '\n': a
+// line within the limit comes back whole and on its own, a longer one or
+// an unterminated last one is ErrProtocol, the clean end is io.EOF, and a
+// line returned never exceeds the limit nor changes on the next read.
 func FuzzReadFrameLine(f *testing.F) {
-	f.Add([]byte("short\nline\n"), 8)
-	f.Add(bytes.Repeat([]byte("x"), 100), 16)
-	f.Add([]byte("no newline"), 64)
-	f.Fuzz(func(t *testing.T, data []byte, max int) {
-		if max < 1 || max > 1<<16 {
+	frames := strings.Join(protocolFrames[:10], "\n") + "\n"
+	f.Add([]byte(frames), 4096, 16)
+	f.Add([]byte(frames), 100, 16)
+	f.Add([]byte("short\nline\n"), 8, 16)
+	f.Add([]byte("12345678\n123456789\n"), 8, 16)
+	f.Add(bytes.Repeat([]byte("x"), 100), 16, 16)
+	f.Add([]byte("no newline"), 64, 32)
+	f.Add([]byte("\n\n\n"), 1, 16)
+	f.Add([]byte(""), 1, 16)
+	f.Fuzz(func(t *testing.T, data []byte, max, bufSize int) {
+		if max < 0 || max > 1<<16 || bufSize < 0 || bufSize > 1<<12 {
 			return
 		}
-		r := bufio.NewReaderSize(bytes.NewReader(data), 16)
+		r := bufio.NewReaderSize(bytes.NewReader(data), bufSize)
+		rest := data
+		var prev, prevCopy []byte
 		for {
 			line, err := readFrameLine(r, max)
-			if err != nil {
+			if prev != nil && !bytes.Equal(prev, prevCopy) {
+				t.Fatalf("a line changed after the next read: %q, was %q", prev, prevCopy)
+			}
+			i := bytes.IndexByte(rest, '\n')
+			switch {
+			case len(rest) == 0:
+				if !errors.Is(err, io.EOF) || errors.Is(err, ErrProtocol) || line != nil {
+					t.Fatalf("at the end: %q, %v; want io.EOF", line, err)
+				}
 				return
+			case i < 0 || i > max:
+				if !errors.Is(err, ErrProtocol) {
+					t.Fatalf("want ErrProtocol for %q (limit %d), got %q, %v", rest, max, line, err)
+				}
+				return
+			}
+			if err != nil || !bytes.Equal(line, rest[:i]) {
+				t.Fatalf("got %q, %v; want %q", line, err, rest[:i])
 			}
 			if len(line) > max {
 				t.Fatalf("a %d-byte line under a %d-byte limit", len(line), max)
 			}
-			if bytes.IndexByte(line, '\n') >= 0 {
-				t.Fatalf("a line with a newline: %q", line)
-			}
+			rest = rest[i+1:]
+			prev, prevCopy = line, bytes.Clone(line)
 		}
 	})
 }
