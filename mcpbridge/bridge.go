@@ -172,6 +172,9 @@ func (b *Bridge) configureCode(state *clientState) string {
 		Alias       string `json:"alias"`
 		Description string `json:"description"`
 		InputSchema any    `json:"input_schema"`
+		// Params are the decoded input schema the sandbox turns into
+		// the tool's signature.
+		Params []toolParam `json:"params"`
 	}
 	type serverMeta struct {
 		Name        string     `json:"name"`
@@ -189,7 +192,15 @@ func (b *Bridge) configureCode(state *clientState) string {
 		}
 		m := serverMeta{Name: name, Alias: al[name], Description: sc.Description, Cwd: sc.Cwd, Tools: []toolMeta{}}
 		for _, d := range toolDocs(name, al[name], tools, true) {
-			m.Tools = append(m.Tools, toolMeta{Name: d.Tool, Alias: d.ToolAlias, Description: d.Description, InputSchema: d.InputSchema})
+			params, err := toolParams(d.InputSchema)
+			if err != nil {
+				b.log.Warn("a tool's input schema is unusable; it gets no signature and its arguments are not checked",
+					"server", name, "tool", d.Tool, "err", err)
+			}
+			if params == nil {
+				params = []toolParam{}
+			}
+			m.Tools = append(m.Tools, toolMeta{Name: d.Tool, Alias: d.ToolAlias, Description: d.Description, InputSchema: d.InputSchema, Params: params})
 		}
 		servers = append(servers, m)
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -206,6 +207,7 @@ func (r *Registry) read(path string, project bool) []ServerConfig {
 	return servers
 }
 
+// parseFile reads the servers defined in the file at path.
 func (r *Registry) parseFile(path string, size int64, project bool) ([]ServerConfig, error) {
 	if size > maxConfigBytes {
 		return nil, fmt.Errorf("%d bytes is over the %d-byte limit", size, maxConfigBytes)
@@ -214,16 +216,29 @@ func (r *Registry) parseFile(path string, size int64, project bool) ([]ServerCon
 	if err != nil {
 		return nil, err
 	}
+	return r.parseConfig(data, path, project)
+}
+
+// parseConfig reads the servers defined in data, the content of the
+// configuration file at path: TOML for a .toml file, else JSON with
+// comments and trailing commas (VS Code's settings and mcp.json) and an
+// optional byte order mark. project adds the servers of the entry of the
+// current directory under "projects" (~/.claude.json), first.
+func (r *Registry) parseConfig(data []byte, path string, project bool) ([]ServerConfig, error) {
 	var doc map[string]any
 	if filepath.Ext(path) == ".toml" {
 		if _, err := toml.Decode(string(data), &doc); err != nil {
 			return nil, fmt.Errorf("parsing TOML: %w", err)
 		}
 	} else {
-		dec := json.NewDecoder(bytes.NewReader(stripJSONComments(data)))
+		data = stripTrailingCommas(stripJSONComments(bytes.TrimPrefix(data, utf8BOM)))
+		dec := json.NewDecoder(bytes.NewReader(data))
 		dec.UseNumber()
 		if err := dec.Decode(&doc); err != nil {
 			return nil, fmt.Errorf("parsing JSON: %w", err)
+		}
+		if _, err := dec.Token(); err != io.EOF {
+			return nil, fmt.Errorf("parsing JSON: more after the document (at byte %d)", dec.InputOffset())
 		}
 	}
 	servers := r.serversOf(doc, path)
@@ -338,8 +353,13 @@ func (r *Registry) isSelf(sc ServerConfig) bool {
 	return false
 }
 
-// stripJSONComments removes // and /* */ comments outside strings, as VS
-// Code's settings allow them.
+// utf8BOM is the byte order mark some Windows editors put first.
+var utf8BOM = []byte("\xef\xbb\xbf")
+
+// stripJSONComments replaces // and /* */ comments outside strings with
+// whitespace, as VS Code's settings allow them: a line comment by the
+// newline that ends it, a block comment by a space, so that "1/**/2"
+// stays two tokens. An unterminated block comment runs to the end.
 func stripJSONComments(b []byte) []byte {
 	out := make([]byte, 0, len(b))
 	inStr, esc := false, false
@@ -371,9 +391,46 @@ func stripJSONComments(b []byte) []byte {
 				i++
 			}
 			i++
+			out = append(out, ' ')
 		default:
 			out = append(out, c)
 		}
 	}
 	return out
 }
+
+// stripTrailingCommas drops a comma outside strings that follows a value
+// and that only whitespace separates from the "}" or "]" after it, as VS
+// Code's settings allow. It runs after stripJSONComments; valid JSON
+// never changes.
+func stripTrailingCommas(b []byte) []byte {
+	out := make([]byte, 0, len(b))
+	inStr, esc := false, false
+	var last byte // the last byte out that is not whitespace
+	for i, c := range b {
+		switch {
+		case inStr:
+			if esc {
+				esc = false
+			} else if c == '\\' {
+				esc = true
+			} else if c == '"' {
+				inStr = false
+			}
+		case c == '"':
+			inStr = true
+		case c == ',' && last != '{' && last != '[' && last != ',':
+			rest := bytes.TrimLeft(b[i+1:], " \t\r\n")
+			if len(rest) > 0 && (rest[0] == '}' || rest[0] == ']') {
+				continue
+			}
+		}
+		out = append(out, c)
+		if inStr || !isJSONSpace(c) {
+			last = c
+		}
+	}
+	return out
+}
+
+func isJSONSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }

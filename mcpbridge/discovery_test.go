@@ -93,8 +93,30 @@ func TestStripJSONComments(t *testing.T) {
 	in := `{"a": "x // not a comment", /* c */ "b": 1 // end
 }`
 	got := string(stripJSONComments([]byte(in)))
-	want := "{\"a\": \"x // not a comment\",  \"b\": 1 \n}"
+	want := "{\"a\": \"x // not a comment\",   \"b\": 1 \n}"
 	if got != want {
 		t.Fatalf("got %q, want %q", got, want)
+	}
+}
+
+// TestConfigJSONVariants reads VS Code's JSON (comments, trailing commas,
+// a byte order mark) and refuses what follows a document.
+func TestConfigJSONVariants(t *testing.T) {
+	r := NewRegistry(DiscoveryOptions{Home: "/home/nobody", Cwd: "/work", Getenv: func(string) string { return "" }})
+	for i, want := range map[int][]string{1: {"memory"}, 2: {"time"}, 3: {"p", "g"}, 4: {"Stub Two", "docs"}} {
+		s := configSeeds[i]
+		path := "/x/mcp.json"
+		if s.toml {
+			path = "/x/servers.toml"
+		}
+		got, err := r.parseConfig([]byte(s.data), path, true)
+		if err != nil || !slices.Equal(names(got), want) {
+			t.Fatalf("seed %d: %v, %v; want %v", i, names(got), err, want)
+		}
+	}
+	for _, bad := range []string{`{"mcpServers": {"a": {"command": "a"}}} trailing`, `{"mcpServers": {}} {}`, `{"a": 1/**/2}`} {
+		if got, err := r.parseConfig([]byte(bad), "/x/mcp.json", false); err == nil {
+			t.Fatalf("%q accepted: %v", bad, names(got))
+		}
 	}
 }

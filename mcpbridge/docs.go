@@ -10,9 +10,11 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// pythonKeywords cannot be identifiers.
+// pythonKeywords is keyword.kwlist of CPython 3.10–3.14: names that
+// cannot be identifiers (aliases, parameters). Soft keywords (match,
+// case, type, _) can.
 var pythonKeywords = map[string]bool{
-	"false": true, "none": true, "true": true, "and": true, "as": true, "assert": true, "async": true,
+	"False": true, "None": true, "True": true, "and": true, "as": true, "assert": true, "async": true,
 	"await": true, "break": true, "class": true, "continue": true, "def": true, "del": true, "elif": true,
 	"else": true, "except": true, "finally": true, "for": true, "from": true, "global": true, "if": true,
 	"import": true, "in": true, "is": true, "lambda": true, "nonlocal": true, "not": true, "or": true,

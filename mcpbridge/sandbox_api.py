@@ -9,7 +9,6 @@
 def _mcp_bridge_install():
     import inspect
     import json
-    import keyword
     import sys
     import types
 
@@ -57,32 +56,38 @@ def _mcp_bridge_install():
         res = await _rpc({"type": "call_tool", "server": server, "tool": tool, "arguments": args})
         return _unwrap(server, tool, res.get("result"))
 
-    _PYTYPES = {"string": "str", "integer": "int", "number": "float", "boolean": "bool", "array": "list", "object": "dict"}
-
     def _make_tool(server, meta):
-        schema = meta.get("input_schema") or {}
-        props = schema.get("properties") or {}
-        required = [p for p in (schema.get("required") or []) if p in props]
-        optional = [p for p in props if p not in required]
-        params, lines = [], []
-        for name in required + optional:
-            spec = props.get(name) or {}
-            typ = spec.get("type")
-            ann = _PYTYPES.get(typ, "object") if isinstance(typ, str) else "object"
-            lines.append("    %s (%s%s): %s" % (name, ann, "" if name in required else ", optional", spec.get("description", "")))
-            if name.isidentifier() and not keyword.iskeyword(name):
-                default = inspect.Parameter.empty if name in required else None
-                params.append(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=ann))
+        # The bridge decoded the tool's input schema into meta["params"]:
+        # names checked, required first, then the optional ones sorted.
+        # Names that cannot be Python parameters (kind "extra") are left
+        # out of the signature but still accepted as keyword arguments.
+        params = meta.get("params") or []
+        props = [p["name"] for p in params]
+        known = set(props)
+        required = [p["name"] for p in params if p["required"]]
+        listed = ", ".join(sorted(props))
+        signature, lines = [], []
+        for p in params:
+            name, ann = p["name"], p["annotation"]
+            lines.append("    %s (%s%s): %s" % (name, ann, "" if p["required"] else ", optional", p["description"]))
+            if p["kind"] == "keyword_only":
+                default = inspect.Parameter.empty if p["required"] else None
+                signature.append(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=ann))
         tool, alias = meta["name"], meta["alias"]
 
-        async def proxy(*args, arguments=None, **kwargs):
+        async def proxy(*args, **kwargs):
             if args:
-                raise MCPArgumentError("%s() takes keyword arguments only: %s" % (alias, ", ".join(props) or "none"))
-            given = dict(arguments or {})
-            given.update({k: v for k, v in kwargs.items()})
-            unknown = sorted(k for k in given if k not in props)
+                raise MCPArgumentError("%s() takes keyword arguments only: %s" % (alias, listed or "none"))
+            given = {}
+            if "arguments" not in known:  # arguments={...}, unless the tool has a parameter of that name
+                try:
+                    given.update(kwargs.pop("arguments", None) or {})
+                except (TypeError, ValueError):
+                    raise MCPArgumentError("%s() takes arguments= as a dict" % alias) from None
+            given.update(kwargs)
+            unknown = sorted(k for k in given if k not in known)
             if unknown and props:
-                raise MCPArgumentError("%s() got unknown argument(s) %s; its parameters are: %s" % (alias, ", ".join(unknown), ", ".join(props)))
+                raise MCPArgumentError("%s() got unknown argument(s) %s; its parameters are: %s" % (alias, ", ".join(unknown), listed))
             missing = [p for p in required if p not in given]
             if missing:
                 raise MCPArgumentError("%s() is missing required argument(s): %s" % (alias, ", ".join(missing)))
@@ -91,7 +96,7 @@ def _mcp_bridge_install():
             return await call_tool(server, tool, given)
 
         proxy.__name__ = proxy.__qualname__ = alias
-        proxy.__signature__ = inspect.Signature(params)
+        proxy.__signature__ = inspect.Signature(signature)
         doc = (meta.get("description") or "").strip() or "%s.%s" % (server, tool)
         proxy.__doc__ = doc + "\n\nMCP tool %r of server %r.%s" % (tool, server, ("\n\nArguments:\n" + "\n".join(lines)) if lines else "")
         return proxy
