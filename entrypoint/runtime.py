@@ -318,15 +318,19 @@ class Runtime:
         hook such as os.fork's, or by user code), so it is repeated. The
         processes the call started die first: they would be killed when it
         ends anyway, and a hundred spinning children leave the interpreter
-        no CPU to notice its interrupt.
+        no CPU to notice its interrupt. The signal goes first all the same:
+        outside a container, finding those processes reads every
+        /proc/<pid>/stat, and each read hands the GIL to a spinning main
+        thread for a switch interval (5 ms), so a busy host made the first
+        interrupt seconds late.
         """
         while self.call is call:
-            self.kill_once()
             if self.interruptible:
                 try:
                     signal.pthread_kill(self.main_ident, signal.SIGINT)
                 except OSError:
                     return
+            self.kill_once()
             time.sleep(0.05)
 
     # ------------------------------------------------------------ RPC
