@@ -43,6 +43,9 @@ type Docker struct {
 	owner  Owner
 	grace  time.Duration
 	images sync.Map // image reference → struct{}, once known present
+	// left holds the containers whose removal failed, tried again at
+	// every Start and at Close.
+	left leftovers
 }
 
 // NewDocker connects to a Docker daemon, negotiates the API version, and
@@ -97,8 +100,16 @@ func NewDocker(ctx context.Context, opts *DockerOptions) (*Docker, error) {
 // Name returns "docker".
 func (d *Docker) Name() string { return RuntimeDocker }
 
-// Close releases the client connection; sandboxes must be closed first.
-func (d *Docker) Close() error { return d.cli.Close() }
+// Close tries once more to remove the containers whose removal failed and
+// releases the client connection; sandboxes must be closed first.
+func (d *Docker) Close() error {
+	if d.left.len() > 0 {
+		ctx, cancel := cleanupContext(cleanupTimeout)
+		d.left.retry(ctx, d.log, RuntimeDocker, d.removeContainer)
+		cancel()
+	}
+	return d.cli.Close()
+}
 
 // Start implements Engine.
 func (d *Docker) Start(ctx context.Context, spec Spec) (Sandbox, error) {
@@ -106,6 +117,7 @@ func (d *Docker) Start(ctx context.Context, spec Spec) (Sandbox, error) {
 	if len(spec.Cmd) == 0 {
 		return nil, errors.New("starting sandbox: spec has no command")
 	}
+	d.left.retry(ctx, d.log, RuntimeDocker, d.removeContainer)
 	began := time.Now()
 	if err := d.ensureImage(ctx, spec.Image); err != nil {
 		return nil, err
@@ -202,13 +214,17 @@ func (d *Docker) List(ctx context.Context) ([]SandboxInfo, error) {
 // no longer run. Failures are logged, not returned: clean-up must not
 // stop the bridge from serving.
 func (d *Docker) removeOrphans(ctx context.Context) {
-	removeOrphans(ctx, d.log, RuntimeDocker, d.owner, d.List, func(ctx context.Context, id string) error {
-		err := d.cli.ContainerRemove(ctx, id, container.RemoveOptions{Force: true, RemoveVolumes: true})
-		if cerrdefs.IsNotFound(err) {
-			return nil
-		}
-		return err
-	})
+	removeOrphans(ctx, d.log, RuntimeDocker, d.owner, d.List, d.removeContainer)
+}
+
+// removeContainer force-removes container id; one already gone is no
+// error.
+func (d *Docker) removeContainer(ctx context.Context, id string) error {
+	err := d.cli.ContainerRemove(ctx, id, container.RemoveOptions{Force: true, RemoveVolumes: true})
+	if cerrdefs.IsNotFound(err) {
+		return nil
+	}
+	return err
 }
 
 // pullError wraps a failed pull with the image and the setting to change.

@@ -13,7 +13,7 @@ import (
 func dockerConfig(spec Spec, owner Owner) (*container.Config, *container.HostConfig) {
 	spec = spec.withDefaults()
 	yes := true
-	pids := spec.PidsLimit
+	pids, nproc := spec.taskLimits()
 	cfg := &container.Config{
 		Image:           spec.Image,
 		Cmd:             append([]string(nil), spec.Cmd...),
@@ -53,7 +53,7 @@ func dockerConfig(spec Spec, owner Owner) (*container.Config, *container.HostCon
 			NanoCPUs:   spec.NanoCPUs,
 			Ulimits: []*units.Ulimit{
 				{Name: "nofile", Soft: int64(spec.NoFile), Hard: int64(spec.NoFile)},
-				{Name: "nproc", Soft: int64(spec.NProc), Hard: int64(spec.NProc)},
+				{Name: "nproc", Soft: int64(nproc), Hard: int64(nproc)},
 			},
 		},
 	}

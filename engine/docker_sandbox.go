@@ -137,8 +137,9 @@ func (s *dockerSandbox) Close() error {
 		if err := s.d.cli.ContainerStop(ctx, s.id, container.StopOptions{Timeout: &grace}); err != nil && !cerrdefs.IsNotFound(err) {
 			errs = append(errs, fmt.Errorf("stopping container %s: %w", shortID(s.id), err))
 		}
-		if err := s.d.cli.ContainerRemove(ctx, s.id, container.RemoveOptions{Force: true, RemoveVolumes: true}); err != nil && !cerrdefs.IsNotFound(err) {
+		if err := s.d.removeContainer(ctx, s.id); err != nil {
 			errs = append(errs, fmt.Errorf("removing container %s: %w", shortID(s.id), err))
+			s.d.left.add(s.id)
 		}
 		if s.hijack.Conn != nil {
 			s.hijack.Close()

@@ -99,7 +99,36 @@ var (
 		TmpBytes: 1 << 20, WorkspaceBytes: 2 << 20, NoFile: 256, NProc: 64,
 		OCIRuntime: "runsc", Session: "s2",
 	}
+	// runcSpec is operatorSpec under runc, where the limits on tasks are
+	// the operator's as they are; under gVisor (operatorSpec) they move.
+	runcSpec = func() Spec { s := operatorSpec; s.OCIRuntime = "runc"; return s }()
 )
+
+func TestTaskLimits(t *testing.T) {
+	for _, tt := range []struct {
+		runtime   string
+		pids      int64
+		nproc     uint64
+		wantPids  int64
+		wantNProc uint64
+	}{
+		{runtime: "", pids: 128, nproc: 1024, wantPids: 128, wantNProc: 1024},
+		{runtime: "runc", pids: 32, nproc: 64, wantPids: 32, wantNProc: 64},
+		{runtime: "crun", pids: 32, nproc: 16, wantPids: 32, wantNProc: 16},
+		// gVisor: the Sentry's own tasks get room in the cgroup, and the
+		// sandbox's tasks are bounded by RLIMIT_NPROC, which the Sentry
+		// counts per sandbox.
+		{runtime: "runsc", pids: 128, nproc: 1024, wantPids: 128 + 8*128, wantNProc: 128},
+		{runtime: "runsc-kvm", pids: 32, nproc: 16, wantPids: 128 + 8*32, wantNProc: 16},
+		{runtime: "gVisor", pids: 1, nproc: 1024, wantPids: 136, wantNProc: 1},
+	} {
+		s := Spec{OCIRuntime: tt.runtime, PidsLimit: tt.pids, NProc: tt.nproc}
+		if pids, nproc := s.taskLimits(); pids != tt.wantPids || nproc != tt.wantNProc {
+			t.Errorf("%q with pids %d, nproc %d: taskLimits() = %d, %d; want %d, %d",
+				tt.runtime, tt.pids, tt.nproc, pids, nproc, tt.wantPids, tt.wantNProc)
+		}
+	}
+}
 
 func testOwner() Owner { return Owner{Host: "h1", PID: 42, Start: "777"} }
 

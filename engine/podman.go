@@ -34,6 +34,9 @@ type Podman struct {
 	owner  Owner
 	grace  time.Duration
 	images sync.Map
+	// left holds the containers whose removal failed, tried again at
+	// every Start and at Close.
+	left leftovers
 }
 
 // NewPodman connects to a Podman service (see PodmanOptions.URI for the
@@ -106,8 +109,14 @@ func podmanConnect(ctx context.Context, uri string) (context.Context, error) {
 // Name returns "podman".
 func (p *Podman) Name() string { return RuntimePodman }
 
-// Close stops the service the bridge started, if any.
+// Close tries once more to remove the containers whose removal failed and
+// stops the service the bridge started, if any.
 func (p *Podman) Close() error {
+	if p.left.len() > 0 {
+		ctx, cancel := cleanupContext(cleanupTimeout)
+		p.left.retry(ctx, p.log, RuntimePodman, p.removeContainer)
+		cancel()
+	}
 	if p.svc != nil {
 		return p.svc.Close()
 	}
@@ -124,6 +133,7 @@ func (p *Podman) Start(ctx context.Context, spec Spec) (Sandbox, error) {
 	if len(spec.Cmd) == 0 {
 		return nil, errors.New("starting sandbox: spec has no command")
 	}
+	p.left.retry(ctx, p.log, RuntimePodman, p.removeContainer)
 	began := time.Now()
 	if err := p.ensureImage(ctx, spec.Image); err != nil {
 		return nil, err
@@ -206,13 +216,17 @@ func (p *Podman) List(ctx context.Context) ([]SandboxInfo, error) {
 }
 
 func (p *Podman) removeOrphans(ctx context.Context) {
-	removeOrphans(ctx, p.log, RuntimePodman, p.owner, p.List, func(ctx context.Context, id string) error {
-		_, err := containers.Remove(p.ctx(ctx), id, new(containers.RemoveOptions).WithForce(true).WithVolumes(true))
-		if podmanNotFound(err) {
-			return nil
-		}
-		return err
-	})
+	removeOrphans(ctx, p.log, RuntimePodman, p.owner, p.List, p.removeContainer)
+}
+
+// removeContainer force-removes container id; one already gone is no
+// error.
+func (p *Podman) removeContainer(ctx context.Context, id string) error {
+	_, err := containers.Remove(p.ctx(ctx), id, new(containers.RemoveOptions).WithForce(true).WithVolumes(true))
+	if podmanNotFound(err) {
+		return nil
+	}
+	return err
 }
 
 // podmanNotFound reports whether err is the service's "no such container".
@@ -430,8 +444,9 @@ func (s *podmanSandbox) Close() error {
 		if err := containers.Stop(s.p.ctx(ctx), s.id, new(containers.StopOptions).WithTimeout(grace)); err != nil && !podmanNotFound(err) {
 			errs = append(errs, fmt.Errorf("stopping container %s: %w", shortID(s.id), err))
 		}
-		if _, err := containers.Remove(s.p.ctx(ctx), s.id, new(containers.RemoveOptions).WithForce(true).WithVolumes(true)); err != nil && !podmanNotFound(err) {
+		if err := s.p.removeContainer(ctx, s.id); err != nil {
 			errs = append(errs, fmt.Errorf("removing container %s: %w", shortID(s.id), err))
+			s.p.left.add(s.id)
 		}
 		s.stdin.Close()
 		if s.attachCancel != nil {

@@ -15,6 +15,7 @@ func podmanSpec(s Spec, owner Owner) *specgen.SpecGenerator {
 	s = s.withDefaults()
 	yes, no := true, false
 	mem := s.MemoryBytes
+	pids, nproc := s.taskLimits()
 	env := make(map[string]string, len(SandboxEnv))
 	for _, kv := range SandboxEnv {
 		k, v, _ := strings.Cut(kv, "=")
@@ -22,7 +23,7 @@ func podmanSpec(s Spec, owner Owner) *specgen.SpecGenerator {
 	}
 	res := &spec.LinuxResources{
 		Memory: &spec.LinuxMemory{Limit: &mem, Swap: &mem},
-		Pids:   &spec.LinuxPids{Limit: s.PidsLimit},
+		Pids:   &spec.LinuxPids{Limit: pids},
 	}
 	if s.NanoCPUs > 0 {
 		period := uint64(100_000)
@@ -64,7 +65,7 @@ func podmanSpec(s Spec, owner Owner) *specgen.SpecGenerator {
 	g.ResourceLimits = res
 	g.Rlimits = []spec.POSIXRlimit{
 		{Type: "nofile", Soft: s.NoFile, Hard: s.NoFile},
-		{Type: "nproc", Soft: s.NProc, Hard: s.NProc},
+		{Type: "nproc", Soft: nproc, Hard: nproc},
 	}
 	return g
 }

@@ -1,6 +1,9 @@
 package engine
 
-import "maps"
+import (
+	"maps"
+	"strings"
+)
 
 // Defaults for the zero values of Spec and Settings.
 const (
@@ -100,4 +103,36 @@ func (s Spec) labels(o Owner) map[string]string {
 	maps.Copy(l, o.labels())
 	l[LabelSession] = s.Session
 	return l
+}
+
+// Allowance for gVisor's own host tasks in a sandbox's pids cgroup: its
+// user-space kernel (the Sentry) runs in the container's cgroup, with
+// about 38 host tasks of its own and about 5 more per sandbox process
+// (measured with runsc 20221219, ptrace platform; a sandbox thread costs
+// about 0.1).
+const (
+	gVisorPidsBase    = 128
+	gVisorPidsPerTask = 8
+)
+
+// isGVisor reports whether the OCI runtime named name is gVisor's.
+func isGVisor(name string) bool {
+	name = strings.ToLower(name)
+	return strings.Contains(name, "runsc") || strings.Contains(name, "gvisor")
+}
+
+// taskLimits returns the sandbox's pids cgroup limit and its RLIMIT_NPROC.
+// Under runc they are PidsLimit and NProc: the host kernel counts the
+// sandbox's processes and threads in the cgroup, and RLIMIT_NPROC per
+// host user, across containers. Under gVisor the cgroup also holds the
+// Sentry's host tasks, so a limit sized for the sandbox made the Sentry
+// itself fail (the container exited with code 2 after a handful of
+// forks); there the Sentry's RLIMIT_NPROC, which counts the sandbox's own
+// processes and threads only, carries PidsLimit, and the cgroup keeps a
+// backstop sized for the Sentry.
+func (s Spec) taskLimits() (pids int64, nproc uint64) {
+	if !isGVisor(s.OCIRuntime) {
+		return s.PidsLimit, s.NProc
+	}
+	return gVisorPidsBase + gVisorPidsPerTask*s.PidsLimit, min(s.NProc, uint64(s.PidsLimit))
 }

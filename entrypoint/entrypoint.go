@@ -17,7 +17,7 @@ import (
 var runtimeSource []byte
 
 // Protocol is the protocol version this package speaks.
-const Protocol = 1
+const Protocol = 2
 
 // bootstrap reads the header "MCPRT <length>\n" and then exactly that many
 // bytes of runtime source from fd 0, without read-ahead, and runs it.

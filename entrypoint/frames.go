@@ -36,6 +36,7 @@ var ErrProtocol = errors.New("sandbox protocol violation")
 const (
 	frameReady      = "ready"
 	frameOut        = "out"
+	frameStarted    = "started"
 	frameRPC        = "rpc"
 	frameResult     = "result"
 	frameExec       = "exec"
@@ -123,6 +124,12 @@ func parseFrame(line []byte) (frame, error) {
 		}
 		f.Protocol, f.Runtime, f.Python = *w.Protocol, w.Runtime, w.Python
 		f.Boot, f.Sent = plausibleTime(w.Boot), plausibleTime(w.Sent)
+	case frameStarted:
+		id, ok := stringID(w.ID)
+		if !ok {
+			return bad("without a string id")
+		}
+		f.ID = id
 	case frameOut:
 		id, ok := stringID(w.ID)
 		if !ok {

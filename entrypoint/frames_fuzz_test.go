@@ -14,8 +14,9 @@ import (
 // protocolFrames are the sandbox → host frames of PROTOCOL.md as the
 // runtime sends them, and the shapes a broken or hostile one might send.
 var protocolFrames = []string{
-	`{"t":"ready","protocol":1,"runtime":"1","python":"3.11.2","pid":7,"boot":1795000000.5,"sent":1795000000.6}`,
-	`{"t":"ready","protocol":1,"runtime":"1","python":"3.14.0","pid":7}`,
+	`{"t":"ready","protocol":2,"runtime":"1","python":"3.11.2","pid":7,"boot":1795000000.5,"sent":1795000000.6}`,
+	`{"t":"ready","protocol":2,"runtime":"1","python":"3.14.0","pid":7}`,
+	`{"t":"started","id":"c1"}`,
 	`{"t":"out","id":"c1","stream":"stdout","data":"hello\n"}`,
 	`{"t":"out","id":"c1","stream":"stderr","data":"Traceback \ufffd\n"}`,
 	`{"t":"rpc","id":1,"payload":{"type":"call_tool","server":"filesystem","tool":"read_text_file","arguments":{"path":"/tmp/x"}}}`,
@@ -33,8 +34,9 @@ var protocolFrames = []string{
 	`{"t":"result","id":"c1","status":"ok","killed":-5}`,
 	`{"t":"result","id":"","status":"ok"}`,
 	`{"t":"result","id":"c1","status":"exit","exit_code":1e99}`,
-	`{"t":"ready","protocol":1,"boot":1e300,"sent":-1}`,
+	`{"t":"ready","protocol":2,"boot":1e300,"sent":-1}`,
 	`{"t":"out","id":3,"stream":"stdin","data":null}`,
+	`{"t":"started"}`, `{"t":"started","id":7}`, `{"t":"started","id":""}`,
 	`{"t":"out","id":"c1","stream":"stdout"}`,
 	`{"t":"rpc","id":-1,"payload":[1]}`,
 	`{"t":"rpc","id":"1","payload":{}}`,
@@ -82,6 +84,10 @@ func frameProblem(fr frame) string {
 			if v < 0 || v > maxUnixSeconds {
 				return "an implausible time"
 			}
+		}
+	case frameStarted:
+		if fr.ID == "" {
+			return "no call id"
 		}
 	case frameOut:
 		if fr.ID == "" {

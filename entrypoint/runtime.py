@@ -24,7 +24,7 @@ import time
 import traceback
 import types
 
-PROTOCOL = 1
+PROTOCOL = 2
 RUNTIME_VERSION = "1.0"
 MAX_FRAME = 16 << 20
 READ_CHUNK = 1 << 16
@@ -475,7 +475,7 @@ class Runtime:
         result = {"t": "result", "id": call.id}
         start = time.perf_counter()
         try:
-            result.update(self.execute(code))
+            result.update(self.execute(code, call.id))
         except BaseException as e:  # anything the guarded section let through
             self.interruptible = False
             result.update(self.describe(e, "interrupted" if isinstance(e, KeyboardInterrupt) else "error"))
@@ -496,8 +496,13 @@ class Runtime:
             self.call = None
         self.chan.send(result)
 
-    def execute(self, source):
-        """Compiles and runs source; returns the status members of the result."""
+    def execute(self, source, call_id=None):
+        """Compiles and runs source; returns the status members of the result.
+
+        With a call_id, a `started` frame tells the host, before the first
+        line of user code runs, that the code was compiled and is about to
+        run: a sandbox that dies before the host reads it ran none of it.
+        """
         self.cells += 1
         filename = "%s%d>" % (CELL_PREFIX, self.cells)
         linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
@@ -508,6 +513,8 @@ class Runtime:
         # interruptible is a plain attribute, not guarded by a lock: a
         # KeyboardInterrupt raised while a lock is being taken could leave
         # it held.
+        if call_id is not None:
+            self.chan.send({"t": "started", "id": call_id})
         try:
             self.interruptible = True
             try:

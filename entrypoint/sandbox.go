@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine"
@@ -181,6 +182,12 @@ func (b *runtimeBox) dispatch(f frame, readySeen *bool, ready chan<- frame) erro
 		}
 		*readySeen = true
 		ready <- f
+	case frameStarted:
+		c := b.current(f.ID)
+		if c == nil {
+			return fmt.Errorf("%w: started frame for call %q, which is not running", ErrProtocol, f.ID)
+		}
+		c.started.Store(true)
 	case frameOut:
 		c := b.current(f.ID)
 		if c == nil {
@@ -316,6 +323,9 @@ type callState struct {
 	stdout, stderr capBuffer
 	result         chan frame
 	onOutput       func(stream, data string)
+	// started is set when the sandbox said the code is about to run;
+	// until then none of it ran.
+	started atomic.Bool
 }
 
 func (c *callState) output(stream, data string) {

@@ -139,6 +139,9 @@ type Result struct {
 	Notice    string
 	// Python is the sandbox interpreter's version.
 	Python string
+
+	// began reports that the sandbox said the code was about to run.
+	began bool
 }
 
 // A Session is one warm sandbox whose interpreter keeps its globals from
@@ -322,6 +325,18 @@ func (s *Session) Execute(ctx context.Context, code string, timeout time.Duratio
 		return nil, err
 	}
 	res, err := s.run(ctx, box, code, timeout)
+	if errors.Is(err, ErrSandboxDied) && !res.began && ctx.Err() == nil {
+		// The sandbox died before the code began: between calls, and
+		// noticed only now (gVisor delivers a kill of its init after the
+		// call that sent it has returned). None of the code ran, so it
+		// runs on a fresh sandbox, whose notice says why the state is
+		// gone.
+		s.log.Info("the sandbox died before the call's code began; running it on a fresh sandbox", "err", err)
+		if box, notice, err = s.ensure(ctx); err != nil {
+			return nil, err
+		}
+		res, err = s.run(ctx, box, code, timeout)
+	}
 	if notice != "" {
 		res.StateLost = true
 		res.Notice = "a new sandbox was started and earlier variables, imports and definitions are gone: " + notice
@@ -331,12 +346,17 @@ func (s *Session) Execute(ctx context.Context, code string, timeout time.Duratio
 }
 
 // run performs one call on box.
-func (s *Session) run(ctx context.Context, box *runtimeBox, code string, timeout time.Duration) (*Result, error) {
+func (s *Session) run(ctx context.Context, box *runtimeBox, code string, timeout time.Duration) (res *Result, err error) {
 	c := &callState{
 		id:       strconv.FormatInt(s.seq.Add(1), 10),
 		result:   make(chan frame, 1),
 		onOutput: s.opts.OnOutput,
 	}
+	defer func() {
+		if res != nil {
+			res.began = c.started.Load()
+		}
+	}()
 	c.stdout.max, c.stderr.max = s.opts.maxOutput(), s.opts.maxOutput()
 	c.ctx, c.cancel = context.WithCancel(box.ctx)
 	defer c.cancel()

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -228,6 +229,37 @@ func TestDeadSandboxReplacedWithNotice(t *testing.T) {
 	want(t, res, StatusSuccess, "False\n")
 	if !res.StateLost || !strings.Contains(res.Notice, "SIGKILL") {
 		t.Fatalf("notice %q", res.Notice)
+	}
+}
+
+// TestDeathBeforeCodeBeganRunsOnFreshSandbox kills the sandbox after it
+// received a call's code but before the code began, as a kill of its init
+// that gVisor delivers late does: the call runs once, on a fresh sandbox,
+// with a notice; code that began before the sandbox died is not run again.
+func TestDeathBeforeCodeBeganRunsOnFreshSandbox(t *testing.T) {
+	s := newLocal(t, Options{})
+	ran := t.TempDir() + "/ran"
+	// The next exec kills the runtime before it compiles the code.
+	exec1(t, s, `import gc, os, signal
+rt = [o for o in gc.get_objects() if type(o).__name__ == "Runtime" and hasattr(o, "chan")][0]
+rt.execute = lambda *a, **k: os.kill(os.getpid(), signal.SIGKILL)
+v = 1`, 0)
+	res := exec1(t, s, fmt.Sprintf("open(%q, 'a').write('x')\nprint('v' in globals())", ran), 0)
+	want(t, res, StatusSuccess, "False\n")
+	if !res.StateLost || !strings.Contains(res.Notice, "SIGKILL") {
+		t.Fatalf("notice %q, want the death that lost the state", res.Notice)
+	}
+	if data, err := os.ReadFile(ran); err != nil || string(data) != "x" {
+		t.Fatalf("the code ran %q times (%v), want once", data, err)
+	}
+
+	// Code that began is not run again: the death is the call's error.
+	res, err := s.Execute(context.Background(), fmt.Sprintf("open(%q, 'a').write('y')\nimport os, signal\nos.kill(os.getpid(), signal.SIGKILL)", ran), 0)
+	if !errors.Is(err, ErrSandboxDied) || res == nil || !res.StateLost {
+		t.Fatalf("a sandbox that died in the code: %+v, %v", res, err)
+	}
+	if data, _ := os.ReadFile(ran); string(data) != "xy" {
+		t.Fatalf("the file holds %q, want xy: code that began ran again", data)
 	}
 }
 

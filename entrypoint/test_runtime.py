@@ -122,13 +122,29 @@ class Runtime:
     def exec(self, source, id, max_output=0):
         self.send({"t": "exec", "id": id, "code": source, "max_output": max_output})
 
+    def exec_started(self, source, id):
+        """Sends an exec and reads its `started` frame, the first one of a call."""
+        self.exec(source, id)
+        frame = self.recv()
+        if frame != {"t": "started", "id": id}:
+            raise AssertionError("the first frame of call %r: %r, want started" % (id, frame))
+
     def collect(self, id, timeout=TIMEOUT):
-        """Returns (out frames, result) of call id; any other frame fails."""
+        """Returns (out frames, result) of call id; any other frame fails.
+
+        A `started` frame of the call must come once, before its output;
+        self.started says whether it came.
+        """
         outs = []
+        self.started = False
         deadline = time.monotonic() + timeout
         while True:
             frame = self.recv(max(0.01, deadline - time.monotonic()))
-            if frame.get("t") == "out" and frame.get("id") == id:
+            if frame.get("t") == "started" and frame.get("id") == id:
+                if self.started or outs or set(frame) != {"t", "id"}:
+                    raise AssertionError("a started frame twice, after output, or with other members: %r" % (frame,))
+                self.started = True
+            elif frame.get("t") == "out" and frame.get("id") == id:
                 if set(frame) != OUT_KEYS or frame["stream"] not in ("stdout", "stderr"):
                     raise AssertionError("bad out frame: %r" % (frame,))
                 outs.append(frame)
@@ -189,7 +205,7 @@ class RuntimeTest(unittest.TestCase):
     def start_rpc_call(self, source):
         """Starts a call that makes one RPC; returns (call id, the rpc frame)."""
         id = self.next_id()
-        self.rt.exec(source, id)
+        self.rt.exec_started(source, id)
         rpc = self.rt.recv()
         self.assertEqual(rpc["t"], "rpc", rpc)
         return id, rpc
@@ -199,7 +215,7 @@ class RuntimeTest(unittest.TestCase):
         self.assertIs(type(self.ready["sent"]), float)
         self.assertLess(abs(self.ready["sent"] - time.time()), 60)
         self.assertLessEqual(self.ready["boot"], self.ready["sent"])
-        self.assertEqual(self.ready["protocol"], 1)
+        self.assertEqual(self.ready["protocol"], 2)
         self.assertEqual(self.ready["python"], "%d.%d.%d" % sys.version_info[:3])
         self.assertIsInstance(self.ready["runtime"], str)
         self.assertIs(type(self.ready["pid"]), int)
@@ -252,6 +268,14 @@ class RuntimeTest(unittest.TestCase):
         self.assertEqual(result["dropped"], NO_DROPS)
         self.assertEqual(self.stdout_of("print(y, f(0.5))"), "5 2.0\n")
 
+    def test_started_frame(self):
+        self.run_call("x = 1")
+        self.assertTrue(self.rt.started, "no started frame before a call's code ran")
+        self.run_call("raise ValueError('in user code')", status="error")
+        self.assertTrue(self.rt.started, "no started frame before code that raises")
+        self.run_call("x = (\n", status="error")
+        self.assertFalse(self.rt.started, "a started frame for code that does not compile")
+
     def test_syntax_error(self):
         _, result = self.run_call("x = (\n", status="error")
         self.assertEqual(result["exc_type"], "SyntaxError")
@@ -283,7 +307,7 @@ class RuntimeTest(unittest.TestCase):
     def interrupt_after(self, source, marker):
         """Starts source, waits until it printed marker, interrupts it; returns the result."""
         id = self.next_id()
-        self.rt.exec(source, id)
+        self.rt.exec_started(source, id)
         first = self.rt.recv()
         self.assertEqual((first["t"], first["id"], first["data"]), ("out", id, marker))
         time.sleep(0.3)  # lets the code get past its print into the part to interrupt
@@ -482,6 +506,7 @@ class RuntimeTest(unittest.TestCase):
             rs = await asyncio.gather(*(rt.rpc({"i": i}) for i in range(50)))
             print(json.dumps(rs))
         """), id)
+        self.assertEqual(self.rt.recv(), {"t": "started", "id": id})
         rpcs = [self.rt.recv() for _ in range(50)]
         self.assertEqual([f["t"] for f in rpcs], ["rpc"] * 50)
         self.assertEqual(sorted(f["payload"]["i"] for f in rpcs), list(range(50)))
@@ -546,9 +571,13 @@ class RuntimeTest(unittest.TestCase):
             {"t": "exec", "id": "a", "code": "import time\ntime.sleep(0.3)", "max_output": 0},
             {"t": "exec", "id": "b", "code": "print('b ran')", "max_output": 0},
         )
-        first = self.rt.recv()
-        self.assertEqual((first["t"], first["id"], first.get("exc_type")), ("result", "b", "ProtocolError"))
-        self.assertEqual(self.rt.collect("a")[1]["status"], "ok")
+        # b is refused on arrival; a's started frame may come before or after.
+        frames = [self.rt.recv(), self.rt.recv()]
+        refusal = [f for f in frames if f["id"] == "b"]
+        self.assertEqual([(f["t"], f.get("exc_type")) for f in refusal], [("result", "ProtocolError")], frames)
+        self.assertIn({"t": "started", "id": "a"}, frames)
+        outs, result = self.rt.collect("a")
+        self.assertEqual((outs, result["status"]), ([], "ok"))
 
     def test_malformed_host_frames_ignored(self):
         self.rt.write(
@@ -570,6 +599,8 @@ class RuntimeTest(unittest.TestCase):
             frame = self.rt.recv()
             if frame.get("id") != "m":
                 break
+        self.assertEqual(frame, {"t": "started", "id": "n"})
+        frame = self.rt.recv()
         self.assertEqual((frame["t"], frame["id"], frame.get("data")), ("out", "n", "alive\n"))
 
     def test_stdin_eof_exits_0(self):
@@ -638,7 +669,7 @@ class BootstrapTest(unittest.TestCase):
             source = f.read()
         rt = self.start(b"MCPRT %d\n" % len(source) + source)
         ready = rt.recv()
-        self.assertEqual((ready["t"], ready["protocol"], ready["pid"]), ("ready", 1, rt.proc.pid))
+        self.assertEqual((ready["t"], ready["protocol"], ready["pid"]), ("ready", 2, rt.proc.pid))
         outs, result = rt.run("x = 6 * 7\nprint(x)", "1")
         self.assertEqual((result["status"], stream_text(outs)), ("ok", "42\n"))
         _, result = rt.run("def f():\n    raise KeyError(x)\nf()", "2")

@@ -4,8 +4,10 @@ package integration
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -184,4 +186,55 @@ func processGone(pid int) bool {
 	}
 	f := strings.Fields(string(data))
 	return len(f) > 2 && f[2] == "Z"
+}
+
+// TestFaultProxiedServerPrintsGarbage proxies real servers behind a
+// wrapper that writes garbage on their stdout (integration/node/garbage.mjs):
+// text, invalid UTF-8, broken and non-JSON-RPC JSON, forged responses and
+// unknown notifications between the real messages leave every call
+// working; a line over the limit fails the call in flight with a clear,
+// catchable error, and the restarted server serves the next call.
+func TestFaultProxiedServerPrintsGarbage(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, e testEngine) {
+		dir := nodeDir(t)
+		everything := filepath.Join(dir, "node_modules", ".bin", "mcp-server-everything")
+		wrapped := func(mode string) map[string]any {
+			return map[string]any{"command": "node", "args": []string{filepath.Join(dir, "garbage.mjs"), mode, everything}}
+		}
+		home := t.TempDir()
+		cfg, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{
+			"noisy": wrapped("noise"), "jsonjunk": wrapped("json"), "huge": wrapped("huge"),
+		}})
+		os.MkdirAll(filepath.Join(home, "MCPs"), 0o755)
+		if err := os.WriteFile(filepath.Join(home, "MCPs", "servers.json"), cfg, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		cs, cmd := connectBridgeCmd(t, e.Name(), "HOME="+home)
+		text, isErr := runPython(t, cs, map[string]any{"servers": []string{"noisy", "jsonjunk", "huge"}, "code": `kept = 7
+for i in range(5):
+    print(await mcp_noisy.echo(message="n%d" % i))
+    print(await mcp_jsonjunk.echo(message="j%d" % i))
+    print(await mcp_jsonjunk.get_sum(a=i, b=1))
+print(len(await mcp_noisy.list_tools()) > 3, len(await mcp_jsonjunk.list_tools()) > 3)`})
+		for _, want := range []string{"Echo: n0", "Echo: n4", "Echo: j0", "Echo: j4", "True True"} {
+			if isErr || !strings.Contains(text, want) {
+				t.Errorf("calls through servers writing garbage: %q lacks %q", text, want)
+			}
+		}
+		text, isErr = runPython(t, cs, map[string]any{"servers": []string{"huge"}, "code": `print(await mcp_huge.echo(message="before"))
+try:
+    await mcp_huge.echo(message="huge-please")
+    print("NO ERROR")
+except MCPError as e:
+    print("MCPError:", e)
+print(await mcp_huge.echo(message="after"))
+print(kept)`})
+		t.Logf("a 40 MiB line: %.400q", text)
+		if isErr || !strings.Contains(text, "Echo: before") || !strings.Contains(text, "MCPError:") || !strings.Contains(text, "Echo: after") || !strings.HasSuffix(text, "7") {
+			t.Errorf("a server writing a line over the limit: %q, want a caught MCPError, the server back for the next call and the state kept", text)
+		}
+		if processGone(cmd.Process.Pid) {
+			t.Fatal("the bridge exited")
+		}
+	})
 }

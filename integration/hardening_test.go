@@ -3,6 +3,8 @@
 package integration
 
 import (
+	"encoding/json"
+	"os/exec"
 	"slices"
 	"strings"
 	"testing"
@@ -180,12 +182,16 @@ func TestHardeningFromInside(t *testing.T) {
 		}
 		// The engine adds PATH and HOSTNAME (and podman "container");
 		// Python itself sets LC_CTYPE when it coerces the C locale (PEP
-		// 538). Nothing may come from the host's environment.
+		// 538); the image's own ENV (the operator's choice, such as
+		// LANG) is kept at the image's value. Nothing may come from the
+		// host's environment.
 		allowed := map[string]bool{"HOME": true, "PYTHONUNBUFFERED": true, "PYTHONIOENCODING": true,
 			"PYTHONDONTWRITEBYTECODE": true, "PATH": true, "HOSTNAME": true, "container": true, "TERM": true,
 			"LC_CTYPE": true}
-		for k := range r.Env {
-			check("env has only sandbox variables ("+k+")", allowed[k], r.Env[k])
+		imageEnv := imageEnv(t, e.Name(), spec.Image)
+		for k, v := range r.Env {
+			fromImage, ok := imageEnv[k]
+			check("env has only sandbox and image variables ("+k+")", allowed[k] || ok && fromImage == v, v)
 		}
 		check("host canary absent", r.Env[hostCanary] == "", r.Env[hostCanary])
 		check("memory limit in cgroup ("+r.MemPath+")", r.Mem == "100663296", r.Mem)
@@ -196,4 +202,24 @@ func TestHardeningFromInside(t *testing.T) {
 		check("an init process is PID 1", r.PID != 1 && r.Init != "python3", []any{r.PID, r.Init})
 		t.Logf("%s: init=%q cgroup mem=%s pids=%s", e.Name(), r.Init, r.MemPath, r.PidsPath)
 	})
+}
+
+// imageEnv returns the variables image declares (its ENV), read with the
+// engine's CLI.
+func imageEnv(t *testing.T, engineName, image string) map[string]string {
+	t.Helper()
+	out, err := exec.Command(engineName, "image", "inspect", "--format", "{{json .Config.Env}}", image).Output()
+	if err != nil {
+		t.Fatalf("%s image inspect %s: %v", engineName, image, err)
+	}
+	var kvs []string
+	if err := json.Unmarshal(out, &kvs); err != nil {
+		t.Fatalf("%s image inspect %s: %v: %s", engineName, image, err, out)
+	}
+	env := map[string]string{}
+	for _, kv := range kvs {
+		k, v, _ := strings.Cut(kv, "=")
+		env[k] = v
+	}
+	return env
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -77,8 +78,10 @@ func (p *serverProcess) Close() error {
 	return nil
 }
 
-// messageLines passes on the lines of a server's stdout that look like
-// JSON-RPC messages (objects or batches) and drops the rest.
+// messageLines passes on the lines of a server's stdout that are JSON-RPC
+// 2.0 messages (objects or batches) and drops the rest: a line that is
+// not JSON, or JSON that is not JSON-RPC 2.0, would otherwise end the
+// connection and fail every call in flight on it.
 type messageLines struct {
 	src  *bufio.Reader
 	log  *slog.Logger
@@ -96,8 +99,8 @@ func (m *messageLines) Read(p []byte) (int, error) {
 		if len(trimmed) == 0 {
 			continue
 		}
-		if trimmed[0] != '{' && trimmed[0] != '[' {
-			m.log.Debug("dropping a non-JSON line from the server's stdout", "line", string(truncate(trimmed, 200)))
+		if !isJSONRPC(trimmed) {
+			m.log.Debug("dropping a line that is not a JSON-RPC message from the server's stdout", "line", string(truncate(trimmed, 200)))
 			continue
 		}
 		m.buf = append(trimmed, '\n')
@@ -130,6 +133,35 @@ func (m *messageLines) readLine() ([]byte, error) {
 
 // Close stops the server.
 func (m *messageLines) Close() error { return m.proc.Close() }
+
+// A jsonRPCVersion is the member every JSON-RPC 2.0 message has.
+type jsonRPCVersion struct {
+	JSONRPC *string `json:"jsonrpc"`
+}
+
+func (v jsonRPCVersion) ok() bool { return v.JSONRPC != nil && *v.JSONRPC == "2.0" }
+
+// isJSONRPC reports whether line is valid JSON and a JSON-RPC 2.0 message
+// or a non-empty batch of them.
+func isJSONRPC(line []byte) bool {
+	switch line[0] {
+	case '{':
+		var v jsonRPCVersion
+		return json.Unmarshal(line, &v) == nil && v.ok()
+	case '[':
+		var batch []jsonRPCVersion
+		if json.Unmarshal(line, &batch) != nil || len(batch) == 0 {
+			return false
+		}
+		for _, v := range batch {
+			if !v.ok() {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
 
 func truncate(b []byte, n int) []byte {
 	if len(b) > n {

@@ -1,0 +1,43 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"testing"
+)
+
+// TestLeftoversRetried records containers whose removal failed and checks
+// that a retry forgets those removed or gone and keeps those still failing.
+func TestLeftoversRetried(t *testing.T) {
+	var l leftovers
+	calls := map[string]int{}
+	failing := map[string]bool{"b": true}
+	remove := func(_ context.Context, id string) error {
+		calls[id]++
+		if failing[id] {
+			return errors.New("connection refused")
+		}
+		return nil
+	}
+	log := slog.New(slog.DiscardHandler)
+	l.retry(context.Background(), log, "test", remove)
+	if len(calls) != 0 {
+		t.Fatalf("a retry with nothing recorded removed %v", calls)
+	}
+	l.add("a")
+	l.add("b")
+	l.add("a")
+	if l.len() != 2 {
+		t.Fatalf("%d recorded, want 2", l.len())
+	}
+	l.retry(context.Background(), log, "test", remove)
+	if l.len() != 1 || calls["a"] != 1 || calls["b"] != 1 {
+		t.Fatalf("after one retry: %d left, calls %v; want b left, each tried once", l.len(), calls)
+	}
+	failing["b"] = false
+	l.retry(context.Background(), log, "test", remove)
+	if l.len() != 0 || calls["a"] != 1 || calls["b"] != 2 {
+		t.Fatalf("after the engine is back: %d left, calls %v", l.len(), calls)
+	}
+}

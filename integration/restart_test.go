@@ -1,0 +1,151 @@
+//go:build integration
+
+package integration
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// restartEnv must be 1 for TestFaultEngineRestarted to run: it stops and
+// restarts the host's Docker daemon and Podman service, which would break
+// every other test running at the time, so scripts/test runs it alone.
+const restartEnv = "MCP_TEST_RESTART_ENGINES"
+
+// A daemon is the host process behind an engine's API.
+type daemon struct {
+	// pattern finds it with pgrep -f.
+	pattern string
+	// log is where its output goes when restarted (the provisioning log).
+	log string
+}
+
+var daemons = map[string]daemon{
+	"docker": {pattern: "^dockerd( |$)", log: "/var/log/dockerd.log"},
+	"podman": {pattern: "^podman system service", log: "/var/log/podman-service.log"},
+}
+
+// TestFaultEngineRestarted stops the engine's daemon under a bridge with a
+// warm session: a call while it is down fails with a clear error and the
+// bridge stays up; once the daemon is back, the next call gets a fresh
+// session with a notice and no container of the bridge is left behind but
+// the new session's.
+func TestFaultEngineRestarted(t *testing.T) {
+	if os.Getenv(restartEnv) != "1" {
+		t.Skipf("stops the engines' daemons: run alone with %s=1 (scripts/test does)", restartEnv)
+	}
+	for _, name := range engineNames() {
+		t.Run(name, func(t *testing.T) {
+			e := connect(t, name)
+			d := daemons[name]
+			cs, cmd := connectBridgeCmd(t, name)
+			if text, isErr := runPython(t, cs, map[string]any{"code": "kept = 1\nprint('warm')"}); isErr || text != "warm" {
+				t.Fatalf("the first call: %q", text)
+			}
+			pid := cmd.Process.Pid
+			if ids := bridgeContainers(t, e, pid); len(ids) != 1 {
+				t.Fatalf("containers of the bridge before the restart: %v", ids)
+			}
+
+			argv := stopDaemon(t, d)
+			restarted := false
+			t.Cleanup(func() {
+				if !restarted {
+					startDaemon(t, d, argv, e)
+				}
+			})
+			began := time.Now()
+			text, isErr := runPython(t, cs, map[string]any{"code": "print(kept)"})
+			t.Logf("the call while %s is down (%v): %.300q", name, time.Since(began).Round(time.Millisecond), text)
+			if !isErr {
+				t.Errorf("a call while the engine is down succeeded: %q", text)
+			}
+			if !strings.Contains(text, "engine") && !strings.Contains(text, "sandbox died") {
+				t.Errorf("a call while the engine is down: %q, want an error naming the engine or the dead sandbox", text)
+			}
+			if processGone(pid) {
+				t.Fatal("the bridge exited while the engine was down")
+			}
+
+			startDaemon(t, d, argv, e)
+			restarted = true
+			res, isErr := runPython(t, cs, map[string]any{"code": "print('kept' in globals())"})
+			if isErr || !strings.Contains(res, "False") || !strings.Contains(res, "new sandbox") {
+				t.Errorf("the first call after the restart: %q, want a fresh session with a notice", res)
+			}
+			if text, isErr := runPython(t, cs, map[string]any{"code": "kept = 2\nprint(kept)"}); isErr || text != "2" {
+				t.Errorf("the next call: %q", text)
+			}
+			eventually(t, "only the new session's container is left", func() bool {
+				return len(bridgeContainers(t, e, pid)) == 1
+			})
+		})
+	}
+}
+
+// stopDaemon stops d with SIGTERM, waits until it has exited, and returns
+// its command line for startDaemon.
+func stopDaemon(t *testing.T, d daemon) []string {
+	t.Helper()
+	out, err := exec.Command("pgrep", "-o", "-f", d.pattern).Output()
+	if err != nil {
+		t.Fatalf("finding the daemon (%s): %v", d.pattern, err)
+	}
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(out)))
+	raw, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+	if err != nil {
+		t.Fatal(err)
+	}
+	argv := strings.Split(strings.TrimRight(string(raw), "\x00"), "\x00")
+	if err := syscall.Kill(pid, syscall.SIGTERM); err != nil {
+		t.Fatalf("stopping %v: %v", argv, err)
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for syscall.Kill(pid, 0) == nil && !processGone(pid) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%v (pid %d) did not exit within 60 s of SIGTERM", argv, pid)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Logf("stopped %v (pid %d)", argv, pid)
+	return argv
+}
+
+// startDaemon starts argv in a session of its own, its output appended to
+// d's log, and waits until e's API answers.
+func startDaemon(t *testing.T, d daemon, argv []string, e testEngine) {
+	t.Helper()
+	logf, err := os.OpenFile(d.log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer logf.Close()
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("starting %v: %v", argv, err)
+	}
+	go cmd.Wait() // reap it should it die; it outlives the test otherwise
+	began := time.Now()
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		_, err := e.List(ctx)
+		cancel()
+		if err == nil {
+			break
+		}
+		if time.Since(began) > 60*time.Second {
+			t.Fatalf("%v does not answer 60 s after its start: %v", argv, errors.Unwrap(err))
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	t.Logf("restarted %v (pid %d), answering after %v", argv, cmd.Process.Pid, time.Since(began).Round(time.Millisecond))
+}
