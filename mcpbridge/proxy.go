@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/sync/errgroup"
 )
@@ -22,6 +23,10 @@ const (
 	serverStartTimeout = 60 * time.Second
 	// toolCallTimeout bounds one proxied tool call.
 	toolCallTimeout = 120 * time.Second
+	// connectionEndWait is how long a failed call waits for its server's
+	// connection to be seen ending, when its error is not the server's
+	// answer.
+	connectionEndWait = 200 * time.Millisecond
 )
 
 // ErrServerUnavailable reports a server the sandbox may not or cannot use.
@@ -221,20 +226,29 @@ func (c *proxyClient) refreshTools(cs *mcp.ClientSession) {
 }
 
 // stopped reports whether cs ended (the call's err says the connection
-// closed, or its Wait returned), forgetting it so the next use restarts
-// the server without waiting for the exit to be noticed.
+// closed or broke, or its Wait returned), forgetting it so the next use
+// restarts the server without waiting for the exit to be noticed.
 func (c *proxyClient) stopped(cs *mcp.ClientSession, err error) bool {
 	dead := errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, io.EOF) ||
-		errors.Is(err, os.ErrClosed) || errors.Is(err, io.ErrClosedPipe)
+		errors.Is(err, os.ErrClosed) || errors.Is(err, io.ErrClosedPipe) ||
+		errors.Is(err, errServerLineTooLong)
 	c.mu.Lock()
 	deadCh := c.dead
 	current := c.cs == cs
 	c.mu.Unlock()
 	if !dead && current {
+		// An error that is neither the server's own answer nor the
+		// call's context is the connection failing: its end is noticed
+		// a moment later.
+		var wire *jsonrpc.Error
+		wait := time.Duration(0)
+		if !errors.As(err, &wire) && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
+			wait = connectionEndWait
+		}
 		select {
 		case <-deadCh:
 			dead = true
-		default:
+		case <-time.After(wait):
 		}
 	}
 	c.mu.Lock()

@@ -20,6 +20,10 @@ import (
 // maxServerLine bounds one line a proxied server writes on stdout.
 const maxServerLine = 32 << 20
 
+// errServerLineTooLong reports a server that wrote a line over
+// maxServerLine on stdout; it ends the connection.
+var errServerLineTooLong = errors.New("server wrote a line over the limit")
+
 // A noiseTolerantTransport runs a server command and speaks MCP over its
 // stdio, dropping what is not a JSON-RPC message on its stdout (blank
 // lines, banners, stray prints) instead of failing the connection.
@@ -116,7 +120,7 @@ func (m *messageLines) readLine() ([]byte, error) {
 		chunk, err := m.src.ReadSlice('\n')
 		line = append(line, chunk...)
 		if len(line) > maxServerLine {
-			return nil, fmt.Errorf("server wrote a line over %d bytes", maxServerLine)
+			return nil, fmt.Errorf("%w of %d bytes", errServerLineTooLong, maxServerLine)
 		}
 		switch {
 		case err == nil:
