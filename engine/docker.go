@@ -112,7 +112,12 @@ func (d *Docker) Close() error {
 }
 
 // Start implements Engine.
-func (d *Docker) Start(ctx context.Context, spec Spec) (Sandbox, error) {
+func (d *Docker) Start(ctx context.Context, spec Spec) (_ Sandbox, err error) {
+	defer func() {
+		if err != nil && client.IsErrConnectionFailed(err) {
+			err = fmt.Errorf("%w: docker at %s: %w", ErrNoEngine, d.host, err)
+		}
+	}()
 	spec = spec.withDefaults()
 	if len(spec.Cmd) == 0 {
 		return nil, errors.New("starting sandbox: spec has no command")

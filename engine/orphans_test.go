@@ -3,7 +3,10 @@ package engine
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
+	"net"
+	"net/url"
 	"testing"
 )
 
@@ -39,5 +42,23 @@ func TestLeftoversRetried(t *testing.T) {
 	l.retry(context.Background(), log, "test", remove)
 	if l.len() != 0 || calls["a"] != 1 || calls["b"] != 2 {
 		t.Fatalf("after the engine is back: %d left, calls %v", l.len(), calls)
+	}
+}
+
+func TestDialFailed(t *testing.T) {
+	_, dialErr := net.Dial("unix", t.TempDir()+"/no.sock")
+	for _, tt := range []struct {
+		err  error
+		want bool
+	}{
+		{dialErr, true},
+		{fmt.Errorf("creating container: %w", &url.Error{Op: "Post", URL: "http://d/v5/libpod/containers/create", Err: dialErr}), true},
+		{&net.OpError{Op: "read", Net: "unix", Err: errors.New("connection reset by peer")}, false},
+		{errors.New("no such image"), false},
+		{nil, false},
+	} {
+		if got := dialFailed(tt.err); got != tt.want {
+			t.Errorf("dialFailed(%v) = %v, want %v", tt.err, got, tt.want)
+		}
 	}
 }

@@ -128,7 +128,12 @@ func (p *Podman) Close() error {
 func (p *Podman) ctx(ctx context.Context) context.Context { return mergeValues(ctx, p.conn) }
 
 // Start implements Engine.
-func (p *Podman) Start(ctx context.Context, spec Spec) (Sandbox, error) {
+func (p *Podman) Start(ctx context.Context, spec Spec) (_ Sandbox, err error) {
+	defer func() {
+		if err != nil && dialFailed(err) {
+			err = fmt.Errorf("%w: podman at %s: %w", ErrNoEngine, p.uri, err)
+		}
+	}()
 	spec = spec.withDefaults()
 	if len(spec.Cmd) == 0 {
 		return nil, errors.New("starting sandbox: spec has no command")

@@ -4,7 +4,9 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"log/slog"
+	"net"
 	"strings"
 	"time"
 )
@@ -56,3 +58,10 @@ const (
 	inspectTimeout = 10 * time.Second
 	cleanupTimeout = 20 * time.Second
 )
+
+// dialFailed reports whether err is a failure to connect to the engine's
+// API (its daemon stopped, restarting, or never there), not an answer.
+func dialFailed(err error) bool {
+	var op *net.OpError
+	return errors.As(err, &op) && op.Op == "dial"
+}

@@ -262,13 +262,13 @@ func (s *Session) ensure(ctx context.Context) (*runtimeBox, string, error) {
 	start := time.Now()
 	box, err := startBox(ctx, &s.opts, s.log)
 	if err != nil {
-		return nil, "", fmt.Errorf("starting sandbox: %w", err)
+		return nil, "", s.startError(err)
 	}
 	if s.opts.Init != nil {
 		began := time.Now()
 		if err := s.initialize(ctx, box); err != nil {
 			s.discard(box, err.Error())
-			return nil, "", fmt.Errorf("starting sandbox: %w", err)
+			return nil, "", s.startError(err)
 		}
 		engine.TracePhase(ctx, PhaseInit, time.Since(began))
 	}
@@ -279,6 +279,19 @@ func (s *Session) ensure(ctx context.Context) (*runtimeBox, string, error) {
 	s.lost = ""
 	s.mu.Unlock()
 	return box, notice, nil
+}
+
+// startError wraps the failure to start a sandbox, saying why the previous
+// one is gone when it was lost, so that the caller learns of the lost state
+// now and not only from the notice of the next call that succeeds.
+func (s *Session) startError(err error) error {
+	s.mu.Lock()
+	lost := s.lost
+	s.mu.Unlock()
+	if lost != "" {
+		return fmt.Errorf("starting sandbox (the previous one and its state are gone: %s): %w", lost, err)
+	}
+	return fmt.Errorf("starting sandbox: %w", err)
 }
 
 // initialize runs the Init code in a new box.
