@@ -206,16 +206,18 @@ func TestHostileCode(t *testing.T) {
 				// delivers a kill of PID 1 late) must not fail the next
 				// call: its code had not begun, so it runs on a fresh one.
 				after, isErr, sc := call(map[string]any{"code": "print(globals().get('kept'))"})
+				next := "next call: state kept"
 				switch {
 				case isErr:
 					t.Errorf("%s: the next call failed: %s", c.name, after)
 				case after == "42":
 				case replaces && sc["notice"] != nil:
+					next = "next call: fresh session with notice"
 					call(map[string]any{"code": "kept = 42"})
 				default:
 					t.Errorf("%s: the next call printed %q (notice %v), want the state kept", c.name, after, sc["notice"])
 				}
-				t.Logf("%-40s %.160q", c.name, oneLineText(text))
+				t.Logf("%-40s %-38s %.160q", c.name, next, oneLineText(text))
 			}
 			if rss := rssBytes(t, cmd.Process.Pid); rss > 300<<20 {
 				t.Errorf("the bridge's RSS is %d MiB after the suite", rss>>20)
