@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"maps"
 	"testing"
 
 	"github.com/docker/docker/api/types/container"
@@ -9,46 +10,33 @@ import (
 )
 
 func TestDockerConfig(t *testing.T) {
+	// operatorSpec asks for gVisor; runcSpec is the same under runc, where
+	// the limits on tasks are the operator's as they are.
+	operator := fieldTable{
+		"Config.Image":          "localhost/py:1",
+		"Config.Cmd":            strslice.StrSlice{"python3"},
+		"Config.User":           "1000:1000",
+		"HostConfig.Memory":     int64(64 << 20),
+		"HostConfig.MemorySwap": int64(64 << 20),
+		"HostConfig.PidsLimit":  int64(128 + 8*32),
+		"HostConfig.NanoCPUs":   int64(1_500_000_000),
+		"HostConfig.Runtime":    "runsc",
+		"HostConfig.Tmpfs":      map[string]string{"/tmp": "rw,noexec,nosuid,nodev,size=1048576,uid=1000,gid=1000,mode=1777", "/workspace": "rw,noexec,nosuid,nodev,size=2097152,uid=1000,gid=1000,mode=1777"},
+		"Config.Labels":         wantLabels("s2"),
+		"HostConfig.Ulimits":    []*units.Ulimit{{Name: "nofile", Soft: 256, Hard: 256}, {Name: "nproc", Soft: 32, Hard: 32}},
+	}
+	runc := maps.Clone(operator)
+	runc["HostConfig.PidsLimit"] = int64(32)
+	runc["HostConfig.Runtime"] = "runc"
+	runc["HostConfig.Ulimits"] = []*units.Ulimit{{Name: "nofile", Soft: 256, Hard: 256}, {Name: "nproc", Soft: 64, Hard: 64}}
 	tests := []struct {
 		name string
 		spec Spec
 		want fieldTable
 	}{
 		{name: "defaults", spec: defaultSpec},
-		{
-			name: "operator values",
-			spec: operatorSpec,
-			want: fieldTable{
-				"Config.Image":          "localhost/py:1",
-				"Config.Cmd":            strslice.StrSlice{"python3"},
-				"Config.User":           "1000:1000",
-				"HostConfig.Memory":     int64(64 << 20),
-				"HostConfig.MemorySwap": int64(64 << 20),
-				"HostConfig.PidsLimit":  int64(128 + 8*32),
-				"HostConfig.NanoCPUs":   int64(1_500_000_000),
-				"HostConfig.Runtime":    "runsc",
-				"HostConfig.Tmpfs":      map[string]string{"/tmp": "rw,noexec,nosuid,nodev,size=1048576,uid=1000,gid=1000,mode=1777", "/workspace": "rw,noexec,nosuid,nodev,size=2097152,uid=1000,gid=1000,mode=1777"},
-				"Config.Labels":         wantLabels("s2"),
-				"HostConfig.Ulimits":    []*units.Ulimit{{Name: "nofile", Soft: 256, Hard: 256}, {Name: "nproc", Soft: 32, Hard: 32}},
-			},
-		},
-		{
-			name: "operator values under runc",
-			spec: runcSpec,
-			want: fieldTable{
-				"Config.Image":          "localhost/py:1",
-				"Config.Cmd":            strslice.StrSlice{"python3"},
-				"Config.User":           "1000:1000",
-				"HostConfig.Memory":     int64(64 << 20),
-				"HostConfig.MemorySwap": int64(64 << 20),
-				"HostConfig.PidsLimit":  int64(32),
-				"HostConfig.NanoCPUs":   int64(1_500_000_000),
-				"HostConfig.Runtime":    "runc",
-				"HostConfig.Tmpfs":      map[string]string{"/tmp": "rw,noexec,nosuid,nodev,size=1048576,uid=1000,gid=1000,mode=1777", "/workspace": "rw,noexec,nosuid,nodev,size=2097152,uid=1000,gid=1000,mode=1777"},
-				"Config.Labels":         wantLabels("s2"),
-				"HostConfig.Ulimits":    []*units.Ulimit{{Name: "nofile", Soft: 256, Hard: 256}, {Name: "nproc", Soft: 64, Hard: 64}},
-			},
-		},
+		{name: "operator values under gVisor", spec: operatorSpec, want: operator},
+		{name: "operator values under runc", spec: runcSpec, want: runc},
 	}
 	base := fieldTable{
 		"Config.Image":              DefaultImage,

@@ -46,60 +46,40 @@ func TestPodmanSpec(t *testing.T) {
 			{Type: "nproc", Soft: u64(1024), Hard: u64(1024)},
 		},
 	}
+	// operatorSpec asks for gVisor; runcSpec is the same under runc, where
+	// the limits on tasks are the operator's as they are.
+	operator := fieldTable{
+		"Spec.Image":                       "localhost/py:1",
+		"Spec.Command":                     []string{"python3"},
+		"Spec.User":                        "1000:1000",
+		"Spec.Labels":                      wantLabels("s2"),
+		"Spec.OCIRuntime":                  "runsc",
+		"Spec.ResourceLimits.Memory.Limit": int64(64 << 20),
+		"Spec.ResourceLimits.Memory.Swap":  int64(64 << 20),
+		"Spec.ResourceLimits.Pids.Limit":   int64(128 + 8*32),
+		"Spec.ResourceLimits.CPU.Period":   uint64(100_000),
+		"Spec.ResourceLimits.CPU.Quota":    int64(150_000),
+		"Spec.Mounts": []spec.Mount{
+			{Destination: "/tmp", Type: "tmpfs", Source: "tmpfs", Options: []string{"rw", "noexec", "nosuid", "nodev", "size=1048576", "mode=1777"}},
+			{Destination: "/workspace", Type: "tmpfs", Source: "tmpfs", Options: []string{"rw", "noexec", "nosuid", "nodev", "size=2097152", "mode=1777"}},
+		},
+		"Spec.Rlimits": []spec.POSIXRlimit{
+			{Type: "nofile", Soft: 256, Hard: 256},
+			{Type: "nproc", Soft: 32, Hard: 32},
+		},
+	}
+	runc := maps.Clone(operator)
+	runc["Spec.OCIRuntime"] = "runc"
+	runc["Spec.ResourceLimits.Pids.Limit"] = int64(32)
+	runc["Spec.Rlimits"] = []spec.POSIXRlimit{{Type: "nofile", Soft: 256, Hard: 256}, {Type: "nproc", Soft: 64, Hard: 64}}
 	tests := []struct {
 		name string
 		spec Spec
 		want fieldTable
 	}{
 		{name: "defaults", spec: defaultSpec},
-		{
-			name: "operator values",
-			spec: operatorSpec,
-			want: fieldTable{
-				"Spec.Image":                       "localhost/py:1",
-				"Spec.Command":                     []string{"python3"},
-				"Spec.User":                        "1000:1000",
-				"Spec.Labels":                      wantLabels("s2"),
-				"Spec.OCIRuntime":                  "runsc",
-				"Spec.ResourceLimits.Memory.Limit": int64(64 << 20),
-				"Spec.ResourceLimits.Memory.Swap":  int64(64 << 20),
-				"Spec.ResourceLimits.Pids.Limit":   int64(128 + 8*32),
-				"Spec.ResourceLimits.CPU.Period":   uint64(100_000),
-				"Spec.ResourceLimits.CPU.Quota":    int64(150_000),
-				"Spec.Mounts": []spec.Mount{
-					{Destination: "/tmp", Type: "tmpfs", Source: "tmpfs", Options: []string{"rw", "noexec", "nosuid", "nodev", "size=1048576", "mode=1777"}},
-					{Destination: "/workspace", Type: "tmpfs", Source: "tmpfs", Options: []string{"rw", "noexec", "nosuid", "nodev", "size=2097152", "mode=1777"}},
-				},
-				"Spec.Rlimits": []spec.POSIXRlimit{
-					{Type: "nofile", Soft: 256, Hard: 256},
-					{Type: "nproc", Soft: 32, Hard: 32},
-				},
-			},
-		},
-		{
-			name: "operator values under runc",
-			spec: runcSpec,
-			want: fieldTable{
-				"Spec.Image":                       "localhost/py:1",
-				"Spec.Command":                     []string{"python3"},
-				"Spec.User":                        "1000:1000",
-				"Spec.Labels":                      wantLabels("s2"),
-				"Spec.OCIRuntime":                  "runc",
-				"Spec.ResourceLimits.Memory.Limit": int64(64 << 20),
-				"Spec.ResourceLimits.Memory.Swap":  int64(64 << 20),
-				"Spec.ResourceLimits.Pids.Limit":   int64(32),
-				"Spec.ResourceLimits.CPU.Period":   uint64(100_000),
-				"Spec.ResourceLimits.CPU.Quota":    int64(150_000),
-				"Spec.Mounts": []spec.Mount{
-					{Destination: "/tmp", Type: "tmpfs", Source: "tmpfs", Options: []string{"rw", "noexec", "nosuid", "nodev", "size=1048576", "mode=1777"}},
-					{Destination: "/workspace", Type: "tmpfs", Source: "tmpfs", Options: []string{"rw", "noexec", "nosuid", "nodev", "size=2097152", "mode=1777"}},
-				},
-				"Spec.Rlimits": []spec.POSIXRlimit{
-					{Type: "nofile", Soft: 256, Hard: 256},
-					{Type: "nproc", Soft: 64, Hard: 64},
-				},
-			},
-		},
+		{name: "operator values under gVisor", spec: operatorSpec, want: operator},
+		{name: "operator values under runc", spec: runcSpec, want: runc},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

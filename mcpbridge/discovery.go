@@ -362,22 +362,14 @@ var utf8BOM = []byte("\xef\xbb\xbf")
 // stays two tokens. An unterminated block comment runs to the end.
 func stripJSONComments(b []byte) []byte {
 	out := make([]byte, 0, len(b))
-	inStr, esc := false, false
+	var str jsonStrings
 	for i := 0; i < len(b); i++ {
 		c := b[i]
+		if str.step(c) {
+			out = append(out, c)
+			continue
+		}
 		switch {
-		case inStr:
-			out = append(out, c)
-			if esc {
-				esc = false
-			} else if c == '\\' {
-				esc = true
-			} else if c == '"' {
-				inStr = false
-			}
-		case c == '"':
-			inStr = true
-			out = append(out, c)
 		case c == '/' && i+1 < len(b) && b[i+1] == '/':
 			for i < len(b) && b[i] != '\n' {
 				i++
@@ -405,21 +397,11 @@ func stripJSONComments(b []byte) []byte {
 // never changes.
 func stripTrailingCommas(b []byte) []byte {
 	out := make([]byte, 0, len(b))
-	inStr, esc := false, false
+	var str jsonStrings
 	var last byte // the last byte out that is not whitespace
 	for i, c := range b {
-		switch {
-		case inStr:
-			if esc {
-				esc = false
-			} else if c == '\\' {
-				esc = true
-			} else if c == '"' {
-				inStr = false
-			}
-		case c == '"':
-			inStr = true
-		case c == ',' && last != '{' && last != '[' && last != ',':
+		inStr := str.step(c)
+		if !inStr && c == ',' && last != '{' && last != '[' && last != ',' {
 			rest := bytes.TrimLeft(b[i+1:], " \t\r\n")
 			if len(rest) > 0 && (rest[0] == '}' || rest[0] == ']') {
 				continue
@@ -431,6 +413,25 @@ func stripTrailingCommas(b []byte) []byte {
 		}
 	}
 	return out
+}
+
+// A jsonStrings follows a byte-by-byte scan of JSON to tell the bytes of
+// string literals from the rest.
+type jsonStrings struct{ in, esc bool }
+
+// step advances over c and reports whether c belongs to a string literal,
+// its quotes included.
+func (s *jsonStrings) step(c byte) bool {
+	switch {
+	case s.esc:
+		s.esc = false
+	case s.in && c == '\\':
+		s.esc = true
+	case c == '"':
+		s.in = !s.in
+		return true
+	}
+	return s.in
 }
 
 func isJSONSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }
