@@ -136,9 +136,16 @@ const findings = `
 - **The warm call** (item 1) is about 0.4 ms of sandbox round trip (item 1b) plus the MCP hop: JSON-RPC
   over the stdio pipes, go-sdk's argument validation and our result rendering (see
   ` + "`mcpbridge.BenchmarkRunPythonInMemory`" + `); no single hotspot, most of the CPU is the Go scheduler and GC.
-- **gVisor** costs every system call a trip through its Sentry: the warm call roughly triples and a new
-  session is about three times as long (Python's imports are file-system heavy). A fresh ` + "`docker run`" + `
+- **gVisor** costs every system call a trip through its Sentry: the warm call is 3 to 5 times as long and a
+  new session about three times (Python's imports are file-system heavy). A fresh ` + "`docker run`" + `
   under runsc is also slower, so the ratio to the warm call stays large but under 200×.
+- **Machines of the same kind differ; compare within one report.** Two runs on 2026-11-22, on two VMs of
+  the same size (kernel builds v595 at 14:48 and v769 at 22:03), gave a fresh ` + "`docker run`" + ` of 278 and
+  549 ms and a bridge start of 9 and 30 ms, for code that did not change between them. Across reports only
+  A/B runs on one machine count. The sandbox protocol 2 (one more frame per call, ` + "`started`" + `) was checked
+  that way, the code before and after alternated twice in one hour on one machine, Docker, p50: warm call
+  1.49 and 2.00 ms before, 1.50 and 1.61 ms after; in process 0.77 and 1.20 ms before, 0.77 and 0.76 ms
+  after; a proxied echo 1.38 and 2.19 ms before, 1.50 and 1.24 ms after: no difference beyond the noise.
 `
 
 func table(b *bytes.Buffer, header []string, rows [][]string) {
