@@ -25,10 +25,13 @@ type daemon struct {
 	pattern string
 	// log is where its output goes when restarted (the provisioning log).
 	log string
+	// unit is the systemd unit that runs it where systemd does (a stock
+	// Docker install), restarted with systemctl instead.
+	unit string
 }
 
 var daemons = map[string]daemon{
-	"docker": {pattern: "^dockerd( |$)", log: "/var/log/dockerd.log"},
+	"docker": {pattern: "^dockerd( |$)", log: "/var/log/dockerd.log", unit: "docker"},
 	"podman": {pattern: "^podman system service", log: "/var/log/podman-service.log"},
 }
 
@@ -54,11 +57,11 @@ func TestFaultEngineRestarted(t *testing.T) {
 				t.Fatalf("containers of the bridge before the restart: %v", ids)
 			}
 
-			argv := stopDaemon(t, d)
+			start := stopDaemon(t, d, e)
 			restarted := false
 			t.Cleanup(func() {
 				if !restarted {
-					startDaemon(t, d, argv, e)
+					start()
 				}
 			})
 			began := time.Now()
@@ -74,7 +77,7 @@ func TestFaultEngineRestarted(t *testing.T) {
 				t.Fatal("the bridge exited while the engine was down")
 			}
 
-			startDaemon(t, d, argv, e)
+			start()
 			restarted = true
 			res, isErr := runPython(t, cs, map[string]any{"code": "print('kept' in globals())"})
 			if isErr || !strings.Contains(res, "False") || !strings.Contains(res, "new sandbox") {
@@ -90,10 +93,24 @@ func TestFaultEngineRestarted(t *testing.T) {
 	}
 }
 
-// stopDaemon stops d with SIGTERM, waits until it has exited, and returns
-// its command line for startDaemon.
-func stopDaemon(t *testing.T, d daemon) []string {
+// stopDaemon stops d and returns what starts it again and waits until e's
+// API answers: systemctl where a systemd unit runs d, else SIGTERM, a wait
+// for the exit, and the same command line again.
+func stopDaemon(t *testing.T, d daemon, e testEngine) (start func()) {
 	t.Helper()
+	if unit := d.systemdUnit(); unit != "" {
+		// The socket too, or a request would start the unit again.
+		if out, err := exec.Command("systemctl", "stop", unit+".socket", unit).CombinedOutput(); err != nil {
+			t.Fatalf("systemctl stop %s: %v: %s", unit, err, out)
+		}
+		t.Logf("stopped the systemd unit %s", unit)
+		return func() {
+			if out, err := exec.Command("systemctl", "start", unit+".socket", unit).CombinedOutput(); err != nil {
+				t.Fatalf("systemctl start %s: %v: %s", unit, err, out)
+			}
+			waitForAPI(t, e, unit)
+		}
+	}
 	out, err := exec.Command("pgrep", "-o", "-f", d.pattern).Output()
 	if err != nil {
 		t.Fatalf("finding the daemon (%s): %v", d.pattern, err)
@@ -115,7 +132,21 @@ func stopDaemon(t *testing.T, d daemon) []string {
 		time.Sleep(100 * time.Millisecond)
 	}
 	t.Logf("stopped %v (pid %d)", argv, pid)
-	return argv
+	return func() { startDaemon(t, d, argv, e) }
+}
+
+// systemdUnit returns d's systemd unit when systemd runs it, else "".
+func (d daemon) systemdUnit() string {
+	if d.unit == "" {
+		return ""
+	}
+	if _, err := os.Stat("/run/systemd/system"); err != nil {
+		return ""
+	}
+	if exec.Command("systemctl", "is-active", "--quiet", d.unit).Run() != nil {
+		return ""
+	}
+	return d.unit
 }
 
 // startDaemon starts argv in a session of its own, its output appended to
@@ -137,6 +168,13 @@ func startDaemon(t *testing.T, d daemon, argv []string, e testEngine) {
 		t.Fatalf("starting %v: %v", argv, err)
 	}
 	go cmd.Wait() // reap it should it die; it outlives the test otherwise
+	waitForAPI(t, e, strings.Join(argv, " "))
+}
+
+// waitForAPI waits up to 60 s for e's API to answer after what (a daemon)
+// started.
+func waitForAPI(t *testing.T, e testEngine, what string) {
+	t.Helper()
 	began := time.Now()
 	for {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -146,9 +184,9 @@ func startDaemon(t *testing.T, d daemon, argv []string, e testEngine) {
 			break
 		}
 		if time.Since(began) > 60*time.Second {
-			t.Fatalf("%v does not answer 60 s after its start: %v", argv, errors.Unwrap(err))
+			t.Fatalf("%s does not answer 60 s after its start: %v", what, errors.Unwrap(err))
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	t.Logf("restarted %v (pid %d), answering after %v", argv, cmd.Process.Pid, time.Since(began).Round(time.Millisecond))
+	t.Logf("restarted %s, answering after %v", what, time.Since(began).Round(time.Millisecond))
 }
