@@ -106,8 +106,24 @@ try:
     print("CONNECTED")
 except OSError as e:
     print("connect blocked")`, want: []string{"dns blocked", "connect blocked"}},
-	{name: "engine socket", code: `import os
-print([p for p in ("/var/run/docker.sock", "/run/docker.sock", "/run/podman/podman.sock", "/var/run/podman/podman.sock", "/run/containerd/containerd.sock") if os.path.exists(p)])`, want: []string{"[]"}},
+	{name: "engine socket", code: `import os, socket
+paths = ("/var/run/docker.sock", "/run/docker.sock", "/run/podman/podman.sock", "/var/run/podman/podman.sock", "/run/containerd/containerd.sock")
+print([p for p in paths if os.path.exists(p)])
+reached = []
+for p in paths:
+    with socket.socket(socket.AF_UNIX) as s:
+        try:
+            s.connect(p)
+            reached.append(p)
+        except OSError:
+            pass
+for addr in (("172.17.0.1", 2375), ("172.17.0.1", 2376), ("10.88.0.1", 2375), ("127.0.0.1", 2375)):
+    try:
+        socket.create_connection(addr, timeout=2).close()
+        reached.append(addr)
+    except OSError:
+        pass
+print("engine reached:", reached)`, want: []string{"[]", "engine reached: []"}},
 	{name: "setuid binaries", code: `import os, subprocess
 print("setuid", [p for p in ("/bin/su", "/bin/mount", "/usr/bin/passwd", "/usr/bin/su", "/usr/bin/mount") if os.path.exists(p) and os.stat(p).st_mode & 0o4000])
 for cmd in (["su", "-c", "id -u"], ["mount", "-t", "tmpfs", "none", "/tmp"], ["passwd", "-d", "root"]):
