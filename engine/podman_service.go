@@ -77,6 +77,10 @@ func startPodmanService(ctx context.Context, log *slog.Logger) (*podmanService, 
 	sock := filepath.Join(dir, "podman.sock")
 	cmd := exec.Command(bin, "system", "service", "--time=0", "unix://"+sock)
 	cmd.Stdin = nil
+	// Its own directory, not the user's: the service's conmon processes
+	// inherit it and write files there (an "oom" file when a sandbox is
+	// OOM-killed).
+	cmd.Dir = dir
 	// The service runs locally: a CONTAINER_HOST in our environment would
 	// turn the podman CLI into a remote client that has no service command.
 	for _, kv := range os.Environ() {

@@ -162,6 +162,9 @@ func startDaemon(t *testing.T, d daemon, argv []string, e testEngine) {
 	// CONTAINER_HOST would make podman a client of the service it is
 	// meant to be.
 	cmd.Env = envWithout("CONTAINER_HOST", "CONTAINER_CONNECTION")
+	// Not the test's directory: conmon writes files into its working
+	// directory ("oom" when a sandbox is OOM-killed).
+	cmd.Dir = "/"
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {
