@@ -496,12 +496,12 @@ class Runtime:
             self.call = None
         self.chan.send(result)
 
-    def execute(self, source, call_id=None):
+    def execute(self, source, call_id):
         """Compiles and runs source; returns the status members of the result.
 
-        With a call_id, a `started` frame tells the host, before the first
-        line of user code runs, that the code was compiled and is about to
-        run: a sandbox that dies before the host reads it ran none of it.
+        A `started` frame tells the host, before the first line of user
+        code runs, that the code was compiled and is about to run: a
+        sandbox that dies before the host reads it ran none of it.
         """
         self.cells += 1
         filename = "%s%d>" % (CELL_PREFIX, self.cells)
@@ -513,8 +513,7 @@ class Runtime:
         # interruptible is a plain attribute, not guarded by a lock: a
         # KeyboardInterrupt raised while a lock is being taken could leave
         # it held.
-        if call_id is not None:
-            self.chan.send({"t": "started", "id": call_id})
+        self.chan.send({"t": "started", "id": call_id})
         try:
             self.interruptible = True
             try:
