@@ -98,14 +98,14 @@ func NewDocker(ctx context.Context, opts *DockerOptions) (*Docker, error) {
 }
 
 // Name returns "docker".
-func (d *Docker) Name() string { return RuntimeDocker }
+func (d *Docker) Name() string { return BackendDocker }
 
 // Close tries once more to remove the containers whose removal failed and
 // releases the client connection; sandboxes must be closed first.
 func (d *Docker) Close() error {
 	if d.left.len() > 0 {
 		ctx, cancel := cleanupContext(cleanupTimeout)
-		d.left.retry(ctx, d.log, RuntimeDocker, d.removeContainer)
+		d.left.retry(ctx, d.log, BackendDocker, d.removeContainer)
 		cancel()
 	}
 	return d.cli.Close()
@@ -122,7 +122,7 @@ func (d *Docker) Start(ctx context.Context, spec Spec) (_ Sandbox, err error) {
 	if len(spec.Cmd) == 0 {
 		return nil, errors.New("starting sandbox: spec has no command")
 	}
-	d.left.retry(ctx, d.log, RuntimeDocker, d.removeContainer)
+	d.left.retry(ctx, d.log, BackendDocker, d.removeContainer)
 	began := time.Now()
 	if err := d.ensureImage(ctx, spec.Image); err != nil {
 		return nil, err
@@ -219,7 +219,7 @@ func (d *Docker) List(ctx context.Context) ([]SandboxInfo, error) {
 // no longer run. Failures are logged, not returned: clean-up must not
 // stop the bridge from serving.
 func (d *Docker) removeOrphans(ctx context.Context) {
-	removeOrphans(ctx, d.log, RuntimeDocker, d.owner, d.List, d.removeContainer)
+	removeOrphans(ctx, d.log, BackendDocker, d.owner, d.List, d.removeContainer)
 }
 
 // removeContainer force-removes container id; one already gone is no
@@ -235,5 +235,5 @@ func (d *Docker) removeContainer(ctx context.Context, id string) error {
 // pullError wraps a failed pull with the image and the setting to change.
 func pullError(ref string, err error) error {
 	return fmt.Errorf("%w: image %q is not present and pulling it failed (set %s to an image the engine has): %v",
-		ErrImage, ref, EnvImage, err)
+		ErrImage, ref, "MCP_BRIDGE_IMAGE", err)
 }

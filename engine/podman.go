@@ -107,14 +107,14 @@ func podmanConnect(ctx context.Context, uri string) (context.Context, error) {
 }
 
 // Name returns "podman".
-func (p *Podman) Name() string { return RuntimePodman }
+func (p *Podman) Name() string { return BackendPodman }
 
 // Close tries once more to remove the containers whose removal failed and
 // stops the service the bridge started, if any.
 func (p *Podman) Close() error {
 	if p.left.len() > 0 {
 		ctx, cancel := cleanupContext(cleanupTimeout)
-		p.left.retry(ctx, p.log, RuntimePodman, p.removeContainer)
+		p.left.retry(ctx, p.log, BackendPodman, p.removeContainer)
 		cancel()
 	}
 	if p.svc != nil {
@@ -138,7 +138,7 @@ func (p *Podman) Start(ctx context.Context, spec Spec) (_ Sandbox, err error) {
 	if len(spec.Cmd) == 0 {
 		return nil, errors.New("starting sandbox: spec has no command")
 	}
-	p.left.retry(ctx, p.log, RuntimePodman, p.removeContainer)
+	p.left.retry(ctx, p.log, BackendPodman, p.removeContainer)
 	began := time.Now()
 	if err := p.ensureImage(ctx, spec.Image); err != nil {
 		return nil, err
@@ -181,7 +181,7 @@ func (p *Podman) checkRuntime(ctx context.Context, id, want string) error {
 	}
 	if got := filepath.Base(info.OCIRuntime); got != want {
 		return fmt.Errorf("%s=%q: the podman service created the container with runtime %q instead; "+
-			"set the runtime in the service's containers.conf ([engine] runtime) or use docker", EnvOCIRuntime, want, got)
+			"set the runtime in the service's containers.conf ([engine] runtime) or use docker", "MCP_BRIDGE_OCI_RUNTIME", want, got)
 	}
 	return nil
 }
@@ -221,7 +221,7 @@ func (p *Podman) List(ctx context.Context) ([]SandboxInfo, error) {
 }
 
 func (p *Podman) removeOrphans(ctx context.Context) {
-	removeOrphans(ctx, p.log, RuntimePodman, p.owner, p.List, p.removeContainer)
+	removeOrphans(ctx, p.log, BackendPodman, p.owner, p.List, p.removeContainer)
 }
 
 // removeContainer force-removes container id; one already gone is no

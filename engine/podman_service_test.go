@@ -31,3 +31,7 @@ func TestUnixSocketAnswers(t *testing.T) {
 		t.Fatal("a missing socket answers")
 	}
 }
+
+func envOf(kv map[string]string) func(string) string {
+	return func(k string) string { return kv[k] }
+}

@@ -17,7 +17,7 @@ func NewPodman(context.Context, *PodmanOptions) (*Podman, error) {
 }
 
 // Name returns "podman".
-func (*Podman) Name() string { return RuntimePodman }
+func (*Podman) Name() string { return BackendPodman }
 
 // Close does nothing.
 func (*Podman) Close() error { return nil }

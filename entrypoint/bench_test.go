@@ -11,7 +11,7 @@ import (
 // played by a local python3: the runtime and protocol cost without an
 // engine's stream plumbing.
 func BenchmarkExecuteLocal(b *testing.B) {
-	s := New(Options{Engine: enginetest.Local{}})
+	s := New(enginetest.Local{}, nil)
 	defer s.Close()
 	ctx := context.Background()
 	if err := s.Start(ctx); err != nil {

@@ -44,10 +44,10 @@ type runtimeBox struct {
 }
 
 // startBox starts a container, delivers the runtime and waits for ready.
-func startBox(ctx context.Context, opts *Options, log *slog.Logger) (*runtimeBox, error) {
+func startBox(ctx context.Context, eng engine.Engine, opts *Options, log *slog.Logger) (*runtimeBox, error) {
 	spec := opts.Spec
 	spec.Cmd = Command()
-	sb, err := opts.Engine.Start(ctx, spec)
+	sb, err := eng.Start(ctx, spec)
 	if err != nil {
 		return nil, err
 	}

@@ -22,38 +22,36 @@ type RPCHandler func(ctx context.Context, payload json.RawMessage) (any, error)
 
 // Defaults for the zero values of Options.
 const (
-	DefaultIdleTimeout    = engine.DefaultIdleTimeout
-	DefaultMaxOutputBytes = engine.DefaultMaxOutputBytes
-	DefaultInterruptGrace = 2 * time.Second
-	DefaultReadyTimeout   = 30 * time.Second
-	DefaultMaxRPCs        = 64
+	defaultIdleTimeout    = 300 * time.Second
+	defaultMaxOutputBytes = 1 << 20
+	defaultInterruptGrace = 2 * time.Second
+	defaultReadyTimeout   = 30 * time.Second
+	defaultMaxRPCs        = 64
 )
 
-// Options configure a Session.
+// Options configure a Session. The zero value is ready to use.
 type Options struct {
-	// Engine starts the sandbox containers. Required.
-	Engine engine.Engine
-	// Spec is the sandbox's spec; its Cmd is replaced by Command().
+	// Spec is the sandbox's spec; its Cmd is replaced by Command(). Zero:
+	// the engine's defaults.
 	Spec engine.Spec
 	// Logger receives lifecycle reports. Zero: discarded.
 	Logger *slog.Logger
 	// RPC answers the sandbox's RPC requests. Zero: every request fails.
 	RPC RPCHandler
 	// IdleTimeout stops the container after this long without a call;
-	// the next call starts a fresh one. Zero: DefaultIdleTimeout;
+	// the next call starts a fresh one. Zero: 300 s;
 	// negative: never.
 	IdleTimeout time.Duration
-	// MaxOutputBytes caps the output kept per call and stream. Zero:
-	// DefaultMaxOutputBytes; negative: no cap.
+	// MaxOutputBytes caps the output kept per call and stream. Zero: 1 MiB;
+	// negative: no cap.
 	MaxOutputBytes int
 	// InterruptGrace is how long a timed-out call may take to stop after
-	// its interrupt before the container is killed. Zero:
-	// DefaultInterruptGrace.
+	// its interrupt before the container is killed. Zero: 2 s.
 	InterruptGrace time.Duration
-	// ReadyTimeout bounds the runtime's start. Zero: DefaultReadyTimeout.
+	// ReadyTimeout bounds the runtime's start. Zero: 30 s.
 	ReadyTimeout time.Duration
 	// MaxConcurrentRPCs bounds the RPCs handled at once; further requests
-	// wait. Zero: DefaultMaxRPCs.
+	// wait. Zero: 64.
 	MaxConcurrentRPCs int
 	// Init, when set, returns code run in every new interpreter before its
 	// first call (to install helpers). A failure fails the start. Zero:
@@ -66,19 +64,19 @@ type Options struct {
 	OnOutput func(stream, data string)
 }
 
-func (o *Options) maxRPCs() int                { return orDefault(o.MaxConcurrentRPCs, DefaultMaxRPCs) }
-func (o *Options) readyTimeout() time.Duration { return orDefault(o.ReadyTimeout, DefaultReadyTimeout) }
+func (o *Options) maxRPCs() int                { return orDefault(o.MaxConcurrentRPCs, defaultMaxRPCs) }
+func (o *Options) readyTimeout() time.Duration { return orDefault(o.ReadyTimeout, defaultReadyTimeout) }
 func (o *Options) interruptGrace() time.Duration {
-	return orDefault(o.InterruptGrace, DefaultInterruptGrace)
+	return orDefault(o.InterruptGrace, defaultInterruptGrace)
 }
-func (o *Options) idleTimeout() time.Duration { return orDefault(o.IdleTimeout, DefaultIdleTimeout) }
+func (o *Options) idleTimeout() time.Duration { return orDefault(o.IdleTimeout, defaultIdleTimeout) }
 
 func (o *Options) maxOutput() int {
 	switch {
 	case o.MaxOutputBytes < 0:
 		return 0
 	case o.MaxOutputBytes == 0:
-		return DefaultMaxOutputBytes
+		return defaultMaxOutputBytes
 	}
 	return o.MaxOutputBytes
 }
@@ -148,6 +146,7 @@ type Result struct {
 // call to call. Calls are serialized. A dead container is replaced on the
 // next call, which is told that the state was lost.
 type Session struct {
+	eng  engine.Engine
 	opts Options
 	log  *slog.Logger
 	sem  chan struct{} // held by Execute, Start and the idle stop
@@ -167,10 +166,14 @@ type Session struct {
 // ErrSessionClosed reports a call on a closed Session.
 var ErrSessionClosed = errors.New("session closed")
 
-// New returns a Session; no container starts until Start or Execute.
-func New(opts Options) *Session {
-	s := &Session{opts: opts, sem: make(chan struct{}, 1)}
-	s.log = opts.Logger
+// New returns a Session whose sandboxes eng starts; no container starts
+// until Start or Execute. opts may be nil.
+func New(eng engine.Engine, opts *Options) *Session {
+	s := &Session{eng: eng, sem: make(chan struct{}, 1)}
+	if opts != nil {
+		s.opts = *opts
+	}
+	s.log = s.opts.Logger
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -260,7 +263,7 @@ func (s *Session) ensure(ctx context.Context) (*runtimeBox, string, error) {
 		s.discard(box, err.Error())
 	}
 	start := time.Now()
-	box, err := startBox(ctx, &s.opts, s.log)
+	box, err := startBox(ctx, s.eng, &s.opts, s.log)
 	if err != nil {
 		return nil, "", s.startError(err)
 	}
@@ -492,19 +495,4 @@ func (s *Session) Close() error {
 		s.discards.Wait()
 	})
 	return s.closeErr
-}
-
-// OptionsFromSettings returns the Options of a session named session on
-// eng, from the operator's settings.
-func OptionsFromSettings(eng engine.Engine, s engine.Settings, session string) Options {
-	idle := s.IdleTimeout
-	if idle == 0 {
-		idle = -1 // the setting's 0 means never
-	}
-	return Options{
-		Engine:         eng,
-		Spec:           s.Spec(session, nil),
-		IdleTimeout:    idle,
-		MaxOutputBytes: s.MaxOutputBytes,
-	}
 }

@@ -18,10 +18,13 @@ import (
 
 func newLocal(t *testing.T, opts Options) *Session {
 	t.Helper()
-	if opts.Engine == nil {
-		opts.Engine = enginetest.Local{T: t}
-	}
-	s := New(opts)
+	return newOn(t, enginetest.Local{T: t}, opts)
+}
+
+// newOn returns a session on eng, closed when the test ends.
+func newOn(t *testing.T, eng engine.Engine, opts Options) *Session {
+	t.Helper()
+	s := New(eng, &opts)
 	t.Cleanup(func() { s.Close() })
 	return s
 }
@@ -314,25 +317,12 @@ func TestMisbehavingSandbox(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := newLocal(t, Options{Engine: enginetest.Local{T: t, Args: []string{"python3", "-c", tt.script}}, ReadyTimeout: 3 * time.Second})
+			s := newOn(t, enginetest.Local{T: t, Args: []string{"python3", "-c", tt.script}}, Options{ReadyTimeout: 3 * time.Second})
 			_, err := s.Execute(context.Background(), "pass", 0)
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("err = %v; want it to mention %q", err, tt.want)
 			}
 		})
-	}
-}
-
-func TestOptionsFromSettings(t *testing.T) {
-	set, err := engine.LoadSettings(func(k string) string {
-		return map[string]string{"MCP_BRIDGE_RUNTIME_IDLE_TIMEOUT": "0", "MCP_BRIDGE_MAX_OUTPUT": "2k", "MCP_BRIDGE_MEMORY": "64m"}[k]
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	o := OptionsFromSettings(enginetest.Local{T: t}, set, "client-7")
-	if o.IdleTimeout >= 0 || o.MaxOutputBytes != 2048 || o.Spec.MemoryBytes != 64<<20 || o.Spec.Session != "client-7" {
-		t.Fatalf("%+v", o)
 	}
 }
 

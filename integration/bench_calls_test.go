@@ -69,9 +69,9 @@ func BenchmarkWarmExecute(b *testing.B) {
 	sec := report.section("1b", "Warm call without MCP: `Session.Execute(\"pass\")` in process",
 		"variant", "calls", "p50", "p95")
 	forEachVariant(b, func(b *testing.B, v variant) {
-		spec := settings(b).Spec("bench", nil)
+		spec := settings(b).SandboxSpec("bench", nil)
 		spec.OCIRuntime = v.oci
-		s := entrypoint.New(entrypoint.Options{Engine: connect(b, v.engine), Spec: spec, Logger: testLogger()})
+		s := entrypoint.New(connect(b, v.engine), &entrypoint.Options{Spec: spec, Logger: testLogger()})
 		defer s.Close()
 		ctx := context.Background()
 		samples := make([]time.Duration, 0, 520)
@@ -112,7 +112,7 @@ func BenchmarkFreshContainer(b *testing.B) {
 	sec := report.section("2", "The original's way: a fresh hardened `docker run --rm` / `podman run --rm` per call",
 		"variant", "command", "runs", "p50", "p95", "ratio to the warm call (p50)")
 	forEachVariant(b, func(b *testing.B, v variant) {
-		image := settings(b).Image
+		image := settings(b).Session.Spec.Image
 		args := originalArgs(image, v.oci)
 		run := func() time.Duration {
 			began := time.Now()

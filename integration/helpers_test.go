@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/config"
 )
 
 // A testEngine is a connected backend under test.
@@ -110,18 +111,18 @@ func forEachEngine(t *testing.T, f func(t *testing.T, e testEngine)) {
 }
 
 // settings returns the operator settings from the environment.
-func settings(t testing.TB) engine.Settings {
+func settings(t testing.TB) *config.Config {
 	t.Helper()
-	s, err := engine.LoadSettings(nil)
+	c, err := config.Load(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return s
+	return c
 }
 
 // pySpec returns a spec that runs a Python program read from stdin.
 func pySpec(t *testing.T, session string) engine.Spec {
-	return settings(t).Spec(session, []string{"python3", "-u", "-"})
+	return settings(t).SandboxSpec(session, []string{"python3", "-u", "-"})
 }
 
 // A result is what a sandbox printed and how it ended.

@@ -70,8 +70,10 @@ func TestHygieneAfterManyCallsAndReplacements(t *testing.T) {
 			fds := openFDs(t)
 			ignore := goleak.IgnoreCurrent()
 
-			reg := mcpbridge.NewRegistry(mcpbridge.DiscoveryOptions{Home: t.TempDir(), Cwd: t.TempDir(), Getenv: func(string) string { return "" }})
-			br := mcpbridge.New(mcpbridge.Options{Engine: e, Settings: settings(t), Registry: reg, Logger: testLogger()})
+			reg := mcpbridge.NewRegistry(mcpbridge.DiscoveryOptions{Home: t.TempDir(), Cwd: t.TempDir()})
+			opts := settings(t).Bridge
+			opts.Registry, opts.Logger = reg, testLogger()
+			br := mcpbridge.New(e, &opts)
 			st, ct := mcp.NewInMemoryTransports()
 			ctx := context.Background()
 			ss, err := br.Server().Connect(ctx, st, nil)

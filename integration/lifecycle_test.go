@@ -79,7 +79,7 @@ func TestStreamsDemultiplexedNothingLost(t *testing.T) {
 	forEachEngine(t, func(t *testing.T, e testEngine) {
 		// Output written the instant the process starts must arrive:
 		// streams are attached before the container starts.
-		spec := settings(t).Spec("early", []string{"python3", "-c", "import sys; print('early-out'); print('early-err', file=sys.stderr)"})
+		spec := settings(t).SandboxSpec("early", []string{"python3", "-c", "import sys; print('early-out'); print('early-err', file=sys.stderr)"})
 		r := runPy(t, e, spec, "")
 		if r.stdout != "early-out\n" || r.stderr != "early-err\n" || r.status.Code != 0 {
 			t.Fatalf("early output: %+v", r)
@@ -103,7 +103,7 @@ for i in range(1024):
 
 func TestStdinEOFReachesContainer(t *testing.T) {
 	forEachEngine(t, func(t *testing.T, e testEngine) {
-		spec := settings(t).Spec("stdin", []string{"python3", "-c", "import sys; d = sys.stdin.read(); print(len(d), d.count('\\n'))"})
+		spec := settings(t).SandboxSpec("stdin", []string{"python3", "-c", "import sys; d = sys.stdin.read(); print(len(d), d.count('\\n'))"})
 		input := strings.Repeat("line of input\n", 100000)
 		r := runPy(t, e, spec, input)
 		if want := strconv.Itoa(len(input)) + " 100000\n"; r.stdout != want {
@@ -125,7 +125,7 @@ func TestSignalReachesMainProcessThroughInit(t *testing.T) {
 	forEachEngine(t, func(t *testing.T, e testEngine) {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
-		sb, err := e.Start(ctx, settings(t).Spec("signal", []string{"python3", "-u", "-c", `
+		sb, err := e.Start(ctx, settings(t).SandboxSpec("signal", []string{"python3", "-u", "-c", `
 import signal, sys, time
 def onint(*a):
     print("got SIGINT")
@@ -160,7 +160,7 @@ func TestCloseStopsAndRemoves(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
 		// A process that ignores SIGTERM: Close must still end it.
-		sb, err := e.Start(ctx, settings(t).Spec("close", []string{"python3", "-c",
+		sb, err := e.Start(ctx, settings(t).SandboxSpec("close", []string{"python3", "-c",
 			"import signal, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\nwhile True: time.sleep(1)"}))
 		if err != nil {
 			t.Fatal(err)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/config"
 )
 
 // tcpProxy forwards connections on a loopback TCP port to a unix socket,
@@ -88,8 +89,8 @@ func TestMissingImageNamesImageAndSetting(t *testing.T) {
 			sb.Close()
 			t.Fatal("Start with a missing, unpullable image succeeded")
 		}
-		if !errors.Is(err, engine.ErrImage) || !strings.Contains(err.Error(), spec.Image) || !strings.Contains(err.Error(), engine.EnvImage) {
-			t.Fatalf("err = %v; want ErrImage naming the image and %s", err, engine.EnvImage)
+		if !errors.Is(err, engine.ErrImage) || !strings.Contains(err.Error(), spec.Image) || !strings.Contains(err.Error(), config.EnvImage) {
+			t.Fatalf("err = %v; want ErrImage naming the image and %s", err, config.EnvImage)
 		}
 	})
 }

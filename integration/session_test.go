@@ -17,12 +17,11 @@ import (
 // newSession returns a started session on e, closed at the end of the test.
 func newSession(t *testing.T, e testEngine, opts entrypoint.Options) *entrypoint.Session {
 	t.Helper()
-	opts.Engine = e
-	if opts.Spec.Image == "" {
-		opts.Spec = settings(t).Spec(strings.ReplaceAll(t.Name(), "/", "-"), nil)
+	if opts.Spec.Session == "" {
+		opts.Spec = settings(t).SandboxSpec(strings.ReplaceAll(t.Name(), "/", "-"), nil)
 	}
 	opts.Logger = testLogger()
-	s := entrypoint.New(opts)
+	s := entrypoint.New(e, &opts)
 	t.Cleanup(func() { s.Close() })
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -145,7 +144,7 @@ func TestSessionOutputFloodCapped(t *testing.T) {
 		s := newSession(t, e, entrypoint.Options{})
 		start := time.Now()
 		res := execOK(t, s, "import sys\nchunk = 'y' * 65535 + '\\n'\nfor _ in range(1600): sys.stdout.write(chunk)", 0)
-		if res.Status != entrypoint.StatusSuccess || !res.Truncated || len(res.Stdout) > entrypoint.DefaultMaxOutputBytes+200 ||
+		if res.Status != entrypoint.StatusSuccess || !res.Truncated || len(res.Stdout) > (1<<20)+200 ||
 			!strings.Contains(res.Stdout, "[output truncated: 103809024 more bytes not shown]") {
 			t.Fatalf("flood: status %s truncated %v stdout %d bytes, tail %q", res.Status, res.Truncated, len(res.Stdout), res.Stdout[max(0, len(res.Stdout)-100):])
 		}
@@ -179,7 +178,7 @@ print(sum(o["square"] for o in out))`, 0)
 
 func TestSessionContainerDeathReported(t *testing.T) {
 	forEachEngine(t, func(t *testing.T, e testEngine) {
-		spec := settings(t).Spec("oom-session", nil)
+		spec := settings(t).SandboxSpec("oom-session", nil)
 		spec.MemoryBytes = 96 << 20
 		s := newSession(t, e, entrypoint.Options{Spec: spec})
 		execOK(t, s, "gone = 1", 0)

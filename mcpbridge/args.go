@@ -15,16 +15,17 @@ type callArgs struct {
 	timeout time.Duration
 }
 
-// parseArgs validates raw run_python arguments. known reports whether a
-// server name is configured. The error text is shown to the model.
-func parseArgs(raw json.RawMessage, cfg Config, known func(string) bool) (callArgs, string) {
+// parseArgs validates raw run_python arguments: a missing timeout is def,
+// a given one is clamped to 1 s … max. known reports whether a server name
+// is configured. The error text is shown to the model.
+func parseArgs(raw json.RawMessage, def, max time.Duration, known func(string) bool) (callArgs, string) {
 	var fields map[string]json.RawMessage
 	if len(bytes.TrimSpace(raw)) == 0 || string(bytes.TrimSpace(raw)) == "null" {
 		fields = map[string]json.RawMessage{}
 	} else if err := json.Unmarshal(raw, &fields); err != nil {
 		return callArgs{}, "Arguments must be a JSON object"
 	}
-	a := callArgs{timeout: cfg.DefaultTimeout}
+	a := callArgs{timeout: def}
 
 	code, ok := fields["code"]
 	if !ok || isNull(code) || json.Unmarshal(code, &a.code) != nil || strings.TrimSpace(a.code) == "" {
@@ -62,7 +63,7 @@ func parseArgs(raw json.RawMessage, cfg Config, known func(string) bool) (callAr
 		if !isInteger(t) || json.Unmarshal(t, &n) != nil {
 			return callArgs{}, "'timeout' must be an integer"
 		}
-		a.timeout = clampTimeout(n, cfg.MaxTimeout)
+		a.timeout = clampTimeout(n, max)
 	}
 	return a, ""
 }

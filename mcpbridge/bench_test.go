@@ -6,7 +6,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine/enginetest"
 )
 
@@ -14,12 +13,8 @@ import (
 // in-memory transports with the sandbox played by a local python3: the
 // bridge's own cost per call, over entrypoint's BenchmarkExecuteLocal.
 func BenchmarkRunPythonInMemory(b *testing.B) {
-	settings, err := engine.LoadSettings(func(string) string { return "" })
-	if err != nil {
-		b.Fatal(err)
-	}
-	reg := NewRegistry(DiscoveryOptions{Home: b.TempDir(), Cwd: b.TempDir(), Getenv: func(string) string { return "" }})
-	br := New(Options{Engine: enginetest.Local{}, Settings: settings, Registry: reg})
+	reg := NewRegistry(DiscoveryOptions{Home: b.TempDir(), Cwd: b.TempDir()})
+	br := New(enginetest.Local{}, &Options{Registry: reg})
 	defer br.Close()
 	st, ct := mcp.NewInMemoryTransports()
 	ctx := context.Background()

@@ -29,30 +29,9 @@ var sandboxAPI string
 // Name is the bridge's MCP implementation name, as the original's.
 const Name = "mcp-server-code-execution-mode"
 
-// Options configure a Bridge.
-type Options struct {
-	// Engine starts the sandboxes. Required.
-	Engine engine.Engine
-	// Settings are the sandbox settings (see engine.LoadSettings).
-	// Required.
-	Settings engine.Settings
-	// Config is the bridge's configuration (see LoadConfig). Zero: the
-	// defaults.
-	Config Config
-	// Version is reported to clients. Zero: "dev".
-	Version string
-	// Logger receives the bridge's logs. Zero: discarded.
-	Logger *slog.Logger
-	// Registry finds the configured MCP servers. Zero: a Registry over
-	// the default locations.
-	Registry *Registry
-	// StartTrace, when not nil, also receives the start phases of every
-	// client's sandbox (they are logged at INFO either way).
-	StartTrace *engine.StartTrace
-}
-
 // A Bridge is the MCP server of the run_python tool.
 type Bridge struct {
+	eng    engine.Engine
 	opts   Options
 	log    *slog.Logger
 	server *mcp.Server
@@ -73,29 +52,22 @@ type clientSession struct {
 	state   *clientState
 }
 
-// New returns a Bridge; nothing starts until a client calls a tool.
-func New(opts Options) *Bridge {
-	if opts.Config.MaxTimeout == 0 {
-		opts.Config = Config{DefaultTimeout: DefaultTimeout, MaxTimeout: DefaultMaxTimeout, OutputMode: OutputCompact}
+// New returns a Bridge whose sandboxes eng starts; nothing starts until
+// a client calls a tool. opts may be nil.
+func New(eng engine.Engine, opts *Options) *Bridge {
+	var o Options
+	if opts != nil {
+		o = *opts
 	}
-	if opts.Version == "" {
-		opts.Version = "dev"
-	}
-	b := &Bridge{opts: opts, sessions: map[*mcp.ServerSession]*clientSession{}}
-	b.log = opts.Logger
-	if b.log == nil {
-		b.log = slog.New(slog.DiscardHandler)
-	}
-	if b.opts.Registry == nil {
-		b.opts.Registry = NewRegistry(DiscoveryOptions{Logger: b.log})
-	}
-	b.proxies = newProxyPool(b.opts.Registry, b.log)
-	b.store = &store{dir: b.opts.Registry.StateDir()}
-	b.server = mcp.NewServer(&mcp.Implementation{Name: Name, Version: opts.Version}, &mcp.ServerOptions{
+	o = o.withDefaults()
+	b := &Bridge{eng: eng, opts: o, log: o.Logger, sessions: map[*mcp.ServerSession]*clientSession{}}
+	b.proxies = newProxyPool(o.Registry, b.log)
+	b.store = &store{dir: o.Registry.StateDir()}
+	b.server = mcp.NewServer(&mcp.Implementation{Name: Name, Version: o.Version}, &mcp.ServerOptions{
 		Instructions: serverInstructions,
 		Logger:       b.log,
 	})
-	b.server.AddTool(runPythonTool(opts.Config), b.runPython)
+	b.server.AddTool(runPythonTool(o.DefaultTimeout, o.MaxTimeout), b.runPython)
 	b.server.AddResource(capabilitiesResource(), b.readCapabilities)
 	return b
 }
@@ -134,11 +106,12 @@ func (b *Bridge) session(ss *mcp.ServerSession) (*clientSession, error) {
 	}
 	name := "client-" + strconv.FormatInt(b.seq.Add(1), 10)
 	cs := &clientSession{state: &clientState{}}
-	opts := entrypoint.OptionsFromSettings(b.opts.Engine, b.opts.Settings, name)
+	opts := b.opts.Session
+	opts.Spec.Session = name
 	opts.Logger = b.log.With("session", name)
 	opts.RPC = b.rpcHandler(cs.state)
 	opts.Init = func() string { return sandboxAPI + "\n" + b.savedToolsCode() + b.configureCode(cs.state) }
-	cs.sandbox = entrypoint.New(opts)
+	cs.sandbox = entrypoint.New(b.eng, &opts)
 	b.sessions[ss] = cs
 	if ss != nil {
 		go func() {
@@ -210,24 +183,24 @@ func (b *Bridge) configureCode(state *clientState) string {
 
 // runPython is the run_python tool handler.
 func (b *Bridge) runPython(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	cfg := b.opts.Config
-	args, problem := parseArgs(req.Params.Arguments, cfg, b.knownServer)
+	mode := b.opts.OutputMode
+	args, problem := parseArgs(req.Params.Arguments, b.opts.DefaultTimeout, b.opts.MaxTimeout, b.knownServer)
 	if problem != "" {
-		return validationError(problem).toolResult(cfg.OutputMode), nil
+		return validationError(problem).toolResult(mode), nil
 	}
 	cs, err := b.session(req.Session)
 	if err != nil {
-		return outcome{status: statusError, summary: "Sandbox error: " + err.Error(), err: err.Error()}.toolResult(cfg.OutputMode), nil
+		return outcome{status: statusError, summary: "Sandbox error: " + err.Error(), err: err.Error()}.toolResult(mode), nil
 	}
 	if err := b.load(ctx, cs, args.servers); err != nil {
-		return outcome{status: statusError, summary: "Loading MCP servers failed: " + err.Error(), err: err.Error(), servers: args.servers}.toolResult(cfg.OutputMode), nil
+		return outcome{status: statusError, summary: "Loading MCP servers failed: " + err.Error(), err: err.Error(), servers: args.servers}.toolResult(mode), nil
 	}
 	res, err := cs.sandbox.Execute(b.traceStart(ctx), args.code, args.timeout)
 	if err != nil {
 		b.log.Warn("run_python failed", "err", err)
 	}
 	secs := int(args.timeout.Seconds())
-	return fromSession(res, err, args.servers, secs).toolResult(cfg.OutputMode), nil
+	return fromSession(res, err, args.servers, secs).toolResult(mode), nil
 }
 
 // traceStart returns ctx with a StartTrace that logs the phases of a

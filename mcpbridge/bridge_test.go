@@ -11,26 +11,22 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine/enginetest"
 )
 
 // connectClient runs a bridge on a local-process engine and connects an
 // in-memory MCP client to it.
-func connectClient(t *testing.T, cfg Config) (*mcp.ClientSession, *Bridge) {
+func connectClient(t *testing.T, cfg Options) (*mcp.ClientSession, *Bridge) {
 	t.Helper()
-	reg := NewRegistry(DiscoveryOptions{Home: t.TempDir(), Cwd: t.TempDir(), Getenv: func(string) string { return "" }})
+	reg := NewRegistry(DiscoveryOptions{Home: t.TempDir(), Cwd: t.TempDir()})
 	return connectClientWith(t, cfg, reg)
 }
 
 // connectClientWith is connectClient with the servers of reg.
-func connectClientWith(t *testing.T, cfg Config, reg *Registry) (*mcp.ClientSession, *Bridge) {
+func connectClientWith(t *testing.T, opts Options, reg *Registry) (*mcp.ClientSession, *Bridge) {
 	t.Helper()
-	settings, err := engine.LoadSettings(func(string) string { return "" })
-	if err != nil {
-		t.Fatal(err)
-	}
-	br := New(Options{Engine: enginetest.Local{T: t}, Settings: settings, Config: cfg, Registry: reg})
+	opts.Registry = reg
+	br := New(enginetest.Local{T: t}, &opts)
 	t.Cleanup(func() { br.Close() })
 	st, ct := mcp.NewInMemoryTransports()
 	ctx := context.Background()
@@ -59,9 +55,7 @@ func call(t *testing.T, cs *mcp.ClientSession, args any) (*mcp.CallToolResult, s
 	return res, text, sc
 }
 
-func defaultConfig() Config {
-	return Config{DefaultTimeout: DefaultTimeout, MaxTimeout: DefaultMaxTimeout, OutputMode: OutputCompact}
-}
+func defaultConfig() Options { return Options{} }
 
 func TestRunPythonStatePersists(t *testing.T) {
 	cs, _ := connectClient(t, defaultConfig())
@@ -134,7 +128,7 @@ func TestRunPythonValidation(t *testing.T) {
 }
 
 func TestTimeoutClamped(t *testing.T) {
-	cfg := Config{DefaultTimeout: 5 * time.Second, MaxTimeout: 7 * time.Second}
+
 	for _, tt := range []struct {
 		raw  string
 		want time.Duration
@@ -145,7 +139,7 @@ func TestTimeoutClamped(t *testing.T) {
 		{`{"code":"x","timeout":3}`, 3 * time.Second},
 		{`{"code":"x","timeout":1000}`, 7 * time.Second},
 	} {
-		a, problem := parseArgs(json.RawMessage(tt.raw), cfg, func(string) bool { return false })
+		a, problem := parseArgs(json.RawMessage(tt.raw), 5*time.Second, 7*time.Second, func(string) bool { return false })
 		if problem != "" || a.timeout != tt.want {
 			t.Errorf("%s: timeout %v (%s), want %v", tt.raw, a.timeout, problem, tt.want)
 		}
@@ -193,18 +187,5 @@ func TestTOONMode(t *testing.T) {
 	_, text, sc := call(t, cs, map[string]any{"code": "print('hi')"})
 	if !strings.HasPrefix(text, "```json\n") || !strings.Contains(text, `"stdout": [`) || sc["stdout"] == nil {
 		t.Fatalf("toon: %q", text)
-	}
-}
-
-func TestLoadConfig(t *testing.T) {
-	c, err := LoadConfig(func(k string) string {
-		return map[string]string{EnvTimeout: "200", EnvMaxTimeout: "60", EnvOutputMode: "TOON"}[k]
-	})
-	if err != nil || c.DefaultTimeout != time.Minute || c.MaxTimeout != time.Minute || c.OutputMode != OutputTOON {
-		t.Fatalf("%+v %v", c, err)
-	}
-	_, err = LoadConfig(func(k string) string { return map[string]string{EnvTimeout: "soon", EnvOutputMode: "xml"}[k] })
-	if err == nil || !strings.Contains(err.Error(), EnvTimeout) || !strings.Contains(err.Error(), EnvOutputMode) {
-		t.Fatalf("bad config: %v", err)
 	}
 }

@@ -16,13 +16,6 @@ import (
 	"github.com/BurntSushi/toml"
 )
 
-// Environment variables of server discovery.
-const (
-	EnvStateDir        = "MCP_BRIDGE_STATE_DIR"
-	EnvServersConfig   = "MCP_SERVERS_CONFIG"
-	EnvAllowSelfServer = "MCP_BRIDGE_ALLOW_SELF_SERVER"
-)
-
 // maxConfigBytes bounds one configuration file.
 const maxConfigBytes = 8 << 20
 
@@ -38,20 +31,29 @@ type ServerConfig struct {
 	Source string `json:"source"`
 }
 
-// DiscoveryOptions say where Discover looks. Zero values come from the
-// process: the home directory, the working directory and the environment.
+// DiscoveryOptions say where a Registry looks. Zero values come from the
+// process: its home and working directories.
 type DiscoveryOptions struct {
-	Home   string
-	Cwd    string
-	Getenv func(string) string
+	// Home is the user's home directory. Zero: os.UserHomeDir.
+	Home string
+	// Cwd is the project directory. Zero: the working directory.
+	Cwd string
+	// StateDir holds server configs, memories and saved tools; "~/" is
+	// the home directory (MCP_BRIDGE_STATE_DIR). Zero: ~/MCPs.
+	StateDir string
+	// ServersConfig is one more configuration file, read last
+	// (MCP_SERVERS_CONFIG). Zero: none.
+	ServersConfig string
+	// AllowSelf keeps entries that would start this bridge itself
+	// (MCP_BRIDGE_ALLOW_SELF_SERVER). Zero: they are skipped.
+	AllowSelf bool
 	// Logger receives skipped files and entries. Zero: discarded.
 	Logger *slog.Logger
 }
 
-// stateDir is MCP_BRIDGE_STATE_DIR, else ~/MCPs: server configs, memories
-// and saved tools live there.
+// stateDir is StateDir resolved against the home directory.
 func (o DiscoveryOptions) stateDir() string {
-	state := strings.TrimSpace(o.Getenv(EnvStateDir))
+	state := o.StateDir
 	switch {
 	case state == "":
 		return filepath.Join(o.Home, "MCPs")
@@ -95,8 +97,8 @@ func (o DiscoveryOptions) sources() []source {
 		{pattern: filepath.Join(appSupport, "Claude", "claude_desktop_config.json")},
 		{pattern: filepath.Join(appSupport, "Code", "User", "settings.json")},
 	}
-	if extra := strings.TrimSpace(o.Getenv(EnvServersConfig)); extra != "" {
-		s = append(s, source{pattern: extra})
+	if o.ServersConfig != "" {
+		s = append(s, source{pattern: o.ServersConfig})
 	}
 	return s
 }
@@ -119,9 +121,6 @@ type cachedFile struct {
 
 // NewRegistry returns a Registry; nothing is read until Servers.
 func NewRegistry(opts DiscoveryOptions) *Registry {
-	if opts.Getenv == nil {
-		opts.Getenv = os.Getenv
-	}
 	if opts.Home == "" {
 		opts.Home, _ = os.UserHomeDir()
 	}
@@ -141,7 +140,7 @@ func NewRegistry(opts DiscoveryOptions) *Registry {
 func (r *Registry) Servers() []ServerConfig {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	allowSelf := strings.TrimSpace(r.opts.Getenv(EnvAllowSelfServer)) == "1"
+	allowSelf := r.opts.AllowSelf
 	seen := map[string]bool{}
 	var out []ServerConfig
 	for _, src := range r.opts.sources() {
@@ -152,7 +151,7 @@ func (r *Registry) Servers() []ServerConfig {
 				}
 				if !allowSelf && r.isSelf(sc) {
 					r.log.Info("skipping an MCP server entry that would start this bridge", "server", sc.Name, "source", path,
-						"hint", EnvAllowSelfServer+"=1 allows it")
+						"hint", "MCP_BRIDGE_ALLOW_SELF_SERVER=1 allows it")
 					continue
 				}
 				seen[sc.Name] = true

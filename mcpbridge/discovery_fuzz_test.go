@@ -61,7 +61,7 @@ func FuzzConfigFile(f *testing.F) {
 	for _, s := range configSeeds {
 		f.Add([]byte(s.data), s.toml)
 	}
-	r := NewRegistry(DiscoveryOptions{Home: "/home/nobody", Cwd: "/work", Getenv: func(string) string { return "" }})
+	r := NewRegistry(DiscoveryOptions{Home: "/home/nobody", Cwd: "/work"})
 	f.Fuzz(func(t *testing.T, data []byte, isTOML bool) {
 		path := "/home/nobody/.claude.json"
 		if isTOML {

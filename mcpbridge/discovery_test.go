@@ -28,8 +28,9 @@ func names(servers []ServerConfig) []string {
 
 func TestDiscoveryLocationsAndPriority(t *testing.T) {
 	home, cwd := t.TempDir(), t.TempDir()
-	env := map[string]string{}
-	r := NewRegistry(DiscoveryOptions{Home: home, Cwd: cwd, Getenv: func(k string) string { return env[k] }})
+	extra := filepath.Join(t.TempDir(), "extra.json")
+	opts := DiscoveryOptions{Home: home, Cwd: cwd, ServersConfig: extra}
+	r := NewRegistry(opts)
 
 	write(t, filepath.Join(home, "MCPs", "fs.json"), `{"mcpServers": {"filesystem": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "/tmp", 7], "env": {"A": "1", "N": 2}, "cwd": "/srv", "description": "files"}}}`)
 	write(t, filepath.Join(home, "MCPs", "notes.txt"), `ignored`)
@@ -40,9 +41,7 @@ func TestDiscoveryLocationsAndPriority(t *testing.T) {
 	write(t, filepath.Join(home, ".cursor", "mcp.json"), `{"mcpServers": {"cursor-one": {"command": "c"}, "bad-args": {"command": "c", "args": "nope"}}}`)
 	write(t, filepath.Join(home, ".config", "Code", "User", "settings.json"), "{\n  // user settings\n  \"mcp\": {\"servers\": {\"code-settings\": {\"command\": \"s\" /* inline */}}},\n  \"url\": \"http://a//b\"\n}")
 	write(t, filepath.Join(home, "Library", "Application Support", "Claude", "claude_desktop_config.json"), `{"mcpServers": {"mac-desktop": {"command": "m"}}}`)
-	extra := filepath.Join(t.TempDir(), "extra.json")
 	write(t, extra, `{"mcpServers": {"from-env": {"command": "e"}, "cursor-one": {"command": "shadowed"}}}`)
-	env[EnvServersConfig] = extra
 	write(t, filepath.Join(home, ".codeium", "windsurf", "mcp_config.json"), `{"mcpServers": {"self": {"command": "uvx", "args": ["--from", "git+https://x/mcp-server-code-execution-mode", "mcp-server-code-execution-mode", "run"]}}}`)
 
 	got := r.Servers()
@@ -59,17 +58,18 @@ func TestDiscoveryLocationsAndPriority(t *testing.T) {
 		t.Fatalf("first definition must win: %+v", sc)
 	}
 
-	env[EnvAllowSelfServer] = "1"
-	if _, ok := r.Lookup("self"); !ok {
+	if _, ok := r.Lookup("self"); ok {
+		t.Fatal("self entry allowed without AllowSelf")
+	}
+	opts.AllowSelf = true
+	if _, ok := NewRegistry(opts).Lookup("self"); !ok {
 		t.Fatal("self entry not allowed with MCP_BRIDGE_ALLOW_SELF_SERVER=1")
 	}
 }
 
 func TestDiscoveryStateDirAndReload(t *testing.T) {
 	home, state := t.TempDir(), t.TempDir()
-	r := NewRegistry(DiscoveryOptions{Home: home, Cwd: t.TempDir(), Getenv: func(k string) string {
-		return map[string]string{EnvStateDir: state}[k]
-	}})
+	r := NewRegistry(DiscoveryOptions{Home: home, Cwd: t.TempDir(), StateDir: state})
 	path := filepath.Join(state, "a.json")
 	write(t, path, `{"mcpServers": {"one": {"command": "a"}}}`)
 	write(t, filepath.Join(home, "MCPs", "ignored.json"), `{"mcpServers": {"not-read": {"command": "a"}}}`)
@@ -102,7 +102,7 @@ func TestStripJSONComments(t *testing.T) {
 // TestConfigJSONVariants reads VS Code's JSON (comments, trailing commas,
 // a byte order mark) and refuses what follows a document.
 func TestConfigJSONVariants(t *testing.T) {
-	r := NewRegistry(DiscoveryOptions{Home: "/home/nobody", Cwd: "/work", Getenv: func(string) string { return "" }})
+	r := NewRegistry(DiscoveryOptions{Home: "/home/nobody", Cwd: "/work"})
 	for i, want := range map[int][]string{1: {"memory"}, 2: {"time"}, 3: {"p", "g"}, 4: {"Stub Two", "docs"}} {
 		s := configSeeds[i]
 		path := "/x/mcp.json"

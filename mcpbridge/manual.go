@@ -1,6 +1,8 @@
 package mcpbridge
 
 import (
+	"time"
+
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -16,7 +18,7 @@ Discover before calling: from mcp import runtime; print(runtime.discovered_serve
 
 const serverInstructions = "Use run_python for computation and for every MCP tool: discover servers and tools from inside the code, then call them there."
 
-func runPythonTool(cfg Config) *mcp.Tool {
+func runPythonTool(def, max time.Duration) *mcp.Tool {
 	return &mcp.Tool{
 		Name:        "run_python",
 		Description: runPythonDescription,
@@ -29,8 +31,8 @@ func runPythonTool(cfg Config) *mcp.Tool {
 					"description": "MCP servers to load as mcp_<name> proxies",
 				},
 				"timeout": map[string]any{
-					"type": "integer", "minimum": 1, "maximum": int(cfg.MaxTimeout.Seconds()),
-					"default": int(cfg.DefaultTimeout.Seconds()), "description": "Timeout in seconds",
+					"type": "integer", "minimum": 1, "maximum": int(max.Seconds()),
+					"default": int(def.Seconds()), "description": "Timeout in seconds",
 				},
 			},
 			"required": []string{"code"},

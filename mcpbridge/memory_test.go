@@ -10,7 +10,7 @@ import (
 func TestMemoryAndSavedToolsOutliveTheBridge(t *testing.T) {
 	home := t.TempDir()
 	reg := func() *Registry {
-		return NewRegistry(DiscoveryOptions{Home: home, Cwd: t.TempDir(), Getenv: func(string) string { return "" }})
+		return NewRegistry(DiscoveryOptions{Home: home, Cwd: t.TempDir()})
 	}
 	cs, br := connectClientWith(t, defaultConfig(), reg())
 	_, text, _ := call(t, cs, map[string]any{"code": `info = save_memory("plan", {"steps": [1, 2]}, metadata={"by": "test"})

@@ -20,9 +20,7 @@ func stubRegistry(t *testing.T) *Registry {
 	}}`)
 	// The stub is this very executable, which the registry would skip as
 	// a self-entry without the override.
-	return NewRegistry(DiscoveryOptions{Home: home, Cwd: t.TempDir(), Getenv: func(k string) string {
-		return map[string]string{EnvAllowSelfServer: "1"}[k]
-	}})
+	return NewRegistry(DiscoveryOptions{Home: home, Cwd: t.TempDir(), AllowSelf: true})
 }
 
 func TestProxiedServers(t *testing.T) {

@@ -53,8 +53,8 @@ func FuzzRPCHandler(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	home := f.TempDir()
-	reg := NewRegistry(DiscoveryOptions{Home: home, Cwd: f.TempDir(), Getenv: func(string) string { return "" }})
-	b := New(Options{Registry: reg})
+	reg := NewRegistry(DiscoveryOptions{Home: home, Cwd: f.TempDir()})
+	b := New(nil, &Options{Registry: reg})
 	defer b.Close()
 	state := &clientState{}
 	state.add([]string{"everything"})

@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/entrypoint"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/config"
 )
 
 // maxExecCode bounds the code read from stdin.
@@ -36,14 +37,11 @@ func execCommand(ctx context.Context, args []string, stdin io.Reader, stdout, st
 		fmt.Fprintf(stderr, "mcp-server-code-execution-mode: exec: "+format+"\n", a...)
 		return code
 	}
-	log, err := newLogger(stderr, getenv, slog.LevelWarn)
+	cfg, err := config.Load(getenv)
 	if err != nil {
 		return fail(exitBridgeFailure, "%v", err)
 	}
-	settings, err := engine.LoadSettings(getenv)
-	if err != nil {
-		return fail(exitBridgeFailure, "%v", err)
-	}
+	log := cfg.Logger(stderr, slog.LevelWarn)
 	src := *code
 	if !isFlagSet(fs, "c") {
 		b, err := io.ReadAll(io.LimitReader(stdin, maxExecCode+1))
@@ -56,9 +54,12 @@ func execCommand(ctx context.Context, args []string, stdin io.Reader, stdout, st
 		src = string(b)
 	}
 
-	rt := engine.NewRuntime(&engine.RuntimeOptions{Runtime: settings.Runtime, Logger: log})
-	defer rt.Close()
-	opts := entrypoint.OptionsFromSettings(rt, settings, "exec")
+	engOpts := cfg.Engine
+	engOpts.Logger = log
+	eng := engine.NewAuto(&engOpts)
+	defer eng.Close()
+	opts := cfg.Session
+	opts.Spec.Session = "exec"
 	opts.Logger = log
 	opts.IdleTimeout = -1
 	// Output is printed as it arrives; the Result's copy is not needed.
@@ -69,11 +70,11 @@ func execCommand(ctx context.Context, args []string, stdin io.Reader, stdout, st
 			io.WriteString(stderr, data)
 		}
 	}
-	sess := entrypoint.New(opts)
+	sess := entrypoint.New(eng, &opts)
 	defer sess.Close()
 	res, err := sess.Execute(ctx, src, *timeout)
 	if res != nil && res.Truncated {
-		fail(0, "output beyond %d bytes per stream was not shown (%s)", settings.MaxOutputBytes, engine.EnvMaxOutput)
+		fail(0, "output beyond the cap per stream was not shown (%s)", config.EnvMaxOutput)
 	}
 	switch {
 	case err != nil && ctx.Err() != nil:

@@ -10,10 +10,8 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 )
 
@@ -59,16 +57,4 @@ func run(ctx context.Context, args []string, stdin io.ReadCloser, stdout io.Writ
 		fmt.Fprintf(stderr, "mcp-server-code-execution-mode: unknown command %q\n\n%s", args[0], usage)
 		return 2
 	}
-}
-
-// newLogger returns a text logger on w at the level named by
-// MCP_BRIDGE_LOG_LEVEL, else def.
-func newLogger(w io.Writer, getenv func(string) string, def slog.Level) (*slog.Logger, error) {
-	level := def
-	if v := strings.TrimSpace(getenv("MCP_BRIDGE_LOG_LEVEL")); v != "" {
-		if err := level.UnmarshalText([]byte(strings.ToUpper(v))); err != nil {
-			return nil, fmt.Errorf("MCP_BRIDGE_LOG_LEVEL=%q: want DEBUG, INFO, WARN or ERROR", v)
-		}
-	}
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level})), nil
 }

@@ -21,6 +21,7 @@ func TestCommands(t *testing.T) {
 		env       map[string]string
 		code      int
 		out, errs string
+		notErrs   string // must not appear on stderr
 	}{
 		{args: nil, code: 2, errs: "usage:"},
 		{args: []string{"version"}, code: 0, out: "mcp-server-code-execution-mode dev"},
@@ -32,10 +33,17 @@ func TestCommands(t *testing.T) {
 		{args: []string{"exec", "-nope"}, code: 2, errs: "flag provided but not defined"},
 		{args: []string{"exec", "-c", "print(1)"}, env: map[string]string{"MCP_BRIDGE_PIDS": "many"}, code: 125, errs: `MCP_BRIDGE_PIDS="many"`},
 		{args: []string{"exec", "-c", "print(1)"}, env: map[string]string{"MCP_BRIDGE_LOG_LEVEL": "chatty"}, code: 125, errs: "MCP_BRIDGE_LOG_LEVEL"},
+		{args: []string{"run"}, env: map[string]string{"MCP_BRIDGE_LOG_LEVEL": "chatty"}, code: 2, errs: `MCP_BRIDGE_LOG_LEVEL="chatty"`},
+		// The original's Python level names start the bridge (here it
+		// stops at once: the client's stdin is empty).
+		{args: []string{"run"}, env: map[string]string{"MCP_BRIDGE_LOG_LEVEL": "WARNING"}, code: 0, notErrs: "level=INFO"},
+		{args: []string{"run"}, env: map[string]string{"MCP_BRIDGE_LOG_LEVEL": "CRITICAL"}, code: 0, notErrs: "level="},
+		{args: []string{"run"}, env: map[string]string{"MCP_BRIDGE_LOG_LEVEL": "NOTSET"}, code: 0, errs: "serving MCP over stdio"},
 	}
 	for _, tt := range tests {
 		out, errs, code := runArgs(t, tt.env, tt.args...)
-		if code != tt.code || !strings.Contains(out, tt.out) || !strings.Contains(errs, tt.errs) {
+		if code != tt.code || !strings.Contains(out, tt.out) || !strings.Contains(errs, tt.errs) ||
+			tt.notErrs != "" && strings.Contains(errs, tt.notErrs) {
 			t.Errorf("%v: code %d, stdout %q, stderr %q; want code %d, stdout ~%q, stderr ~%q",
 				tt.args, code, out, errs, tt.code, tt.out, tt.errs)
 		}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/config"
 )
 
 // runCommand serves MCP over stdin/stdout until the client disconnects or
@@ -21,29 +22,30 @@ func runCommand(ctx context.Context, args []string, stdin io.ReadCloser, stdout 
 		fmt.Fprintf(stderr, "mcp-server-code-execution-mode: run takes no arguments (got %q)\n", args)
 		return 2
 	}
-	log, err := newLogger(stderr, getenv, slog.LevelInfo)
+	cfg, err := config.Load(getenv)
 	if err != nil {
-		fmt.Fprintf(stderr, "mcp-server-code-execution-mode: %v\n", err)
+		fmt.Fprintf(stderr, "mcp-server-code-execution-mode: not starting: %v\n", err)
 		return 2
 	}
-	settings, err := engine.LoadSettings(getenv)
-	if err == nil {
-		var cfg mcpbridge.Config
-		cfg, err = mcpbridge.LoadConfig(getenv)
-		if err == nil {
-			return serve(ctx, log, settings, cfg, stdin, stdout)
-		}
-	}
-	log.Error("not starting", "err", err)
-	return 2
+	return serve(ctx, cfg, cfg.Logger(stderr, slog.LevelInfo), stdin, stdout)
 }
 
-func serve(ctx context.Context, log *slog.Logger, settings engine.Settings, cfg mcpbridge.Config, stdin io.ReadCloser, stdout io.WriteCloser) int {
-	rt := engine.NewRuntime(&engine.RuntimeOptions{Runtime: settings.Runtime, Logger: log})
-	defer rt.Close()
-	br := mcpbridge.New(mcpbridge.Options{Engine: rt, Settings: settings, Config: cfg, Version: version, Logger: log})
+// serve runs the bridge on stdin and stdout until the client goes.
+func serve(ctx context.Context, cfg *config.Config, log *slog.Logger, stdin io.ReadCloser, stdout io.WriteCloser) int {
+	engOpts := cfg.Engine
+	engOpts.Logger = log
+	eng := engine.NewAuto(&engOpts)
+	defer eng.Close()
+	opts := cfg.Bridge
+	opts.Version = version
+	opts.Logger = log
+	br := mcpbridge.New(eng, &opts)
 	defer br.Close()
-	log.Info("serving MCP over stdio", "version", version, "image", settings.Image)
+	image := cfg.Session.Spec.Image
+	if image == "" {
+		image = "(the engine's default)"
+	}
+	log.Info("serving MCP over stdio", "version", version, "image", image)
 	err := br.Server().Run(ctx, &mcp.IOTransport{Reader: stdin, Writer: stdout})
 	if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, io.EOF) {
 		log.Error("MCP server stopped", "err", err)

@@ -13,8 +13,8 @@ func (f *fakeBackend) Start(context.Context, Spec) (Sandbox, error) { return nil
 func (f *fakeBackend) Name() string                                 { return f.name }
 func (f *fakeBackend) Close() error                                 { return nil }
 
-func fakeRuntime(runtime string, dockerErr, podmanErr error, calls *[]string) *Runtime {
-	r := NewRuntime(&RuntimeOptions{Runtime: runtime})
+func fakeAuto(runtime string, dockerErr, podmanErr error, calls *[]string) *Auto {
+	r := NewAuto(&AutoOptions{Backend: runtime})
 	r.docker = func(context.Context) (backend, error) {
 		*calls = append(*calls, "docker")
 		if dockerErr != nil {
@@ -32,7 +32,7 @@ func fakeRuntime(runtime string, dockerErr, podmanErr error, calls *[]string) *R
 	return r
 }
 
-func TestRuntimeSelection(t *testing.T) {
+func TestAutoSelection(t *testing.T) {
 	down := errors.New("down")
 	tests := []struct {
 		runtime              string
@@ -49,8 +49,8 @@ func TestRuntimeSelection(t *testing.T) {
 	}
 	for _, tt := range tests {
 		var calls []string
-		r := fakeRuntime(tt.runtime, tt.dockerErr, tt.podmanErr, &calls)
-		b, err := r.Backend(context.Background())
+		r := fakeAuto(tt.runtime, tt.dockerErr, tt.podmanErr, &calls)
+		b, err := r.backend(context.Background())
 		got := ""
 		if err == nil {
 			got = b.Name()
@@ -62,26 +62,26 @@ func TestRuntimeSelection(t *testing.T) {
 	}
 }
 
-func TestRuntimeNoEngineErrorNamesEverything(t *testing.T) {
+func TestAutoNoEngineErrorNamesEverything(t *testing.T) {
 	var calls []string
-	r := fakeRuntime("", errors.New("docker at unix:///var/run/docker.sock: connection refused"),
+	r := fakeAuto("", errors.New("docker at unix:///var/run/docker.sock: connection refused"),
 		errors.New("podman: unix:///run/podman/podman.sock: no service listening"), &calls)
 	_, err := r.Start(context.Background(), Spec{Cmd: []string{"true"}})
 	if !errors.Is(err, ErrNoEngine) {
 		t.Fatalf("err = %v, want ErrNoEngine", err)
 	}
-	for _, want := range []string{"docker.sock", "podman.sock", "DOCKER_HOST", "CONTAINER_HOST", EnvRuntime, "scripts/provision"} {
+	for _, want := range []string{"docker.sock", "podman.sock", "DOCKER_HOST", "CONTAINER_HOST", "MCP_BRIDGE_RUNTIME", "scripts/provision"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not mention %q", err, want)
 		}
 	}
 }
 
-func TestRuntimeRetriesAfterFailureAndCachesSuccess(t *testing.T) {
+func TestAutoRetriesAfterFailureAndCachesSuccess(t *testing.T) {
 	var calls []string
 	down := errors.New("down")
-	r := fakeRuntime("docker", down, nil, &calls)
-	if _, err := r.Backend(context.Background()); err == nil {
+	r := fakeAuto("docker", down, nil, &calls)
+	if _, err := r.backend(context.Background()); err == nil {
 		t.Fatal("want error while docker is down")
 	}
 	r.docker = func(context.Context) (backend, error) {
@@ -89,7 +89,7 @@ func TestRuntimeRetriesAfterFailureAndCachesSuccess(t *testing.T) {
 		return &fakeBackend{"docker"}, nil
 	}
 	for range 3 {
-		if _, err := r.Backend(context.Background()); err != nil {
+		if _, err := r.backend(context.Background()); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -97,14 +97,14 @@ func TestRuntimeRetriesAfterFailureAndCachesSuccess(t *testing.T) {
 		t.Fatalf("connect calls = %v, want one failed and one successful", calls)
 	}
 	r.Close()
-	if _, err := r.Backend(context.Background()); !errors.Is(err, ErrClosed) {
+	if _, err := r.backend(context.Background()); !errors.Is(err, ErrClosed) {
 		t.Fatalf("after Close: %v, want ErrClosed", err)
 	}
 }
 
-func TestNewRuntimeConnectsNothing(t *testing.T) {
-	// NewRuntime must not touch any engine: programs start instantly.
-	r := NewRuntime(&RuntimeOptions{Runtime: "docker"})
+func TestNewAutoConnectsNothing(t *testing.T) {
+	// NewAuto must not touch any engine: programs start instantly.
+	r := NewAuto(&AutoOptions{Backend: "docker"})
 	if r.b != nil {
 		t.Fatal("backend connected at construction")
 	}

@@ -1,0 +1,148 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Backend names, as MCP_BRIDGE_RUNTIME spells them.
+const (
+	BackendDocker = "docker"
+	BackendPodman = "podman"
+)
+
+// A backend is a connected engine.
+type backend interface {
+	Engine
+	Name() string
+	Close() error
+}
+
+// AutoOptions configure NewAuto. The zero value auto-detects.
+type AutoOptions struct {
+	// Backend is BackendDocker, BackendPodman, or "" to try Podman, then
+	// Docker.
+	Backend string
+	// Logger receives connection, pull and clean-up reports. Zero:
+	// discarded.
+	Logger *slog.Logger
+	// StopGrace is the grace period between SIGTERM and SIGKILL. Zero:
+	// two seconds.
+	StopGrace time.Duration
+}
+
+// An Auto is an Engine that picks and connects its backend lazily, on
+// first use, so a program starts instantly. When no engine is reachable,
+// Start returns one error (wrapping ErrNoEngine) naming what was tried and
+// how to fix it; the next Start tries again.
+type Auto struct {
+	opts AutoOptions
+	log  *slog.Logger
+
+	// connect functions, replaceable in tests.
+	docker func(context.Context) (backend, error)
+	podman func(context.Context) (backend, error)
+
+	mu     sync.Mutex
+	b      backend
+	closed bool
+}
+
+// NewAuto returns an Auto; it connects nothing yet.
+func NewAuto(opts *AutoOptions) *Auto {
+	a := &Auto{}
+	if opts != nil {
+		a.opts = *opts
+	}
+	a.log = loggerOrDiscard(a.opts.Logger)
+	a.docker = func(ctx context.Context) (backend, error) {
+		return NewDocker(ctx, &DockerOptions{Logger: a.log, StopGrace: a.opts.StopGrace})
+	}
+	a.podman = func(ctx context.Context) (backend, error) {
+		p, err := NewPodman(ctx, &PodmanOptions{Logger: a.log, StopGrace: a.opts.StopGrace})
+		if err != nil {
+			return nil, err
+		}
+		return p, nil
+	}
+	return a
+}
+
+// Start implements Engine.
+func (a *Auto) Start(ctx context.Context, spec Spec) (Sandbox, error) {
+	b, err := a.backend(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return b.Start(ctx, spec)
+}
+
+// backend returns the connected backend, connecting it on first use.
+func (a *Auto) backend(ctx context.Context) (backend, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.closed {
+		return nil, fmt.Errorf("engine: %w", ErrClosed)
+	}
+	if a.b != nil {
+		return a.b, nil
+	}
+	began := time.Now()
+	b, err := a.connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	tracePhase(ctx, PhaseConnect, began)
+	a.b = b
+	return b, nil
+}
+
+// connect tries the configured backend, or Podman then Docker.
+func (a *Auto) connect(ctx context.Context) (backend, error) {
+	type attempt struct {
+		name    string
+		connect func(context.Context) (backend, error)
+	}
+	var order []attempt
+	switch a.opts.Backend {
+	case BackendDocker:
+		order = []attempt{{BackendDocker, a.docker}}
+	case BackendPodman:
+		order = []attempt{{BackendPodman, a.podman}}
+	case "":
+		order = []attempt{{BackendPodman, a.podman}, {BackendDocker, a.docker}}
+	default:
+		return nil, fmt.Errorf("engine backend %q: want %q, %q or none (auto-detect)", a.opts.Backend, BackendDocker, BackendPodman)
+	}
+	var why []string
+	for _, at := range order {
+		b, err := at.connect(ctx)
+		if err == nil {
+			a.log.Info("container engine selected", "engine", b.Name())
+			return b, nil
+		}
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		why = append(why, err.Error())
+	}
+	return nil, fmt.Errorf("%w; tried %s. Start Docker or Podman (scripts/provision starts both), "+
+		"point DOCKER_HOST or CONTAINER_HOST at a running engine, or set MCP_BRIDGE_RUNTIME to the engine you have",
+		ErrNoEngine, strings.Join(why, "; "))
+}
+
+// Close closes the backend (stopping a Podman service the bridge started).
+// Sandboxes must be closed first.
+func (a *Auto) Close() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.closed = true
+	if a.b == nil {
+		return nil
+	}
+	return a.b.Close()
+}

@@ -1,0 +1,110 @@
+// Package config is the one place where the bridge's settings are read.
+//
+// Load reads every MCP_BRIDGE_* variable (and MCP_SERVERS_CONFIG) once,
+// validates each, reports every invalid one by name in a single error,
+// and returns a Config whose fields are the typed options of each layer:
+// the engine's (AutoOptions, the sandbox Spec), the session's
+// (entrypoint.Options) and the MCP server's (mcpbridge.Options). No other
+// package reads these variables. The engines' own client variables
+// (DOCKER_HOST, DOCKER_CERT_PATH, CONTAINER_HOST, XDG_RUNTIME_DIR) are read
+// by the engine backends, as their CLIs read them.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/entrypoint"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge"
+)
+
+// A Config is every setting of the bridge, validated, split by the layer
+// that uses it.
+type Config struct {
+	// LogLevel is the level of the logs on stderr, when MCP_BRIDGE_LOG_LEVEL
+	// is set; nil leaves the command's default.
+	LogLevel *slog.Level
+	// Engine selects the container engine (MCP_BRIDGE_RUNTIME). Its
+	// Logger is left for the command to set.
+	Engine engine.AutoOptions
+	// Session holds the session settings: the template of every
+	// sandbox's Spec (image, user, limits, OCI runtime; Cmd and Session
+	// are set per session), the idle timeout and the output cap. The
+	// bridge and exec add the rest.
+	Session entrypoint.Options
+	// Bridge holds the MCP server's settings: call timeouts, output
+	// mode, and where servers are discovered.
+	Bridge mcpbridge.Options
+}
+
+// Load reads the settings from getenv (os.Getenv when nil). Every invalid
+// variable is reported, each by name, in one error wrapping ErrInvalid.
+func Load(getenv func(string) string) (*Config, error) {
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	r := &reader{getenv: getenv}
+	c := &Config{}
+	c.LogLevel = r.logLevel(EnvLogLevel)
+	c.Engine.Backend = r.backend(EnvRuntime)
+	spec := engine.Spec{
+		Image:       r.image(EnvImage),
+		User:        r.user(EnvUser),
+		MemoryBytes: r.size(EnvMemory, 6<<20, 1<<40, "want a size of at least 6m, such as 512m or 1g"),
+		PidsLimit:   r.integer(EnvPids, 8, 1<<22, "want a whole number of at least 8"),
+		NanoCPUs:    r.cpus(EnvCPUs),
+		OCIRuntime:  r.ociRuntime(EnvOCIRuntime),
+		NoFile:      capRlimit(rlimitNoFile, defaultNoFile),
+		NProc:       capRlimit(rlimitNProc, defaultNProc),
+	}
+	// The setting's 0 means "never stop", the session's negative.
+	idle := r.seconds(EnvIdle, 0, 365*24*3600, "want whole seconds, such as 300 (0: never stop)")
+	c.Session = entrypoint.Options{
+		Spec:           spec,
+		IdleTimeout:    idle,
+		MaxOutputBytes: int(r.size(EnvMaxOutput, 1<<10, 1<<30, "want a size from 1k to 1g, such as 1m")),
+	}
+	if r.set(EnvIdle) && idle == 0 {
+		c.Session.IdleTimeout = -1
+	}
+	defTimeout := r.seconds(EnvTimeout, 1, 24*3600, "want whole seconds from 1 to 86400")
+	maxTimeout := r.seconds(EnvMaxTimeout, 1, 24*3600, "want whole seconds from 1 to 86400")
+	c.Bridge = mcpbridge.Options{
+		Session:        c.Session,
+		DefaultTimeout: defTimeout,
+		MaxTimeout:     maxTimeout,
+		OutputMode:     r.outputMode(EnvOutputMode),
+		Discovery: mcpbridge.DiscoveryOptions{
+			StateDir:      r.get(EnvStateDir),
+			ServersConfig: r.get(EnvServersConfig),
+			AllowSelf:     r.flag(EnvAllowSelfServer),
+		},
+	}
+	if len(r.errs) > 0 {
+		return nil, fmt.Errorf("%w: %w", ErrInvalid, errors.Join(r.errs...))
+	}
+	return c, nil
+}
+
+// ErrInvalid reports settings that failed validation.
+var ErrInvalid = errors.New("invalid settings")
+
+// SandboxSpec returns the spec of a sandbox for session running cmd.
+func (c *Config) SandboxSpec(session string, cmd []string) engine.Spec {
+	s := c.Session.Spec
+	s.Session = session
+	s.Cmd = cmd
+	return s
+}
+
+// Logger returns a text logger on w at the configured level, else def.
+func (c *Config) Logger(w interface{ Write([]byte) (int, error) }, def slog.Level) *slog.Logger {
+	level := def
+	if c.LogLevel != nil {
+		level = *c.LogLevel
+	}
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level}))
+}

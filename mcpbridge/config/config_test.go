@@ -1,0 +1,161 @@
+package config
+
+import (
+	"errors"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge"
+)
+
+func envOf(kv map[string]string) func(string) string {
+	return func(k string) string { return kv[k] }
+}
+
+func TestLoadDefaults(t *testing.T) {
+	c, err := Load(envOf(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := c.Session.Spec
+	// Zero values mean each layer's documented default.
+	if c.LogLevel != nil || c.Engine.Backend != "" || s.Image != "" || s.User != "" || s.MemoryBytes != 0 ||
+		s.PidsLimit != 0 || s.NanoCPUs != 0 || s.OCIRuntime != "" || c.Session.IdleTimeout != 0 || c.Session.MaxOutputBytes != 0 {
+		t.Fatalf("defaults = %+v", c)
+	}
+	b := c.Bridge
+	if b.DefaultTimeout != 0 || b.MaxTimeout != 0 || b.OutputMode != "" || b.Discovery.StateDir != "" ||
+		b.Discovery.ServersConfig != "" || b.Discovery.AllowSelf {
+		t.Fatalf("bridge defaults = %+v", b)
+	}
+	var nofile, nproc unix.Rlimit
+	unix.Getrlimit(unix.RLIMIT_NOFILE, &nofile)
+	unix.Getrlimit(unix.RLIMIT_NPROC, &nproc)
+	if s.NoFile == 0 || s.NoFile > nofile.Max || s.NProc == 0 || s.NProc > nproc.Max {
+		t.Fatalf("rlimits nofile=%d (hard %d) nproc=%d (hard %d): want set and at or below the hard limits",
+			s.NoFile, nofile.Max, s.NProc, nproc.Max)
+	}
+}
+
+func TestLoadGood(t *testing.T) {
+	level := func(c *Config, want slog.Level) bool { return c.LogLevel != nil && *c.LogLevel == want }
+	tests := []struct {
+		env   map[string]string
+		check func(*Config) bool
+	}{
+		{map[string]string{EnvRuntime: "Docker"}, func(c *Config) bool { return c.Engine.Backend == "docker" }},
+		{map[string]string{EnvRuntime: "podman"}, func(c *Config) bool { return c.Engine.Backend == "podman" }},
+		{map[string]string{EnvRuntime: "auto"}, func(c *Config) bool { return c.Engine.Backend == "" }},
+		{map[string]string{EnvImage: "localhost/sandbox-python:3.11"}, func(c *Config) bool { return c.Session.Spec.Image == "localhost/sandbox-python:3.11" }},
+		{map[string]string{EnvUser: "1000:1000"}, func(c *Config) bool { return c.Session.Spec.User == "1000:1000" }},
+		{map[string]string{EnvUser: "1000"}, func(c *Config) bool { return c.Session.Spec.User == "1000" }},
+		{map[string]string{EnvMemory: "1g"}, func(c *Config) bool { return c.Session.Spec.MemoryBytes == 1<<30 }},
+		{map[string]string{EnvMemory: "256MiB"}, func(c *Config) bool { return c.Session.Spec.MemoryBytes == 256<<20 }},
+		{map[string]string{EnvMemory: " 64m "}, func(c *Config) bool { return c.Session.Spec.MemoryBytes == 64<<20 }},
+		{map[string]string{EnvPids: "64"}, func(c *Config) bool { return c.Session.Spec.PidsLimit == 64 }},
+		{map[string]string{EnvCPUs: "1.5"}, func(c *Config) bool { return c.Session.Spec.NanoCPUs == 1_500_000_000 }},
+		{map[string]string{EnvCPUs: "0.25"}, func(c *Config) bool { return c.Session.Spec.NanoCPUs == 250_000_000 }},
+		{map[string]string{EnvOCIRuntime: "runsc"}, func(c *Config) bool { return c.Session.Spec.OCIRuntime == "runsc" }},
+		{map[string]string{EnvIdle: "60"}, func(c *Config) bool { return c.Session.IdleTimeout == time.Minute }},
+		// The setting's 0 is "never": the session's negative.
+		{map[string]string{EnvIdle: "0"}, func(c *Config) bool { return c.Session.IdleTimeout < 0 }},
+		{map[string]string{EnvMaxOutput: "64k"}, func(c *Config) bool { return c.Session.MaxOutputBytes == 64<<10 }},
+		{map[string]string{EnvTimeout: "200", EnvMaxTimeout: "60"}, func(c *Config) bool {
+			return c.Bridge.DefaultTimeout == 200*time.Second && c.Bridge.MaxTimeout == time.Minute
+		}},
+		{map[string]string{EnvOutputMode: "TOON"}, func(c *Config) bool { return c.Bridge.OutputMode == mcpbridge.OutputTOON }},
+		{map[string]string{EnvStateDir: "~/state", EnvServersConfig: "/etc/mcp.json", EnvAllowSelfServer: "1"}, func(c *Config) bool {
+			d := c.Bridge.Discovery
+			return d.StateDir == "~/state" && d.ServersConfig == "/etc/mcp.json" && d.AllowSelf
+		}},
+		{map[string]string{EnvAllowSelfServer: "0"}, func(c *Config) bool { return !c.Bridge.Discovery.AllowSelf }},
+		// The bridge's session template is the session's settings.
+		{map[string]string{EnvMemory: "64m", EnvIdle: "9"}, func(c *Config) bool {
+			return c.Bridge.Session.Spec.MemoryBytes == 64<<20 && c.Bridge.Session.IdleTimeout == 9*time.Second
+		}},
+		// Log levels: slog's names, and Python logging's as the original accepts them.
+		{map[string]string{EnvLogLevel: "debug"}, func(c *Config) bool { return level(c, slog.LevelDebug) }},
+		{map[string]string{EnvLogLevel: "NOTSET"}, func(c *Config) bool { return level(c, slog.LevelDebug) }},
+		{map[string]string{EnvLogLevel: "INFO"}, func(c *Config) bool { return level(c, slog.LevelInfo) }},
+		{map[string]string{EnvLogLevel: "WARNING"}, func(c *Config) bool { return level(c, slog.LevelWarn) }},
+		{map[string]string{EnvLogLevel: "warn"}, func(c *Config) bool { return level(c, slog.LevelWarn) }},
+		{map[string]string{EnvLogLevel: "ERROR"}, func(c *Config) bool { return level(c, slog.LevelError) }},
+		{map[string]string{EnvLogLevel: "CRITICAL"}, func(c *Config) bool { return level(c, slog.LevelError+4) }},
+		{map[string]string{EnvLogLevel: "FATAL"}, func(c *Config) bool { return level(c, slog.LevelError+4) }},
+		{map[string]string{EnvLogLevel: "30"}, func(c *Config) bool { return level(c, slog.LevelWarn) }},
+		{map[string]string{EnvLogLevel: "0"}, func(c *Config) bool { return level(c, slog.LevelDebug) }},
+	}
+	for _, tt := range tests {
+		c, err := Load(envOf(tt.env))
+		if err != nil || !tt.check(c) {
+			t.Errorf("Load(%v) = %+v, %v", tt.env, c, err)
+		}
+	}
+}
+
+func TestLoadBad(t *testing.T) {
+	tests := []struct{ name, value string }{
+		{EnvRuntime, "kubernetes"},
+		{EnvImage, "python 3"},
+		{EnvUser, "nobody"},
+		{EnvUser, "0:0"},
+		{EnvUser, "1000:root"},
+		{EnvMemory, "lots"},
+		{EnvMemory, "1k"},
+		{EnvMemory, "-5m"},
+		{EnvPids, "many"},
+		{EnvPids, "0"},
+		{EnvPids, "-1"},
+		{EnvCPUs, "fast"},
+		{EnvCPUs, "0"},
+		{EnvCPUs, "NaN"},
+		{EnvCPUs, "Inf"},
+		{EnvOCIRuntime, "/usr/bin/runsc"},
+		{EnvIdle, "5m"},
+		{EnvIdle, "-1"},
+		{EnvMaxOutput, "lots"},
+		{EnvMaxOutput, "10"},
+		{EnvTimeout, "soon"},
+		{EnvTimeout, "0"},
+		{EnvMaxTimeout, "86401"},
+		{EnvOutputMode, "xml"},
+		{EnvAllowSelfServer, "perhaps"},
+		{EnvLogLevel, "chatty"},
+		{EnvLogLevel, "51"},
+	}
+	for _, tt := range tests {
+		_, err := Load(envOf(map[string]string{tt.name: tt.value}))
+		if err == nil {
+			t.Errorf("%s=%q accepted", tt.name, tt.value)
+			continue
+		}
+		if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), tt.name) || !strings.Contains(err.Error(), tt.value) {
+			t.Errorf("%s=%q: error %q does not wrap ErrInvalid and name the variable and value", tt.name, tt.value, err)
+		}
+	}
+}
+
+func TestLoadReportsEveryBadVariable(t *testing.T) {
+	_, err := Load(envOf(map[string]string{EnvMemory: "lots", EnvPids: "many", EnvTimeout: "soon"}))
+	for _, name := range []string{EnvMemory, EnvPids, EnvTimeout} {
+		if err == nil || !strings.Contains(err.Error(), name) {
+			t.Fatalf("err = %v, want %s named", err, name)
+		}
+	}
+}
+
+func TestSandboxSpec(t *testing.T) {
+	c, err := Load(envOf(map[string]string{EnvMemory: "64m", EnvCPUs: "2", EnvOCIRuntime: "runsc"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := c.SandboxSpec("sess", []string{"python3"})
+	if spec.MemoryBytes != 64<<20 || spec.NanoCPUs != 2e9 || spec.OCIRuntime != "runsc" || spec.Session != "sess" ||
+		spec.Cmd[0] != "python3" || spec.NoFile != c.Session.Spec.NoFile || c.Session.Spec.Session != "" {
+		t.Fatalf("Spec = %+v", spec)
+	}
+}

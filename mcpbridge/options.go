@@ -1,0 +1,79 @@
+package mcpbridge
+
+import (
+	"log/slog"
+	"time"
+
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/entrypoint"
+)
+
+// Output modes of the tool's text content.
+const (
+	OutputCompact = "compact"
+	OutputTOON    = "toon"
+)
+
+// Defaults of Options' call timeouts.
+const (
+	defaultTimeout    = 30 * time.Second
+	defaultMaxTimeout = 120 * time.Second
+)
+
+// Options configure a Bridge. The zero value serves with the defaults;
+// the settings come from package config.
+type Options struct {
+	// Version is reported to clients and to proxied servers. Zero: "dev".
+	Version string
+	// Logger receives the bridge's logs. Zero: discarded.
+	Logger *slog.Logger
+	// Session is the template of every client's sandbox session: its
+	// Spec, IdleTimeout and MaxOutputBytes (see entrypoint.Options). Its
+	// Logger, RPC and Init are the bridge's own. Zero: the session's
+	// defaults.
+	Session entrypoint.Options
+	// DefaultTimeout applies when a call gives none; it is capped by
+	// MaxTimeout. Zero: 30 seconds.
+	DefaultTimeout time.Duration
+	// MaxTimeout caps every call's timeout. Zero: 120 seconds.
+	MaxTimeout time.Duration
+	// OutputMode is OutputCompact or OutputTOON. Zero: OutputCompact.
+	OutputMode string
+	// Discovery says where configured MCP servers are found. Zero: the
+	// default locations. Ignored when Registry is set.
+	Discovery DiscoveryOptions
+	// Registry finds the configured MCP servers. Zero: a Registry over
+	// Discovery.
+	Registry *Registry
+	// StartTrace, when not nil, also receives the start phases of every
+	// client's sandbox (they are logged at INFO either way).
+	StartTrace *engine.StartTrace
+}
+
+// withDefaults returns o with every zero value replaced by its default.
+func (o Options) withDefaults() Options {
+	if o.Version == "" {
+		o.Version = "dev"
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.MaxTimeout <= 0 {
+		o.MaxTimeout = defaultMaxTimeout
+	}
+	if o.DefaultTimeout <= 0 {
+		o.DefaultTimeout = defaultTimeout
+	}
+	o.DefaultTimeout = min(o.DefaultTimeout, o.MaxTimeout)
+	if o.OutputMode == "" {
+		o.OutputMode = OutputCompact
+	}
+	if o.Registry == nil {
+		d := o.Discovery
+		if d.Logger == nil {
+			d.Logger = o.Logger
+		}
+		o.Registry = NewRegistry(d)
+	}
+	return o
+}
