@@ -1,5 +1,6 @@
-# Build tags that compile the Podman backend in (see README.md, "Build tags").
-PODMAN_TAGS := remote exclude_graphdriver_btrfs btrfs_noversion exclude_graphdriver_devicemapper containers_image_openpgp
+# Build tags that compile the Podman backend in (see README.md, "Build tags"),
+# written once, in engine/podman_tags.txt.
+PODMAN_TAGS := $(shell cat engine/podman_tags.txt)
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X main.version=$(VERSION)
 
