@@ -9,15 +9,17 @@ import (
 	"log/slog"
 	"os"
 	"strings"
-	"sync"
 	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/cli/cli/connhelper"
+	"github.com/docker/docker/api/types"
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/api/types/image"
+	"github.com/docker/docker/api/types/network"
 	"github.com/docker/docker/client"
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 )
 
 // DockerOptions configure NewDocker. The zero value is ready to use.
@@ -28,24 +30,36 @@ type DockerOptions struct {
 	// Logger receives progress and clean-up reports. Zero: discarded.
 	Logger *slog.Logger
 	// StopGrace is how long Close waits after SIGTERM before SIGKILL.
-	// Zero: DefaultStopGrace.
+	// Zero: two seconds.
 	StopGrace time.Duration
 }
 
-// DefaultStopGrace is the default grace period between SIGTERM and SIGKILL.
-const DefaultStopGrace = 2 * time.Second
+// A dockerAPI is the part of the Docker client (*client.Client) that the
+// Docker backend calls, so that tests can stand in for the daemon.
+type dockerAPI interface {
+	Ping(ctx context.Context) (types.Ping, error)
+	ClientVersion() string
+	ImageInspect(ctx context.Context, ref string, opts ...client.ImageInspectOption) (image.InspectResponse, error)
+	ImagePull(ctx context.Context, ref string, opts image.PullOptions) (io.ReadCloser, error)
+	ContainerCreate(ctx context.Context, cfg *container.Config, host *container.HostConfig,
+		net *network.NetworkingConfig, platform *ocispec.Platform, name string) (container.CreateResponse, error)
+	ContainerAttach(ctx context.Context, id string, opts container.AttachOptions) (types.HijackedResponse, error)
+	ContainerStart(ctx context.Context, id string, opts container.StartOptions) error
+	ContainerWait(ctx context.Context, id string, cond container.WaitCondition) (<-chan container.WaitResponse, <-chan error)
+	ContainerInspect(ctx context.Context, id string) (container.InspectResponse, error)
+	ContainerKill(ctx context.Context, id, signal string) error
+	ContainerStop(ctx context.Context, id string, opts container.StopOptions) error
+	ContainerRemove(ctx context.Context, id string, opts container.RemoveOptions) error
+	ContainerList(ctx context.Context, opts container.ListOptions) ([]container.Summary, error)
+	Close() error
+}
+
+var _ dockerAPI = (*client.Client)(nil)
 
 // A Docker is an Engine on the Docker Engine API.
 type Docker struct {
-	cli    *client.Client
-	host   string
-	log    *slog.Logger
-	owner  Owner
-	grace  time.Duration
-	images sync.Map // image reference → struct{}, once known present
-	// left holds the containers whose removal failed, tried again at
-	// every Start and at Close.
-	left leftovers
+	api dockerAPI
+	e   *containerEngine
 }
 
 // NewDocker connects to a Docker daemon, negotiates the API version, and
@@ -75,25 +89,23 @@ func NewDocker(ctx context.Context, opts *DockerOptions) (*Docker, error) {
 	if err != nil {
 		return nil, fmt.Errorf("docker at %s: %w", host, err)
 	}
+	return newDockerWithClient(ctx, cli, host, opts)
+}
+
+// newDockerWithClient is NewDocker on a client already made for the
+// daemon at host. It pings the daemon and closes api when that fails.
+func newDockerWithClient(ctx context.Context, api dockerAPI, host string, opts *DockerOptions) (*Docker, error) {
 	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	ping, err := cli.Ping(pctx)
+	ping, err := api.Ping(pctx)
 	if err != nil {
-		cli.Close()
+		api.Close()
 		return nil, fmt.Errorf("docker at %s: %w", host, err)
 	}
-	d := &Docker{
-		cli:   cli,
-		host:  host,
-		log:   loggerOrDiscard(opts.Logger),
-		owner: Self(),
-		grace: opts.StopGrace,
-	}
-	if d.grace <= 0 {
-		d.grace = DefaultStopGrace
-	}
-	d.log.Info("connected to docker", "host", host, "api", ping.APIVersion, "negotiated", cli.ClientVersion())
-	d.removeOrphans(ctx)
+	d := &Docker{api: api}
+	d.e = newContainerEngine(BackendDocker, host, d, loggerOrDiscard(opts.Logger), opts.StopGrace)
+	d.e.log.Info("connected to docker", "host", host, "api", ping.APIVersion, "negotiated", api.ClientVersion())
+	d.e.removeOrphans(ctx)
 	return d, nil
 }
 
@@ -103,71 +115,51 @@ func (d *Docker) Name() string { return BackendDocker }
 // Close tries once more to remove the containers whose removal failed and
 // releases the client connection; sandboxes must be closed first.
 func (d *Docker) Close() error {
-	if d.left.len() > 0 {
-		ctx, cancel := cleanupContext(cleanupTimeout)
-		d.left.retry(ctx, d.log, BackendDocker, d.removeContainer)
-		cancel()
-	}
-	return d.cli.Close()
+	d.e.close()
+	return d.api.Close()
 }
 
 // Start implements Engine.
-func (d *Docker) Start(ctx context.Context, spec Spec) (_ Sandbox, err error) {
-	defer func() {
-		if err != nil && client.IsErrConnectionFailed(err) {
-			err = fmt.Errorf("%w: docker at %s: %w", ErrNoEngine, d.host, err)
-		}
-	}()
-	spec = spec.withDefaults()
-	if len(spec.Cmd) == 0 {
-		return nil, errors.New("starting sandbox: spec has no command")
-	}
-	d.left.retry(ctx, d.log, BackendDocker, d.removeContainer)
-	began := time.Now()
-	if err := d.ensureImage(ctx, spec.Image); err != nil {
-		return nil, err
-	}
-	tracePhase(ctx, PhaseImage, began)
-	began = time.Now()
-	cfg, host := dockerConfig(spec, d.owner)
-	created, err := d.cli.ContainerCreate(ctx, cfg, host, nil, nil, containerName(spec.Session))
-	if err != nil {
-		return nil, fmt.Errorf("creating container: %w", err)
-	}
-	tracePhase(ctx, PhaseCreate, began)
-	sb := newDockerSandbox(d, created.ID, spec.MemoryBytes)
-	if err := sb.attachAndStart(ctx); err != nil {
-		sb.Close()
-		return nil, err
-	}
-	return sb, nil
+func (d *Docker) Start(ctx context.Context, spec Spec) (Sandbox, error) {
+	return d.e.start(ctx, spec)
 }
 
-// ensureImage makes sure ref is present, pulling it when missing.
-func (d *Docker) ensureImage(ctx context.Context, ref string) error {
-	if _, ok := d.images.Load(ref); ok {
-		return nil
-	}
-	_, err := d.cli.ImageInspect(ctx, ref)
-	if err == nil {
-		d.images.Store(ref, struct{}{})
-		return nil
-	}
-	if !cerrdefs.IsNotFound(err) {
-		return fmt.Errorf("inspecting image %q: %w", ref, err)
-	}
-	d.log.Info("pulling sandbox image", "image", ref, "engine", "docker")
-	rc, err := d.cli.ImagePull(ctx, ref, image.PullOptions{})
+// List returns the containers of every bridge process on this engine.
+func (d *Docker) List(ctx context.Context) ([]SandboxInfo, error) {
+	list, err := d.api.ContainerList(ctx, container.ListOptions{
+		All:     true,
+		Filters: filters.NewArgs(filters.Arg("label", LabelBridge+"=1")),
+	})
 	if err != nil {
-		return pullError(ref, err)
+		return nil, fmt.Errorf("listing containers: %w", err)
+	}
+	out := make([]SandboxInfo, 0, len(list))
+	for _, c := range list {
+		out = append(out, SandboxInfo{ID: c.ID, Labels: c.Labels, State: string(c.State)})
+	}
+	return out, nil
+}
+
+// connFailed implements containerAPI.
+func (d *Docker) connFailed(err error) bool { return client.IsErrConnectionFailed(err) }
+
+// imageExists implements containerAPI.
+func (d *Docker) imageExists(ctx context.Context, ref string) (bool, error) {
+	_, err := d.api.ImageInspect(ctx, ref)
+	if cerrdefs.IsNotFound(err) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// pullImage implements containerAPI.
+func (d *Docker) pullImage(ctx context.Context, ref string) error {
+	rc, err := d.api.ImagePull(ctx, ref, image.PullOptions{})
+	if err != nil {
+		return err
 	}
 	defer rc.Close()
-	if err := d.followPull(ref, rc); err != nil {
-		return pullError(ref, err)
-	}
-	d.images.Store(ref, struct{}{})
-	d.log.Info("pulled sandbox image", "image", ref)
-	return nil
+	return d.followPull(ref, rc)
 }
 
 // followPull logs the progress messages of an image pull, each distinct
@@ -194,46 +186,40 @@ func (d *Docker) followPull(ref string, r io.Reader) error {
 		}
 		if key := m.ID + "\x00" + m.Status; !seen[key] {
 			seen[key] = true
-			d.log.Info("pull progress", "image", ref, "layer", m.ID, "status", m.Status)
+			d.e.log.Info("pull progress", "image", ref, "layer", m.ID, "status", m.Status)
 		}
 	}
 }
 
-// List returns the containers of every bridge process on this engine.
-func (d *Docker) List(ctx context.Context) ([]SandboxInfo, error) {
-	list, err := d.cli.ContainerList(ctx, container.ListOptions{
-		All:     true,
-		Filters: filters.NewArgs(filters.Arg("label", LabelBridge+"=1")),
-	})
-	if err != nil {
-		return nil, fmt.Errorf("listing containers: %w", err)
-	}
-	out := make([]SandboxInfo, 0, len(list))
-	for _, c := range list {
-		out = append(out, SandboxInfo{ID: c.ID, Labels: c.Labels, State: string(c.State)})
-	}
-	return out, nil
+// create implements containerAPI.
+func (d *Docker) create(ctx context.Context, spec Spec, o owner, name string) (string, error) {
+	cfg, host := dockerConfig(spec, o)
+	created, err := d.api.ContainerCreate(ctx, cfg, host, nil, nil, name)
+	return created.ID, err
 }
 
-// removeOrphans removes containers of bridge processes of this host that
-// no longer run. Failures are logged, not returned: clean-up must not
-// stop the bridge from serving.
-func (d *Docker) removeOrphans(ctx context.Context) {
-	removeOrphans(ctx, d.log, BackendDocker, d.owner, d.List, d.removeContainer)
-}
+// verify implements containerAPI: the daemon creates what it is asked for
+// or fails.
+func (d *Docker) verify(context.Context, string, Spec) error { return nil }
 
-// removeContainer force-removes container id; one already gone is no
-// error.
-func (d *Docker) removeContainer(ctx context.Context, id string) error {
-	err := d.cli.ContainerRemove(ctx, id, container.RemoveOptions{Force: true, RemoveVolumes: true})
+// ops implements containerAPI.
+func (d *Docker) ops(id string) containerOps { return &dockerContainer{api: d.api, id: id} }
+
+// stop implements containerAPI.
+func (d *Docker) stop(ctx context.Context, id string, grace time.Duration) error {
+	secs := int(grace.Seconds() + 0.999)
+	err := d.api.ContainerStop(ctx, id, container.StopOptions{Timeout: &secs})
 	if cerrdefs.IsNotFound(err) {
 		return nil
 	}
 	return err
 }
 
-// pullError wraps a failed pull with the image and the setting to change.
-func pullError(ref string, err error) error {
-	return fmt.Errorf("%w: image %q is not present and pulling it failed (set %s to an image the engine has): %v",
-		ErrImage, ref, "MCP_BRIDGE_IMAGE", err)
+// remove implements containerAPI.
+func (d *Docker) remove(ctx context.Context, id string) error {
+	err := d.api.ContainerRemove(ctx, id, container.RemoveOptions{Force: true, RemoveVolumes: true})
+	if cerrdefs.IsNotFound(err) {
+		return nil
+	}
+	return err
 }

@@ -10,7 +10,7 @@ import (
 
 // dockerConfig is the one place where a sandbox's Docker configuration is
 // decided. It is pure: the same spec and owner give the same result.
-func dockerConfig(spec Spec, owner Owner) (*container.Config, *container.HostConfig) {
+func dockerConfig(spec Spec, o owner) (*container.Config, *container.HostConfig) {
 	spec = spec.withDefaults()
 	yes := true
 	pids, nproc := spec.taskLimits()
@@ -18,9 +18,9 @@ func dockerConfig(spec Spec, owner Owner) (*container.Config, *container.HostCon
 		Image:           spec.Image,
 		Cmd:             append([]string(nil), spec.Cmd...),
 		User:            spec.User,
-		Env:             append([]string(nil), SandboxEnv...),
-		WorkingDir:      WorkspaceDir,
-		Labels:          spec.labels(owner),
+		Env:             sandboxEnv(),
+		WorkingDir:      workspaceDir,
+		Labels:          spec.labels(o),
 		AttachStdin:     true,
 		AttachStdout:    true,
 		AttachStderr:    true,
@@ -41,7 +41,7 @@ func dockerConfig(spec Spec, owner Owner) (*container.Config, *container.HostCon
 		Runtime:        spec.OCIRuntime,
 		Tmpfs: map[string]string{
 			"/tmp":       strings.Join(tmpfsOptions(spec.TmpBytes, spec.User), ","),
-			WorkspaceDir: strings.Join(tmpfsOptions(spec.WorkspaceBytes, spec.User), ","),
+			workspaceDir: strings.Join(tmpfsOptions(spec.WorkspaceBytes, spec.User), ","),
 		},
 		// Output is read through the attached streams only; the daemon
 		// keeps no log of it, so a flood cannot fill the engine's disk.
@@ -65,7 +65,7 @@ func dockerConfig(spec Spec, owner Owner) (*container.Config, *container.HostCon
 // owner: it resets the mode of the working directory's mount to 0755 when
 // it prepares it. Podman keeps the mode and refuses uid= and gid=.
 func tmpfsOptions(size int64, user string) []string {
-	opts := append(strings.Split(TmpfsOptions, ","), "size="+strconv.FormatInt(size, 10))
+	opts := append(strings.Split(tmpfsFlags, ","), "size="+strconv.FormatInt(size, 10))
 	if user != "" {
 		uid, gid, ok := strings.Cut(user, ":")
 		if !ok {

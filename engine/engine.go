@@ -3,7 +3,7 @@
 // An Engine starts a Sandbox from a Spec. Two backends exist: Docker, over
 // the Docker Engine API (github.com/docker/docker/client), and Podman, over
 // Podman's Go bindings (compiled in with the build tags listed in
-// PodmanBuildTags). Runtime picks one lazily, on first use.
+// PodmanBuildTags). Auto picks one lazily, on first use.
 //
 // Every container an Engine creates is hardened by one pure function per
 // backend (dockerConfig, podmanSpec): no network, read-only root
@@ -14,9 +14,10 @@ package engine
 
 import (
 	"context"
+	_ "embed"
 	"errors"
 	"io"
-	"syscall"
+	"strings"
 )
 
 // An Engine starts sandboxes. Implementations are safe for concurrent use.
@@ -42,9 +43,6 @@ type Sandbox interface {
 	Stdout() io.Reader
 	// Stderr is the container's standard error.
 	Stderr() io.Reader
-	// Signal sends sig to the container's init process, which forwards it
-	// to the main process.
-	Signal(ctx context.Context, sig syscall.Signal) error
 	// Wait blocks until the container has exited and reports how.
 	Wait(ctx context.Context) (ExitStatus, error)
 	// Close stops the container (SIGTERM, then SIGKILL after a grace
@@ -61,9 +59,13 @@ var (
 	ErrImage = errors.New("sandbox image unavailable")
 	// ErrBackendNotCompiled reports that a backend was left out of this build.
 	ErrBackendNotCompiled = errors.New("backend not compiled into this binary")
-	// ErrClosed reports use of a closed sandbox or runtime.
+	// ErrClosed reports use of a closed Auto.
 	ErrClosed = errors.New("closed")
 )
 
-// PodmanBuildTags are the build tags that compile the Podman backend in.
-const PodmanBuildTags = "remote exclude_graphdriver_btrfs btrfs_noversion exclude_graphdriver_devicemapper containers_image_openpgp"
+// PodmanBuildTags are the build tags that compile the Podman backend in,
+// as podman_tags.txt (which the Makefile and the scripts read) writes them.
+var PodmanBuildTags = strings.TrimSpace(podmanTagsFile)
+
+//go:embed podman_tags.txt
+var podmanTagsFile string

@@ -2,8 +2,9 @@ package engine
 
 import (
 	"fmt"
+	"maps"
 	"reflect"
-	"sort"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -20,12 +21,7 @@ func checkFields(t *testing.T, want fieldTable, roots map[string]any) {
 	for name, root := range roots {
 		collectFields(name, reflect.ValueOf(root), got)
 	}
-	var paths []string
-	for p := range want {
-		paths = append(paths, p)
-	}
-	sort.Strings(paths)
-	for _, p := range paths {
+	for _, p := range slices.Sorted(maps.Keys(want)) {
 		t.Run(p, func(t *testing.T) {
 			g, ok := got[p]
 			if !ok {
@@ -130,7 +126,7 @@ func TestTaskLimits(t *testing.T) {
 	}
 }
 
-func testOwner() Owner { return Owner{Host: "h1", PID: 42, Start: "777"} }
+func testOwner() owner { return owner{Host: "h1", PID: 42, Start: "777"} }
 
 func wantLabels(session string) map[string]string {
 	return map[string]string{
@@ -139,14 +135,6 @@ func wantLabels(session string) map[string]string {
 		LabelPID:      "42",
 		LabelPIDStart: "777",
 		LabelSession:  session,
-	}
-}
-
-func TestSpecLabelsCannotOverrideBridgeLabels(t *testing.T) {
-	s := Spec{Session: "s", Labels: map[string]string{LabelPID: "1", "extra": "x"}}
-	l := s.labels(testOwner())
-	if l[LabelPID] != "42" || l["extra"] != "x" {
-		t.Fatalf("labels = %v", l)
 	}
 }
 

@@ -17,26 +17,25 @@ type SandboxInfo struct {
 // removeOrphans removes the containers of bridge processes of this host
 // that no longer run. Failures are logged, not returned: clean-up must not
 // stop the bridge from serving.
-func removeOrphans(ctx context.Context, log *slog.Logger, engine string, owner Owner,
-	list func(context.Context) ([]SandboxInfo, error), remove func(context.Context, string) error) {
-	all, err := list(ctx)
+func (e *containerEngine) removeOrphans(ctx context.Context) {
+	all, err := e.api.List(ctx)
 	if err != nil {
-		log.Warn("orphan clean-up", "engine", engine, "err", err)
+		e.log.Warn("orphan clean-up", "engine", e.name, "err", err)
 		return
 	}
 	removed := 0
 	for _, c := range all {
-		if !owner.orphaned(c.Labels, processAlive) {
+		if !e.owner.orphaned(c.Labels, processAlive) {
 			continue
 		}
-		if err := remove(ctx, c.ID); err != nil {
-			log.Warn("removing orphaned container", "engine", engine, "id", shortID(c.ID), "err", err)
+		if err := e.api.remove(ctx, c.ID); err != nil {
+			e.log.Warn("removing orphaned container", "engine", e.name, "id", shortID(c.ID), "err", err)
 			continue
 		}
 		removed++
 	}
 	if removed > 0 {
-		log.Info("removed orphaned sandbox containers", "engine", engine, "count", removed)
+		e.log.Info("removed orphaned sandbox containers", "engine", e.name, "count", removed)
 	}
 }
 

@@ -23,22 +23,22 @@ const (
 	LabelSession = LabelBridge + ".session"
 )
 
-// An Owner identifies a bridge process: the labels it puts on its
+// An owner identifies a bridge process: the labels it puts on its
 // containers and the test for whether it still runs.
-type Owner struct {
+type owner struct {
 	Host  string
 	PID   int
 	Start string
 }
 
-// Self returns the Owner of the current process.
-func Self() Owner {
+// currentOwner returns the owner of the current process.
+func currentOwner() owner {
 	host, _ := os.Hostname()
 	pid := os.Getpid()
-	return Owner{Host: host, PID: pid, Start: processStart(pid)}
+	return owner{Host: host, PID: pid, Start: processStart(pid)}
 }
 
-func (o Owner) labels() map[string]string {
+func (o owner) labels() map[string]string {
 	return map[string]string{
 		LabelBridge:   "1",
 		LabelHost:     o.Host,
@@ -50,7 +50,7 @@ func (o Owner) labels() map[string]string {
 // orphaned reports whether a container with labels was created by a bridge
 // process of this host that no longer runs. Containers of other hosts (a
 // shared remote engine) and of live processes are never orphans.
-func (o Owner) orphaned(labels map[string]string, alive func(pid int, start string) bool) bool {
+func (o owner) orphaned(labels map[string]string, alive func(pid int, start string) bool) bool {
 	if labels[LabelBridge] != "1" || labels[LabelHost] != o.Host {
 		return false
 	}

@@ -3,7 +3,7 @@ package engine
 import "testing"
 
 func TestOwnerOrphaned(t *testing.T) {
-	me := Owner{Host: "h", PID: 10, Start: "100"}
+	me := owner{Host: "h", PID: 10, Start: "100"}
 	alive := func(pid int, start string) bool { return pid == 20 && start == "200" }
 	tests := []struct {
 		labels map[string]string
@@ -26,7 +26,7 @@ func TestOwnerOrphaned(t *testing.T) {
 }
 
 func TestProcessAlive(t *testing.T) {
-	self := Self()
+	self := currentOwner()
 	if self.Start == "" {
 		t.Fatal("cannot read own start time")
 	}

@@ -11,13 +11,13 @@ import (
 
 // podmanSpec is the one place where a sandbox's Podman configuration is
 // decided. It is pure: the same spec and owner give the same result.
-func podmanSpec(s Spec, owner Owner) *specgen.SpecGenerator {
+func podmanSpec(s Spec, o owner) *specgen.SpecGenerator {
 	s = s.withDefaults()
 	yes, no := true, false
 	mem := s.MemoryBytes
 	pids, nproc := s.taskLimits()
-	env := make(map[string]string, len(SandboxEnv))
-	for _, kv := range SandboxEnv {
+	env := map[string]string{}
+	for _, kv := range sandboxEnv() {
 		k, v, _ := strings.Cut(kv, "=")
 		env[k] = v
 	}
@@ -45,8 +45,8 @@ func podmanSpec(s Spec, owner Owner) *specgen.SpecGenerator {
 	g.Env = env
 	g.EnvHost = &no
 	g.HTTPProxy = &no
-	g.WorkDir = WorkspaceDir
-	g.Labels = s.labels(owner)
+	g.WorkDir = workspaceDir
+	g.Labels = s.labels(o)
 	g.Stdin = &yes
 	g.Terminal = &no
 	g.Init = &yes
@@ -58,7 +58,7 @@ func podmanSpec(s Spec, owner Owner) *specgen.SpecGenerator {
 	g.Privileged = &no
 	g.CapDrop = []string{"ALL"}
 	g.NoNewPrivileges = &yes
-	g.Mounts = []spec.Mount{tmpfs("/tmp", s.TmpBytes), tmpfs(WorkspaceDir, s.WorkspaceBytes)}
+	g.Mounts = []spec.Mount{tmpfs("/tmp", s.TmpBytes), tmpfs(workspaceDir, s.WorkspaceBytes)}
 	// Output is read through the attached streams only; the engine keeps
 	// no log of it, so a flood cannot fill the engine's disk.
 	g.LogConfiguration = &specgen.LogConfig{Driver: "none"}

@@ -13,7 +13,7 @@ import (
 func TestPodmanSpec(t *testing.T) {
 	u64 := func(n uint64) uint64 { return n }
 	base := fieldTable{
-		"Spec.Image":   DefaultImage,
+		"Spec.Image":   defaultImage,
 		"Spec.Command": []string{"python3", "-u", "-"},
 		"Spec.User":    "65534:65534",
 		"Spec.Env": map[string]string{

@@ -14,6 +14,6 @@ type PodmanOptions struct {
 	// Logger receives progress and clean-up reports. Zero: discarded.
 	Logger *slog.Logger
 	// StopGrace is how long Close waits after SIGTERM before SIGKILL.
-	// Zero: DefaultStopGrace.
+	// Zero: two seconds.
 	StopGrace time.Duration
 }

@@ -3,7 +3,6 @@
 package engine
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -102,12 +101,9 @@ func startPodmanService(ctx context.Context, log *slog.Logger) (*podmanService, 
 	s := &podmanService{cmd: cmd, dir: dir, URI: "unix://" + sock, done: make(chan struct{})}
 	tail := &LineTail{Max: 20}
 	go func() {
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			tail.Add(sc.Text())
-			log.Debug("podman service", "line", sc.Text())
-		}
-		io.Copy(io.Discard, out)
+		w := &logWriter{log: log, level: slog.LevelDebug, msg: "podman service", tail: tail}
+		io.Copy(w, out)
+		w.Flush()
 	}()
 	go func() { cmd.Wait(); close(s.done) }()
 	log.Info("started podman system service for the bridge's lifetime", "binary", bin, "socket", sock, "pid", cmd.Process.Pid)

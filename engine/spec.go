@@ -1,106 +1,100 @@
 package engine
 
-import (
-	"maps"
-	"strings"
-)
+import "strings"
 
-// Defaults for the zero values of Spec and Settings.
+// Defaults for the zero values of Spec.
 const (
-	DefaultImage          = "python:3.14-slim"
-	DefaultUser           = "65534:65534"
-	DefaultMemoryBytes    = 512 << 20
-	DefaultPidsLimit      = 128
-	DefaultTmpBytes       = 64 << 20
-	DefaultWorkspaceBytes = 128 << 20
-	DefaultNoFile         = 1024
-	DefaultNProc          = 1024
-	// WorkspaceDir is the sandbox's working directory and HOME.
-	WorkspaceDir = "/workspace"
-	// TmpfsOptions are the mount options of every writable mount.
-	TmpfsOptions = "rw,noexec,nosuid,nodev"
+	defaultImage          = "python:3.14-slim"
+	defaultUser           = "65534:65534"
+	defaultMemoryBytes    = 512 << 20
+	defaultPidsLimit      = 128
+	defaultTmpBytes       = 64 << 20
+	defaultWorkspaceBytes = 128 << 20
+	defaultNoFile         = 1024
+	defaultNProc          = 1024
 )
 
-// SandboxEnv is the complete environment of every sandbox: nothing of the
-// host's environment is passed in.
-var SandboxEnv = []string{
-	"HOME=" + WorkspaceDir,
-	"PYTHONUNBUFFERED=1",
-	"PYTHONIOENCODING=utf-8",
-	"PYTHONDONTWRITEBYTECODE=1",
+// workspaceDir is the sandbox's working directory and HOME.
+const workspaceDir = "/workspace"
+
+// tmpfsFlags are the mount options of every writable mount.
+const tmpfsFlags = "rw,noexec,nosuid,nodev"
+
+// sandboxEnv returns the complete environment of every sandbox: nothing of
+// the host's environment is passed in.
+func sandboxEnv() []string {
+	return []string{
+		"HOME=" + workspaceDir,
+		"PYTHONUNBUFFERED=1",
+		"PYTHONIOENCODING=utf-8",
+		"PYTHONDONTWRITEBYTECODE=1",
+	}
 }
 
-// A Spec describes one sandbox container. Settings.Spec builds one from the
-// operator's settings; every zero value means the documented default.
+// A Spec describes one sandbox container; every zero value means the
+// documented default.
 type Spec struct {
-	// Image is the image reference. Zero: DefaultImage.
+	// Image is the image reference. Zero: "python:3.14-slim".
 	Image string
 	// Cmd is the main process, run under the engine's init. Required.
 	Cmd []string
-	// User is "uid:gid". Zero: DefaultUser.
+	// User is "uid:gid". Zero: "65534:65534" (nobody).
 	User string
 	// MemoryBytes is the memory limit; swap is limited to the same value,
-	// so the container gets no swap. Zero: DefaultMemoryBytes.
+	// so the container gets no swap. Zero: 512 MiB.
 	MemoryBytes int64
-	// PidsLimit caps the container's processes and threads. Zero:
-	// DefaultPidsLimit.
+	// PidsLimit caps the container's processes and threads. Zero: 128.
 	PidsLimit int64
 	// NanoCPUs caps CPU time in billionths of a CPU. Zero: no cap.
 	NanoCPUs int64
-	// TmpBytes is the size of the /tmp tmpfs. Zero: DefaultTmpBytes.
+	// TmpBytes is the size of the /tmp tmpfs. Zero: 64 MiB.
 	TmpBytes int64
-	// WorkspaceBytes is the size of the /workspace tmpfs. Zero:
-	// DefaultWorkspaceBytes.
+	// WorkspaceBytes is the size of the /workspace tmpfs. Zero: 128 MiB.
 	WorkspaceBytes int64
-	// NoFile is RLIMIT_NOFILE (soft and hard). Zero: DefaultNoFile.
+	// NoFile is RLIMIT_NOFILE (soft and hard). Zero: 1024.
 	NoFile uint64
-	// NProc is RLIMIT_NPROC (soft and hard). Zero: DefaultNProc.
+	// NProc is RLIMIT_NPROC (soft and hard). Zero: 1024.
 	NProc uint64
 	// OCIRuntime names an OCI runtime the engine knows, such as "runsc".
-	// Zero: the engine's default runtime.
+	// Zero: the engine's default OCI runtime.
 	OCIRuntime string
 	// Session names the client session the container belongs to; it is
 	// recorded in a label. Zero: no session label value.
 	Session string
-	// Labels are extra labels; they cannot override the bridge's own.
-	Labels map[string]string
 }
 
 // withDefaults returns s with every zero value replaced by its default.
 func (s Spec) withDefaults() Spec {
 	if s.Image == "" {
-		s.Image = DefaultImage
+		s.Image = defaultImage
 	}
 	if s.User == "" {
-		s.User = DefaultUser
+		s.User = defaultUser
 	}
 	if s.MemoryBytes == 0 {
-		s.MemoryBytes = DefaultMemoryBytes
+		s.MemoryBytes = defaultMemoryBytes
 	}
 	if s.PidsLimit == 0 {
-		s.PidsLimit = DefaultPidsLimit
+		s.PidsLimit = defaultPidsLimit
 	}
 	if s.TmpBytes == 0 {
-		s.TmpBytes = DefaultTmpBytes
+		s.TmpBytes = defaultTmpBytes
 	}
 	if s.WorkspaceBytes == 0 {
-		s.WorkspaceBytes = DefaultWorkspaceBytes
+		s.WorkspaceBytes = defaultWorkspaceBytes
 	}
 	if s.NoFile == 0 {
-		s.NoFile = DefaultNoFile
+		s.NoFile = defaultNoFile
 	}
 	if s.NProc == 0 {
-		s.NProc = DefaultNProc
+		s.NProc = defaultNProc
 	}
 	return s
 }
 
-// labels returns the container's labels: the caller's extras, then the
-// bridge's own, which win.
-func (s Spec) labels(o Owner) map[string]string {
-	l := make(map[string]string, len(s.Labels)+5)
-	maps.Copy(l, s.Labels)
-	maps.Copy(l, o.labels())
+// labels returns the container's labels: its owner's and its session.
+func (s Spec) labels(o owner) map[string]string {
+	l := o.labels()
 	l[LabelSession] = s.Session
 	return l
 }

@@ -7,7 +7,7 @@ import (
 
 // Phase names reported to a StartTrace by the engine backends.
 const (
-	PhaseConnect = "connect" // the engine is connected (the first start of a Runtime only)
+	PhaseConnect = "connect" // the engine is connected (the first start of an Auto only)
 	PhaseImage   = "image"   // the image is looked up (and pulled when missing)
 	PhaseCreate  = "create"  // the container is created
 	PhaseCheck   = "check"   // the created container is inspected (Podman, when an OCI runtime is asked for)
@@ -19,8 +19,9 @@ const (
 // A StartTrace is a set of hooks run while a sandbox starts, as
 // net/http/httptrace's ClientTrace is for a request: it tells where the
 // time of a new session goes. Install it with WithStartTrace on the
-// context given to Engine.Start; other layers (the runtime handshake)
-// report their phases through TracePhase on the same context.
+// context given to Engine.Start; other layers (the handshake with the
+// program in the sandbox) report their phases through TracePhase on the
+// same context.
 type StartTrace struct {
 	// Phase, when not nil, is called as each phase ends, with its name and
 	// duration, on the goroutine that ran the phase.

@@ -16,8 +16,9 @@ import (
 //go:embed runtime.py
 var runtimeSource []byte
 
-// Protocol is the protocol version this package speaks.
-const Protocol = 2
+// protocolVersion is the version of the frame protocol (PROTOCOL.md)
+// this package speaks; the runtime says its own in its ready frame.
+const protocolVersion = 2
 
 // bootstrap reads the header "MCPRT <length>\n" and then exactly that many
 // bytes of runtime source from fd 0, without read-ahead, and runs it.
@@ -43,9 +44,9 @@ src = _read(int(n))
 exec(compile(src, "<mcp-runtime>", "exec"), {"__name__": "__mcp_runtime__", "__builtins__": __builtins__, "__mcp_boot__": _t0})
 `
 
-// Command is the container command of a sandbox: the bootstrap, told it
+// command is the container command of a sandbox: the bootstrap, told it
 // runs in a sandbox.
-func Command() []string {
+func command() []string {
 	return []string{"python3", "-u", "-c", bootstrap, "sandbox"}
 }
 

@@ -12,8 +12,8 @@ import (
 	"time"
 )
 
-// MaxFrameBytes bounds one frame in either direction.
-const MaxFrameBytes = 16 << 20
+// maxFrameBytes bounds one frame in either direction.
+const maxFrameBytes = 16 << 20
 
 // Bounds of the members of a frame from the sandbox, beyond its size.
 const (
@@ -29,8 +29,8 @@ const (
 	maxDroppedBytes = 1 << 48
 )
 
-// ErrProtocol reports a sandbox that broke the frame protocol.
-var ErrProtocol = errors.New("sandbox protocol violation")
+// errProtocol reports a sandbox that broke the frame protocol.
+var errProtocol = errors.New("sandbox protocol violation")
 
 // Frame types.
 const (
@@ -105,14 +105,14 @@ type wireFrame struct {
 func parseFrame(line []byte) (frame, error) {
 	var w wireFrame
 	if err := json.Unmarshal(line, &w); err != nil {
-		return frame{}, fmt.Errorf("%w: malformed frame: %v", ErrProtocol, err)
+		return frame{}, fmt.Errorf("%w: malformed frame: %v", errProtocol, err)
 	}
 	if w.T == nil {
-		return frame{}, fmt.Errorf("%w: frame without a type", ErrProtocol)
+		return frame{}, fmt.Errorf("%w: frame without a type", errProtocol)
 	}
 	f := frame{T: *w.T}
 	bad := func(what string) (frame, error) {
-		return frame{}, fmt.Errorf("%w: %s frame %s", ErrProtocol, f.T, what)
+		return frame{}, fmt.Errorf("%w: %s frame %s", errProtocol, f.T, what)
 	}
 	switch f.T {
 	case frameReady:
@@ -181,7 +181,7 @@ func parseFrame(line []byte) (frame, error) {
 		f.ExcType, f.ExcMessage, f.Traceback = w.ExcType, w.ExcMessage, w.Traceback
 		f.DurationMS, f.Dropped, f.Killed = w.DurationMS, w.Dropped, w.Killed
 	default:
-		return frame{}, fmt.Errorf("%w: unknown frame type %q", ErrProtocol, f.T)
+		return frame{}, fmt.Errorf("%w: unknown frame type %q", errProtocol, f.T)
 	}
 	return f, nil
 }
@@ -210,7 +210,7 @@ func readFrameLine(r *bufio.Reader, max int) ([]byte, error) {
 	for {
 		chunk, err := r.ReadSlice('\n')
 		if len(line)+len(chunk) > max+1 {
-			return nil, fmt.Errorf("%w: frame longer than %d bytes", ErrProtocol, max)
+			return nil, fmt.Errorf("%w: frame longer than %d bytes", errProtocol, max)
 		}
 		line = append(line, chunk...)
 		switch {
@@ -219,7 +219,7 @@ func readFrameLine(r *bufio.Reader, max int) ([]byte, error) {
 		case errors.Is(err, bufio.ErrBufferFull):
 			continue
 		case errors.Is(err, io.EOF) && len(line) > 0:
-			return nil, fmt.Errorf("%w: stream ended inside a frame", ErrProtocol)
+			return nil, fmt.Errorf("%w: stream ended inside a frame", errProtocol)
 		default:
 			return nil, err
 		}

@@ -50,7 +50,7 @@ var protocolFrames = []string{
 }
 
 // FuzzParseFrame feeds arbitrary lines to the decoder of sandbox frames:
-// it never panics, every error is ErrProtocol, and every frame it accepts
+// it never panics, every error is errProtocol, and every frame it accepts
 // has the invariants the host relies on.
 func FuzzParseFrame(f *testing.F) {
 	for _, seed := range protocolFrames {
@@ -59,8 +59,8 @@ func FuzzParseFrame(f *testing.F) {
 	f.Fuzz(func(t *testing.T, line []byte) {
 		fr, err := parseFrame(line)
 		if err != nil {
-			if !errors.Is(err, ErrProtocol) {
-				t.Fatalf("an error that is not ErrProtocol: %v", err)
+			if !errors.Is(err, errProtocol) {
+				t.Fatalf("an error that is not errProtocol: %v", err)
 			}
 			return
 		}
@@ -145,7 +145,7 @@ func sameFrame(a, b frame) bool {
 // FuzzReadFrameLine reads arbitrary streams with arbitrary limits and
 // reader buffer sizes, and compares with splitting the stream at '\n': a
 // line within the limit comes back whole and on its own, a longer one or
-// an unterminated last one is ErrProtocol, the clean end is io.EOF, and a
+// an unterminated last one is errProtocol, the clean end is io.EOF, and a
 // line returned never exceeds the limit nor changes on the next read.
 func FuzzReadFrameLine(f *testing.F) {
 	frames := strings.Join(protocolFrames[:10], "\n") + "\n"
@@ -172,13 +172,13 @@ func FuzzReadFrameLine(f *testing.F) {
 			i := bytes.IndexByte(rest, '\n')
 			switch {
 			case len(rest) == 0:
-				if !errors.Is(err, io.EOF) || errors.Is(err, ErrProtocol) || line != nil {
+				if !errors.Is(err, io.EOF) || errors.Is(err, errProtocol) || line != nil {
 					t.Fatalf("at the end: %q, %v; want io.EOF", line, err)
 				}
 				return
 			case i < 0 || i > max:
-				if !errors.Is(err, ErrProtocol) {
-					t.Fatalf("want ErrProtocol for %q (limit %d), got %q, %v", rest, max, line, err)
+				if !errors.Is(err, errProtocol) {
+					t.Fatalf("want errProtocol for %q (limit %d), got %q, %v", rest, max, line, err)
 				}
 				return
 			}

@@ -31,8 +31,8 @@ const (
 
 // Options configure a Session. The zero value is ready to use.
 type Options struct {
-	// Spec is the sandbox's spec; its Cmd is replaced by Command(). Zero:
-	// the engine's defaults.
+	// Spec is the sandbox's spec; its Cmd is replaced by the command
+	// that starts the runtime. Zero: the engine's defaults.
 	Spec engine.Spec
 	// Logger receives lifecycle reports. Zero: discarded.
 	Logger *slog.Logger
@@ -97,51 +97,6 @@ const (
 	PhaseInit        = "init"        // Options.Init runs (the bridge's sandbox API)
 )
 
-// A Status is how a call ended.
-type Status string
-
-// Call statuses.
-const (
-	// StatusSuccess: the code ran to its end.
-	StatusSuccess Status = "success"
-	// StatusError: an exception escaped the code, or the sandbox failed.
-	StatusError Status = "error"
-	// StatusTimeout: the code ran past its timeout and was stopped.
-	StatusTimeout Status = "timeout"
-	// StatusExit: the code raised SystemExit (sys.exit).
-	StatusExit Status = "exit"
-)
-
-// A Result is the outcome of one call.
-type Result struct {
-	Status Status
-	Stdout string
-	Stderr string
-	// Truncated reports that output beyond the cap was dropped; the text
-	// then ends with a marker saying how much.
-	Truncated bool
-	// ExitCode is the SystemExit code, for StatusExit.
-	ExitCode int
-	// ExceptionType, ExceptionMessage and Traceback describe the
-	// exception, for StatusError and StatusTimeout.
-	ExceptionType    string
-	ExceptionMessage string
-	Traceback        string
-	// Duration is the call's run time as the sandbox measured it (or the
-	// host's wait, when the sandbox did not answer).
-	Duration time.Duration
-	// StateLost reports that this call did not run in the interpreter of
-	// the previous calls, or that its own interpreter is gone, and Notice
-	// says why.
-	StateLost bool
-	Notice    string
-	// Python is the sandbox interpreter's version.
-	Python string
-
-	// began reports that the sandbox said the code was about to run.
-	began bool
-}
-
 // A Session is one warm sandbox whose interpreter keeps its globals from
 // call to call. Calls are serialized. A dead container is replaced on the
 // next call, which is told that the state was lost.
@@ -153,7 +108,7 @@ type Session struct {
 	seq  atomic.Int64
 
 	mu     sync.Mutex
-	box    *runtimeBox
+	ctr    *container
 	lost   string // why the previous interpreter is gone, for the next call
 	idle   *time.Timer
 	closed bool
@@ -190,14 +145,14 @@ func (s *Session) Start(ctx context.Context) error {
 	return err
 }
 
-// Python returns the sandbox interpreter's version, once started.
-func (s *Session) Python() string {
+// python returns the sandbox interpreter's version, once started.
+func (s *Session) python() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.box == nil {
+	if s.ctr == nil {
 		return ""
 	}
-	return s.box.python
+	return s.ctr.python
 }
 
 func (s *Session) acquire(ctx context.Context) error {
@@ -221,16 +176,16 @@ func (s *Session) acquire(ctx context.Context) error {
 
 func (s *Session) release() {
 	s.mu.Lock()
-	if !s.closed && s.box != nil && s.opts.idleTimeout() > 0 {
-		box := s.box
-		s.idle = time.AfterFunc(s.opts.idleTimeout(), func() { s.stopIdle(box) })
+	if !s.closed && s.ctr != nil && s.opts.idleTimeout() > 0 {
+		ctr := s.ctr
+		s.idle = time.AfterFunc(s.opts.idleTimeout(), func() { s.stopIdle(ctr) })
 	}
 	s.mu.Unlock()
 	<-s.sem
 }
 
-// stopIdle stops box if it is still the session's and no call runs.
-func (s *Session) stopIdle(box *runtimeBox) {
+// stopIdle stops ctr if it is still the session's and no call runs.
+func (s *Session) stopIdle(ctr *container) {
 	select {
 	case s.sem <- struct{}{}:
 	default:
@@ -238,50 +193,50 @@ func (s *Session) stopIdle(box *runtimeBox) {
 	}
 	defer func() { <-s.sem }()
 	s.mu.Lock()
-	if s.box != box {
+	if s.ctr != ctr {
 		s.mu.Unlock()
 		return
 	}
-	s.box = nil
+	s.ctr = nil
 	s.lost = fmt.Sprintf("the sandbox was stopped after %v without calls", s.opts.idleTimeout())
 	s.mu.Unlock()
 	s.log.Info("stopping idle sandbox", "idle", s.opts.idleTimeout())
-	box.Close()
+	ctr.Close()
 }
 
-// ensure returns the live box, starting one when there is none or the
+// ensure returns the live container, starting one when there is none or the
 // previous one died; notice says why state was lost, if it was.
-func (s *Session) ensure(ctx context.Context) (*runtimeBox, string, error) {
+func (s *Session) ensure(ctx context.Context) (*container, string, error) {
 	s.mu.Lock()
-	box := s.box
+	ctr := s.ctr
 	s.mu.Unlock()
-	if box != nil {
-		err := box.Err()
+	if ctr != nil {
+		err := ctr.Err()
 		if err == nil {
-			return box, "", nil
+			return ctr, "", nil
 		}
-		s.discard(box, err.Error())
+		s.discard(ctr, err.Error())
 	}
 	start := time.Now()
-	box, err := startBox(ctx, s.eng, &s.opts, s.log)
+	ctr, err := startContainer(ctx, s.eng, &s.opts, s.log)
 	if err != nil {
 		return nil, "", s.startError(err)
 	}
 	if s.opts.Init != nil {
 		began := time.Now()
-		if err := s.initialize(ctx, box); err != nil {
-			s.discard(box, err.Error())
+		if err := s.initialize(ctx, ctr); err != nil {
+			s.discard(ctr, err.Error())
 			return nil, "", s.startError(err)
 		}
 		engine.TracePhase(ctx, PhaseInit, time.Since(began))
 	}
-	s.log.Info("sandbox ready", "python", box.python, "runtime", box.version, "id", box.sb.ID(), "took", time.Since(start))
+	s.log.Info("sandbox ready", "python", ctr.python, "runtime", ctr.version, "id", ctr.sb.ID(), "took", time.Since(start))
 	s.mu.Lock()
-	s.box = box
+	s.ctr = ctr
 	notice := s.lost
 	s.lost = ""
 	s.mu.Unlock()
-	return box, notice, nil
+	return ctr, notice, nil
 }
 
 // startError wraps the failure to start a sandbox, saying why the previous
@@ -297,9 +252,9 @@ func (s *Session) startError(err error) error {
 	return fmt.Errorf("starting sandbox: %w", err)
 }
 
-// initialize runs the Init code in a new box.
-func (s *Session) initialize(ctx context.Context, box *runtimeBox) error {
-	res, err := s.run(ctx, box, s.opts.Init(), s.opts.readyTimeout())
+// initialize runs the Init code in a new container.
+func (s *Session) initialize(ctx context.Context, ctr *container) error {
+	res, err := s.run(ctx, ctr, s.opts.Init(), s.opts.readyTimeout())
 	if err != nil {
 		return fmt.Errorf("initializing the interpreter: %w", err)
 	}
@@ -309,19 +264,19 @@ func (s *Session) initialize(ctx context.Context, box *runtimeBox) error {
 	return nil
 }
 
-// discard drops box (closing its container) and records why its state is
+// discard drops ctr (stopping it) and records why its state is
 // gone.
-func (s *Session) discard(box *runtimeBox, why string) {
+func (s *Session) discard(ctr *container, why string) {
 	s.mu.Lock()
-	if s.box == box {
-		s.box = nil
+	if s.ctr == ctr {
+		s.ctr = nil
 		s.lost = why
 	}
 	s.mu.Unlock()
 	s.discards.Add(1)
 	go func() {
 		defer s.discards.Done()
-		box.Close()
+		ctr.Close()
 	}()
 }
 
@@ -336,33 +291,32 @@ func (s *Session) Execute(ctx context.Context, code string, timeout time.Duratio
 		return nil, err
 	}
 	defer s.release()
-	box, notice, err := s.ensure(ctx)
+	ctr, notice, err := s.ensure(ctx)
 	if err != nil {
 		return nil, err
 	}
-	res, err := s.run(ctx, box, code, timeout)
-	if errors.Is(err, ErrSandboxDied) && !res.began && ctx.Err() == nil {
+	res, err := s.run(ctx, ctr, code, timeout)
+	if errors.Is(err, errSandboxDied) && !res.began && ctx.Err() == nil {
 		// The sandbox died before the code began: between calls, and
 		// noticed only now (gVisor delivers a kill of its init after the
 		// call that sent it has returned). None of the code ran, so it
 		// runs on a fresh sandbox, whose notice says why the state is
 		// gone.
 		s.log.Info("the sandbox died before the call's code began; running it on a fresh sandbox", "err", err)
-		if box, notice, err = s.ensure(ctx); err != nil {
+		if ctr, notice, err = s.ensure(ctx); err != nil {
 			return nil, err
 		}
-		res, err = s.run(ctx, box, code, timeout)
+		res, err = s.run(ctx, ctr, code, timeout)
 	}
 	if notice != "" {
 		res.StateLost = true
 		res.Notice = "a new sandbox was started and earlier variables, imports and definitions are gone: " + notice
 	}
-	res.Python = box.python
 	return res, err
 }
 
-// run performs one call on box.
-func (s *Session) run(ctx context.Context, box *runtimeBox, code string, timeout time.Duration) (res *Result, err error) {
+// run performs one call on ctr.
+func (s *Session) run(ctx context.Context, ctr *container, code string, timeout time.Duration) (res *Result, err error) {
 	c := &callState{
 		id:       strconv.FormatInt(s.seq.Add(1), 10),
 		result:   make(chan frame, 1),
@@ -374,14 +328,14 @@ func (s *Session) run(ctx context.Context, box *runtimeBox, code string, timeout
 		}
 	}()
 	c.stdout.max, c.stderr.max = s.opts.maxOutput(), s.opts.maxOutput()
-	c.ctx, c.cancel = context.WithCancel(box.ctx)
+	c.ctx, c.cancel = context.WithCancel(ctr.ctx)
 	defer c.cancel()
-	box.mu.Lock()
-	box.call = c
-	box.mu.Unlock()
+	ctr.mu.Lock()
+	ctr.call = c
+	ctr.mu.Unlock()
 	began := time.Now()
-	if err := box.send(execFrame{T: frameExec, ID: c.id, Code: code, MaxOutput: s.opts.maxOutput()}); err != nil {
-		return s.died(box, c, began, fmt.Errorf("%w: sending the code: %v", ErrSandboxDied, err))
+	if err := ctr.send(execFrame{T: frameExec, ID: c.id, Code: code, MaxOutput: s.opts.maxOutput()}); err != nil {
+		return s.died(ctr, c, began, fmt.Errorf("%w: sending the code: %v", errSandboxDied, err))
 	}
 	var deadline <-chan time.Time
 	if timeout > 0 {
@@ -391,21 +345,21 @@ func (s *Session) run(ctx context.Context, box *runtimeBox, code string, timeout
 	}
 	select {
 	case f := <-c.result:
-		return s.finish(c, f, false), nil
-	case <-box.dead:
-		return s.died(box, c, began, box.err)
+		return c.finish(f, false), nil
+	case <-ctr.dead:
+		return s.died(ctr, c, began, ctr.err)
 	case <-deadline:
-		return s.interrupt(box, c, began, fmt.Sprintf("the call ran past its timeout of %v", timeout))
+		return s.interrupt(ctr, c, began, fmt.Sprintf("the call ran past its timeout of %v", timeout))
 	case <-ctx.Done():
-		res, _ := s.interrupt(box, c, began, "the caller went away")
+		res, _ := s.interrupt(ctr, c, began, "the caller went away")
 		return res, ctx.Err()
 	}
 }
 
 // interrupt stops the running call: KeyboardInterrupt first, the
 // container after the grace period.
-func (s *Session) interrupt(box *runtimeBox, c *callState, began time.Time, why string) (*Result, error) {
-	if err := box.send(interruptFrame{T: frameInterrupt, ID: c.id}); err != nil {
+func (s *Session) interrupt(ctr *container, c *callState, began time.Time, why string) (*Result, error) {
+	if err := ctr.send(interruptFrame{T: frameInterrupt, ID: c.id}); err != nil {
 		s.log.Debug("sending interrupt", "err", err)
 	}
 	grace := time.NewTimer(s.opts.interruptGrace())
@@ -413,19 +367,19 @@ func (s *Session) interrupt(box *runtimeBox, c *callState, began time.Time, why 
 	select {
 	case f := <-c.result:
 		if f.Status != statusInterrupt {
-			return s.finish(c, f, false), nil // it ended on its own meanwhile
+			return c.finish(f, false), nil // it ended on its own meanwhile
 		}
-		res := s.finish(c, f, true)
+		res := c.finish(f, true)
 		res.Notice = why + "; it was interrupted and the session kept its state"
 		return res, nil
-	case <-box.dead:
-		return s.died(box, c, began, box.err)
+	case <-ctr.dead:
+		return s.died(ctr, c, began, ctr.err)
 	case <-grace.C:
 	}
 	s.log.Warn("call did not stop after its interrupt; replacing the sandbox", "grace", s.opts.interruptGrace())
 	reason := why + fmt.Sprintf(" and did not stop within %v of its interrupt, so its sandbox was killed", s.opts.interruptGrace())
-	s.discard(box, reason)
-	res := s.partial(c, began)
+	s.discard(ctr, reason)
+	res := c.partial(began)
 	res.Status = StatusTimeout
 	res.StateLost = true
 	res.Notice = reason + "; the next call starts a fresh interpreter and earlier variables, imports and definitions are gone"
@@ -433,48 +387,13 @@ func (s *Session) interrupt(box *runtimeBox, c *callState, began time.Time, why 
 }
 
 // died reports a call whose sandbox failed.
-func (s *Session) died(box *runtimeBox, c *callState, began time.Time, err error) (*Result, error) {
-	s.discard(box, err.Error())
-	res := s.partial(c, began)
+func (s *Session) died(ctr *container, c *callState, began time.Time, err error) (*Result, error) {
+	s.discard(ctr, err.Error())
+	res := c.partial(began)
 	res.Status = StatusError
 	res.StateLost = true
 	res.Notice = err.Error()
 	return res, err
-}
-
-// partial returns the output a call produced before it was abandoned.
-func (s *Session) partial(c *callState, began time.Time) *Result {
-	res := &Result{Duration: time.Since(began)}
-	var t1, t2 bool
-	res.Stdout, t1 = c.stdout.text(0)
-	res.Stderr, t2 = c.stderr.text(0)
-	res.Truncated = t1 || t2
-	return res
-}
-
-// finish turns a result frame into a Result.
-func (s *Session) finish(c *callState, f frame, timedOut bool) *Result {
-	res := &Result{
-		Duration:         time.Duration(f.DurationMS * float64(time.Millisecond)),
-		ExceptionType:    f.ExcType,
-		ExceptionMessage: f.ExcMessage,
-		Traceback:        f.Traceback,
-	}
-	var t1, t2 bool
-	res.Stdout, t1 = c.stdout.text(f.Dropped["stdout"])
-	res.Stderr, t2 = c.stderr.text(f.Dropped["stderr"])
-	res.Truncated = t1 || t2
-	switch {
-	case timedOut:
-		res.Status = StatusTimeout
-	case f.Status == statusOK:
-		res.Status = StatusSuccess
-	case f.Status == statusExit:
-		res.Status, res.ExitCode = StatusExit, f.ExitCode
-	default: // error, or interrupted by something else than our timeout
-		res.Status = StatusError
-	}
-	return res
 }
 
 // Close stops the sandbox and waits until its container is removed. A
@@ -483,14 +402,14 @@ func (s *Session) Close() error {
 	s.closeOnce.Do(func() {
 		s.mu.Lock()
 		s.closed = true
-		box := s.box
-		s.box = nil
+		ctr := s.ctr
+		s.ctr = nil
 		if s.idle != nil {
 			s.idle.Stop()
 		}
 		s.mu.Unlock()
-		if box != nil {
-			s.closeErr = box.Close()
+		if ctr != nil {
+			s.closeErr = ctr.Close()
 		}
 		s.discards.Wait()
 	})

@@ -51,8 +51,8 @@ func TestStatePersists(t *testing.T) {
 	if err := s.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasPrefix(s.Python(), "3.") {
-		t.Fatalf("Python() = %q", s.Python())
+	if !strings.HasPrefix(s.python(), "3.") {
+		t.Fatalf("python() = %q", s.python())
 	}
 	exec1(t, s, "import math\nx = 40\ndef f(v): return v + 2\nclass C:\n    k = 'kept'\n", 0)
 	want(t, exec1(t, s, "print(f(x), math.pi > 3, C.k)", 0), StatusSuccess, "42 True kept\n")
@@ -222,8 +222,8 @@ func TestDeadSandboxReplacedWithNotice(t *testing.T) {
 	s := newLocal(t, Options{})
 	exec1(t, s, "v = 1", 0)
 	res, err := s.Execute(context.Background(), "import os, signal\nprint('dying', flush=True)\nos.kill(os.getpid(), signal.SIGKILL)", 0)
-	if !errors.Is(err, ErrSandboxDied) || !strings.Contains(err.Error(), "SIGKILL") {
-		t.Fatalf("err = %v, want ErrSandboxDied naming SIGKILL", err)
+	if !errors.Is(err, errSandboxDied) || !strings.Contains(err.Error(), "SIGKILL") {
+		t.Fatalf("err = %v, want errSandboxDied naming SIGKILL", err)
 	}
 	if res == nil || res.Status != StatusError || !res.StateLost {
 		t.Fatalf("result %+v", res)
@@ -258,7 +258,7 @@ v = 1`, 0)
 
 	// Code that began is not run again: the death is the call's error.
 	res, err := s.Execute(context.Background(), fmt.Sprintf("open(%q, 'a').write('y')\nimport os, signal\nos.kill(os.getpid(), signal.SIGKILL)", ran), 0)
-	if !errors.Is(err, ErrSandboxDied) || res == nil || !res.StateLost {
+	if !errors.Is(err, errSandboxDied) || res == nil || !res.StateLost {
 		t.Fatalf("a sandbox that died in the code: %+v, %v", res, err)
 	}
 	if data, _ := os.ReadFile(ran); string(data) != "xy" {
@@ -271,7 +271,7 @@ func TestIdleTimeoutStopsSandbox(t *testing.T) {
 	exec1(t, s, "w = 1", 0)
 	time.Sleep(500 * time.Millisecond)
 	s.mu.Lock()
-	stopped := s.box == nil
+	stopped := s.ctr == nil
 	s.mu.Unlock()
 	if !stopped {
 		t.Fatal("sandbox still running after the idle timeout")

@@ -9,21 +9,45 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
 
-// The benchmarks of BENCHMARKS.md. Each takes its fixed number of samples
-// once, whatever b.N (run them with -benchtime 1x), reports p50/p95 as
-// benchmark metrics and records its table in the report, which
-// scripts/bench writes to BENCHMARKS.md with -args -report FILE: every
-// figure comes from the same run on the same machine.
+// The benchmarks of BENCHMARKS.md. Each is an ordinary Go benchmark: its
+// measured loop runs b.N times the one thing it measures (a warm call, a
+// fresh container, a proxied call, a new session, a bridge start...),
+// set-up and warm-up outside the timer, so
+//
+//	go test -tags "$(cat engine/podman_tags.txt) integration" -run '^$' \
+//		-bench 'WarmCall$' -benchtime 2s ./integration/
+//
+// gives a real ns/op. Every iteration is also kept as a sample: each
+// benchmark reports p50/p95 as metrics and records its table in the
+// report, so a table's sample count is its benchmark's b.N. The memory and
+// token figures are not latencies: there the op is the whole measurement,
+// and its ns/op only says how long that took.
+//
+// scripts/bench writes BENCHMARKS.md with -args -report FILE -benchplan
+// PLAN: PLAN gives each benchmark its own iteration count, and TestMain
+// runs the steps one after the other in this one process, so every figure
+// of the report comes from the same run on the same machine.
 
-var reportPath = flag.String("report", "", "write the benchmark report (markdown) to this file after the run")
+var (
+	reportPath = flag.String("report", "", "write the benchmark report (markdown) to this file after the run")
+	benchPlan  = flag.String("benchplan", "", "run the benchmarks in steps, space-separated `PATTERN=BENCHTIME` pairs "+
+		"(such as 'WarmCall$=200x FreshContainer$=10x'): each step runs the benchmarks -test.bench PATTERN selects "+
+		"with -test.benchtime BENCHTIME (overriding both flags), tests only in the first step")
+)
 
 func TestMain(m *testing.M) {
 	flag.Parse()
-	code := m.Run()
+	var code int
+	if *benchPlan == "" {
+		code = m.Run()
+	} else {
+		code = runPlan(m, *benchPlan)
+	}
 	if binPath != "" {
 		os.RemoveAll(filepath.Dir(binPath))
 	}
@@ -34,6 +58,49 @@ func TestMain(m *testing.M) {
 		}
 	}
 	os.Exit(code)
+}
+
+// A planStep runs the benchmarks pattern selects for benchtime.
+type planStep struct{ pattern, benchtime string }
+
+func parsePlan(plan string) ([]planStep, error) {
+	var steps []planStep
+	for _, f := range strings.Fields(plan) {
+		i := strings.LastIndexByte(f, '=')
+		if i <= 0 || i == len(f)-1 {
+			return nil, fmt.Errorf("-benchplan: %q is not PATTERN=BENCHTIME", f)
+		}
+		steps = append(steps, planStep{f[:i], f[i+1:]})
+	}
+	if len(steps) == 0 {
+		return nil, fmt.Errorf("-benchplan: no steps")
+	}
+	return steps, nil
+}
+
+// runPlan runs m once per step of plan, setting -test.bench and
+// -test.benchtime for it; the tests -test.run selects run in the first
+// step only. It returns the worst exit code.
+func runPlan(m *testing.M, plan string) int {
+	steps, err := parsePlan(plan)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	code := 0
+	for i, s := range steps {
+		if i > 0 {
+			flag.Set("test.run", "^$")
+		}
+		for name, value := range map[string]string{"test.bench": s.pattern, "test.benchtime": s.benchtime} {
+			if err := flag.Set(name, value); err != nil {
+				fmt.Fprintf(os.Stderr, "-benchplan: %s=%s: %v\n", s.pattern, s.benchtime, err)
+				return 2
+			}
+		}
+		code = max(code, m.Run())
+	}
+	return code
 }
 
 // stats summarizes latency samples.

@@ -4,6 +4,7 @@ package integration
 
 import (
 	"bytes"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -31,6 +32,7 @@ type reportSection struct {
 	key, title string
 	header     []string
 	rows       [][]string
+	rowKeys    []string
 	notes      []string
 }
 
@@ -46,21 +48,30 @@ func (r *benchReport) section(key, title string, header ...string) *reportSectio
 	return s
 }
 
-// row adds a table row.
-func (s *reportSection) row(cells ...string) {
+// row sets the table row key: a later run of the same benchmark (a b.N
+// benchmark runs once per b.N it tries; -count) replaces its row in place.
+func (s *reportSection) row(key string, cells ...string) {
 	report.mu.Lock()
 	defer report.mu.Unlock()
+	if i := slices.Index(s.rowKeys, key); i >= 0 {
+		s.rows[i] = cells
+		return
+	}
+	s.rowKeys = append(s.rowKeys, key)
 	s.rows = append(s.rows, cells)
 }
 
-// note adds a paragraph under the table.
+// note adds a paragraph under the table, once.
 func (s *reportSection) note(format string, args ...any) {
 	report.mu.Lock()
 	defer report.mu.Unlock()
-	s.notes = append(s.notes, fmt.Sprintf(format, args...))
+	if n := fmt.Sprintf(format, args...); !slices.Contains(s.notes, n) {
+		s.notes = append(s.notes, n)
+	}
 }
 
-// headline records a goal and what was measured against it.
+// headline records a goal and what was measured against it; a later
+// measurement of the same thing replaces it.
 func (r *benchReport) headline(what, goal, measured string, met bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -68,7 +79,12 @@ func (r *benchReport) headline(what, goal, measured string, met bool) {
 	if !met {
 		verdict = "**missed**"
 	}
-	r.headlines = append(r.headlines, []string{what, goal, measured, verdict})
+	h := []string{what, goal, measured, verdict}
+	if i := slices.IndexFunc(r.headlines, func(h []string) bool { return h[0] == what }); i >= 0 {
+		r.headlines[i] = h
+		return
+	}
+	r.headlines = append(r.headlines, h)
 }
 
 func (r *benchReport) setWarm(v string, p50 time.Duration) {
@@ -90,9 +106,15 @@ func (r *benchReport) markdown() string {
 	defer r.mu.Unlock()
 	var b bytes.Buffer
 	b.WriteString("# Benchmarks\n\n")
-	b.WriteString("Written by `scripts/bench` (the benchmarks of `integration/bench*_test.go`, run with\n" +
-		"`go test -tags integration -bench . -benchtime 1x`); every figure below comes from ONE run on ONE machine,\n" +
-		"so the ratios compare like with like. Goals are targets reported against, not test assertions.\n\n")
+	b.WriteString("Written by `scripts/bench`: the Go benchmarks of `integration/bench*_test.go`, each run for a fixed\n" +
+		"number of iterations (`go test -tags integration -bench … -args -benchplan PLAN`, below), one sample per\n" +
+		"iteration, so a table's count is its benchmark's b.N. Every figure below comes from ONE `go test` process\n" +
+		"on ONE machine, so the ratios compare like with like. Goals are targets reported against, not test assertions.\n\n")
+	if *benchPlan != "" {
+		fmt.Fprintf(&b, "Iterations (`-benchplan`, PATTERN=BENCHTIME): `%s`.\n\n", strings.Join(strings.Fields(*benchPlan), " "))
+	} else if f := flag.Lookup("test.benchtime"); f != nil {
+		fmt.Fprintf(&b, "Iterations: `-benchtime %s`.\n\n", f.Value)
+	}
 	b.WriteString("## Machine\n\n")
 	for _, kv := range machine() {
 		fmt.Fprintf(&b, "- %s: %s\n", kv[0], kv[1])

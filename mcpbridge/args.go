@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-// callArgs are the validated arguments of one run_python call.
+// A callArgs holds the validated arguments of one run_python call.
 type callArgs struct {
 	code    string
 	servers []string

@@ -3,12 +3,10 @@ package mcpbridge
 import (
 	"context"
 	"encoding/json"
-	"errors"
+	"fmt"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine/enginetest"
@@ -76,31 +74,35 @@ func TestRunPythonStatePersists(t *testing.T) {
 	}
 }
 
-func TestRunPythonErrorKeepsSession(t *testing.T) {
-	cs, _ := connectClient(t, defaultConfig())
-	call(t, cs, map[string]any{"code": "keep = 'me'"})
-	res, text, sc := call(t, cs, map[string]any{"code": "print('partial')\nraise KeyError('k')"})
-	if !res.IsError || sc["status"] != "error" || sc["exitCode"] != float64(1) ||
-		!strings.Contains(text, "partial\nstderr:\nTraceback") || !strings.Contains(text, "status: error") ||
-		!strings.Contains(sc["error"].(string), "KeyError") {
-		t.Fatalf("exception: %q %v", text, sc)
-	}
-	_, text, _ = call(t, cs, map[string]any{"code": "print(keep)"})
-	if text != "me" {
-		t.Fatalf("after the exception: %q", text)
-	}
-}
-
-func TestRunPythonTimeoutKeepsState(t *testing.T) {
-	cs, _ := connectClient(t, defaultConfig())
-	call(t, cs, map[string]any{"code": "kept = 3"})
-	res, text, sc := call(t, cs, map[string]any{"code": "while True: pass", "timeout": 1})
-	if !res.IsError || sc["status"] != "timeout" || sc["timeoutSeconds"] != float64(1) || !strings.Contains(text, "status: timeout") {
-		t.Fatalf("timeout: %q %v", text, sc)
-	}
-	_, text, _ = call(t, cs, map[string]any{"code": "print(kept)"})
-	if text != "3" {
-		t.Fatalf("after the timeout: %q", text)
+// TestRunPythonFailureKeepsState fails a call with an exception, then
+// with a timeout: each is reported as such, and the session keeps its
+// state.
+func TestRunPythonFailureKeepsState(t *testing.T) {
+	for _, tt := range []struct {
+		name     string
+		args     map[string]any
+		reported func(text string, sc map[string]any) bool
+	}{
+		{"exception", map[string]any{"code": "print('partial')\nraise KeyError('k')"}, func(text string, sc map[string]any) bool {
+			return sc["status"] == "error" && sc["exitCode"] == float64(1) &&
+				strings.Contains(text, "partial\nstderr:\nTraceback") && strings.Contains(text, "status: error") &&
+				strings.Contains(fmt.Sprint(sc["error"]), "KeyError")
+		}},
+		{"timeout", map[string]any{"code": "while True: pass", "timeout": 1}, func(text string, sc map[string]any) bool {
+			return sc["status"] == "timeout" && sc["timeoutSeconds"] == float64(1) && strings.Contains(text, "status: timeout")
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			cs, _ := connectClient(t, defaultConfig())
+			call(t, cs, map[string]any{"code": "kept = 'me'"})
+			res, text, sc := call(t, cs, tt.args)
+			if !res.IsError || !tt.reported(text, sc) {
+				t.Fatalf("%s: %q %v", tt.name, text, sc)
+			}
+			if _, text, _ = call(t, cs, map[string]any{"code": "print(kept)"}); text != "me" {
+				t.Fatalf("after the %s: %q", tt.name, text)
+			}
+		})
 	}
 }
 
@@ -127,25 +129,6 @@ func TestRunPythonValidation(t *testing.T) {
 	}
 }
 
-func TestTimeoutClamped(t *testing.T) {
-
-	for _, tt := range []struct {
-		raw  string
-		want time.Duration
-	}{
-		{`{"code":"x"}`, 5 * time.Second},
-		{`{"code":"x","timeout":0}`, time.Second},
-		{`{"code":"x","timeout":-4}`, time.Second},
-		{`{"code":"x","timeout":3}`, 3 * time.Second},
-		{`{"code":"x","timeout":1000}`, 7 * time.Second},
-	} {
-		a, problem := parseArgs(json.RawMessage(tt.raw), 5*time.Second, 7*time.Second, func(string) bool { return false })
-		if problem != "" || a.timeout != tt.want {
-			t.Errorf("%s: timeout %v (%s), want %v", tt.raw, a.timeout, problem, tt.want)
-		}
-	}
-}
-
 func TestToolsListIsSmallAndNamesNoServer(t *testing.T) {
 	cs, _ := connectClient(t, defaultConfig())
 	res, err := cs.ListTools(context.Background(), nil)
@@ -159,24 +142,6 @@ func TestToolsListIsSmallAndNamesNoServer(t *testing.T) {
 	// A token is about 4 characters of English; 300 tokens is the budget.
 	if len(raw) > 1200 {
 		t.Fatalf("tools/list is %d bytes, over the ~300-token budget:\n%s", len(raw), raw)
-	}
-}
-
-func TestCapabilitiesResource(t *testing.T) {
-	cs, _ := connectClient(t, defaultConfig())
-	ctx := context.Background()
-	list, err := cs.ListResources(ctx, nil)
-	if err != nil || len(list.Resources) != 1 || list.Resources[0].URI != CapabilitiesURI {
-		t.Fatalf("resources/list: %+v %v", list, err)
-	}
-	read, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: CapabilitiesURI})
-	if err != nil || !strings.Contains(read.Contents[0].Text, "search_tool_docs") {
-		t.Fatalf("resources/read: %+v %v", read, err)
-	}
-	_, err = cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "resource://other"})
-	var je *jsonrpc.Error
-	if !errors.As(err, &je) || je.Code != jsonrpc.CodeInvalidParams {
-		t.Fatalf("unknown URI: %v, want invalid params", err)
 	}
 }
 

@@ -19,8 +19,8 @@ import (
 // maxConfigBytes bounds one configuration file.
 const maxConfigBytes = 8 << 20
 
-// A ServerConfig is one MCP server the bridge can start and proxy.
-type ServerConfig struct {
+// A serverConfig is one MCP server the bridge can start and proxy.
+type serverConfig struct {
 	Name        string            `json:"name"`
 	Command     string            `json:"command"`
 	Args        []string          `json:"args,omitempty"`
@@ -63,8 +63,8 @@ func (o DiscoveryOptions) stateDir() string {
 	return state
 }
 
-// StateDir returns the state directory.
-func (r *Registry) StateDir() string { return r.opts.stateDir() }
+// stateDir returns the state directory.
+func (r *Registry) stateDir() string { return r.opts.stateDir() }
 
 // A source is one place definitions are read from, in priority order.
 type source struct {
@@ -113,13 +113,16 @@ type Registry struct {
 	files map[string]cachedFile
 }
 
+// A cachedFile is what a Registry keeps of one configuration file: the
+// servers it defines, and its size and time when they were read.
 type cachedFile struct {
 	size    int64
 	mtime   time.Time
-	servers []ServerConfig
+	servers []serverConfig
 }
 
-// NewRegistry returns a Registry; nothing is read until Servers.
+// NewRegistry returns a Registry; nothing is read until a server is
+// looked up.
 func NewRegistry(opts DiscoveryOptions) *Registry {
 	if opts.Home == "" {
 		opts.Home, _ = os.UserHomeDir()
@@ -135,14 +138,14 @@ func NewRegistry(opts DiscoveryOptions) *Registry {
 	return r
 }
 
-// Servers returns every discovered server, first definition of a name
+// servers returns every discovered server, first definition of a name
 // winning, in discovery order.
-func (r *Registry) Servers() []ServerConfig {
+func (r *Registry) servers() []serverConfig {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	allowSelf := r.opts.AllowSelf
 	seen := map[string]bool{}
-	var out []ServerConfig
+	var out []serverConfig
 	for _, src := range r.opts.sources() {
 		for _, path := range r.expand(src) {
 			for _, sc := range r.read(path, src.project) {
@@ -162,14 +165,14 @@ func (r *Registry) Servers() []ServerConfig {
 	return out
 }
 
-// Lookup returns the server called name.
-func (r *Registry) Lookup(name string) (ServerConfig, bool) {
-	for _, sc := range r.Servers() {
+// lookup returns the server called name.
+func (r *Registry) lookup(name string) (serverConfig, bool) {
+	for _, sc := range r.servers() {
 		if sc.Name == name {
 			return sc, true
 		}
 	}
-	return ServerConfig{}, false
+	return serverConfig{}, false
 }
 
 func (r *Registry) expand(src source) []string {
@@ -189,7 +192,7 @@ func (r *Registry) expand(src source) []string {
 
 // read returns the servers defined in path, from the cache when the file
 // did not change. Missing files give nothing; malformed ones are logged.
-func (r *Registry) read(path string, project bool) []ServerConfig {
+func (r *Registry) read(path string, project bool) []serverConfig {
 	fi, err := os.Stat(path)
 	if err != nil || !fi.Mode().IsRegular() {
 		delete(r.files, path)
@@ -207,7 +210,7 @@ func (r *Registry) read(path string, project bool) []ServerConfig {
 }
 
 // parseFile reads the servers defined in the file at path.
-func (r *Registry) parseFile(path string, size int64, project bool) ([]ServerConfig, error) {
+func (r *Registry) parseFile(path string, size int64, project bool) ([]serverConfig, error) {
 	if size > maxConfigBytes {
 		return nil, fmt.Errorf("%d bytes is over the %d-byte limit", size, maxConfigBytes)
 	}
@@ -223,7 +226,7 @@ func (r *Registry) parseFile(path string, size int64, project bool) ([]ServerCon
 // comments and trailing commas (VS Code's settings and mcp.json) and an
 // optional byte order mark. project adds the servers of the entry of the
 // current directory under "projects" (~/.claude.json), first.
-func (r *Registry) parseConfig(data []byte, path string, project bool) ([]ServerConfig, error) {
+func (r *Registry) parseConfig(data []byte, path string, project bool) ([]serverConfig, error) {
 	var doc map[string]any
 	if filepath.Ext(path) == ".toml" {
 		if _, err := toml.Decode(string(data), &doc); err != nil {
@@ -254,7 +257,7 @@ func (r *Registry) parseConfig(data []byte, path string, project bool) ([]Server
 // serversOf reads the server tables of one document: mcpServers (most
 // agents), servers (VS Code), mcp.servers (VS Code settings), mcp_servers
 // (TOML configs).
-func (r *Registry) serversOf(doc map[string]any, path string) []ServerConfig {
+func (r *Registry) serversOf(doc map[string]any, path string) []serverConfig {
 	var tables []map[string]any
 	for _, key := range []string{"mcpServers", "servers", "mcp_servers"} {
 		if t, ok := doc[key].(map[string]any); ok {
@@ -266,7 +269,7 @@ func (r *Registry) serversOf(doc map[string]any, path string) []ServerConfig {
 			tables = append(tables, t)
 		}
 	}
-	var out []ServerConfig
+	var out []serverConfig
 	for _, t := range tables {
 		names := make([]string, 0, len(t))
 		for name := range t {
@@ -287,27 +290,27 @@ func (r *Registry) serversOf(doc map[string]any, path string) []ServerConfig {
 }
 
 // parseEntry validates one server definition.
-func parseEntry(name string, raw any) (ServerConfig, error) {
+func parseEntry(name string, raw any) (serverConfig, error) {
 	m, ok := raw.(map[string]any)
 	if !ok {
-		return ServerConfig{}, fmt.Errorf("not an object")
+		return serverConfig{}, fmt.Errorf("not an object")
 	}
 	if strings.TrimSpace(name) == "" {
-		return ServerConfig{}, fmt.Errorf("empty server name")
+		return serverConfig{}, fmt.Errorf("empty server name")
 	}
-	sc := ServerConfig{Name: name}
+	sc := serverConfig{Name: name}
 	cmd, ok := m["command"].(string)
 	if !ok || strings.TrimSpace(cmd) == "" {
 		if _, hasURL := m["url"]; hasURL {
-			return ServerConfig{}, fmt.Errorf("remote (url) servers are not proxied; only stdio servers with a command")
+			return serverConfig{}, fmt.Errorf("remote (url) servers are not proxied; only stdio servers with a command")
 		}
-		return ServerConfig{}, fmt.Errorf("no command")
+		return serverConfig{}, fmt.Errorf("no command")
 	}
 	sc.Command = cmd
 	if a, ok := m["args"]; ok {
 		list, ok := a.([]any)
 		if !ok {
-			return ServerConfig{}, fmt.Errorf("args is not a list")
+			return serverConfig{}, fmt.Errorf("args is not a list")
 		}
 		for _, v := range list {
 			sc.Args = append(sc.Args, scalarString(v))
@@ -316,7 +319,7 @@ func parseEntry(name string, raw any) (ServerConfig, error) {
 	if e, ok := m["env"]; ok {
 		env, ok := e.(map[string]any)
 		if !ok {
-			return ServerConfig{}, fmt.Errorf("env is not an object")
+			return serverConfig{}, fmt.Errorf("env is not an object")
 		}
 		sc.Env = map[string]string{}
 		for k, v := range env {
@@ -340,12 +343,12 @@ func scalarString(v any) string {
 }
 
 // isSelf reports whether sc would start this bridge.
-func (r *Registry) isSelf(sc ServerConfig) bool {
+func (r *Registry) isSelf(sc serverConfig) bool {
 	if r.self != "" && sc.Command == r.self {
 		return true
 	}
 	for _, s := range append([]string{sc.Command}, sc.Args...) {
-		if strings.Contains(s, Name) {
+		if strings.Contains(s, implementationName) {
 			return true
 		}
 	}

@@ -130,7 +130,7 @@ func serverTables(doc map[string]any) []map[string]any {
 
 // fromSomeTable reports whether one of tables has an entry named s.Name
 // with s's command, cwd, description, number of args and env variables.
-func fromSomeTable(s ServerConfig, tables []map[string]any) bool {
+func fromSomeTable(s serverConfig, tables []map[string]any) bool {
 	for _, t := range tables {
 		e, ok := t[s.Name].(map[string]any)
 		if !ok || e["command"] != s.Command {

@@ -18,7 +18,7 @@ func write(t *testing.T, path, content string) {
 	}
 }
 
-func names(servers []ServerConfig) []string {
+func names(servers []serverConfig) []string {
 	var n []string
 	for _, s := range servers {
 		n = append(n, s.Name)
@@ -44,7 +44,7 @@ func TestDiscoveryLocationsAndPriority(t *testing.T) {
 	write(t, extra, `{"mcpServers": {"from-env": {"command": "e"}, "cursor-one": {"command": "shadowed"}}}`)
 	write(t, filepath.Join(home, ".codeium", "windsurf", "mcp_config.json"), `{"mcpServers": {"self": {"command": "uvx", "args": ["--from", "git+https://x/mcp-server-code-execution-mode", "mcp-server-code-execution-mode", "run"]}}}`)
 
-	got := r.Servers()
+	got := r.servers()
 	want := []string{"filesystem", "memory", "vscode-one", "claude-project", "claude-global", "cursor-one", "code-settings", "mac-desktop", "from-env"}
 	if !slices.Equal(names(got), want) {
 		t.Fatalf("servers %v, want %v", names(got), want)
@@ -54,15 +54,15 @@ func TestDiscoveryLocationsAndPriority(t *testing.T) {
 		fs.Env["A"] != "1" || fs.Env["N"] != "2" || fs.Cwd != "/srv" || fs.Description != "files" || filepath.Base(fs.Source) != "fs.json" {
 		t.Fatalf("filesystem entry: %+v", fs)
 	}
-	if sc, _ := r.Lookup("cursor-one"); sc.Command != "c" {
+	if sc, _ := r.lookup("cursor-one"); sc.Command != "c" {
 		t.Fatalf("first definition must win: %+v", sc)
 	}
 
-	if _, ok := r.Lookup("self"); ok {
+	if _, ok := r.lookup("self"); ok {
 		t.Fatal("self entry allowed without AllowSelf")
 	}
 	opts.AllowSelf = true
-	if _, ok := NewRegistry(opts).Lookup("self"); !ok {
+	if _, ok := NewRegistry(opts).lookup("self"); !ok {
 		t.Fatal("self entry not allowed with MCP_BRIDGE_ALLOW_SELF_SERVER=1")
 	}
 }
@@ -73,18 +73,18 @@ func TestDiscoveryStateDirAndReload(t *testing.T) {
 	path := filepath.Join(state, "a.json")
 	write(t, path, `{"mcpServers": {"one": {"command": "a"}}}`)
 	write(t, filepath.Join(home, "MCPs", "ignored.json"), `{"mcpServers": {"not-read": {"command": "a"}}}`)
-	if got := names(r.Servers()); !slices.Equal(got, []string{"one"}) {
+	if got := names(r.servers()); !slices.Equal(got, []string{"one"}) {
 		t.Fatalf("servers %v", got)
 	}
 	// The cache serves unchanged files; a change is seen on the next call.
 	write(t, path, `{"mcpServers": {"one": {"command": "a"}, "two": {"command": "b"}}}`)
 	future := time.Now().Add(2 * time.Second)
 	os.Chtimes(path, future, future)
-	if got := names(r.Servers()); !slices.Equal(got, []string{"one", "two"}) {
+	if got := names(r.servers()); !slices.Equal(got, []string{"one", "two"}) {
 		t.Fatalf("after the change: %v", got)
 	}
 	os.Remove(path)
-	if got := r.Servers(); len(got) != 0 {
+	if got := r.servers(); len(got) != 0 {
 		t.Fatalf("after removal: %v", names(got))
 	}
 }

@@ -1,14 +1,16 @@
 package mcpbridge
 
 import (
+	"context"
+	"fmt"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// CapabilitiesURI names the resource with the bridge's manual.
-const CapabilitiesURI = "resource://mcp-server-code-execution-mode/capabilities"
+// capabilitiesURI names the resource with the bridge's manual.
+const capabilitiesURI = "resource://mcp-server-code-execution-mode/capabilities"
 
 // runPythonDescription is the tool's description: a short manual. The
 // whole tools/list result stays under 300 tokens whatever is configured:
@@ -42,12 +44,22 @@ func runPythonTool(def, max time.Duration) *mcp.Tool {
 
 func capabilitiesResource() *mcp.Resource {
 	return &mcp.Resource{
-		URI:         CapabilitiesURI,
+		URI:         capabilitiesURI,
 		Name:        "capabilities",
 		Title:       "Code execution bridge: capabilities and helper API",
 		Description: "How to discover and call MCP servers from run_python",
 		MIMEType:    "text/markdown",
 	}
+}
+
+// readCapabilities serves the capabilities resource.
+func (b *Bridge) readCapabilities(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+	if req.Params.URI != capabilitiesURI {
+		return nil, invalidParams(fmt.Sprintf("unknown resource %q; this server has %s", req.Params.URI, capabilitiesURI))
+	}
+	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{
+		URI: capabilitiesURI, MIMEType: "text/markdown", Text: capabilitiesManual,
+	}}}, nil
 }
 
 // invalidParams is the JSON-RPC invalid-params error.

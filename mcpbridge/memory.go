@@ -42,7 +42,7 @@ type memoryRecord struct {
 	UpdatedAt time.Time       `json:"updated_at"`
 }
 
-// memoryInfo describes a memory without its value.
+// A memoryInfo describes a memory without its value.
 type memoryInfo struct {
 	Key       string          `json:"key"`
 	Size      int             `json:"size"`

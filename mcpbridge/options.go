@@ -4,7 +4,6 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/entrypoint"
 )
 
@@ -45,9 +44,6 @@ type Options struct {
 	// Registry finds the configured MCP servers. Zero: a Registry over
 	// Discovery.
 	Registry *Registry
-	// StartTrace, when not nil, also receives the start phases of every
-	// client's sandbox (they are logged at INFO either way).
-	StartTrace *engine.StartTrace
 }
 
 // withDefaults returns o with every zero value replaced by its default.

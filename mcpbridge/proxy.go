@@ -29,27 +29,31 @@ const (
 	connectionEndWait = 200 * time.Millisecond
 )
 
-// ErrServerUnavailable reports a server the sandbox may not or cannot use.
-var ErrServerUnavailable = errors.New("server not available")
+// errServerUnavailable reports a server the sandbox may not or cannot use.
+var errServerUnavailable = errors.New("server not available")
 
 // A proxyPool keeps one warm client session per proxied MCP server,
 // started on first use and restarted after it dies.
 type proxyPool struct {
-	reg *Registry
-	log *slog.Logger
+	reg     *Registry
+	version string // the bridge's, announced to the servers
+	log     *slog.Logger
 
 	mu      sync.Mutex
 	clients map[string]*proxyClient
 }
 
-func newProxyPool(reg *Registry, log *slog.Logger) *proxyPool {
-	return &proxyPool{reg: reg, log: log, clients: map[string]*proxyClient{}}
+// newProxyPool returns a pool of the servers of reg, whose clients
+// announce themselves as version of the bridge.
+func newProxyPool(reg *Registry, version string, log *slog.Logger) *proxyPool {
+	return &proxyPool{reg: reg, version: version, log: log, clients: map[string]*proxyClient{}}
 }
 
 // A proxyClient is the connection to one server.
 type proxyClient struct {
-	cfg ServerConfig
-	log *slog.Logger
+	cfg     serverConfig
+	version string // the bridge's, announced to the server
+	log     *slog.Logger
 
 	mu    sync.Mutex // serializes (re)starts
 	cs    *mcp.ClientSession
@@ -59,9 +63,9 @@ type proxyClient struct {
 
 // client returns the client of server name, creating its entry.
 func (p *proxyPool) client(name string) (*proxyClient, error) {
-	cfg, ok := p.reg.Lookup(name)
+	cfg, ok := p.reg.lookup(name)
 	if !ok {
-		return nil, fmt.Errorf("%w: server %q is not configured", ErrServerUnavailable, name)
+		return nil, fmt.Errorf("%w: server %q is not configured", errServerUnavailable, name)
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -70,7 +74,7 @@ func (p *proxyPool) client(name string) (*proxyClient, error) {
 		if ok {
 			go c.close() // its definition changed: the next use starts the new one
 		}
-		c = &proxyClient{cfg: cfg, log: p.log.With("server", name)}
+		c = &proxyClient{cfg: cfg, version: p.version, log: p.log.With("server", name)}
 		p.clients[name] = c
 	}
 	return c, nil
@@ -178,7 +182,7 @@ func (c *proxyClient) session(ctx context.Context) (*mcp.ClientSession, error) {
 	}
 	cmd.Dir = c.cfg.Cwd
 	cmd.Stderr = &lineLogger{log: c.log}
-	client := mcp.NewClient(&mcp.Implementation{Name: Name, Version: "dev"}, &mcp.ClientOptions{
+	client := mcp.NewClient(&mcp.Implementation{Name: implementationName, Version: c.version}, &mcp.ClientOptions{
 		// Servers may change their tools at any time (server-everything
 		// does right after initialize): refresh the cache.
 		ToolListChangedHandler: func(ctx context.Context, req *mcp.ToolListChangedRequest) {
@@ -270,7 +274,7 @@ func (c *proxyClient) close() {
 	}
 }
 
-func sameConfig(a, b ServerConfig) bool {
+func sameConfig(a, b serverConfig) bool {
 	if a.Command != b.Command || a.Cwd != b.Cwd || len(a.Args) != len(b.Args) || len(a.Env) != len(b.Env) {
 		return false
 	}

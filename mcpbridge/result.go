@@ -33,7 +33,7 @@ type payload struct {
 	Notice         string   `json:"notice,omitempty"`
 }
 
-// outcome is everything a result is rendered from.
+// An outcome is everything a result is rendered from.
 type outcome struct {
 	status   string
 	summary  string
@@ -142,10 +142,15 @@ func (o outcome) compactText() string {
 }
 
 // toonText renders the full payload as a fenced block. No maintained Go
-// TOON encoder exists, so it is JSON, as the original does without one.
+// TOON encoder exists, so it is JSON, as the original does without one,
+// and like Python's json.dumps it leaves <, > and & as they are.
 func (o outcome) toonText() string {
-	data, _ := json.MarshalIndent(o.payload(), "", "  ")
-	return "```json\n" + string(data) + "\n```"
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	enc.Encode(o.payload())
+	return "```json\n" + strings.TrimRight(b.String(), "\n") + "\n```"
 }
 
 // toolResult builds the MCP result in the given output mode.

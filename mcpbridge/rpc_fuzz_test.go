@@ -59,7 +59,7 @@ func FuzzRPCHandler(f *testing.F) {
 	state := &clientState{}
 	state.add([]string{"everything"})
 	handle := b.rpcHandler(state)
-	stateDir := reg.StateDir()
+	stateDir := reg.stateDir()
 	f.Fuzz(func(t *testing.T, payload []byte) {
 		res, err := handle(context.Background(), json.RawMessage(payload))
 		if err != nil {

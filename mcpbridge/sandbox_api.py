@@ -1,328 +1,470 @@
-# The helper surface inside the sandbox: the `mcp` package, its `runtime`
-# module, `mcp.servers.<alias>` modules and the `mcp_<alias>` proxies. The
-# bridge runs this file in every new interpreter, then calls
-# _mcp_bridge_configure(state) whenever the loaded servers change.
-# Standard library only; every host request goes through
-# mcp_sandbox_runtime's rpc.
+"""The sandbox API of mcp-server-code-execution-mode: the helpers user code
+calls inside the sandbox to discover, document and call MCP servers, and to
+keep memories and tools on the host.
+
+The bridge (sandbox_api.go beside this file) runs this file as a private
+module in every new interpreter and calls install(globals()) there, which
+creates:
+
+- the `mcp` package: `mcp.runtime` (the helpers, MCPError and
+  MCPArgumentError) and `mcp.servers.<alias>` (a module per loaded server);
+- in the user's globals: MCPError, the memory helpers and save_tool,
+  LOADED_MCP_SERVERS, mcp_servers and an `mcp_<alias>` proxy per loaded
+  server;
+- the two entry points the bridge calls later in those globals:
+  _mcp_bridge_configure(state) whenever the loaded servers change, and
+  _mcp_bridge_load_tool(name, source) for each tool saved with save_tool.
+
+Every host request goes through the runtime's RPC (the module
+mcp_sandbox_runtime that entrypoint/runtime.py installs). Standard library
+only; CPython 3.10 to 3.14.
+"""
+
+import inspect
+import json
+import sys
+import textwrap
+import types
+
+import mcp_sandbox_runtime as rt
+
+# SEARCH_LIMIT is how many tools search_tool_docs returns by default (the
+# host's default for a request without a limit is the same).
+SEARCH_LIMIT = 5
+DETAILS = ("summary", "full")
+# PUBLIC_MODULE is where user code finds the exception classes, and so
+# where their tracebacks say they come from.
+PUBLIC_MODULE = "mcp.runtime"
 
 
-def _mcp_bridge_install():
-    import inspect
-    import json
-    import sys
-    import types
+class MCPError(Exception):
+    """A proxied MCP server, or the bridge, reported an error."""
 
-    import mcp_sandbox_runtime as rt
+    __module__ = PUBLIC_MODULE
 
-    class MCPError(Exception):
-        """A proxied MCP server, or the bridge, reported an error."""
 
-    class MCPArgumentError(MCPError, TypeError):
-        """A tool was called with missing or unknown arguments."""
+class MCPArgumentError(MCPError, TypeError):
+    """A tool was called with missing or unknown arguments."""
 
-    state = {"servers": {}, "order": []}
+    __module__ = PUBLIC_MODULE
 
-    def _fail(e):
-        return MCPError(str(e))
 
-    def _rpc_sync(payload):
-        try:
-            return rt.rpc_sync(payload)
-        except rt.RPCError as e:
-            raise _fail(e) from None
+# ------------------------------------------------------------ host requests
 
-    async def _rpc(payload):
-        try:
-            return await rt.rpc(payload)
-        except rt.RPCError as e:
-            raise _fail(e) from None
 
-    def _unwrap(server, tool, result):
-        result = result or {}
-        content = result.get("content") or []
-        texts = [c.get("text", "") for c in content if isinstance(c, dict) and c.get("type") == "text"]
-        if result.get("isError"):
-            raise MCPError("%s.%s failed: %s" % (server, tool, "\n".join(texts) or "error"))
-        if result.get("structuredContent") is not None:
-            return result["structuredContent"]
-        if content and len(texts) == len(content):
-            return texts[0] if len(texts) == 1 else "\n".join(texts)
-        return content
+def request(payload):
+    """Sends payload to the host and returns its answer; a refusal is an MCPError."""
+    try:
+        return rt.rpc_sync(payload)
+    except rt.RPCError as e:
+        raise MCPError(str(e)) from None
 
-    async def call_tool(server, tool, arguments=None, **kwargs):
-        """Calls tool of a loaded server; returns its structured result, its text, or its content list."""
-        args = dict(arguments or {})
-        args.update(kwargs)
-        res = await _rpc({"type": "call_tool", "server": server, "tool": tool, "arguments": args})
-        return _unwrap(server, tool, res.get("result"))
 
-    def _make_tool(server, meta):
-        # The bridge decoded the tool's input schema into meta["params"]:
-        # names checked, required first, then the optional ones sorted.
-        # Names that cannot be Python parameters (kind "extra") are left
-        # out of the signature but still accepted as keyword arguments.
-        params = meta.get("params") or []
-        props = [p["name"] for p in params]
-        known = set(props)
-        required = [p["name"] for p in params if p["required"]]
-        listed = ", ".join(sorted(props))
-        signature, lines = [], []
-        for p in params:
-            name, ann = p["name"], p["annotation"]
-            lines.append("    %s (%s%s): %s" % (name, ann, "" if p["required"] else ", optional", p["description"]))
+async def request_async(payload):
+    """Like request, awaiting the answer instead of blocking."""
+    try:
+        return await rt.rpc(payload)
+    except rt.RPCError as e:
+        raise MCPError(str(e)) from None
+
+
+# ------------------------------------------------------------ tools
+
+
+def unwrap(server, tool, result):
+    """The value of a tool's result: its structured content, else its text
+    when all of it is text, else its content list. A result that is an
+    error raises MCPError with its text."""
+    result = result or {}
+    content = result.get("content") or []
+    texts = [c.get("text", "") for c in content if isinstance(c, dict) and c.get("type") == "text"]
+    if result.get("isError"):
+        raise MCPError("%s.%s failed: %s" % (server, tool, "\n".join(texts) or "error"))
+    if result.get("structuredContent") is not None:
+        return result["structuredContent"]
+    if content and len(texts) == len(content):
+        return texts[0] if len(texts) == 1 else "\n".join(texts)
+    return content
+
+
+async def call_tool(server, tool, arguments=None, **kwargs):
+    """Calls tool of a loaded server; returns its structured result, its text, or its content list."""
+    args = dict(arguments or {})
+    args.update(kwargs)
+    res = await request_async({"type": "call_tool", "server": server, "tool": tool, "arguments": args})
+    return unwrap(server, tool, res.get("result"))
+
+
+class Parameters:
+    """The parameters of one tool, as the bridge decoded its input schema
+    (the tool metadata's "params"): names checked, required first, then
+    the optional ones sorted. Names that cannot be Python parameters (kind
+    "extra") are left out of the signature but still accepted as keyword
+    arguments."""
+
+    def __init__(self, alias, params):
+        self.alias = alias
+        self.params = params
+        self.names = [p["name"] for p in params]
+        self.known = set(self.names)
+        self.required = [p["name"] for p in params if p["required"]]
+        self.listed = ", ".join(sorted(self.names))
+
+    def signature(self):
+        """The tool's signature: keyword-only parameters, the optional ones defaulting to None."""
+        out = []
+        for p in self.params:
             if p["kind"] == "keyword_only":
                 default = inspect.Parameter.empty if p["required"] else None
-                signature.append(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=ann))
-        tool, alias = meta["name"], meta["alias"]
+                out.append(inspect.Parameter(p["name"], inspect.Parameter.KEYWORD_ONLY, default=default, annotation=p["annotation"]))
+        return inspect.Signature(out)
 
-        async def proxy(*args, **kwargs):
-            if args:
-                raise MCPArgumentError("%s() takes keyword arguments only: %s" % (alias, listed or "none"))
-            given = {}
-            if "arguments" not in known:  # arguments={...}, unless the tool has a parameter of that name
-                try:
-                    given.update(kwargs.pop("arguments", None) or {})
-                except (TypeError, ValueError):
-                    raise MCPArgumentError("%s() takes arguments= as a dict" % alias) from None
-            given.update(kwargs)
-            unknown = sorted(k for k in given if k not in known)
-            if unknown and props:
-                raise MCPArgumentError("%s() got unknown argument(s) %s; its parameters are: %s" % (alias, ", ".join(unknown), listed))
-            missing = [p for p in required if p not in given]
-            if missing:
-                raise MCPArgumentError("%s() is missing required argument(s): %s" % (alias, ", ".join(missing)))
-            # Optional parameters left at None are not sent.
-            given = {k: v for k, v in given.items() if not (v is None and k not in required)}
-            return await call_tool(server, tool, given)
+    def doc_lines(self):
+        """One docstring line per parameter: name, type, whether optional, description."""
+        return [
+            "    %s (%s%s): %s" % (p["name"], p["annotation"], "" if p["required"] else ", optional", p["description"])
+            for p in self.params
+        ]
 
-        proxy.__name__ = proxy.__qualname__ = alias
-        proxy.__signature__ = inspect.Signature(signature)
-        doc = (meta.get("description") or "").strip() or "%s.%s" % (server, tool)
-        proxy.__doc__ = doc + "\n\nMCP tool %r of server %r.%s" % (tool, server, ("\n\nArguments:\n" + "\n".join(lines)) if lines else "")
-        return proxy
+    def bind(self, args, kwargs):
+        """The arguments to send for a call with positional args and keyword
+        kwargs (arguments={...} merged in); MCPArgumentError when they do
+        not fit. Optional parameters left at None are not sent."""
+        alias = self.alias
+        if args:
+            raise MCPArgumentError("%s() takes keyword arguments only: %s" % (alias, self.listed or "none"))
+        given = {}
+        if "arguments" not in self.known:  # arguments={...}, unless the tool has a parameter of that name
+            try:
+                given.update(kwargs.pop("arguments", None) or {})
+            except (TypeError, ValueError):
+                raise MCPArgumentError("%s() takes arguments= as a dict" % alias) from None
+        given.update(kwargs)
+        unknown = sorted(k for k in given if k not in self.known)
+        if unknown and self.names:
+            raise MCPArgumentError("%s() got unknown argument(s) %s; its parameters are: %s" % (alias, ", ".join(unknown), self.listed))
+        missing = [p for p in self.required if p not in given]
+        if missing:
+            raise MCPArgumentError("%s() is missing required argument(s): %s" % (alias, ", ".join(missing)))
+        return {k: v for k, v in given.items() if not (v is None and k not in self.required)}
 
-    class ServerProxy:
-        """The tools of one loaded MCP server, as async methods."""
 
-        def __init__(self, meta):
-            self._meta = meta
-            self._tools = {}
-            for t in meta.get("tools", []):
-                fn = _make_tool(meta["name"], t)
-                self._tools[t["alias"]] = fn
-                self._tools.setdefault(t["name"], fn)
+def tool_proxy(server, meta):
+    """The async function that calls the tool meta of server: named after
+    the tool's alias, with the tool's signature and a docstring from its
+    description and parameters."""
+    tool, alias = meta["name"], meta["alias"]
+    params = Parameters(alias, meta.get("params") or [])
+    signature = params.signature()
+    lines = params.doc_lines()
 
-        def __getattr__(self, name):
-            tools = self.__dict__.get("_tools", {})
-            if name in tools:
-                return tools[name]
-            raise AttributeError(
-                "MCP server %r has no tool %r; its tools: %s"
-                % (self.__dict__.get("_meta", {}).get("name"), name, ", ".join(t["alias"] for t in self._meta.get("tools", [])))
-            )
+    async def proxy(*args, **kwargs):
+        return await call_tool(server, tool, params.bind(args, kwargs))
 
-        def __dir__(self):
-            return sorted(t["alias"] for t in self._meta.get("tools", []))
+    proxy.__name__ = proxy.__qualname__ = alias
+    proxy.__signature__ = signature
+    doc = (meta.get("description") or "").strip() or "%s.%s" % (server, tool)
+    proxy.__doc__ = doc + "\n\nMCP tool %r of server %r.%s" % (tool, server, ("\n\nArguments:\n" + "\n".join(lines)) if lines else "")
+    return proxy
 
-        def __repr__(self):
-            return "<MCP server %r: %d tools>" % (self._meta["name"], len(self._meta.get("tools", [])))
 
-    def _copy(meta):
-        return {
-            "name": meta["name"],
-            "alias": meta["alias"],
-            "description": meta.get("description", ""),
-            "cwd": meta.get("cwd", ""),
-            "tools": [dict(t) for t in meta.get("tools", [])],
-        }
+class ServerProxy:
+    """The tools of one loaded MCP server, as async methods."""
 
-    def _loaded(name):
-        meta = state["servers"].get(name)
+    def __init__(self, meta):
+        self._meta = meta
+        self._tools = {}
+        for t in meta.get("tools", []):
+            fn = tool_proxy(meta["name"], t)
+            self._tools[t["alias"]] = fn
+            self._tools.setdefault(t["name"], fn)
+
+    def __getattr__(self, name):
+        tools = self.__dict__.get("_tools", {})
+        if name in tools:
+            return tools[name]
+        raise AttributeError(
+            "MCP server %r has no tool %r; its tools: %s"
+            % (self.__dict__.get("_meta", {}).get("name"), name, ", ".join(t["alias"] for t in self._meta.get("tools", [])))
+        )
+
+    def __dir__(self):
+        return sorted(t["alias"] for t in self._meta.get("tools", []))
+
+    def __repr__(self):
+        return "<MCP server %r: %d tools>" % (self._meta["name"], len(self._meta.get("tools", [])))
+
+
+def server_module(meta, proxy):
+    """The module mcp.servers.<alias> of a loaded server: a function per
+    tool, TOOLS (their metadata), TOOL_MAP (alias to function) and
+    __all__."""
+    tools = meta.get("tools", [])
+    mod = types.ModuleType("mcp.servers." + meta["alias"])
+    mod.TOOLS = [dict(t) for t in tools]
+    mod.TOOL_MAP = {}
+    for t in tools:
+        fn = proxy._tools[t["alias"]]
+        setattr(mod, t["alias"], fn)
+        mod.TOOL_MAP[t["alias"]] = fn
+    mod.__all__ = [t["alias"] for t in tools]
+    return mod
+
+
+def copy_meta(meta):
+    """A copy of a loaded server's metadata that user code may change:
+    name, alias, description, cwd and a copy of each tool's."""
+    return {
+        "name": meta["name"],
+        "alias": meta["alias"],
+        "description": meta.get("description", ""),
+        "cwd": meta.get("cwd", ""),
+        "tools": [dict(t) for t in meta.get("tools", [])],
+    }
+
+
+# ------------------------------------------------------------ mcp.runtime
+
+
+def discovered_servers(detailed=False):
+    """Every configured server: names, or dicts with name and description when detailed."""
+    servers = request({"type": "discovered_servers"}).get("servers") or []
+    if detailed:
+        return tuple(dict(s) for s in servers)
+    return tuple(s["name"] for s in servers)
+
+
+async def list_servers():
+    """The servers this session may call (loaded), from the host."""
+    return tuple(request({"type": "list_servers"}).get("servers") or [])
+
+
+def list_servers_sync():
+    """The servers this session may call (loaded), from the cache."""
+    return tuple(sorted(current.servers))
+
+
+def describe_server(name):
+    """The metadata of a loaded server: name, alias, description, cwd and tools."""
+    return copy_meta(current.find(name))
+
+
+def list_loaded_server_metadata():
+    return tuple(copy_meta(current.servers[n]) for n in current.order)
+
+
+async def list_tools(server):
+    """The tools of a loaded server, as the server lists them."""
+    return (await request_async({"type": "list_tools", "server": server})).get("tools") or []
+
+
+def list_tools_sync(server):
+    """The cached tools of a loaded server."""
+    return [dict(t) for t in current.find(server).get("tools", [])]
+
+
+def check_detail(detail):
+    if detail not in DETAILS:
+        raise ValueError("detail must be 'summary' or 'full'")
+
+
+def tool_docs(server, tool, detail):
+    """The host's docs of a server's tools, or of one of them."""
+    check_detail(detail)
+    docs = request({"type": "query_tool_docs", "server": server, "tool": tool or "", "detail": detail}).get("docs") or []
+    return docs[0] if tool and docs else docs
+
+
+async def query_tool_docs(server, tool=None, detail="summary"):
+    """Docs of a server's tools (a list), or of one tool (a dict); detail='full' adds input schemas."""
+    return tool_docs(server, tool, detail)
+
+
+def query_tool_docs_sync(server, tool=None, detail="summary"):
+    return tool_docs(server, tool, detail)
+
+
+def search(query, limit, detail):
+    """The host's ranking of every configured server's tools for query."""
+    check_detail(detail)
+    res = request({"type": "search_tool_docs", "query": str(query), "limit": int(limit), "detail": detail})
+    return res.get("results") or []
+
+
+async def search_tool_docs(query, *, limit=SEARCH_LIMIT, detail="summary"):
+    """Tools of every configured server ranked by relevance to query, best first."""
+    return search(query, limit, detail)
+
+
+def search_tool_docs_sync(query, *, limit=SEARCH_LIMIT, detail="summary"):
+    return search(query, limit, detail)
+
+
+def capability_summary():
+    loaded = ", ".join(current.order) or "none"
+    return (
+        "Python sandbox (no network, read-only root, /tmp and /workspace writable) whose state persists "
+        "between run_python calls. MCP servers are discovered with runtime.discovered_servers() and "
+        "runtime.search_tool_docs(query); servers listed in run_python's 'servers' argument become "
+        "mcp_<alias> proxies whose async tool functions are awaited directly. Loaded now: %s." % loaded
+    )
+
+
+# ------------------------------------------------------------ memories and saved tools
+
+
+def memory_request(op, key="", value=None, metadata=None):
+    """Sends one memory operation to the host; values must be JSON."""
+    payload = {"type": "memory", "op": op, "key": key}
+    if op in ("save", "update"):
+        try:
+            json.dumps(value)
+            json.dumps(metadata)
+        except (TypeError, ValueError) as e:
+            raise TypeError("memory values must be JSON-serializable: %s" % e) from None
+        payload["value"], payload["metadata"] = value, metadata
+    return request(payload)
+
+
+def save_memory(key, value, metadata=None):
+    """Stores a JSON-serializable value under key on the host; it outlives the sandbox. Returns its info."""
+    return memory_request("save", key, value, metadata)
+
+
+def load_memory(key, default=None):
+    """The value stored under key, or default."""
+    res = memory_request("load", key)
+    return default if res is None else res.get("value")
+
+
+def update_memory(key, value, metadata=None):
+    """Replaces the value of an existing memory (MCPError if there is none). Returns its info."""
+    return memory_request("update", key, value, metadata)
+
+
+def delete_memory(key):
+    """Deletes a memory; returns whether it existed."""
+    return bool(memory_request("delete", key))
+
+
+def list_memories():
+    """The keys of every stored memory, sorted."""
+    return list(memory_request("list") or [])
+
+
+def memory_exists(key):
+    return bool(memory_request("exists", key))
+
+
+def get_memory_info(key):
+    """Size, metadata and times of a memory, or None."""
+    return memory_request("info", key)
+
+
+def save_tool(func):
+    """Saves a function's source on the host; it is defined again in every new session. Returns its name."""
+    if not callable(func) or not hasattr(func, "__name__"):
+        raise TypeError("save_tool takes a function")
+    try:
+        src = inspect.getsource(func)
+    except (OSError, TypeError) as e:
+        raise MCPError("cannot read the source of %s: %s" % (func.__name__, e)) from None
+    request({"type": "save_tool", "name": func.__name__, "source": textwrap.dedent(src)})
+    return func.__name__
+
+
+# GLOBAL_HELPERS are in the user's globals as well as in mcp.runtime.
+GLOBAL_HELPERS = (save_memory, load_memory, update_memory, delete_memory, list_memories, memory_exists, get_memory_info, save_tool)
+RUNTIME_HELPERS = (
+    call_tool, discovered_servers, list_servers, list_servers_sync, describe_server, list_loaded_server_metadata,
+    list_tools, list_tools_sync, query_tool_docs, query_tool_docs_sync, search_tool_docs, search_tool_docs_sync,
+    capability_summary,
+) + GLOBAL_HELPERS
+
+
+def make_package():
+    """Creates the mcp package (mcp, mcp.runtime, mcp.servers) in
+    sys.modules; returns mcp.servers, which gets a module per loaded
+    server."""
+    pkg = types.ModuleType("mcp")
+    pkg.__path__ = []
+    runtime = types.ModuleType("mcp.runtime")
+    servers = types.ModuleType("mcp.servers")
+    servers.__path__ = []
+    for fn in RUNTIME_HELPERS:
+        setattr(runtime, fn.__name__, fn)
+    runtime.MCPError = MCPError
+    runtime.MCPArgumentError = MCPArgumentError
+    pkg.runtime, pkg.servers, pkg.MCPError = runtime, servers, MCPError
+    sys.modules.update({"mcp": pkg, "mcp.runtime": runtime, "mcp.servers": servers})
+    return servers
+
+
+# ------------------------------------------------------------ installation
+
+
+class Installation:
+    """The sandbox API in one interpreter: the user's globals it writes
+    to, the mcp.servers package, and the servers loaded so far."""
+
+    def __init__(self, namespace):
+        self.namespace = namespace
+        self.servers = {}  # name -> metadata from the bridge
+        self.order = []  # names, in load order
+        self.servers_package = make_package()
+
+    def find(self, name):
+        """The metadata of the loaded server called name, or aliased name."""
+        meta = self.servers.get(name)
         if meta is None:
-            for m in state["servers"].values():
+            for m in self.servers.values():
                 if m["alias"] == name:
                     return m
             raise MCPError("Server %r is not available: load it with the run_python 'servers' argument" % (name,))
         return meta
 
-    def discovered_servers(detailed=False):
-        """Every configured server: names, or dicts with name and description when detailed."""
-        servers = _rpc_sync({"type": "discovered_servers"}).get("servers") or []
-        if detailed:
-            return tuple(dict(s) for s in servers)
-        return tuple(s["name"] for s in servers)
-
-    async def list_servers():
-        """The servers this session may call (loaded), from the host."""
-        return tuple(_rpc_sync({"type": "list_servers"}).get("servers") or [])
-
-    def list_servers_sync():
-        """The servers this session may call (loaded), from the cache."""
-        return tuple(sorted(state["servers"]))
-
-    def describe_server(name):
-        """The metadata of a loaded server: name, alias, description, cwd and tools."""
-        return _copy(_loaded(name))
-
-    def list_loaded_server_metadata():
-        return tuple(_copy(state["servers"][n]) for n in state["order"])
-
-    async def list_tools(server):
-        """The tools of a loaded server, as the server lists them."""
-        return (await _rpc({"type": "list_tools", "server": server})).get("tools") or []
-
-    def list_tools_sync(server):
-        """The cached tools of a loaded server."""
-        return [dict(t) for t in _loaded(server).get("tools", [])]
-
-    def _docs(server, tool, detail):
-        if detail not in ("summary", "full"):
-            raise ValueError("detail must be 'summary' or 'full'")
-        docs = _rpc_sync({"type": "query_tool_docs", "server": server, "tool": tool or "", "detail": detail}).get("docs") or []
-        return docs[0] if tool and docs else docs
-
-    async def query_tool_docs(server, tool=None, detail="summary"):
-        """Docs of a server's tools (a list), or of one tool (a dict); detail='full' adds input schemas."""
-        return _docs(server, tool, detail)
-
-    def query_tool_docs_sync(server, tool=None, detail="summary"):
-        return _docs(server, tool, detail)
-
-    def _search(query, limit, detail):
-        if detail not in ("summary", "full"):
-            raise ValueError("detail must be 'summary' or 'full'")
-        res = _rpc_sync({"type": "search_tool_docs", "query": str(query), "limit": int(limit), "detail": detail})
-        return res.get("results") or []
-
-    async def search_tool_docs(query, *, limit=5, detail="summary"):
-        """Tools of every configured server ranked by relevance to query, best first."""
-        return _search(query, limit, detail)
-
-    def search_tool_docs_sync(query, *, limit=5, detail="summary"):
-        return _search(query, limit, detail)
-
-    def capability_summary():
-        loaded = ", ".join(state["order"]) or "none"
-        return (
-            "Python sandbox (no network, read-only root, /tmp and /workspace writable) whose state persists "
-            "between run_python calls. MCP servers are discovered with runtime.discovered_servers() and "
-            "runtime.search_tool_docs(query); servers listed in run_python's 'servers' argument become "
-            "mcp_<alias> proxies whose async tool functions are awaited directly. Loaded now: %s." % loaded
-        )
-
-    def _memory(op, key="", value=None, metadata=None):
-        payload = {"type": "memory", "op": op, "key": key}
-        if op in ("save", "update"):
-            try:
-                json.dumps(value)
-                json.dumps(metadata)
-            except (TypeError, ValueError) as e:
-                raise TypeError("memory values must be JSON-serializable: %s" % e) from None
-            payload["value"], payload["metadata"] = value, metadata
-        return _rpc_sync(payload)
-
-    def save_memory(key, value, metadata=None):
-        """Stores a JSON-serializable value under key on the host; it outlives the sandbox. Returns its info."""
-        return _memory("save", key, value, metadata)
-
-    def load_memory(key, default=None):
-        """The value stored under key, or default."""
-        res = _memory("load", key)
-        return default if res is None else res.get("value")
-
-    def update_memory(key, value, metadata=None):
-        """Replaces the value of an existing memory (MCPError if there is none). Returns its info."""
-        return _memory("update", key, value, metadata)
-
-    def delete_memory(key):
-        """Deletes a memory; returns whether it existed."""
-        return bool(_memory("delete", key))
-
-    def list_memories():
-        """The keys of every stored memory, sorted."""
-        return list(_memory("list") or [])
-
-    def memory_exists(key):
-        return bool(_memory("exists", key))
-
-    def get_memory_info(key):
-        """Size, metadata and times of a memory, or None."""
-        return _memory("info", key)
-
-    def save_tool(func):
-        """Saves a function's source on the host; it is defined again in every new session. Returns its name."""
-        if not callable(func) or not hasattr(func, "__name__"):
-            raise TypeError("save_tool takes a function")
-        try:
-            src = inspect.getsource(func)
-        except (OSError, TypeError) as e:
-            raise MCPError("cannot read the source of %s: %s" % (func.__name__, e)) from None
-        import textwrap
-
-        _rpc_sync({"type": "save_tool", "name": func.__name__, "source": textwrap.dedent(src)})
-        return func.__name__
-
-    helpers = (save_memory, load_memory, update_memory, delete_memory, list_memories, memory_exists, get_memory_info, save_tool)
-
-    pkg = types.ModuleType("mcp")
-    pkg.__path__ = []
-    runtime = types.ModuleType("mcp.runtime")
-    servers_pkg = types.ModuleType("mcp.servers")
-    servers_pkg.__path__ = []
-    for fn in (
-        call_tool, discovered_servers, list_servers, list_servers_sync, describe_server, list_loaded_server_metadata,
-        list_tools, list_tools_sync, query_tool_docs, query_tool_docs_sync, search_tool_docs, search_tool_docs_sync,
-        capability_summary,
-    ) + helpers:
-        setattr(runtime, fn.__name__, fn)
-    runtime.MCPError = MCPError
-    runtime.MCPArgumentError = MCPArgumentError
-    pkg.runtime, pkg.servers, pkg.MCPError = runtime, servers_pkg, MCPError
-    sys.modules.update({"mcp": pkg, "mcp.runtime": runtime, "mcp.servers": servers_pkg})
-
-    def configure(new_state, namespace):
-        """Installs the proxies of the loaded servers into namespace (the user's globals)."""
-        for meta in new_state.get("servers") or []:
+    def configure(self, state):
+        """Installs the proxies of the servers in state (from the bridge:
+        every server loaded so far) in the user's globals and as
+        mcp.servers modules."""
+        ns = self.namespace
+        for meta in state.get("servers") or []:
             name, alias = meta["name"], meta["alias"]
-            if name not in state["servers"]:
-                state["order"].append(name)
-            state["servers"][name] = meta
+            if name not in self.servers:
+                self.order.append(name)
+            self.servers[name] = meta
             proxy = ServerProxy(meta)
-            mod = types.ModuleType("mcp.servers." + alias)
-            mod.TOOLS = [dict(t) for t in meta.get("tools", [])]
-            mod.TOOL_MAP = {}
-            for t in meta.get("tools", []):
-                fn = proxy._tools[t["alias"]]
-                setattr(mod, t["alias"], fn)
-                mod.TOOL_MAP[t["alias"]] = fn
-            mod.__all__ = [t["alias"] for t in meta.get("tools", [])]
+            mod = server_module(meta, proxy)
             sys.modules["mcp.servers." + alias] = mod
-            setattr(servers_pkg, alias, mod)
-            namespace["mcp_" + alias] = proxy
-        namespace["mcp_servers"] = {n: namespace["mcp_" + state["servers"][n]["alias"]] for n in state["order"]}
-        namespace["LOADED_MCP_SERVERS"] = tuple(state["order"])
-        namespace["MCPError"] = MCPError
-        for fn in helpers:
-            namespace[fn.__name__] = fn
+            setattr(self.servers_package, alias, mod)
+            ns["mcp_" + alias] = proxy
+        ns["mcp_servers"] = {n: ns["mcp_" + self.servers[n]["alias"]] for n in self.order}
+        ns["LOADED_MCP_SERVERS"] = tuple(self.order)
+        ns["MCPError"] = MCPError
+        for fn in GLOBAL_HELPERS:
+            ns[fn.__name__] = fn
 
-    return configure
-
-
-_mcp_bridge_configure_impl = _mcp_bridge_install()
-
-
-def _mcp_bridge_configure(state):
-    _mcp_bridge_configure_impl(state, globals())
-
-
-def _mcp_bridge_load_tool(name, source):
-    try:
-        exec(compile(source, "<saved tool %s>" % name, "exec"), globals())
-    except Exception as e:  # a broken saved tool must not break the session
-        import sys
-
-        print("saved tool %s failed to load: %r" % (name, e), file=sys.stderr)
+    def load_tool(self, name, source):
+        """Defines a tool saved with save_tool in the user's globals; one
+        that fails is reported on stderr and spares the session."""
+        try:
+            exec(compile(source, "<saved tool %s>" % name, "exec"), self.namespace)
+        except Exception as e:  # a broken saved tool must not break the session
+            print("saved tool %s failed to load: %r" % (name, e), file=sys.stderr)
 
 
-_mcp_bridge_configure({"servers": []})
-del _mcp_bridge_install
+# current is the Installation of this interpreter, once install ran.
+current = None
+
+
+def install(namespace):
+    """Installs the sandbox API in this interpreter, namespace being the
+    user's globals, and returns it. The bridge's entry point: it also
+    defines there the functions the bridge calls later,
+    _mcp_bridge_configure(state) and _mcp_bridge_load_tool(name, source)."""
+    global current
+    current = Installation(namespace)
+    namespace["_mcp_bridge_configure"] = current.configure
+    namespace["_mcp_bridge_load_tool"] = current.load_tool
+    current.configure({"servers": []})
+    return current

@@ -14,6 +14,10 @@ import (
 // instead of running tests, so the bridge proxies a real process.
 const stubServerEnv = "MCPBRIDGE_STUB_SERVER"
 
+// stubClientInfoEnv gives the stub server one more tool, client_info,
+// which answers with the name and version the client announced.
+const stubClientInfoEnv = "MCPBRIDGE_STUB_CLIENT_INFO"
+
 func TestMain(m *testing.M) {
 	if os.Getenv(stubServerEnv) == "1" {
 		if err := runStubServer(); err != nil {
@@ -66,5 +70,12 @@ func runStubServer() error {
 			os.Exit(3)
 			return nil, nil, nil
 		})
+	if os.Getenv(stubClientInfoEnv) == "1" {
+		mcp.AddTool(s, &mcp.Tool{Name: "client_info", Description: "The client's name and version"},
+			func(ctx context.Context, req *mcp.CallToolRequest, in struct{}) (*mcp.CallToolResult, any, error) {
+				info := req.Session.InitializeParams().ClientInfo
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: info.Name + " " + info.Version}}}, nil, nil
+			})
+	}
 	return s.Run(context.Background(), &mcp.StdioTransport{})
 }

@@ -83,3 +83,12 @@ func FuzzAliases(f *testing.F) {
 		}
 	})
 }
+
+// TestPyRepr compares pyRepr with Python's repr of the same strings.
+func TestPyRepr(t *testing.T) {
+	for s, want := range map[string]string{"stub": `'stub'`, `a\b`: `'a\\b'`, "it's": `"it's"`, "": `''`} {
+		if got := pyRepr(s); got != want {
+			t.Errorf("pyRepr(%q) = %s, want %s", s, got, want)
+		}
+	}
+}

@@ -1,0 +1,313 @@
+package entrypoint
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine"
+)
+
+// errSandboxDied reports that the sandbox container ended or broke during a
+// call; the error says why (OOM-killed, exit code, protocol violation).
+var errSandboxDied = errors.New("sandbox died")
+
+// A container is one sandbox container with the runtime running in it,
+// attached: its stdin and stdout carry the frames, its stderr the
+// runtime's diagnostics.
+type container struct {
+	sb      engine.Sandbox
+	log     *slog.Logger
+	rpc     RPCHandler
+	rpcSem  chan struct{}
+	python  string
+	version string
+
+	wmu sync.Mutex // serializes frames to stdin
+
+	mu   sync.Mutex
+	call *callState
+
+	ctx    context.Context // ends when the container dies; bounds RPC handlers
+	cancel context.CancelFunc
+	dead   chan struct{} // closed when err is set
+	once   sync.Once
+	err    error
+	stderr *engine.LineTail
+}
+
+// startContainer starts a container, delivers the runtime and waits for ready.
+func startContainer(ctx context.Context, eng engine.Engine, opts *Options, log *slog.Logger) (*container, error) {
+	spec := opts.Spec
+	spec.Cmd = command()
+	sb, err := eng.Start(ctx, spec)
+	if err != nil {
+		return nil, err
+	}
+	started := time.Now()
+	cctx, cancel := context.WithCancel(context.Background())
+	ctr := &container{
+		sb: sb, log: log, rpc: opts.RPC,
+		rpcSem: make(chan struct{}, opts.maxRPCs()),
+		ctx:    cctx, cancel: cancel,
+		dead:   make(chan struct{}),
+		stderr: &engine.LineTail{Max: 20},
+	}
+	go ctr.readStderr()
+	ready := make(chan frame, 1)
+	go ctr.readFrames(ready)
+	go func() {
+		_, err := sb.Stdin().Write(runtimePayload())
+		if err != nil {
+			ctr.fault(fmt.Errorf("delivering the runtime: %w", err))
+		}
+	}()
+	timer := time.NewTimer(opts.readyTimeout())
+	defer timer.Stop()
+	select {
+	case f := <-ready:
+		if f.Protocol != protocolVersion {
+			ctr.fault(fmt.Errorf("%w: runtime speaks protocol %d, want %d", errProtocol, f.Protocol, protocolVersion))
+			return nil, ctr.closeWith(ctr.err)
+		}
+		ctr.python, ctr.version = f.Python, f.Runtime
+		traceReady(ctx, started, f)
+		return ctr, nil
+	case <-ctr.dead:
+		return nil, ctr.closeWith(fmt.Errorf("starting the sandbox runtime: %w", ctr.err))
+	case <-timer.C:
+		ctr.fault(fmt.Errorf("the runtime was not ready within %v", opts.readyTimeout()))
+		return nil, ctr.closeWith(fmt.Errorf("starting the sandbox runtime: %w", ctr.err))
+	case <-ctx.Done():
+		ctr.fault(ctx.Err())
+		return nil, ctr.closeWith(ctx.Err())
+	}
+}
+
+// traceReady reports the phases between the container's start and its
+// ready frame, split with the sandbox's clock when the frame carries it
+// (the container shares the host's wall clock under runc; under a
+// different kernel, implausible times fall back to one phase).
+func traceReady(ctx context.Context, started time.Time, f frame) {
+	now := time.Now()
+	total := now.Sub(started)
+	at := func(unix float64) time.Time { return time.Unix(0, int64(unix*1e9)) }
+	boot, sent := at(f.Boot), at(f.Sent)
+	if f.Boot <= 0 || f.Sent < f.Boot || boot.Before(started.Add(-time.Second)) || sent.After(now.Add(time.Second)) {
+		engine.TracePhase(ctx, PhaseReady, total)
+		return
+	}
+	interp := max(boot.Sub(started), 0)
+	run := min(sent.Sub(boot), total-interp)
+	engine.TracePhase(ctx, PhaseInterpreter, interp)
+	engine.TracePhase(ctx, PhaseRuntime, run)
+	engine.TracePhase(ctx, PhaseReady, max(total-interp-run, 0))
+}
+
+// closeWith closes the container and returns err.
+func (ctr *container) closeWith(err error) error {
+	ctr.Close()
+	return err
+}
+
+// fault records why the container is unusable (first reason wins) and wakes
+// everything waiting on it. It does not stop the container.
+func (ctr *container) fault(err error) {
+	ctr.once.Do(func() {
+		ctr.err = err
+		ctr.cancel()
+		close(ctr.dead)
+	})
+}
+
+// Close stops and removes the container.
+func (ctr *container) Close() error {
+	ctr.fault(fmt.Errorf("%w: the sandbox was stopped", errSandboxDied))
+	return ctr.sb.Close()
+}
+
+// Err returns why the container died, or nil while it lives.
+func (ctr *container) Err() error {
+	select {
+	case <-ctr.dead:
+		return ctr.err
+	default:
+		return nil
+	}
+}
+
+// readFrames dispatches the sandbox's frames until its stdout ends.
+func (ctr *container) readFrames(ready chan<- frame) {
+	r := bufio.NewReaderSize(ctr.sb.Stdout(), 64<<10)
+	readySeen := false
+	for {
+		line, err := readFrameLine(r, maxFrameBytes)
+		if err != nil {
+			if errors.Is(err, errProtocol) {
+				ctr.fault(err)
+				ctr.sb.Close()
+				return
+			}
+			ctr.fault(ctr.deathReport())
+			return
+		}
+		f, err := parseFrame(line)
+		if err == nil && !readySeen && f.T != frameReady {
+			err = fmt.Errorf("%w: %s frame before ready", errProtocol, f.T)
+		}
+		if err == nil {
+			err = ctr.dispatch(f, &readySeen, ready)
+		}
+		if err != nil {
+			ctr.log.Warn("sandbox protocol violation; stopping the sandbox", "err", err)
+			ctr.fault(err)
+			ctr.sb.Close()
+			return
+		}
+	}
+}
+
+func (ctr *container) dispatch(f frame, readySeen *bool, ready chan<- frame) error {
+	switch f.T {
+	case frameReady:
+		if *readySeen {
+			return fmt.Errorf("%w: second ready frame", errProtocol)
+		}
+		*readySeen = true
+		ready <- f
+	case frameStarted:
+		c := ctr.current(f.ID)
+		if c == nil {
+			return fmt.Errorf("%w: started frame for call %q, which is not running", errProtocol, f.ID)
+		}
+		c.started.Store(true)
+	case frameOut:
+		c := ctr.current(f.ID)
+		if c == nil {
+			return fmt.Errorf("%w: output for call %q, which is not running", errProtocol, f.ID)
+		}
+		c.output(f.Stream, f.Data)
+	case frameResult:
+		c := ctr.current(f.ID)
+		if c == nil {
+			return fmt.Errorf("%w: result for call %q, which is not running", errProtocol, f.ID)
+		}
+		ctr.mu.Lock()
+		ctr.call = nil
+		ctr.mu.Unlock()
+		c.result <- f
+	case frameRPC:
+		select {
+		case ctr.rpcSem <- struct{}{}:
+		case <-ctr.dead:
+			return nil
+		}
+		ctx := ctr.ctx
+		ctr.mu.Lock()
+		if ctr.call != nil {
+			ctx = ctr.call.ctx
+		}
+		ctr.mu.Unlock()
+		go ctr.serveRPC(ctx, f)
+	}
+	return nil
+}
+
+// current returns the call in flight if its id is id.
+func (ctr *container) current(id string) *callState {
+	ctr.mu.Lock()
+	defer ctr.mu.Unlock()
+	if ctr.call == nil || ctr.call.id != id {
+		return nil
+	}
+	return ctr.call
+}
+
+// serveRPC answers one RPC request through the handler.
+func (ctr *container) serveRPC(ctx context.Context, f frame) {
+	defer func() { <-ctr.rpcSem }()
+	reply := rpcResultFrame{T: frameRPCResult, ID: f.RPCID}
+	if ctr.rpc == nil {
+		reply.Error = "this sandbox has no RPC handler"
+	} else if res, err := ctr.callHandler(ctx, f.Payload); err != nil {
+		reply.Error = err.Error()
+	} else if raw, err := json.Marshal(res); err != nil {
+		reply.Error = "encoding the RPC result: " + err.Error()
+	} else if len(raw) > maxFrameBytes-1024 {
+		reply.Error = fmt.Sprintf("the RPC result is %d bytes, over the %d-byte frame limit", len(raw), maxFrameBytes-1024)
+	} else {
+		reply.OK, reply.Result = true, raw
+	}
+	if err := ctr.send(reply); err != nil {
+		ctr.log.Debug("answering an RPC", "id", f.RPCID, "err", err)
+	}
+}
+
+// callHandler runs the RPC handler, turning a panic into an error so a
+// faulty handler cannot take the bridge down.
+func (ctr *container) callHandler(ctx context.Context, payload json.RawMessage) (res any, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			ctr.log.Error("RPC handler panicked", "panic", p)
+			err = fmt.Errorf("internal error in the RPC handler")
+		}
+	}()
+	return ctr.rpc(ctx, payload)
+}
+
+// send writes one frame to the sandbox.
+func (ctr *container) send(v any) error {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	if len(data) >= maxFrameBytes {
+		return fmt.Errorf("frame of %d bytes exceeds the %d-byte limit", len(data), maxFrameBytes)
+	}
+	data = append(data, '\n')
+	ctr.wmu.Lock()
+	defer ctr.wmu.Unlock()
+	if err := ctr.Err(); err != nil {
+		return err
+	}
+	_, err = ctr.sb.Stdin().Write(data)
+	return err
+}
+
+// readStderr logs the runtime's diagnostics and keeps the last lines.
+func (ctr *container) readStderr() {
+	sc := bufio.NewScanner(ctr.sb.Stderr())
+	sc.Buffer(make([]byte, 4096), 64<<10)
+	for sc.Scan() {
+		line := sc.Text()
+		ctr.stderr.Add(line)
+		ctr.log.Debug("sandbox stderr", "line", line)
+	}
+	io.Copy(io.Discard, ctr.sb.Stderr())
+}
+
+// deathReport waits briefly for the container's exit status and says why
+// it ended.
+func (ctr *container) deathReport() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	st, err := ctr.sb.Wait(ctx)
+	tail := ""
+	if t := ctr.stderr.String(); t != "" {
+		tail = "; last stderr: " + t
+	}
+	if err != nil {
+		return fmt.Errorf("%w: its output stream ended (%v)%s", errSandboxDied, err, tail)
+	}
+	exit := st.Err()
+	if exit == nil {
+		exit = errors.New("sandbox container exited with code 0")
+	}
+	return fmt.Errorf("%w: %w%s", errSandboxDied, exit, tail)
+}

@@ -1,0 +1,102 @@
+package mcpbridge
+
+import (
+	"context"
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// sandboxAPI is the source of the sandbox API (sandbox_api.py): the
+// helpers user code calls in the sandbox, installed in every interpreter.
+//
+//go:embed sandbox_api.py
+var sandboxAPI string
+
+// installTemplate is the Python that installs the sandbox API, its
+// source quoted in place of the %s: it runs the source as a private
+// module (named like the runtime's mcp_sandbox_runtime, but in no
+// sys.modules), with its lines known to tracebacks, and calls its
+// install() on the user's globals, which defines _mcp_bridge_configure
+// and _mcp_bridge_load_tool there. It leaves no other name behind.
+const installTemplate = `def _mcp_bridge_install(source):
+    import linecache, types
+    filename = "<mcp-sandbox-api>"
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    api = types.ModuleType("mcp_sandbox_api")
+    exec(compile(source, filename, "exec", dont_inherit=True), api.__dict__)
+    api.install(globals())
+_mcp_bridge_install(%s)
+del _mcp_bridge_install
+`
+
+// installCode is installTemplate with the sandbox API's source.
+var installCode = fmt.Sprintf(installTemplate, strconv.Quote(sandboxAPI))
+
+// initCode returns the code a new interpreter of a client's session runs
+// before its first call: the sandbox API, the saved tools, then the
+// proxies of the servers the session has loaded.
+func (b *Bridge) initCode(loaded []string) string {
+	return installCode + b.savedToolsCode() + b.configureCode(loaded)
+}
+
+// savedToolsCode returns the code that defines the tools saved with
+// save_tool, each on its own so one broken tool spares the others.
+func (b *Bridge) savedToolsCode() string {
+	var sb strings.Builder
+	for name, src := range b.store.toolSources() {
+		fmt.Fprintf(&sb, "_mcp_bridge_load_tool(%s, %s)\n", strconv.Quote(name), strconv.Quote(src))
+	}
+	return sb.String()
+}
+
+// A toolMeta describes one tool of a loaded server to the sandbox API.
+type toolMeta struct {
+	Name        string `json:"name"`
+	Alias       string `json:"alias"`
+	Description string `json:"description"`
+	InputSchema any    `json:"input_schema"`
+	// Params are the decoded input schema the sandbox turns into the
+	// tool's signature.
+	Params []toolParam `json:"params"`
+}
+
+// A serverMeta describes one loaded server to the sandbox API.
+type serverMeta struct {
+	Name        string     `json:"name"`
+	Alias       string     `json:"alias"`
+	Description string     `json:"description"`
+	Cwd         string     `json:"cwd"`
+	Tools       []toolMeta `json:"tools"`
+}
+
+// configureCode returns the Python call that installs the proxies of the
+// loaded servers, in load order.
+func (b *Bridge) configureCode(loaded []string) string {
+	al := b.serverAliases()
+	servers := []serverMeta{}
+	for _, name := range loaded {
+		sc, _ := b.opts.Registry.lookup(name)
+		tools, err := b.proxies.tools(context.Background(), name)
+		if err != nil {
+			b.log.Warn("loaded server has no tools to install", "server", name, "err", err)
+		}
+		m := serverMeta{Name: name, Alias: al[name], Description: sc.Description, Cwd: sc.Cwd, Tools: []toolMeta{}}
+		for _, d := range toolDocs(name, al[name], tools, true) {
+			params, err := toolParams(d.InputSchema)
+			if err != nil {
+				b.log.Warn("a tool's input schema is unusable; it gets no signature and its arguments are not checked",
+					"server", name, "tool", d.Tool, "err", err)
+			}
+			if params == nil {
+				params = []toolParam{}
+			}
+			m.Tools = append(m.Tools, toolMeta{Name: d.Tool, Alias: d.ToolAlias, Description: d.Description, InputSchema: d.InputSchema, Params: params})
+		}
+		servers = append(servers, m)
+	}
+	data, _ := json.Marshal(map[string]any{"servers": servers})
+	return "_mcp_bridge_configure(__import__('json').loads(" + strconv.Quote(string(data)) + "))"
+}

@@ -1,0 +1,447 @@
+"""Unit tests of the sandbox API, mcpbridge/sandbox_api.py (standard library only).
+
+Run them from the repository's root:
+
+    python3 -m unittest discover -s mcpbridge -p 'test_*.py'
+
+The runtime's module mcp_sandbox_runtime is played by a stand-in (FakeHost)
+that records every RPC and answers it with a handler the test chooses. Each
+test installs the API in a fresh namespace, as the bridge does in a fresh
+interpreter, and takes the mcp modules it created out of sys.modules after.
+InstallCodeTest runs the install code of sandbox_api.go the way a new
+interpreter does and feeds it this file.
+"""
+
+import asyncio
+import inspect
+import io
+import os
+import sys
+import types
+import unittest
+from contextlib import redirect_stderr
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+API_PATH = os.path.join(HERE, "sandbox_api.py")
+API_GO = os.path.join(HERE, "sandbox_api.go")
+
+
+class RPCError(Exception):
+    """The runtime's error for an RPC the host refused."""
+
+
+class FakeHost:
+    """Plays mcp_sandbox_runtime: every rpc goes to self.handler(payload)."""
+
+    def __init__(self):
+        self.payloads = []
+        self.handler = lambda payload: {}
+        self.module = types.ModuleType("mcp_sandbox_runtime")
+        self.module.RPCError = RPCError
+        self.module.rpc_sync = self.rpc_sync
+        self.module.rpc = self.rpc
+
+    def rpc_sync(self, payload):
+        if not isinstance(payload, dict):
+            raise TypeError("an RPC payload must be a dict")
+        self.payloads.append(payload)
+        return self.handler(payload)
+
+    async def rpc(self, payload):
+        return self.rpc_sync(payload)
+
+
+HOST = FakeHost()
+sys.modules["mcp_sandbox_runtime"] = HOST.module
+import sandbox_api as api  # noqa: E402  (needs the runtime's module first)
+
+
+def run(coro):
+    return asyncio.run(coro)
+
+
+def param(name, annotation="str", required=False, kind="keyword_only", description=""):
+    """A parameter as the bridge decodes it (toolParam in params.go)."""
+    return {"name": name, "kind": kind, "required": required, "annotation": annotation, "description": description}
+
+
+def tool(name, alias=None, description="", params=()):
+    return {"name": name, "alias": alias or name, "description": description, "input_schema": {}, "params": list(params)}
+
+
+def server(name, alias=None, tools=(), description="", cwd=""):
+    return {"name": name, "alias": alias or name, "description": description, "cwd": cwd, "tools": list(tools)}
+
+
+ECHO = tool("echo", description="Echo the provided message", params=[param("message", required=True, description="the text")])
+GET_SUM = tool("get-sum", alias="get_sum", params=[param("a", "int", True), param("b", "int", True)])
+STUB = server("stub", tools=[ECHO, GET_SUM], description="a stub server", cwd="/srv")
+
+
+def mcp_modules():
+    return {k for k in sys.modules if k == "mcp" or k.startswith("mcp.")}
+
+
+class APITest(unittest.TestCase):
+    """Installs the API in a fresh namespace with a fresh host."""
+
+    def setUp(self):
+        before = mcp_modules()
+        self.addCleanup(lambda: [sys.modules.pop(k) for k in mcp_modules() - before])
+        HOST.payloads = []
+        HOST.handler = lambda payload: {}
+        self.ns = {"__name__": "__main__"}
+        self.installed = api.install(self.ns)
+        self.runtime = sys.modules["mcp.runtime"]
+
+    def answer(self, handler):
+        HOST.handler = handler
+
+    def configure(self, *servers):
+        self.ns["_mcp_bridge_configure"]({"servers": list(servers)})
+
+
+class InstallTest(APITest):
+    def test_packages(self):
+        pkg = sys.modules["mcp"]
+        self.assertIs(pkg.runtime, self.runtime)
+        self.assertIs(pkg.servers, sys.modules["mcp.servers"])
+        self.assertIs(pkg.MCPError, api.MCPError)
+        self.assertEqual(pkg.__path__, [])
+        self.assertEqual(pkg.servers.__path__, [])
+        names = {n for n in dir(self.runtime) if not n.startswith("__")}
+        want = {fn.__name__ for fn in api.RUNTIME_HELPERS} | {"MCPError", "MCPArgumentError"}
+        self.assertEqual(names, want)
+        self.assertIs(self.runtime.MCPArgumentError, api.MCPArgumentError)
+
+    def test_globals_before_any_server(self):
+        names = {n for n in self.ns if not n.startswith("__")}
+        helpers = {fn.__name__ for fn in api.GLOBAL_HELPERS}
+        self.assertEqual(
+            names,
+            helpers | {"MCPError", "LOADED_MCP_SERVERS", "mcp_servers", "_mcp_bridge_configure", "_mcp_bridge_load_tool"},
+        )
+        self.assertEqual(self.ns["LOADED_MCP_SERVERS"], ())
+        self.assertEqual(self.ns["mcp_servers"], {})
+        self.assertIs(self.ns["MCPError"], api.MCPError)
+        self.assertEqual(HOST.payloads, [])
+
+    def test_errors(self):
+        self.assertTrue(issubclass(api.MCPArgumentError, api.MCPError))
+        self.assertTrue(issubclass(api.MCPArgumentError, TypeError))
+        self.assertEqual(api.MCPError.__module__, "mcp.runtime")
+        self.assertEqual(api.MCPError.__qualname__, "MCPError")
+
+    def test_signatures_and_docs_of_helpers(self):
+        r = self.runtime
+        self.assertEqual(str(inspect.signature(r.call_tool)), "(server, tool, arguments=None, **kwargs)")
+        self.assertEqual(str(inspect.signature(r.search_tool_docs)), "(query, *, limit=5, detail='summary')")
+        self.assertEqual(str(inspect.signature(r.search_tool_docs_sync)), "(query, *, limit=5, detail='summary')")
+        self.assertEqual(str(inspect.signature(r.query_tool_docs)), "(server, tool=None, detail='summary')")
+        self.assertEqual(str(inspect.signature(r.load_memory)), "(key, default=None)")
+        self.assertTrue(inspect.iscoroutinefunction(r.list_servers))
+        self.assertFalse(inspect.iscoroutinefunction(r.list_servers_sync))
+        self.assertEqual(r.describe_server.__doc__, "The metadata of a loaded server: name, alias, description, cwd and tools.")
+        self.assertIsNone(r.capability_summary.__doc__)
+
+
+class ConfigureTest(APITest):
+    def test_proxies_modules_and_globals(self):
+        self.configure(STUB)
+        proxy = self.ns["mcp_stub"]
+        self.assertIsInstance(proxy, api.ServerProxy)
+        self.assertEqual(repr(proxy), "<MCP server 'stub': 2 tools>")
+        self.assertEqual(dir(proxy), ["echo", "get_sum"])
+        self.assertIs(getattr(proxy, "get-sum"), proxy.get_sum)  # by name as well as by alias
+        self.assertEqual(self.ns["LOADED_MCP_SERVERS"], ("stub",))
+        self.assertEqual(self.ns["mcp_servers"], {"stub": proxy})
+        mod = sys.modules["mcp.servers.stub"]
+        self.assertIs(sys.modules["mcp.servers"].stub, mod)
+        self.assertEqual(mod.__all__, ["echo", "get_sum"])
+        self.assertEqual(mod.TOOL_MAP, {"echo": proxy.echo, "get_sum": proxy.get_sum})
+        self.assertIs(mod.echo, proxy.echo)
+        self.assertEqual(mod.TOOLS, [ECHO, GET_SUM])
+        self.assertIsNot(mod.TOOLS[0], ECHO)
+
+    def test_load_order_kept_across_configures(self):
+        two = server("Stub Two", alias="stub_two")
+        self.configure(two)
+        self.configure(STUB, two)
+        self.assertEqual(self.ns["LOADED_MCP_SERVERS"], ("Stub Two", "stub"))
+        self.assertEqual(list(self.ns["mcp_servers"]), ["Stub Two", "stub"])
+        self.assertEqual(self.runtime.list_servers_sync(), ("Stub Two", "stub"))
+        self.assertEqual([m["name"] for m in self.runtime.list_loaded_server_metadata()], ["Stub Two", "stub"])
+
+    def test_unknown_tool(self):
+        self.configure(STUB)
+        with self.assertRaises(AttributeError) as cm:
+            self.ns["mcp_stub"].nope
+        self.assertEqual(str(cm.exception), "MCP server 'stub' has no tool 'nope'; its tools: echo, get_sum")
+
+    def test_describe_and_cached_tools(self):
+        self.configure(STUB)
+        want = {"name": "stub", "alias": "stub", "description": "a stub server", "cwd": "/srv", "tools": [ECHO, GET_SUM]}
+        self.assertEqual(self.runtime.describe_server("stub"), want)
+        self.runtime.describe_server("stub")["tools"][0]["name"] = "changed"
+        self.assertEqual(self.runtime.list_tools_sync("stub"), [ECHO, GET_SUM])
+        aliased = server("Stub Two", alias="stub_two")
+        self.configure(aliased)
+        self.assertEqual(self.runtime.describe_server("stub_two")["name"], "Stub Two")
+        with self.assertRaises(api.MCPError) as cm:
+            self.runtime.describe_server("nope")
+        self.assertEqual(str(cm.exception), "Server 'nope' is not available: load it with the run_python 'servers' argument")
+
+    def test_capability_summary(self):
+        self.assertTrue(self.runtime.capability_summary().endswith("Loaded now: none."))
+        self.configure(STUB)
+        self.assertTrue(self.runtime.capability_summary().endswith("Loaded now: stub."))
+
+
+class ToolProxyTest(APITest):
+    def setUp(self):
+        super().setUp()
+        self.answer(lambda p: {"result": {"structuredContent": p.get("arguments")}})
+
+    def call(self, fn, *args, **kwargs):
+        return run(fn(*args, **kwargs))
+
+    def test_signature_and_doc(self):
+        t = tool(
+            "read_text_file",
+            description="  Read a file  ",
+            params=[param("path", required=True), param("head", "float", description="first N lines"), param("get-x", "int", kind="extra")],
+        )
+        fn = api.tool_proxy("fs", t)
+        self.assertEqual(fn.__name__, "read_text_file")
+        self.assertEqual(fn.__qualname__, "read_text_file")
+        self.assertEqual(str(inspect.signature(fn)), "(*, path: 'str', head: 'float' = None)")
+        self.assertEqual(
+            fn.__doc__,
+            "Read a file\n\nMCP tool 'read_text_file' of server 'fs'.\n\nArguments:\n"
+            "    path (str): \n    head (float, optional): first N lines\n    get-x (int, optional): ",
+        )
+        bare = api.tool_proxy("fs", tool("ping"))
+        self.assertEqual(str(inspect.signature(bare)), "()")
+        self.assertEqual(bare.__doc__, "fs.ping\n\nMCP tool 'ping' of server 'fs'.")
+
+    def test_arguments_checked_before_the_call(self):
+        fn = api.tool_proxy("stub", ECHO)
+        cases = [
+            ((), {}, "echo() is missing required argument(s): message"),
+            ((), {"message": "a", "nope": 1}, "echo() got unknown argument(s) nope; its parameters are: message"),
+            (("positional",), {}, "echo() takes keyword arguments only: message"),
+            ((), {"arguments": 7}, "echo() takes arguments= as a dict"),
+        ]
+        for args, kwargs, want in cases:
+            with self.assertRaises(api.MCPArgumentError) as cm:
+                self.call(fn, *args, **kwargs)
+            self.assertEqual(str(cm.exception), want)
+        self.assertEqual(HOST.payloads, [])
+
+    def test_arguments_sent(self):
+        fn = api.tool_proxy("fs", tool("read", params=[param("path", required=True), param("head", "int")]))
+        self.assertEqual(self.call(fn, path="/x"), {"path": "/x"})  # an optional None is not sent
+        self.assertEqual(self.call(fn, arguments={"path": "/y"}, head=3), {"path": "/y", "head": 3})
+        self.assertEqual(HOST.payloads[-1], {"type": "call_tool", "server": "fs", "tool": "read", "arguments": {"path": "/y", "head": 3}})
+        self.assertEqual(self.call(fn, path=None), {"path": None})  # a required None is sent
+
+    def test_a_parameter_called_arguments(self):
+        fn = api.tool_proxy("s", tool("args", params=[param("arguments", "dict", True)]))
+        self.assertEqual(self.call(fn, arguments={"x": 1}), {"arguments": {"x": 1}})
+
+    def test_a_tool_without_parameters_takes_anything(self):
+        fn = api.tool_proxy("s", tool("unreadable"))
+        self.assertEqual(self.call(fn, anything=1), {"anything": 1})
+        with self.assertRaises(api.MCPArgumentError) as cm:
+            self.call(fn, 1)
+        self.assertEqual(str(cm.exception), "unreadable() takes keyword arguments only: none")
+
+
+class CallToolTest(APITest):
+    def test_results(self):
+        results = [
+            ({"structuredContent": {"sum": 5}, "content": [{"type": "text", "text": "5"}]}, {"sum": 5}),
+            ({"content": [{"type": "text", "text": "hi"}]}, "hi"),
+            ({"content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]}, "a\nb"),
+            ({"content": [{"type": "image", "data": "x"}]}, [{"type": "image", "data": "x"}]),
+            ({}, []),
+            (None, []),
+        ]
+        for result, want in results:
+            self.answer(lambda p, r=result: {"result": r})
+            self.assertEqual(run(self.runtime.call_tool("s", "t", {"a": 1}, b=2)), want)
+        self.assertEqual(HOST.payloads[0], {"type": "call_tool", "server": "s", "tool": "t", "arguments": {"a": 1, "b": 2}})
+
+    def test_tool_error(self):
+        self.answer(lambda p: {"result": {"isError": True, "content": [{"type": "text", "text": "no such file: /x"}]}})
+        with self.assertRaises(api.MCPError) as cm:
+            run(self.runtime.call_tool("stub", "read_text_file"))
+        self.assertEqual(str(cm.exception), "stub.read_text_file failed: no such file: /x")
+        self.answer(lambda p: {"result": {"isError": True}})
+        with self.assertRaisesRegex(api.MCPError, r"^stub\.t failed: error$"):
+            run(self.runtime.call_tool("stub", "t"))
+
+    def test_host_refusal_is_mcp_error(self):
+        def refuse(p):
+            raise RPCError("Server 'nope' is not available")
+
+        self.answer(refuse)
+        for call in (lambda: run(self.runtime.call_tool("nope", "x")), lambda: self.runtime.discovered_servers()):
+            with self.assertRaises(api.MCPError) as cm:
+                call()
+            self.assertEqual(str(cm.exception), "Server 'nope' is not available")
+            self.assertTrue(cm.exception.__suppress_context__)
+
+
+class DiscoveryAndDocsTest(APITest):
+    def test_discovered_servers(self):
+        servers = [{"name": "a", "description": "A", "cwd": ""}, {"name": "b", "description": "", "cwd": "/b"}]
+        self.answer(lambda p: {"servers": servers})
+        self.assertEqual(self.runtime.discovered_servers(), ("a", "b"))
+        self.assertEqual(self.runtime.discovered_servers(detailed=True), tuple(servers))
+        self.assertEqual(HOST.payloads[0], {"type": "discovered_servers"})
+
+    def test_list_servers_and_tools_from_the_host(self):
+        self.answer(lambda p: {"servers": ["b", "a"]} if p["type"] == "list_servers" else {"tools": [{"name": "t"}]})
+        self.assertEqual(run(self.runtime.list_servers()), ("b", "a"))
+        self.assertEqual(run(self.runtime.list_tools("a")), [{"name": "t"}])
+        self.assertEqual(HOST.payloads[1], {"type": "list_tools", "server": "a"})
+
+    def test_query_tool_docs(self):
+        docs = [{"tool": "echo"}, {"tool": "get-sum"}]
+        self.answer(lambda p: {"docs": docs[:1] if p["tool"] else docs})
+        self.assertEqual(run(self.runtime.query_tool_docs("stub")), docs)
+        self.assertEqual(self.runtime.query_tool_docs_sync("stub", "echo", detail="full"), {"tool": "echo"})
+        self.assertEqual(
+            HOST.payloads,
+            [
+                {"type": "query_tool_docs", "server": "stub", "tool": "", "detail": "summary"},
+                {"type": "query_tool_docs", "server": "stub", "tool": "echo", "detail": "full"},
+            ],
+        )
+
+    def test_search_tool_docs(self):
+        self.answer(lambda p: {"results": [{"tool": "read_text_file"}]})
+        self.assertEqual(run(self.runtime.search_tool_docs("read a file")), [{"tool": "read_text_file"}])
+        self.runtime.search_tool_docs_sync(42, limit="3", detail="full")
+        self.assertEqual(
+            HOST.payloads,
+            [
+                {"type": "search_tool_docs", "query": "read a file", "limit": api.SEARCH_LIMIT, "detail": "summary"},
+                {"type": "search_tool_docs", "query": "42", "limit": 3, "detail": "full"},
+            ],
+        )
+
+    def test_detail_checked(self):
+        for call in (
+            lambda: self.runtime.query_tool_docs_sync("s", detail="everything"),
+            lambda: self.runtime.search_tool_docs_sync("q", detail="all"),
+        ):
+            with self.assertRaisesRegex(ValueError, "detail must be 'summary' or 'full'"):
+                call()
+        self.assertEqual(HOST.payloads, [])
+
+
+class MemoryTest(APITest):
+    def test_requests(self):
+        answers = {"save": {"key": "k"}, "load": {"value": [1]}, "delete": True, "list": ["k"], "exists": False, "info": None}
+        self.answer(lambda p: answers.get(p["op"]))
+        ns = self.ns
+        self.assertEqual(ns["save_memory"]("k", [1], metadata={"by": "t"}), {"key": "k"})
+        self.assertEqual(ns["load_memory"]("k"), [1])
+        self.assertIs(ns["delete_memory"]("k"), True)
+        self.assertEqual(ns["list_memories"](), ["k"])
+        self.assertIs(ns["memory_exists"]("k"), False)
+        self.assertIsNone(ns["get_memory_info"]("k"))
+        self.assertEqual(HOST.payloads[0], {"type": "memory", "op": "save", "key": "k", "value": [1], "metadata": {"by": "t"}})
+        self.assertEqual(HOST.payloads[1], {"type": "memory", "op": "load", "key": "k"})
+        self.assertEqual(HOST.payloads[3], {"type": "memory", "op": "list", "key": ""})
+
+    def test_load_default_and_empty_list(self):
+        self.answer(lambda p: None)
+        self.assertEqual(self.ns["load_memory"]("gone", "default"), "default")
+        self.assertEqual(self.ns["list_memories"](), [])
+
+    def test_values_must_be_json(self):
+        for call in (lambda: self.ns["save_memory"]("k", object()), lambda: self.ns["update_memory"]("k", 1, metadata={1j})):
+            with self.assertRaisesRegex(TypeError, "^memory values must be JSON-serializable: "):
+                call()
+        self.assertEqual(HOST.payloads, [])
+
+
+def doubled(x):
+    """Doubles x."""
+    return 2 * x
+
+
+class SavedToolTest(APITest):
+    def test_save_tool_sends_the_source(self):
+        class Holder:
+            def method(self):
+                return 1
+
+        self.assertEqual(self.ns["save_tool"](doubled), "doubled")
+        self.assertEqual(HOST.payloads[-1], {"type": "save_tool", "name": "doubled", "source": inspect.getsource(doubled)})
+        self.ns["save_tool"](Holder.method)
+        self.assertTrue(HOST.payloads[-1]["source"].startswith("def method(self):\n"))  # dedented
+
+    def test_save_tool_refusals(self):
+        with self.assertRaisesRegex(TypeError, "save_tool takes a function"):
+            self.ns["save_tool"](7)
+        made = {}
+        exec("def nowhere():\n    pass\n", made)
+        with self.assertRaisesRegex(api.MCPError, "^cannot read the source of nowhere: "):
+            self.ns["save_tool"](made["nowhere"])
+
+    def test_load_tool(self):
+        self.ns["_mcp_bridge_load_tool"]("triple", "def triple(x):\n    return 3 * x\n")
+        self.assertEqual(self.ns["triple"](2), 6)
+        err = io.StringIO()
+        with redirect_stderr(err):
+            self.ns["_mcp_bridge_load_tool"]("broken", "def broken(:\n")
+            self.ns["_mcp_bridge_load_tool"]("raises", "raise RuntimeError('at load')\n")
+        self.assertIn("saved tool broken failed to load: SyntaxError(", err.getvalue())
+        self.assertIn("saved tool raises failed to load: RuntimeError('at load')", err.getvalue())
+
+
+def install_template():
+    """The Go const installTemplate of sandbox_api.go, as the bridge sends it."""
+    with open(API_GO, encoding="utf-8") as f:
+        text = f.read()
+    start = text.index("const installTemplate = `") + len("const installTemplate = `")
+    return text[start : text.index("`", start)]
+
+
+class InstallCodeTest(unittest.TestCase):
+    """Runs sandbox_api.go's install code on this file, as a new interpreter does."""
+
+    def setUp(self):
+        before = mcp_modules()
+        self.addCleanup(lambda: [sys.modules.pop(k) for k in mcp_modules() - before])
+        with open(API_PATH, encoding="utf-8") as f:
+            source = f.read()
+        self.ns = {"__name__": "__main__"}
+        exec(compile(install_template() % repr(source), "<init>", "exec"), self.ns)
+
+    def test_leaves_only_the_api(self):
+        self.assertNotIn("_mcp_bridge_install", self.ns)
+        self.assertIn("_mcp_bridge_configure", self.ns)
+        self.assertIn("_mcp_bridge_load_tool", self.ns)
+        self.assertNotIn("mcp_sandbox_api", sys.modules)
+        self.assertEqual(sys.modules["mcp.runtime"].call_tool.__module__, "mcp_sandbox_api")
+
+    def test_tracebacks_show_the_api_source(self):
+        import traceback
+
+        self.ns["_mcp_bridge_configure"]({"servers": [STUB]})
+        try:
+            run(self.ns["mcp_stub"].echo())
+        except TypeError as e:  # MCPArgumentError
+            text = "".join(traceback.format_exception(type(e), e, e.__traceback__))
+        self.assertIn('File "<mcp-sandbox-api>"', text)
+        self.assertIn("raise MCPArgumentError(", text)
+        self.assertTrue(text.endswith("mcp.runtime.MCPArgumentError: echo() is missing required argument(s): message\n"), text)
+
+
+if __name__ == "__main__":
+    unittest.main()
