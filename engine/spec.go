@@ -1,6 +1,9 @@
 package engine
 
-import "strings"
+import (
+	"cmp"
+	"strings"
+)
 
 // Defaults for the zero values of Spec.
 const (
@@ -65,30 +68,14 @@ type Spec struct {
 
 // withDefaults returns s with every zero value replaced by its default.
 func (s Spec) withDefaults() Spec {
-	if s.Image == "" {
-		s.Image = defaultImage
-	}
-	if s.User == "" {
-		s.User = defaultUser
-	}
-	if s.MemoryBytes == 0 {
-		s.MemoryBytes = defaultMemoryBytes
-	}
-	if s.PidsLimit == 0 {
-		s.PidsLimit = defaultPidsLimit
-	}
-	if s.TmpBytes == 0 {
-		s.TmpBytes = defaultTmpBytes
-	}
-	if s.WorkspaceBytes == 0 {
-		s.WorkspaceBytes = defaultWorkspaceBytes
-	}
-	if s.NoFile == 0 {
-		s.NoFile = defaultNoFile
-	}
-	if s.NProc == 0 {
-		s.NProc = defaultNProc
-	}
+	s.Image = cmp.Or(s.Image, defaultImage)
+	s.User = cmp.Or(s.User, defaultUser)
+	s.MemoryBytes = cmp.Or(s.MemoryBytes, defaultMemoryBytes)
+	s.PidsLimit = cmp.Or(s.PidsLimit, defaultPidsLimit)
+	s.TmpBytes = cmp.Or(s.TmpBytes, defaultTmpBytes)
+	s.WorkspaceBytes = cmp.Or(s.WorkspaceBytes, defaultWorkspaceBytes)
+	s.NoFile = cmp.Or(s.NoFile, defaultNoFile)
+	s.NProc = cmp.Or(s.NProc, defaultNProc)
 	return s
 }
 

@@ -1,6 +1,7 @@
 package entrypoint
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -64,12 +65,12 @@ type Options struct {
 	OnOutput func(stream, data string)
 }
 
-func (o *Options) maxRPCs() int                { return orDefault(o.MaxConcurrentRPCs, defaultMaxRPCs) }
-func (o *Options) readyTimeout() time.Duration { return orDefault(o.ReadyTimeout, defaultReadyTimeout) }
+func (o *Options) maxRPCs() int                { return cmp.Or(o.MaxConcurrentRPCs, defaultMaxRPCs) }
+func (o *Options) readyTimeout() time.Duration { return cmp.Or(o.ReadyTimeout, defaultReadyTimeout) }
 func (o *Options) interruptGrace() time.Duration {
-	return orDefault(o.InterruptGrace, defaultInterruptGrace)
+	return cmp.Or(o.InterruptGrace, defaultInterruptGrace)
 }
-func (o *Options) idleTimeout() time.Duration { return orDefault(o.IdleTimeout, defaultIdleTimeout) }
+func (o *Options) idleTimeout() time.Duration { return cmp.Or(o.IdleTimeout, defaultIdleTimeout) }
 
 func (o *Options) maxOutput() int {
 	switch {
@@ -79,13 +80,6 @@ func (o *Options) maxOutput() int {
 		return defaultMaxOutputBytes
 	}
 	return o.MaxOutputBytes
-}
-
-func orDefault[T int | time.Duration](v, def T) T {
-	if v == 0 {
-		return def
-	}
-	return v
 }
 
 // Phases of a session's start reported to an engine.StartTrace, after the

@@ -40,6 +40,13 @@ func timedCall(b testing.TB, cs *mcp.ClientSession, args map[string]any, want st
 
 // BenchmarkWarmCall is item 1: run_python with print(1) through the real
 // stdio MCP path (go-sdk client, bridge process, container, back). One op
+// loopCalls makes warmup untimed calls, then one timed call per b.Loop
+// iteration, each checked to print want; it reports and returns the
+// samples' statistics.
+func loopCalls(b *testing.B, cs *mcp.ClientSession, args map[string]any, want string, warmup int) stats {
+	return loopSamples(b, warmup, func() time.Duration { return timedCall(b, cs, args, want) })
+}
+
 // is one warm call.
 func BenchmarkWarmCall(b *testing.B) {
 	sec := report.section("1", "Warm call: `run_python` `print(1)`, client → bridge → container → client",
@@ -47,16 +54,7 @@ func BenchmarkWarmCall(b *testing.B) {
 	sec.note("After 20 warm-up calls on the same client. The session is the one container every call of a client goes to.")
 	forEachVariant(b, func(b *testing.B, v variant) {
 		cs := connectBridge(b, v.engine, v.env()...)
-		args := map[string]any{"code": "print(1)"}
-		for range 20 {
-			timedCall(b, cs, args, "1")
-		}
-		var samples []time.Duration
-		for b.Loop() {
-			samples = append(samples, timedCall(b, cs, args, "1"))
-		}
-		st := summarize(samples)
-		st.metrics(b)
+		st := loopCalls(b, cs, map[string]any{"code": "print(1)"}, "1", 20)
 		report.setWarm(v.label, st.p50)
 		sec.row(v.label, v.label, fmt.Sprint(st.n), ms(st.p50), ms(st.p95), ms(st.mean))
 		if v.oci == "" {
@@ -86,15 +84,7 @@ func BenchmarkWarmExecute(b *testing.B) {
 			}
 			return took
 		}
-		for range 20 {
-			execute()
-		}
-		var samples []time.Duration
-		for b.Loop() {
-			samples = append(samples, execute())
-		}
-		st := summarize(samples)
-		st.metrics(b)
+		st := loopSamples(b, 20, execute)
 		sec.row(v.label, v.label, fmt.Sprint(st.n), ms(st.p50), ms(st.p95))
 	})
 }
@@ -135,13 +125,7 @@ func BenchmarkFreshContainer(b *testing.B) {
 			}
 			return took
 		}
-		run()
-		var samples []time.Duration
-		for b.Loop() {
-			samples = append(samples, run())
-		}
-		st := summarize(samples)
-		st.metrics(b)
+		st := loopSamples(b, 1, run)
 		ratio := "n/a (warm call not measured in this run)"
 		if warm, ok := report.warmP50(v.label); ok {
 			r := float64(st.p50) / float64(warm)
@@ -361,16 +345,7 @@ func BenchmarkProxiedChain(b *testing.B) {
 	forEachVariant(b, func(b *testing.B, v variant) {
 		home, _ := npmHome(b)
 		cs := connectBridge(b, v.engine, append(v.env(), "HOME="+home)...)
-		args := map[string]any{"code": chainCode, "servers": []string{"everything"}}
-		for range 10 {
-			timedCall(b, cs, args, "3")
-		}
-		var samples []time.Duration
-		for b.Loop() {
-			samples = append(samples, timedCall(b, cs, args, "3"))
-		}
-		st := summarize(samples)
-		st.metrics(b)
+		st := loopCalls(b, cs, map[string]any{"code": chainCode, "servers": []string{"everything"}}, "3", 10)
 		sec.row(v.label, v.label, fmt.Sprint(st.n), ms(st.p50), ms(st.p95), ms(st.mean))
 		if v.oci == "" {
 			report.headline("get-sum → echo chain p50, "+v.label, "≤ 4 ms", ms(st.p50), st.p50 <= 4*time.Millisecond)

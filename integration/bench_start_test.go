@@ -133,13 +133,7 @@ func BenchmarkBridgeStart(b *testing.B) {
 		b.StartTimer()
 		return took
 	}
-	start()
-	var samples []time.Duration
-	for b.Loop() {
-		samples = append(samples, start())
-	}
-	st := summarize(samples)
-	st.metrics(b)
+	st := loopSamples(b, 1, start)
 	sec.row("", "3 (~/MCPs, + the self entry skipped)", fmt.Sprint(st.n), ms(st.p50), ms(st.p95))
 	report.headline("bridge start to initialize answer, p50", "≤ 50 ms", ms(st.p50), st.p50 <= 50*time.Millisecond)
 }

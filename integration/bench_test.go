@@ -135,6 +135,22 @@ func ms(d time.Duration) string {
 	return fmt.Sprintf("%.0f ms", v)
 }
 
+// loopSamples runs sample warmup times untimed, then once per b.Loop
+// iteration; it reports the samples' statistics as metrics and returns
+// them. sample returns the duration of what it measures.
+func loopSamples(b *testing.B, warmup int, sample func() time.Duration) stats {
+	for range warmup {
+		sample()
+	}
+	var samples []time.Duration
+	for b.Loop() {
+		samples = append(samples, sample())
+	}
+	st := summarize(samples)
+	st.metrics(b)
+	return st
+}
+
 // metrics reports s as benchmark metrics.
 func (s stats) metrics(b *testing.B) {
 	b.ReportMetric(float64(s.p50)/float64(time.Millisecond), "p50-ms")

@@ -24,6 +24,14 @@ func connectClient(t *testing.T, cfg Options) (*mcp.ClientSession, *Bridge) {
 func connectClientWith(t *testing.T, opts Options, reg *Registry) (*mcp.ClientSession, *Bridge) {
 	t.Helper()
 	opts.Registry = reg
+	return connectOver(t, opts, func(ct mcp.Transport) mcp.Transport { return ct })
+}
+
+// connectOver runs a bridge with opts on a local-process engine and
+// connects an in-memory MCP client to it, through the transport wrap
+// makes of the client's end.
+func connectOver(t *testing.T, opts Options, wrap func(mcp.Transport) mcp.Transport) (*mcp.ClientSession, *Bridge) {
+	t.Helper()
 	br := New(enginetest.Local{T: t}, &opts)
 	t.Cleanup(func() { br.Close() })
 	st, ct := mcp.NewInMemoryTransports()
@@ -32,7 +40,7 @@ func connectClientWith(t *testing.T, opts Options, reg *Registry) (*mcp.ClientSe
 		t.Fatal(err)
 	}
 	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
-	cs, err := client.Connect(ctx, ct, nil)
+	cs, err := client.Connect(ctx, wrap(ct), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

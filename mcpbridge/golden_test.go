@@ -20,8 +20,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/tools/txtar"
-
-	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine/enginetest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
@@ -241,20 +239,11 @@ func applyGoldenConfig(opts *Options, data []byte) error {
 func goldenConnect(t *testing.T, opts Options) (*mcp.ClientSession, *recorder) {
 	t.Helper()
 	opts.Registry = NewRegistry(DiscoveryOptions{Home: t.TempDir(), Cwd: t.TempDir()})
-	br := New(enginetest.Local{T: t}, &opts)
-	t.Cleanup(func() { br.Close() })
-	st, ct := mcp.NewInMemoryTransports()
-	ctx := context.Background()
-	if _, err := br.Server().Connect(ctx, st, nil); err != nil {
-		t.Fatal(err)
-	}
-	rec := &recorder{Transport: ct, responses: map[string]*jsonrpc.Response{}}
-	client := mcp.NewClient(&mcp.Implementation{Name: "golden", Version: "1"}, nil)
-	cs, err := client.Connect(ctx, rec, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cs.Close() })
+	var rec *recorder
+	cs, _ := connectOver(t, opts, func(ct mcp.Transport) mcp.Transport {
+		rec = &recorder{Transport: ct, responses: map[string]*jsonrpc.Response{}}
+		return rec
+	})
 	return cs, rec
 }
 
