@@ -1,8 +1,12 @@
 package engine
 
 import (
+	"bufio"
 	"bytes"
+	"errors"
+	"io"
 	"log/slog"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -62,7 +66,7 @@ func TestLogWriter(t *testing.T) {
 		},
 	}))
 	tail := &LineTail{Max: 10}
-	w := &logWriter{log: log, level: slog.LevelDebug, msg: "service", attrs: []any{"pid", 7}, tail: tail}
+	w := &LineLogger{Log: log, Level: slog.LevelDebug, Msg: "service", Attrs: []any{"pid", 7}, Tail: tail}
 	for _, chunk := range []string{"first li", "ne\n\n  \nsecond\r\nthi", "rd"} {
 		if n, err := w.Write([]byte(chunk)); n != len(chunk) || err != nil {
 			t.Fatalf("Write(%q) = %d, %v", chunk, n, err)
@@ -88,7 +92,7 @@ level=DEBUG msg=service pid=7 line=third
 func TestLogWriterBoundsALongLine(t *testing.T) {
 	var n int
 	log := slog.New(slog.NewTextHandler(writerFunc(func(b []byte) (int, error) { n++; return len(b), nil }), nil))
-	w := &logWriter{log: log, level: slog.LevelInfo, msg: "m"}
+	w := &LineLogger{Log: log, Level: slog.LevelInfo, Msg: "m"}
 	chunk := bytes.Repeat([]byte("x"), 1<<10)
 	for range 2 * maxLogLine / len(chunk) {
 		w.Write(chunk)
@@ -101,3 +105,43 @@ func TestLogWriterBoundsALongLine(t *testing.T) {
 type writerFunc func([]byte) (int, error)
 
 func (f writerFunc) Write(b []byte) (int, error) { return f(b) }
+
+func TestReadLine(t *testing.T) {
+	long := strings.Repeat("x", 100)
+	tests := []struct {
+		in    string
+		max   int
+		lines []string
+		end   error // the error after the lines
+	}{
+		{"a\nbc\n", 10, []string{"a", "bc"}, io.EOF},
+		{"a\n\nb", 10, []string{"a", "", "b"}, io.ErrUnexpectedEOF},
+		{"", 10, nil, io.EOF},
+		// Exactly max bytes before the newline is allowed; one more is not.
+		{"0123456789\n", 10, []string{"0123456789"}, io.EOF},
+		{"0123456789a\n", 10, nil, ErrLineTooLong},
+		{"0123456789a", 10, nil, ErrLineTooLong},
+		// Lines longer than the reader's buffer (16 bytes) are put together.
+		{long + "\nok\n", 100, []string{long, "ok"}, io.EOF},
+		{long + "\n", 99, nil, ErrLineTooLong},
+	}
+	for _, tt := range tests {
+		r := bufio.NewReaderSize(strings.NewReader(tt.in), 16)
+		var got []string
+		var err error
+		for {
+			var line []byte
+			line, err = ReadLine(r, tt.max)
+			if err != nil {
+				if errors.Is(err, io.ErrUnexpectedEOF) {
+					got = append(got, string(line))
+				}
+				break
+			}
+			got = append(got, string(line))
+		}
+		if !errors.Is(err, tt.end) || !slices.Equal(got, tt.lines) {
+			t.Errorf("%q (max %d): lines %q, then %v; want %q, then %v", tt.in, tt.max, got, err, tt.lines, tt.end)
+		}
+	}
+}

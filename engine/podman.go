@@ -163,7 +163,7 @@ func (p *Podman) imageExists(ctx context.Context, ref string) (bool, error) {
 
 // pullImage implements containerAPI.
 func (p *Podman) pullImage(ctx context.Context, ref string) error {
-	w := &logWriter{log: p.e.log, level: slog.LevelInfo, msg: "pull progress", attrs: []any{"image", ref}}
+	w := &LineLogger{Log: p.e.log, Level: slog.LevelInfo, Msg: "pull progress", Attrs: []any{"image", ref}}
 	defer w.Flush()
 	_, err := images.Pull(p.ctx(ctx), ref, new(images.PullOptions).WithQuiet(false).WithProgressWriter(w))
 	return err

@@ -101,7 +101,7 @@ func startPodmanService(ctx context.Context, log *slog.Logger) (*podmanService, 
 	s := &podmanService{cmd: cmd, dir: dir, URI: "unix://" + sock, done: make(chan struct{})}
 	tail := &LineTail{Max: 20}
 	go func() {
-		w := &logWriter{log: log, level: slog.LevelDebug, msg: "podman service", tail: tail}
+		w := &LineLogger{Log: log, Level: slog.LevelDebug, Msg: "podman service", Tail: tail}
 		io.Copy(w, out)
 		w.Flush()
 	}()

@@ -282,14 +282,9 @@ func (ctr *container) send(v any) error {
 
 // readStderr logs the runtime's diagnostics and keeps the last lines.
 func (ctr *container) readStderr() {
-	sc := bufio.NewScanner(ctr.sb.Stderr())
-	sc.Buffer(make([]byte, 4096), 64<<10)
-	for sc.Scan() {
-		line := sc.Text()
-		ctr.stderr.Add(line)
-		ctr.log.Debug("sandbox stderr", "line", line)
-	}
-	io.Copy(io.Discard, ctr.sb.Stderr())
+	w := &engine.LineLogger{Log: ctr.log, Level: slog.LevelDebug, Msg: "sandbox stderr", Tail: ctr.stderr}
+	io.Copy(w, ctr.sb.Stderr())
+	w.Flush()
 }
 
 // deathReport waits briefly for the container's exit status and says why

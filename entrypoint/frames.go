@@ -10,6 +10,8 @@ import (
 	"math"
 	"strconv"
 	"time"
+
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine"
 )
 
 // maxFrameBytes bounds one frame in either direction.
@@ -206,24 +208,14 @@ func stringID(raw json.RawMessage) (string, bool) {
 
 // readFrameLine reads one '\n'-terminated line of at most max bytes.
 func readFrameLine(r *bufio.Reader, max int) ([]byte, error) {
-	var line []byte
-	for {
-		chunk, err := r.ReadSlice('\n')
-		if len(line)+len(chunk) > max+1 {
-			return nil, fmt.Errorf("%w: frame longer than %d bytes", errProtocol, max)
-		}
-		line = append(line, chunk...)
-		switch {
-		case err == nil:
-			return line[:len(line)-1], nil
-		case errors.Is(err, bufio.ErrBufferFull):
-			continue
-		case errors.Is(err, io.EOF) && len(line) > 0:
-			return nil, fmt.Errorf("%w: stream ended inside a frame", errProtocol)
-		default:
-			return nil, err
-		}
+	line, err := engine.ReadLine(r, max)
+	switch {
+	case errors.Is(err, engine.ErrLineTooLong):
+		return nil, fmt.Errorf("%w: frame longer than %d bytes", errProtocol, max)
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return nil, fmt.Errorf("%w: stream ended inside a frame", errProtocol)
 	}
+	return line, err
 }
 
 // Host → sandbox frames.

@@ -1,7 +1,6 @@
 package mcpbridge
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -14,7 +13,10 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"golang.org/x/sync/errgroup"
+
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine"
 )
 
 // Bounds of proxied servers.
@@ -181,7 +183,7 @@ func (c *proxyClient) session(ctx context.Context) (*mcp.ClientSession, error) {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
 	cmd.Dir = c.cfg.Cwd
-	cmd.Stderr = &lineLogger{log: c.log}
+	cmd.Stderr = &engine.LineLogger{Log: c.log, Level: slog.LevelDebug, Msg: "server stderr"}
 	client := mcp.NewClient(&mcp.Implementation{Name: implementationName, Version: c.version}, &mcp.ClientOptions{
 		// Servers may change their tools at any time (server-everything
 		// does right after initialize): refresh the cache.
@@ -235,7 +237,7 @@ func (c *proxyClient) refreshTools(cs *mcp.ClientSession) {
 func (c *proxyClient) stopped(cs *mcp.ClientSession, err error) bool {
 	dead := errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, io.EOF) ||
 		errors.Is(err, os.ErrClosed) || errors.Is(err, io.ErrClosedPipe) ||
-		errors.Is(err, errServerLineTooLong)
+		errors.Is(err, engine.ErrLineTooLong)
 	c.mu.Lock()
 	deadCh := c.dead
 	current := c.cs == cs
@@ -289,32 +291,4 @@ func sameConfig(a, b serverConfig) bool {
 		}
 	}
 	return true
-}
-
-// A lineLogger logs what a server writes to its stderr, line by line.
-type lineLogger struct {
-	log  *slog.Logger
-	mu   sync.Mutex
-	part []byte
-}
-
-func (l *lineLogger) Write(b []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.part = append(l.part, b...)
-	for {
-		i := bytes.IndexByte(l.part, '\n')
-		if i < 0 {
-			break
-		}
-		if line := string(bytes.TrimSpace(l.part[:i])); line != "" {
-			l.log.Debug("server stderr", "line", line)
-		}
-		l.part = l.part[i+1:]
-	}
-	if len(l.part) > 64<<10 { // a line without end: log what there is
-		l.log.Debug("server stderr", "line", string(l.part))
-		l.part = nil
-	}
-	return len(b), nil
 }

@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"os/exec"
@@ -15,14 +14,12 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine"
 )
 
 // maxServerLine bounds one line a proxied server writes on stdout.
 const maxServerLine = 32 << 20
-
-// errServerLineTooLong reports a server that wrote a line over
-// maxServerLine on stdout; it ends the connection.
-var errServerLineTooLong = errors.New("server wrote a line over the limit")
 
 // A noiseTolerantTransport runs a server command and speaks MCP over its
 // stdio, dropping what is not a JSON-RPC message on its stdout (blank
@@ -114,25 +111,14 @@ func (m *messageLines) Read(p []byte) (int, error) {
 	return n, nil
 }
 
+// readLine reads one line of the server's stdout; a line over
+// maxServerLine fails with engine.ErrLineTooLong and ends the connection.
 func (m *messageLines) readLine() ([]byte, error) {
-	var line []byte
-	for {
-		chunk, err := m.src.ReadSlice('\n')
-		line = append(line, chunk...)
-		if len(line) > maxServerLine {
-			return nil, fmt.Errorf("%w of %d bytes", errServerLineTooLong, maxServerLine)
-		}
-		switch {
-		case err == nil:
-			return line, nil
-		case errors.Is(err, bufio.ErrBufferFull):
-			continue
-		case errors.Is(err, io.EOF) && len(line) > 0:
-			return line, nil
-		default:
-			return nil, err
-		}
+	line, err := engine.ReadLine(m.src, maxServerLine)
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		return line, nil // the last line, without its newline
 	}
+	return line, err
 }
 
 // Close stops the server.
