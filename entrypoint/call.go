@@ -23,6 +23,34 @@ const (
 	StatusExit Status = "exit"
 )
 
+// A Call is code to run in a session, and what its caller hears while it
+// runs.
+type Call struct {
+	// Code is the Python source. Top-level await works.
+	Code string
+	// Timeout stops the code after this long. Zero: no limit.
+	Timeout time.Duration
+	// OnOutput, when set, receives each piece of the call's output as it
+	// arrives (within the cap), stream "stdout" or "stderr". It runs on
+	// the session's reader and must not block. Zero: the output is only
+	// returned in the Result.
+	OnOutput func(stream, data string)
+	// OnProgress, when set, receives the code's runtime.report_progress
+	// reports (at most about 20 a second); the sandbox sends none when it
+	// is nil. It runs on the session's reader and must not block.
+	OnProgress func(Progress)
+}
+
+// A Progress is the code's report of how far it is.
+type Progress struct {
+	// Progress is how far the code is, in units of its choosing.
+	Progress float64
+	// Total is the Progress at which it is done; 0 when unknown.
+	Total float64
+	// Message says what it is doing; at most 4 KiB.
+	Message string
+}
+
 // A Result is the outcome of one call.
 type Result struct {
 	Status Status
@@ -61,6 +89,7 @@ type callState struct {
 	stdout, stderr capBuffer
 	result         chan frame
 	onOutput       func(stream, data string)
+	onProgress     func(Progress)
 	// started is set when the sandbox said the code is about to run;
 	// until then none of it ran.
 	started atomic.Bool

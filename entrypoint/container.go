@@ -193,6 +193,14 @@ func (ctr *container) dispatch(f frame, readySeen *bool, ready chan<- frame) err
 			return fmt.Errorf("%w: output for call %q, which is not running", errProtocol, f.ID)
 		}
 		c.output(f.Stream, f.Data)
+	case frameProgress:
+		c := ctr.current(f.ID)
+		if c == nil {
+			return fmt.Errorf("%w: progress for call %q, which is not running", errProtocol, f.ID)
+		}
+		if c.onProgress != nil {
+			c.onProgress(f.Progress)
+		}
 	case frameResult:
 		c := ctr.current(f.ID)
 		if c == nil {

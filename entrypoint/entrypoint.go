@@ -18,7 +18,7 @@ var runtimeSource []byte
 
 // protocolVersion is the version of the frame protocol (PROTOCOL.md)
 // this package speaks; the runtime says its own in its ready frame.
-const protocolVersion = 2
+const protocolVersion = 3
 
 // bootstrap reads the header "MCPRT <length>\n" and then exactly that many
 // bytes of runtime source from fd 0, without read-ahead, and runs it.

@@ -10,6 +10,7 @@ import (
 	"math"
 	"strconv"
 	"time"
+	"unicode/utf8"
 
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine"
 )
@@ -29,6 +30,9 @@ const (
 	// maxDroppedBytes bounds a dropped count (256 TiB): the counts are
 	// added to the host's own without overflowing.
 	maxDroppedBytes = 1 << 48
+	// maxProgressMessage bounds a progress frame's message: a longer one
+	// is cut (the runtime sends at most 1,024 characters).
+	maxProgressMessage = 4 << 10
 )
 
 // errProtocol reports a sandbox that broke the frame protocol.
@@ -39,6 +43,7 @@ const (
 	frameReady      = "ready"
 	frameOut        = "out"
 	frameStarted    = "started"
+	frameProgress   = "progress"
 	frameRPC        = "rpc"
 	frameResult     = "result"
 	frameExec       = "exec"
@@ -68,6 +73,8 @@ type frame struct {
 	// out
 	Stream string
 	Data   string
+	// progress
+	Progress Progress
 	// rpc
 	Payload json.RawMessage
 	// result
@@ -101,6 +108,9 @@ type wireFrame struct {
 	DurationMS float64          `json:"duration_ms"`
 	Dropped    map[string]int64 `json:"dropped"`
 	Killed     int              `json:"killed"`
+	Progress   *float64         `json:"progress"`
+	Total      *float64         `json:"total"`
+	Message    *string          `json:"message"`
 }
 
 // parseFrame decodes and validates one line from the sandbox.
@@ -144,6 +154,21 @@ func parseFrame(line []byte) (frame, error) {
 			return bad("without data")
 		}
 		f.ID, f.Stream, f.Data = id, w.Stream, *w.Data
+	case frameProgress:
+		id, ok := stringID(w.ID)
+		if !ok {
+			return bad("without a string id")
+		}
+		if w.Progress == nil {
+			return bad("without progress")
+		}
+		f.ID, f.Progress.Progress = id, *w.Progress
+		if w.Total != nil && *w.Total > 0 {
+			f.Progress.Total = *w.Total
+		}
+		if w.Message != nil {
+			f.Progress.Message = cutUTF8(*w.Message, maxProgressMessage)
+		}
 	case frameRPC:
 		n, err := strconv.ParseInt(string(w.ID), 10, 64)
 		if err != nil || n <= 0 {
@@ -188,6 +213,17 @@ func parseFrame(line []byte) (frame, error) {
 	return f, nil
 }
 
+// cutUTF8 returns s cut to at most max bytes, on a character boundary.
+func cutUTF8(s string, max int) string {
+	if len(s) <= max {
+		return s
+	}
+	for max > 0 && !utf8.RuneStart(s[max]) {
+		max--
+	}
+	return s[:max]
+}
+
 // plausibleTime returns unix, a wall-clock time in seconds, or 0 (absent)
 // when it is negative or implausibly late.
 func plausibleTime(unix float64) float64 {
@@ -224,6 +260,8 @@ type execFrame struct {
 	ID        string `json:"id"`
 	Code      string `json:"code"`
 	MaxOutput int    `json:"max_output"`
+	// Progress asks for progress frames (runtime.report_progress).
+	Progress bool `json:"progress,omitempty"`
 }
 
 type rpcResultFrame struct {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 // protocolFrames are the sandbox → host frames of PROTOCOL.md as the
@@ -95,6 +96,16 @@ func frameProblem(fr frame) string {
 		}
 		if fr.Stream != "stdout" && fr.Stream != "stderr" {
 			return "a bad stream"
+		}
+	case frameProgress:
+		if fr.ID == "" {
+			return "no call id"
+		}
+		if len(fr.Progress.Message) > maxProgressMessage || !utf8.ValidString(fr.Progress.Message) {
+			return "a message over the bound or not UTF-8"
+		}
+		if fr.Progress.Total < 0 {
+			return "a negative total"
 		}
 	case frameRPC:
 		if fr.RPCID <= 0 {

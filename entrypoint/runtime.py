@@ -1,4 +1,4 @@
-"""The sandbox runtime of mcp-server-code-execution-mode (protocol 1).
+"""The sandbox runtime of mcp-server-code-execution-mode (protocol 3).
 
 It runs inside the sandbox container as one long-lived interpreter and
 executes the host's code requests in persistent globals. See PROTOCOL.md
@@ -14,6 +14,7 @@ import inspect
 import io
 import json
 import linecache
+import math
 import os
 import queue
 import select
@@ -24,7 +25,12 @@ import time
 import traceback
 import types
 
-PROTOCOL = 2
+PROTOCOL = 3
+# PROGRESS_INTERVAL is the least time between two progress frames of a
+# call (seconds); reports in between are folded into the next one.
+PROGRESS_INTERVAL = 0.05
+# MAX_PROGRESS_MESSAGE bounds a progress report's message (characters).
+MAX_PROGRESS_MESSAGE = 1024
 RUNTIME_VERSION = "1.0"
 MAX_FRAME = 16 << 20
 READ_CHUNK = 1 << 16
@@ -126,13 +132,19 @@ class Pump(threading.Thread):
 class Call:
     """The state of the call in flight."""
 
-    def __init__(self, id, max_output):
+    def __init__(self, id, max_output, progress=False):
         self.id = id
         self.max_output = max_output
         self.sent = {"stdout": 0, "stderr": 0}
         self.dropped = {"stdout": 0, "stderr": 0}
         self.interrupted = False
         self.lock = threading.Lock()
+        # progress: the host wants progress frames (its client gave a
+        # progress token); progress_at is when the last one went,
+        # progress_pending the report folded since.
+        self.progress = progress
+        self.progress_at = 0.0
+        self.progress_pending = None
 
     def admit(self, stream, data):
         """Returns the part of data within the stream's cap; counts the rest."""
@@ -275,7 +287,7 @@ class Runtime:
                 if problem is None and self.call is not None:
                     problem = "a call is already running"
                 if problem is None:
-                    call = self.call = Call(str(msg.get("id")), max_output or 0)
+                    call = self.call = Call(str(msg.get("id")), max_output or 0, msg.get("progress") is True)
             if problem is not None:
                 self.chan.send(
                     {
@@ -377,6 +389,44 @@ class Runtime:
         if "error" in box:
             raise RPCError(box["error"])
         return box.get("result")
+
+    # ------------------------------------------------------------ progress
+
+    def report_progress(self, progress, total=None, message=None):
+        """Tells the client how far the call is: progress out of total
+        (when known), with a message. It never blocks the code nor raises:
+        without a client that asked for progress it does nothing, reports
+        come out at most every PROGRESS_INTERVAL (the last one of a call
+        always does), and values that are not finite numbers are ignored."""
+        try:
+            call = self.call
+            if call is None or not call.progress:
+                return
+            frame = {"t": "progress", "id": call.id, "progress": float(progress)}
+            if not math.isfinite(frame["progress"]):
+                return
+            if total is not None:
+                total = float(total)
+                if math.isfinite(total) and total > 0:
+                    frame["total"] = total
+            if message is not None:
+                frame["message"] = str(message)[:MAX_PROGRESS_MESSAGE]
+            now = time.monotonic()
+            with call.lock:
+                if now - call.progress_at < PROGRESS_INTERVAL:
+                    call.progress_pending = frame
+                    return
+                call.progress_at, call.progress_pending = now, None
+            self.chan.send(frame)
+        except Exception:  # a bad argument or a failing __str__: ignored
+            pass
+
+    def flush_progress(self, call):
+        """Sends the report folded since the last progress frame, if any."""
+        with call.lock:
+            frame, call.progress_pending = call.progress_pending, None
+        if frame is not None:
+            self.chan.send(frame)
 
     def resolve(self, msg):
         rid = msg.get("id")
@@ -491,6 +541,7 @@ class Runtime:
         self.fail_pending_rpcs()
         self.restore_stdio()
         self.sync_output()
+        self.flush_progress(call)
         result["dropped"] = dict(call.dropped)
         with self.state_lock:
             self.call = None
@@ -677,6 +728,7 @@ def main():
     module = types.ModuleType("mcp_sandbox_runtime")
     module.rpc = rt.rpc
     module.rpc_sync = rt.rpc_sync
+    module.report_progress = rt.report_progress
     module.RPCError = RPCError
     module.PROTOCOL = PROTOCOL
     sys.modules["mcp_sandbox_runtime"] = module

@@ -58,11 +58,6 @@ type Options struct {
 	// first call (to install helpers). A failure fails the start. Zero:
 	// nothing runs.
 	Init func() string
-	// OnOutput, when set, receives each piece of a call's output as it
-	// arrives (within the cap), stream "stdout" or "stderr". It runs on the
-	// session's reader and must not block. Zero: output is only returned
-	// in the Result.
-	OnOutput func(stream, data string)
 }
 
 func (o *Options) maxRPCs() int                { return cmp.Or(o.MaxConcurrentRPCs, defaultMaxRPCs) }
@@ -248,7 +243,7 @@ func (s *Session) startError(err error) error {
 
 // initialize runs the Init code in a new container.
 func (s *Session) initialize(ctx context.Context, ctr *container) error {
-	res, err := s.run(ctx, ctr, s.opts.Init(), s.opts.readyTimeout())
+	res, err := s.run(ctx, ctr, &Call{Code: s.opts.Init(), Timeout: s.opts.readyTimeout()})
 	if err != nil {
 		return fmt.Errorf("initializing the interpreter: %w", err)
 	}
@@ -281,6 +276,12 @@ func (s *Session) discard(ctr *container, why string) {
 // when the sandbox itself failed (engine, container death, protocol); the
 // Result then carries what output arrived.
 func (s *Session) Execute(ctx context.Context, code string, timeout time.Duration) (*Result, error) {
+	return s.Run(ctx, &Call{Code: code, Timeout: timeout})
+}
+
+// Run is Execute with the call's own hooks: its output and its progress
+// reports as they arrive.
+func (s *Session) Run(ctx context.Context, call *Call) (*Result, error) {
 	if err := s.acquire(ctx); err != nil {
 		return nil, err
 	}
@@ -289,7 +290,7 @@ func (s *Session) Execute(ctx context.Context, code string, timeout time.Duratio
 	if err != nil {
 		return nil, err
 	}
-	res, err := s.run(ctx, ctr, code, timeout)
+	res, err := s.run(ctx, ctr, call)
 	if errors.Is(err, errSandboxDied) && !res.began && ctx.Err() == nil {
 		// The sandbox died before the code began: between calls, and
 		// noticed only now (gVisor delivers a kill of its init after the
@@ -300,7 +301,7 @@ func (s *Session) Execute(ctx context.Context, code string, timeout time.Duratio
 		if ctr, notice, err = s.ensure(ctx); err != nil {
 			return nil, err
 		}
-		res, err = s.run(ctx, ctr, code, timeout)
+		res, err = s.run(ctx, ctr, call)
 	}
 	if notice != "" {
 		res.StateLost = true
@@ -310,12 +311,14 @@ func (s *Session) Execute(ctx context.Context, code string, timeout time.Duratio
 }
 
 // run performs one call on ctr.
-func (s *Session) run(ctx context.Context, ctr *container, code string, timeout time.Duration) (res *Result, err error) {
+func (s *Session) run(ctx context.Context, ctr *container, call *Call) (res *Result, err error) {
 	c := &callState{
-		id:       strconv.FormatInt(s.seq.Add(1), 10),
-		result:   make(chan frame, 1),
-		onOutput: s.opts.OnOutput,
+		id:         strconv.FormatInt(s.seq.Add(1), 10),
+		result:     make(chan frame, 1),
+		onOutput:   call.OnOutput,
+		onProgress: call.OnProgress,
 	}
+	timeout := call.Timeout
 	defer func() {
 		if res != nil {
 			res.began = c.started.Load()
@@ -328,7 +331,7 @@ func (s *Session) run(ctx context.Context, ctr *container, code string, timeout 
 	ctr.call = c
 	ctr.mu.Unlock()
 	began := time.Now()
-	if err := ctr.send(execFrame{T: frameExec, ID: c.id, Code: code, MaxOutput: s.opts.maxOutput()}); err != nil {
+	if err := ctr.send(execFrame{T: frameExec, ID: c.id, Code: call.Code, MaxOutput: s.opts.maxOutput(), Progress: call.OnProgress != nil}); err != nil {
 		return s.died(ctr, c, began, fmt.Errorf("%w: sending the code: %v", errSandboxDied, err))
 	}
 	var deadline <-chan time.Time

@@ -370,3 +370,49 @@ func TestStartTraceReportsPhases(t *testing.T) {
 		t.Errorf("a warm call reported start phases %v", phases)
 	}
 }
+
+func TestProgressReports(t *testing.T) {
+	s := newLocal(t, Options{})
+	var mu sync.Mutex
+	var got []Progress
+	call := &Call{
+		Code: `import mcp_sandbox_runtime as rt, time
+class Bad:
+    def __str__(self): raise RuntimeError("no")
+rt.report_progress("not a number")
+rt.report_progress(float("nan"))
+rt.report_progress(1, message=Bad())
+rt.report_progress(0, 10, "starting")
+time.sleep(0.12)
+for i in range(10000):
+    rt.report_progress(i + 1, 10000, "step %d" % (i + 1))
+print("done")`,
+		OnProgress: func(p Progress) {
+			mu.Lock()
+			defer mu.Unlock()
+			got = append(got, p)
+		},
+	}
+	res, err := s.Run(context.Background(), call)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want(t, res, StatusSuccess, "done\n")
+	mu.Lock()
+	defer mu.Unlock()
+	// Bad arguments are ignored, the first good report goes at once, a
+	// loop of 10,000 is folded (at most one every 50 ms), and the last
+	// report of the call always arrives.
+	if len(got) < 2 || len(got) > 2+int(res.Duration/(50*time.Millisecond))+1 {
+		t.Fatalf("%d reports in %v: %+v", len(got), res.Duration, got)
+	}
+	if first := got[0]; first != (Progress{Progress: 0, Total: 10, Message: "starting"}) {
+		t.Errorf("first report %+v", first)
+	}
+	if last := got[len(got)-1]; last != (Progress{Progress: 10000, Total: 10000, Message: "step 10000"}) {
+		t.Errorf("last report %+v", last)
+	}
+	// Without a listener, report_progress does nothing and costs little.
+	res = exec1(t, s, "import mcp_sandbox_runtime as rt\nfor i in range(100000): rt.report_progress(i)\nprint('quiet')", 0)
+	want(t, res, StatusSuccess, "quiet\n")
+}

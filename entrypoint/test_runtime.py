@@ -196,6 +196,37 @@ class RuntimeTest(unittest.TestCase):
         self.assertIsInstance(result["killed"], int)
         return outs, result
 
+    def progress_frames(self, source, progress):
+        """Runs source with the exec's progress member; returns its progress frames."""
+        id = self.next_id()
+        self.rt.send({"t": "exec", "id": id, "code": source, "max_output": 0, "progress": progress})
+        frames = []
+        while True:
+            frame = self.rt.recv()
+            if frame.get("t") == "result":
+                self.assertEqual((frame["id"], frame["status"]), (id, "ok"), frame)
+                return frames
+            if frame.get("t") == "progress":
+                self.assertEqual(frame["id"], id)
+                self.assertLessEqual(set(frame), {"t", "id", "progress", "total", "message"})
+                frames.append(frame)
+
+    def test_progress_frames(self):
+        code = (
+            "import mcp_sandbox_runtime as rt\n"
+            "rt.report_progress(1, 4, 'x' * 5000)\n"
+            "rt.report_progress(2, float('inf'))\n"
+            "rt.report_progress(3, 4, 'last')\n"
+        )
+        frames = self.progress_frames(code, True)
+        # The first goes at once (its message cut); the next two come
+        # within 50 ms of it and are folded into one, sent before the result.
+        self.assertEqual(frames, [
+            {"t": "progress", "id": frames[0]["id"], "progress": 1.0, "total": 4.0, "message": "x" * 1024},
+            {"t": "progress", "id": frames[0]["id"], "progress": 3.0, "total": 4.0, "message": "last"},
+        ])
+        self.assertEqual(self.progress_frames(code, False), [])
+
     def stdout_of(self, source, max_output=0):
         outs, result = self.run_call(source, max_output=max_output)
         self.assertEqual(stream_text(outs, "stderr"), "")
@@ -215,7 +246,7 @@ class RuntimeTest(unittest.TestCase):
         self.assertIs(type(self.ready["sent"]), float)
         self.assertLess(abs(self.ready["sent"] - time.time()), 60)
         self.assertLessEqual(self.ready["boot"], self.ready["sent"])
-        self.assertEqual(self.ready["protocol"], 2)
+        self.assertEqual(self.ready["protocol"], 3)
         self.assertEqual(self.ready["python"], "%d.%d.%d" % sys.version_info[:3])
         self.assertIsInstance(self.ready["runtime"], str)
         self.assertIs(type(self.ready["pid"]), int)
@@ -669,7 +700,7 @@ class BootstrapTest(unittest.TestCase):
             source = f.read()
         rt = self.start(b"MCPRT %d\n" % len(source) + source)
         ready = rt.recv()
-        self.assertEqual((ready["t"], ready["protocol"], ready["pid"]), ("ready", 2, rt.proc.pid))
+        self.assertEqual((ready["t"], ready["protocol"], ready["pid"]), ("ready", 3, rt.proc.pid))
         outs, result = rt.run("x = 6 * 7\nprint(x)", "1")
         self.assertEqual((result["status"], stream_text(outs)), ("ok", "42\n"))
         _, result = rt.run("def f():\n    raise KeyError(x)\nf()", "2")

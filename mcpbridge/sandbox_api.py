@@ -300,6 +300,15 @@ def search_tool_docs_sync(query, *, limit=SEARCH_LIMIT, detail="summary"):
     return search(query, limit, detail)
 
 
+def report_progress(progress, total=None, message=None):
+    """Tells the client how far this call is (progress out of total, when
+    known, with a message), as an MCP progress notification. Does nothing
+    when the client asked for no progress; never blocks and never raises."""
+    report = getattr(rt, "report_progress", None)
+    if report is not None:
+        report(progress, total, message)
+
+
 def capability_summary():
     loaded = ", ".join(current.order) or "none"
     return (
@@ -378,7 +387,7 @@ GLOBAL_HELPERS = (save_memory, load_memory, update_memory, delete_memory, list_m
 RUNTIME_HELPERS = (
     call_tool, discovered_servers, list_servers, list_servers_sync, describe_server, list_loaded_server_metadata,
     list_tools, list_tools_sync, query_tool_docs, query_tool_docs_sync, search_tool_docs, search_tool_docs_sync,
-    capability_summary,
+    capability_summary, report_progress,
 ) + GLOBAL_HELPERS
 
 

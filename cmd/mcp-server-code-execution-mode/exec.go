@@ -62,17 +62,17 @@ func execCommand(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	opts.Spec.Session = "exec"
 	opts.Logger = log
 	opts.IdleTimeout = -1
-	// Output is printed as it arrives; the Result's copy is not needed.
-	opts.OnOutput = func(stream, data string) {
-		if stream == "stdout" {
-			io.WriteString(stdout, data)
-		} else {
-			io.WriteString(stderr, data)
-		}
-	}
 	sess := entrypoint.New(eng, &opts)
 	defer sess.Close()
-	res, err := sess.Execute(ctx, src, *timeout)
+	res, err := sess.Run(ctx, &entrypoint.Call{Code: src, Timeout: *timeout,
+		// Output is printed as it arrives; the Result's copy is not needed.
+		OnOutput: func(stream, data string) {
+			if stream == "stdout" {
+				io.WriteString(stdout, data)
+			} else {
+				io.WriteString(stderr, data)
+			}
+		}})
 	if res != nil && res.Truncated {
 		fail(0, "output beyond the cap per stream was not shown (%s)", config.EnvMaxOutput)
 	}
