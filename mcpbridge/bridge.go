@@ -84,10 +84,22 @@ func (b *Bridge) runPython(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 	if err != nil {
 		return outcome{status: statusError, summary: "Sandbox error: " + err.Error(), err: err.Error()}.toolResult(mode), nil
 	}
+	call := &entrypoint.Call{Code: args.code, Timeout: args.timeout}
+	if token := req.Params.GetProgressToken(); token != nil && req.Session != nil {
+		// The client follows the call: heartbeats from here on (loading
+		// servers can take a while), then its output and the code's
+		// reports as they come.
+		rep := newProgressReporter(token, req.Session.NotifyProgress)
+		call.OnOutput, call.OnProgress = rep.output, rep.progress
+		pctx, stop := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go func() { defer close(done); rep.run(pctx) }()
+		defer func() { stop(); <-done }()
+	}
 	if err := b.load(ctx, cs, args.servers); err != nil {
 		return outcome{status: statusError, summary: "Loading MCP servers failed: " + err.Error(), err: err.Error(), servers: args.servers}.toolResult(mode), nil
 	}
-	res, err := cs.session.Execute(b.traceStart(ctx), args.code, args.timeout)
+	res, err := cs.session.Run(b.traceStart(ctx), call)
 	if err != nil {
 		b.log.Warn("run_python failed", "err", err)
 	}

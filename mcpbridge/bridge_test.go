@@ -24,13 +24,13 @@ func connectClient(t *testing.T, cfg Options) (*mcp.ClientSession, *Bridge) {
 func connectClientWith(t *testing.T, opts Options, reg *Registry) (*mcp.ClientSession, *Bridge) {
 	t.Helper()
 	opts.Registry = reg
-	return connectOver(t, opts, func(ct mcp.Transport) mcp.Transport { return ct })
+	return connectOver(t, opts, nil, func(ct mcp.Transport) mcp.Transport { return ct })
 }
 
 // connectOver runs a bridge with opts on a local-process engine and
-// connects an in-memory MCP client to it, through the transport wrap
-// makes of the client's end.
-func connectOver(t *testing.T, opts Options, wrap func(mcp.Transport) mcp.Transport) (*mcp.ClientSession, *Bridge) {
+// connects an in-memory MCP client with copts (nil: none) to it, through
+// the transport wrap makes of the client's end.
+func connectOver(t *testing.T, opts Options, copts *mcp.ClientOptions, wrap func(mcp.Transport) mcp.Transport) (*mcp.ClientSession, *Bridge) {
 	t.Helper()
 	br := New(enginetest.Local{T: t}, &opts)
 	t.Cleanup(func() { br.Close() })
@@ -39,7 +39,7 @@ func connectOver(t *testing.T, opts Options, wrap func(mcp.Transport) mcp.Transp
 	if _, err := br.Server().Connect(ctx, st, nil); err != nil {
 		t.Fatal(err)
 	}
-	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
+	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, copts)
 	cs, err := client.Connect(ctx, wrap(ct), nil)
 	if err != nil {
 		t.Fatal(err)

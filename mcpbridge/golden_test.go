@@ -240,7 +240,7 @@ func goldenConnect(t *testing.T, opts Options) (*mcp.ClientSession, *recorder) {
 	t.Helper()
 	opts.Registry = NewRegistry(DiscoveryOptions{Home: t.TempDir(), Cwd: t.TempDir()})
 	var rec *recorder
-	cs, _ := connectOver(t, opts, func(ct mcp.Transport) mcp.Transport {
+	cs, _ := connectOver(t, opts, nil, func(ct mcp.Transport) mcp.Transport {
 		rec = &recorder{Transport: ct, responses: map[string]*jsonrpc.Response{}}
 		return rec
 	})

@@ -1,0 +1,186 @@
+package mcpbridge
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/entrypoint"
+)
+
+// Bounds of the progress notifications of one call.
+const (
+	// progressInterval is the least time between two notifications: at
+	// most ten a second, output arriving meanwhile is folded into the next.
+	progressInterval = 100 * time.Millisecond
+	// progressHeartbeat is the longest silence while the code runs: a
+	// notification with the elapsed time is sent when nothing else was,
+	// so clients that reset their timeout on progress keep a long call.
+	progressHeartbeat = 3 * time.Second
+	// progressLines and progressBytes bound the output a notification
+	// carries: its newest lines, whichever bound is smaller.
+	progressLines = 10
+	progressBytes = 1 << 10
+)
+
+// A progressSender sends one notifications/progress to the client.
+type progressSender func(ctx context.Context, p *mcp.ProgressNotificationParams) error
+
+// A progressReporter turns a call's output and the code's own reports
+// (runtime.report_progress) into notifications/progress for a client that
+// gave the call a progress token. Its hooks only record and wake its
+// goroutine, so the session's reader never waits for the client.
+//
+// MCP requires progress to increase with every notification. A
+// notification carries the code's newest figure when it reported one
+// since the last notification; one that carries only output or a
+// heartbeat repeats the last figure, raised by the smallest step a float64
+// allows, so a client shows the code's own figure throughout.
+type progressReporter struct {
+	token any
+	send  progressSender
+	began time.Time
+	wake  chan struct{}
+
+	mu     sync.Mutex
+	tail   string               // the newest output, at most progressBytes
+	fresh  bool                 // output arrived since the last notification
+	report *entrypoint.Progress // the code's newest report, not yet sent
+	last   float64              // the progress of the last notification
+	total  float64              // the code's latest total; 0: unknown
+	sent   int                  // notifications sent
+}
+
+// newProgressReporter returns a reporter for the call whose request
+// carried token.
+func newProgressReporter(token any, send progressSender) *progressReporter {
+	return &progressReporter{token: token, send: send, began: time.Now(), wake: make(chan struct{}, 1)}
+}
+
+// output records a piece of the call's output; it never blocks.
+func (r *progressReporter) output(stream, data string) {
+	if data == "" {
+		return
+	}
+	r.mu.Lock()
+	r.tail = keepTail(r.tail+data, progressBytes)
+	r.fresh = true
+	r.mu.Unlock()
+	r.poke()
+}
+
+// progress records the code's report; it never blocks.
+func (r *progressReporter) progress(p entrypoint.Progress) {
+	r.mu.Lock()
+	r.report = &p
+	r.mu.Unlock()
+	r.poke()
+}
+
+// poke wakes the goroutine, without waiting.
+func (r *progressReporter) poke() {
+	select {
+	case r.wake <- struct{}{}:
+	default:
+	}
+}
+
+// run sends notifications until ctx ends: what was recorded, at most one
+// per progressInterval, and a heartbeat after progressHeartbeat of
+// silence. A notification that fails to send is dropped: the call goes
+// on, and its result carries the whole output.
+func (r *progressReporter) run(ctx context.Context) {
+	var lastSent time.Time // zero: the first notification goes at once
+	for {
+		now := time.Now()
+		r.mu.Lock()
+		pending := r.fresh || r.report != nil
+		r.mu.Unlock()
+		quiet := now.Sub(r.began)
+		if !lastSent.IsZero() {
+			quiet = now.Sub(lastSent)
+		}
+		var wait time.Duration
+		switch {
+		case pending && quiet >= progressInterval || pending && lastSent.IsZero():
+			r.notify(ctx, false)
+			lastSent = time.Now()
+			continue
+		case pending:
+			wait = progressInterval - quiet
+		case quiet >= progressHeartbeat:
+			r.notify(ctx, true)
+			lastSent = time.Now()
+			continue
+		default:
+			wait = progressHeartbeat - quiet
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-r.wake:
+			t.Stop()
+		case <-t.C:
+		}
+	}
+}
+
+// notify sends one notification of what was recorded, or a heartbeat.
+func (r *progressReporter) notify(ctx context.Context, heartbeat bool) {
+	r.mu.Lock()
+	p := &mcp.ProgressNotificationParams{ProgressToken: r.token}
+	value := r.last
+	if rep := r.report; rep != nil {
+		value, r.total = rep.Progress, rep.Total
+		p.Message = rep.Message
+	}
+	if r.sent > 0 && value <= r.last {
+		value = math.Nextafter(r.last, math.Inf(1))
+	}
+	if p.Message == "" && r.fresh {
+		p.Message = lastLines(r.tail, progressLines)
+	}
+	if p.Message == "" && heartbeat {
+		p.Message = fmt.Sprintf("running for %s", time.Since(r.began).Round(time.Second))
+	}
+	p.Progress, p.Total = value, r.total
+	r.last, r.report, r.fresh = value, nil, false
+	r.sent++
+	r.mu.Unlock()
+	r.send(ctx, p)
+}
+
+// keepTail returns the end of s, at most max bytes, starting on a
+// character boundary.
+func keepTail(s string, max int) string {
+	if len(s) <= max {
+		return s
+	}
+	cut := len(s) - max
+	for cut < len(s) && !utf8.RuneStart(s[cut]) {
+		cut++
+	}
+	return s[cut:]
+}
+
+// lastLines returns the last n lines of s, without a final newline.
+func lastLines(s string, n int) string {
+	s = strings.TrimRight(s, "\n")
+	i := len(s)
+	for range n {
+		j := strings.LastIndexByte(s[:i], '\n')
+		if j < 0 {
+			return s
+		}
+		i = j
+	}
+	return s[i+1:]
+}

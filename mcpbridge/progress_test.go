@@ -1,0 +1,142 @@
+package mcpbridge
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// progressClient connects a client that records the progress
+// notifications it receives.
+func progressClient(t *testing.T) (*mcp.ClientSession, func() []*mcp.ProgressNotificationParams) {
+	t.Helper()
+	var mu sync.Mutex
+	var got []*mcp.ProgressNotificationParams
+	copts := &mcp.ClientOptions{ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+		mu.Lock()
+		defer mu.Unlock()
+		got = append(got, req.Params)
+	}}
+	opts := Options{Registry: NewRegistry(DiscoveryOptions{Home: t.TempDir(), Cwd: t.TempDir()})}
+	cs, _ := connectOver(t, opts, copts, func(ct mcp.Transport) mcp.Transport { return ct })
+	return cs, func() []*mcp.ProgressNotificationParams {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]*mcp.ProgressNotificationParams(nil), got...)
+	}
+}
+
+// callWithToken calls run_python with code and a progress token.
+func callWithToken(t *testing.T, cs *mcp.ClientSession, token any, code string) string {
+	t.Helper()
+	p := &mcp.CallToolParams{Name: "run_python", Arguments: map[string]any{"code": code}}
+	if token != nil {
+		p.SetProgressToken(token)
+	}
+	res, err := cs.CallTool(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.Content[0].(*mcp.TextContent).Text
+}
+
+// checkIncreasing fails unless every notification carries token and a
+// progress above the one before.
+func checkIncreasing(t *testing.T, got []*mcp.ProgressNotificationParams, token any) {
+	t.Helper()
+	for i, p := range got {
+		if p.ProgressToken != token {
+			t.Errorf("notification %d has token %#v, want %#v", i, p.ProgressToken, token)
+		}
+		if i > 0 && p.Progress <= got[i-1].Progress {
+			t.Errorf("progress %v after %v: not increasing", p.Progress, got[i-1].Progress)
+		}
+	}
+}
+
+func TestProgressCarriesOutput(t *testing.T) {
+	cs, got := progressClient(t)
+	text := callWithToken(t, cs, "tok-1", "import time\nfor i in range(8):\n    print('line', i)\n    time.sleep(0.15)")
+	if !strings.HasPrefix(text, "line 0\nline 1") || !strings.HasSuffix(text, "line 7") {
+		t.Fatalf("result %q: the final result keeps the whole output", text)
+	}
+	n := got()
+	// 8 lines over 1.2 s, at most ten notifications a second: every line
+	// shows up, in order, in some notification, each at most 10 lines.
+	if len(n) < 4 || len(n) > 13 {
+		t.Fatalf("%d notifications for 8 lines over 1.2 s", len(n))
+	}
+	checkIncreasing(t, n, "tok-1")
+	seen := 0
+	for _, p := range n {
+		if strings.Count(p.Message, "\n") >= progressLines {
+			t.Errorf("message of more than %d lines: %q", progressLines, p.Message)
+		}
+		for _, line := range strings.Split(p.Message, "\n") {
+			if line == "line "+string(rune('0'+seen)) {
+				seen++
+			}
+		}
+	}
+	if seen < 7 {
+		t.Fatalf("the lines did not all come, in order, through the notifications: %d seen in %+v", seen, n)
+	}
+}
+
+func TestProgressFromCode(t *testing.T) {
+	cs, got := progressClient(t)
+	callWithToken(t, cs, 42, `from mcp import runtime
+import time
+for i in range(5):
+    runtime.report_progress(i + 1, 5, "file %d of 5" % (i + 1))
+    time.sleep(0.15)`)
+	n := got()
+	checkIncreasing(t, n, any(float64(42)))
+	// Five reports 150 ms apart: each goes out as it comes (two that a
+	// loaded machine delivers closer than 100 ms are folded into the
+	// later), carrying the code's figure, total and message.
+	if len(n) < 3 || len(n) > 5 || n[len(n)-1].Progress != 5 {
+		t.Fatalf("%d notifications, want the code's 5 ending at 5: %+v", len(n), n)
+	}
+	for i, p := range n {
+		if p.Progress != float64(int(p.Progress)) || p.Total != 5 || p.Message != fmt.Sprintf("file %d of 5", int(p.Progress)) {
+			t.Errorf("notification %d: %+v", i, p)
+		}
+	}
+}
+
+func TestProgressHeartbeat(t *testing.T) {
+	cs, got := progressClient(t)
+	callWithToken(t, cs, "beat", "import time\ntime.sleep(3.5)")
+	n := got()
+	if len(n) != 1 || !strings.HasPrefix(n[0].Message, "running for ") {
+		t.Fatalf("a silent 3.5 s call: %+v, want one heartbeat", n)
+	}
+}
+
+func TestNoProgressWithoutToken(t *testing.T) {
+	cs, got := progressClient(t)
+	callWithToken(t, cs, nil, "from mcp import runtime\nimport time\nfor i in range(3):\n    print(i); runtime.report_progress(i); time.sleep(0.15)")
+	if n := got(); len(n) != 0 {
+		t.Fatalf("notifications without a token: %+v", n)
+	}
+}
+
+func TestKeepTailAndLastLines(t *testing.T) {
+	if got := keepTail("ab€", 2); got != "" {
+		t.Errorf("keepTail cut inside a character: %q", got)
+	}
+	if got := keepTail("ab€", 3); got != "€" {
+		t.Errorf("keepTail = %q", got)
+	}
+	if got := lastLines("a\nb\nc\n", 2); got != "b\nc" {
+		t.Errorf("lastLines = %q", got)
+	}
+	if got := lastLines("only", 2); got != "only" {
+		t.Errorf("lastLines = %q", got)
+	}
+}
