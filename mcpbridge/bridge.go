@@ -96,13 +96,14 @@ func (b *Bridge) runPython(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 		go func() { defer close(done); rep.run(pctx) }()
 		defer func() { stop(); <-done }()
 	}
-	if err := b.load(ctx, cs, args.servers); err != nil {
+	if err := b.load(withEvents(ctx, cs.events), cs, args.servers); err != nil {
 		return outcome{status: statusError, summary: "Loading MCP servers failed: " + err.Error(), err: err.Error(), servers: args.servers}.toolResult(mode), nil
 	}
-	res, err := cs.session.Run(b.traceStart(ctx), call)
+	res, err := cs.session.Run(b.traceStart(withEvents(ctx, cs.events)), call)
 	if err != nil {
 		b.log.Warn("run_python failed", "err", err)
 	}
+	reportEvents(cs.events, res, err, args.timeout)
 	secs := int(args.timeout.Seconds())
 	return fromSession(res, err, args.servers, secs).toolResult(mode), nil
 }

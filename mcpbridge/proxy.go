@@ -127,11 +127,14 @@ func (p *proxyPool) call(ctx context.Context, name, tool string, args map[string
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
 	if err != nil {
 		if c.stopped(cs, err) {
+			eventsOf(ctx).emit(levelWarning, "a proxied server stopped during a call; it is restarted on next use", "server", name, "tool", tool)
 			return nil, fmt.Errorf("server %q stopped during the call to %s (it is restarted on next use): %w", name, tool, err)
 		}
 		if errors.Is(err, context.DeadlineExceeded) {
 			// A server that does not answer is restarted on next use.
 			c.close()
+			eventsOf(ctx).emit(levelWarning, "a proxied server did not answer in time; it was restarted",
+				"server", name, "tool", tool, "limit", toolCallTimeout.String())
 			return nil, fmt.Errorf("server %q did not answer %s within %v; it was restarted", name, tool, toolCallTimeout)
 		}
 		if errors.Is(err, context.Canceled) {
@@ -139,6 +142,8 @@ func (p *proxyPool) call(ctx context.Context, name, tool string, args map[string
 			// with this call in flight: the server may hang, so it is
 			// restarted on next use.
 			c.close()
+			eventsOf(ctx).emit(levelNotice, "a proxied call was cancelled when its run_python call ended; the server is restarted on next use",
+				"server", name, "tool", tool)
 			return nil, fmt.Errorf("the call to %s.%s was cancelled when its run_python call ended; server %q is restarted on next use", name, tool, name)
 		}
 		return nil, fmt.Errorf("calling %s.%s: %w", name, tool, err)
@@ -169,6 +174,7 @@ func (c *proxyClient) session(ctx context.Context) (*mcp.ClientSession, error) {
 		select {
 		case <-c.dead:
 			c.log.Warn("proxied server stopped; restarting it")
+			eventsOf(ctx).emit(levelWarning, "a proxied server had stopped; it is restarted", "server", c.cfg.Name)
 			c.cs = nil
 		default:
 			return c.cs, nil

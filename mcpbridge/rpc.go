@@ -28,8 +28,9 @@ type rpcRequest struct {
 
 // rpcHandler answers the sandbox of one client connection, whose loaded
 // servers are state's.
-func (b *Bridge) rpcHandler(state *clientState) func(context.Context, json.RawMessage) (any, error) {
+func (b *Bridge) rpcHandler(state *clientState, events *clientEvents) func(context.Context, json.RawMessage) (any, error) {
 	return func(ctx context.Context, raw json.RawMessage) (any, error) {
+		ctx = withEvents(ctx, events)
 		var req rpcRequest
 		if err := json.Unmarshal(raw, &req); err != nil {
 			return nil, fmt.Errorf("malformed request: %v", err)

@@ -58,7 +58,7 @@ func FuzzRPCHandler(f *testing.F) {
 	defer b.Close()
 	state := &clientState{}
 	state.add([]string{"everything"})
-	handle := b.rpcHandler(state)
+	handle := b.rpcHandler(state, nil)
 	stateDir := reg.stateDir()
 	f.Fuzz(func(t *testing.T, payload []byte) {
 		res, err := handle(context.Background(), json.RawMessage(payload))

@@ -20,6 +20,7 @@ const installTimeout = 30 * time.Second
 type clientSession struct {
 	session *entrypoint.Session
 	state   *clientState
+	events  *clientEvents
 }
 
 // sessionOf returns the clientSession of the connection ss, creating it
@@ -34,11 +35,12 @@ func (b *Bridge) sessionOf(ss *mcp.ServerSession) (*clientSession, error) {
 		return s, nil
 	}
 	name := "client-" + strconv.FormatInt(b.seq.Add(1), 10)
-	cs := &clientSession{state: &clientState{}}
+	log := b.log.With("session", name)
+	cs := &clientSession{state: &clientState{}, events: &clientEvents{ss: ss, log: log}}
 	opts := b.opts.Session
 	opts.Spec.Session = name
-	opts.Logger = b.log.With("session", name)
-	opts.RPC = b.rpcHandler(cs.state)
+	opts.Logger = log
+	opts.RPC = b.rpcHandler(cs.state, cs.events)
 	opts.Init = func() string { return b.initCode(cs.state.servers()) }
 	cs.session = entrypoint.New(b.eng, &opts)
 	b.sessions[ss] = cs
