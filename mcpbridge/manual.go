@@ -84,4 +84,9 @@ memory/pids/cpu limits. Globals persist between calls; top-level await works.
    ` + "`await runtime.query_tool_docs(\"server\")`" + ` for one server.
 3. Load the servers you need by listing them in ` + "`servers`" + `.
 4. Call: ` + "`await mcp_<server>.<tool>(arg=...)`" + ` and print what you need.
+
+## Long calls
+What the code prints reaches a client that asked for progress while it runs;
+` + "`runtime.report_progress(done, total, \"message\")`" + ` reports how far a long loop is
+(a no-op when nobody listens; it never blocks).
 `
