@@ -35,7 +35,9 @@ func callWithToken(t *testing.T, cs *mcp.ClientSession, token any, code string) 
 	t.Helper()
 	p := &mcp.CallToolParams{Name: "run_python", Arguments: map[string]any{"code": code}}
 	if token != nil {
-		p.SetProgressToken(token)
+		// Set in _meta directly: the go-sdk client's SetProgressToken
+		// takes strings and integers only, a peer may send anything.
+		p.Meta = mcp.Meta{"progressToken": token}
 	}
 	res, err := cs.CallTool(context.Background(), p)
 	if err != nil {
@@ -138,5 +140,49 @@ func TestKeepTailAndLastLines(t *testing.T) {
 	}
 	if got := lastLines("only", 2); got != "only" {
 		t.Errorf("lastLines = %q", got)
+	}
+}
+
+func TestProgressTokenOfAnyJSONType(t *testing.T) {
+	for _, token := range []any{"t", float64(7), 2.5, "ünïcode ✓", map[string]any{"k": "v"}, []any{float64(1)}, true} {
+		cs, got := progressClient(t)
+		text := callWithToken(t, cs, token, "print('hi')")
+		if text != "hi" {
+			t.Errorf("token %#v: result %q", token, text)
+		}
+		n := got()
+		if len(n) > 1 {
+			t.Errorf("token %#v: %d notifications for one line", token, len(n))
+		}
+		if len(n) == 1 && fmt.Sprint(n[0].ProgressToken) != fmt.Sprint(token) {
+			t.Errorf("token %#v came back as %#v", token, n[0].ProgressToken)
+		}
+	}
+}
+
+func TestProgressBoundedUnderFloods(t *testing.T) {
+	cs, got := progressClient(t)
+	// 20 MB of output without a newline, invalid UTF-8, and a flood of
+	// reports: the call ends normally, the result keeps the cap, every
+	// notification stays small.
+	text := callWithToken(t, cs, "flood", `import sys
+from mcp import runtime
+for i in range(20):
+    sys.stdout.write("y" * (1 << 20))
+sys.stdout.flush()
+sys.stdout.buffer.write(b"\xff\xfe bad bytes\n")
+for i in range(10000):
+    runtime.report_progress(i, 10000)
+print("end")`)
+	if len(text) > 1<<20+1024 || !strings.Contains(text, "truncated") {
+		t.Fatalf("result of %d bytes, want the 1 MiB cap with its marker: %q…", len(text), text[:min(len(text), 80)])
+	}
+	for _, p := range got() {
+		if len(p.Message) > progressBytes {
+			t.Fatalf("a message of %d bytes", len(p.Message))
+		}
+	}
+	if again := callWithToken(t, cs, nil, "print('next')"); again != "next" {
+		t.Fatalf("the next call: %q", again)
 	}
 }
