@@ -29,6 +29,9 @@ PROTOCOL = 3
 # PROGRESS_INTERVAL is the least time between two progress frames of a
 # call (seconds); reports in between are folded into the next one.
 PROGRESS_INTERVAL = 0.05
+# INTERRUPT_PATIENCE is how long an interrupted call's cleanup (finally,
+# with) may run before the interrupt is repeated (seconds).
+INTERRUPT_PATIENCE = 0.25
 # MAX_PROGRESS_MESSAGE bounds a progress report's message (characters).
 MAX_PROGRESS_MESSAGE = 1024
 RUNTIME_VERSION = "1.0"
@@ -138,6 +141,7 @@ class Call:
         self.sent = {"stdout": 0, "stderr": 0}
         self.dropped = {"stdout": 0, "stderr": 0}
         self.interrupted = False
+        self.signals = 0  # interrupts sent to the call so far
         self.lock = threading.Lock()
         # progress: the host wants progress frames (its client gave a
         # progress token); progress_at is when the last one went,
@@ -336,14 +340,21 @@ class Runtime:
         thread for a switch interval (5 ms), so a busy host made the first
         interrupt seconds late.
         """
+        first = True
         while self.call is call:
             if self.interruptible:
+                call.signals += 1
                 try:
                     signal.pthread_kill(self.main_ident, signal.SIGINT)
                 except OSError:
                     return
             self.kill_once()
-            time.sleep(0.05)
+            # The first interrupt is a plain KeyboardInterrupt, so the
+            # code's finally blocks and with statements run; repeats come
+            # after INTERRUPT_PATIENCE, each raised again on the next line
+            # of the user's cell (see arm_trace).
+            time.sleep(INTERRUPT_PATIENCE if first else 0.05)
+            first = False
 
     # ------------------------------------------------------------ RPC
 
@@ -471,7 +482,7 @@ class Runtime:
         if not self.interruptible:
             return  # between calls an interrupt has nothing to stop
         call = self.call
-        if call is not None and call.interrupted:
+        if call is not None and call.interrupted and call.signals > 1:
             self.arm_trace(frame)
         raise KeyboardInterrupt
 

@@ -416,3 +416,26 @@ print("done")`,
 	res = exec1(t, s, "import mcp_sandbox_runtime as rt\nfor i in range(100000): rt.report_progress(i)\nprint('quiet')", 0)
 	want(t, res, StatusSuccess, "quiet\n")
 }
+
+func TestInterruptRunsCleanup(t *testing.T) {
+	s := newLocal(t, Options{InterruptGrace: 2 * time.Second})
+	// The first interrupt is one KeyboardInterrupt: finally blocks and
+	// context managers of the interrupted code run. (A bare busy loop
+	// such as "while True: pass" is another matter: CPython 3.11 skips
+	// the finally of its try for an interrupt raised in it, on the host
+	// as well.)
+	res := exec1(t, s, `import time
+try:
+    while True:
+        time.sleep(0.01)
+finally:
+    print("cleanup ran")`, 300*time.Millisecond)
+	if res.Status != StatusTimeout || res.StateLost || res.Stdout != "cleanup ran\n" {
+		t.Fatalf("an interrupted call's finally blocks: %+v", res)
+	}
+	// Code that swallows the interrupt is interrupted again.
+	res = exec1(t, s, "import time\nwhile True:\n    try:\n        while True: time.sleep(0.01)\n    except KeyboardInterrupt:\n        pass", 300*time.Millisecond)
+	if res.Status != StatusTimeout || res.StateLost {
+		t.Fatalf("code swallowing interrupts: %+v", res)
+	}
+}

@@ -4,12 +4,14 @@ package integration
 
 import (
 	"bytes"
+	"cmp"
 	"flag"
 	"fmt"
 	"os"
 	"os/exec"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -127,7 +129,7 @@ func (r *benchReport) markdown() string {
 	for k := range r.sections {
 		keys = append(keys, k)
 	}
-	slices.Sort(keys)
+	slices.SortFunc(keys, compareKeys)
 	for _, k := range keys {
 		s := r.sections[k]
 		fmt.Fprintf(&b, "\n## %s. %s\n\n", s.key, s.title)
@@ -169,6 +171,22 @@ const findings = `
   1.49 and 2.00 ms before, 1.50 and 1.61 ms after; in process 0.77 and 1.20 ms before, 0.77 and 0.76 ms
   after; a proxied echo 1.38 and 2.19 ms before, 1.50 and 1.24 ms after: no difference beyond the noise.
 `
+
+// compareKeys orders section keys by their number, then the rest: 1, 1b,
+// 2, …, 9, 10.
+func compareKeys(a, b string) int {
+	split := func(k string) (int, string) {
+		i := 0
+		for i < len(k) && k[i] >= '0' && k[i] <= '9' {
+			i++
+		}
+		n, _ := strconv.Atoi(k[:i])
+		return n, k[i:]
+	}
+	an, ar := split(a)
+	bn, br := split(b)
+	return cmp.Or(cmp.Compare(an, bn), strings.Compare(ar, br))
+}
 
 func table(b *bytes.Buffer, header []string, rows [][]string) {
 	fmt.Fprintf(b, "| %s |\n|%s\n", strings.Join(header, " | "), strings.Repeat(" --- |", len(header)))
