@@ -6,6 +6,7 @@ package mcpbridge
 import (
 	"context"
 	"log/slog"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -49,6 +50,7 @@ func New(eng engine.Engine, opts *Options) *Bridge {
 	})
 	b.server.AddTool(runPythonTool(o.DefaultTimeout, o.MaxTimeout), b.runPython)
 	b.server.AddResource(capabilitiesResource(), b.readCapabilities)
+	b.server.AddResourceTemplate(outputTemplate(), b.readOutput)
 	return b
 }
 
@@ -104,8 +106,11 @@ func (b *Bridge) runPython(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 		b.log.Warn("run_python failed", "err", err)
 	}
 	reportEvents(cs.events, res, err, args.timeout)
-	secs := int(args.timeout.Seconds())
-	return fromSession(res, err, args.servers, secs).toolResult(mode), nil
+	out := fromSession(res, err, args.servers, int(args.timeout.Seconds()))
+	out.applyBudget(b.opts.OutputBudget, func(whole string) string {
+		return outputURIPrefix + strconv.Itoa(cs.outputs.add(whole))
+	})
+	return out.toolResult(mode), nil
 }
 
 // traceStart returns ctx with a StartTrace that logs the phases of a

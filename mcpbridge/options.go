@@ -38,6 +38,11 @@ type Options struct {
 	MaxTimeout time.Duration
 	// OutputMode is OutputCompact or OutputTOON. Zero: OutputCompact.
 	OutputMode string
+	// OutputBudget bounds the output a result's text and structured
+	// content carry, in bytes: past it each stream keeps its head and
+	// tail, and the whole output stays readable as a resource of the
+	// session. Zero: 32 KiB.
+	OutputBudget int
 	// Discovery says where configured MCP servers are found. Zero: the
 	// default locations. Ignored when Registry is set.
 	Discovery DiscoveryOptions
@@ -61,6 +66,9 @@ func (o Options) withDefaults() Options {
 		o.DefaultTimeout = defaultTimeout
 	}
 	o.DefaultTimeout = min(o.DefaultTimeout, o.MaxTimeout)
+	if o.OutputBudget <= 0 {
+		o.OutputBudget = defaultOutputBudget
+	}
 	if o.OutputMode == "" {
 		o.OutputMode = OutputCompact
 	}

@@ -31,6 +31,9 @@ type payload struct {
 	Error          string   `json:"error,omitempty"`
 	TimeoutSeconds int      `json:"timeoutSeconds,omitempty"`
 	Notice         string   `json:"notice,omitempty"`
+	// FullOutput is the URI of the whole output when stdout and stderr
+	// were cut to the output budget.
+	FullOutput string `json:"fullOutput,omitempty"`
 }
 
 // An outcome is everything a result is rendered from.
@@ -44,6 +47,7 @@ type outcome struct {
 	err      string
 	timeout  int // seconds, for timeouts
 	notice   string
+	output   string // the URI of the whole output, when cut to the budget
 }
 
 // validationError is the outcome of a rejected call.
@@ -98,6 +102,7 @@ func (o outcome) payload() payload {
 		TimeoutSeconds: o.timeout,
 		ExitCode:       o.exitCode,
 		Notice:         o.notice,
+		FullOutput:     o.output,
 	}
 	if o.status != statusSuccess {
 		p.Status = o.status
@@ -159,8 +164,13 @@ func (o outcome) toolResult(mode string) *mcp.CallToolResult {
 	if mode == OutputTOON {
 		text = o.toonText()
 	}
+	content := []mcp.Content{&mcp.TextContent{Text: text}}
+	if o.output != "" {
+		content = append(content, &mcp.ResourceLink{URI: o.output, Name: "output",
+			Title: "The whole output of this call", MIMEType: "text/plain"})
+	}
 	return &mcp.CallToolResult{
-		Content:           []mcp.Content{&mcp.TextContent{Text: text}},
+		Content:           content,
 		StructuredContent: o.payload(),
 		IsError:           o.status != statusSuccess,
 	}

@@ -21,6 +21,7 @@ type clientSession struct {
 	session *entrypoint.Session
 	state   *clientState
 	events  *clientEvents
+	outputs outputStore // whole outputs of calls cut to the budget
 }
 
 // sessionOf returns the clientSession of the connection ss, creating it

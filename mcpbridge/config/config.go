@@ -77,6 +77,7 @@ func Load(getenv func(string) string) (*Config, error) {
 		DefaultTimeout: defTimeout,
 		MaxTimeout:     maxTimeout,
 		OutputMode:     r.outputMode(EnvOutputMode),
+		OutputBudget:   int(r.size(EnvOutputBudget, 1<<10, 1<<30, "want a size from 1k to 1g, such as 32k")),
 		Discovery: mcpbridge.DiscoveryOptions{
 			StateDir:      r.get(EnvStateDir),
 			ServersConfig: r.get(EnvServersConfig),

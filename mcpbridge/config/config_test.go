@@ -68,6 +68,7 @@ func TestLoadGood(t *testing.T) {
 			return c.Bridge.DefaultTimeout == 200*time.Second && c.Bridge.MaxTimeout == time.Minute
 		}},
 		{map[string]string{EnvOutputMode: "TOON"}, func(c *Config) bool { return c.Bridge.OutputMode == mcpbridge.OutputTOON }},
+		{map[string]string{EnvOutputBudget: "64k"}, func(c *Config) bool { return c.Bridge.OutputBudget == 64<<10 }},
 		{map[string]string{EnvStateDir: "~/state", EnvServersConfig: "/etc/mcp.json", EnvAllowSelfServer: "1"}, func(c *Config) bool {
 			d := c.Bridge.Discovery
 			return d.StateDir == "~/state" && d.ServersConfig == "/etc/mcp.json" && d.AllowSelf
@@ -123,6 +124,8 @@ func TestLoadBad(t *testing.T) {
 		{EnvTimeout, "0"},
 		{EnvMaxTimeout, "86401"},
 		{EnvOutputMode, "xml"},
+		{EnvOutputBudget, "10"},
+		{EnvOutputBudget, "huge"},
 		{EnvAllowSelfServer, "perhaps"},
 		{EnvLogLevel, "chatty"},
 		{EnvLogLevel, "51"},

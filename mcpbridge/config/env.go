@@ -31,6 +31,7 @@ const (
 	EnvTimeout         = "MCP_BRIDGE_TIMEOUT"
 	EnvMaxTimeout      = "MCP_BRIDGE_MAX_TIMEOUT"
 	EnvOutputMode      = "MCP_BRIDGE_OUTPUT_MODE"
+	EnvOutputBudget    = "MCP_BRIDGE_OUTPUT_BUDGET"
 	EnvStateDir        = "MCP_BRIDGE_STATE_DIR"
 	EnvServersConfig   = "MCP_SERVERS_CONFIG"
 	EnvAllowSelfServer = "MCP_BRIDGE_ALLOW_SELF_SERVER"

@@ -1,0 +1,76 @@
+package mcpbridge
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+func TestOutputBudget(t *testing.T) {
+	opts := Options{OutputBudget: 4 << 10}
+	cs, _ := connectClient(t, opts)
+	ctx := context.Background()
+	// 2,000 numbered lines on stdout (about 20 KiB), a few on stderr.
+	code := "import sys\nfor i in range(2000): print('line %05d' % i)\nprint('err', file=sys.stderr)"
+	res, text, sc := call(t, cs, map[string]any{"code": code})
+	if len(text) > 4<<10+512 || !strings.HasPrefix(text, "line 00000\n") || !strings.Contains(text, "line 01999\nstderr:\nerr") ||
+		!strings.Contains(text, "bytes cut to fit the output budget; the whole output: sandbox://output/1") {
+		t.Fatalf("cut text (%d bytes): %q", len(text), text)
+	}
+	if sc["fullOutput"] != "sandbox://output/1" || len(sc["stdout"].([]any)) > 400 {
+		t.Fatalf("structured content follows the budget: fullOutput %v, %d lines", sc["fullOutput"], len(sc["stdout"].([]any)))
+	}
+	link, ok := res.Content[1].(*mcp.ResourceLink)
+	if !ok || link.URI != "sandbox://output/1" {
+		t.Fatalf("content %+v: want a resource link to the whole output", res.Content)
+	}
+	read, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: link.URI})
+	if err != nil {
+		t.Fatal(err)
+	}
+	whole := read.Contents[0].Text
+	if strings.Count(whole, "\n")+1 != 2002 || !strings.Contains(whole, "line 01000\n") || !strings.HasSuffix(whole, "stderr:\nerr") {
+		t.Fatalf("the whole output: %d lines, %q…", strings.Count(whole, "\n")+1, whole[:100])
+	}
+	// A call within the budget is not cut and links nothing.
+	res, text, sc = call(t, cs, map[string]any{"code": "print('small')"})
+	if text != "small" || len(res.Content) != 1 || sc["fullOutput"] != nil {
+		t.Fatalf("small call: %q %+v %v", text, res.Content, sc)
+	}
+	// Another session cannot read it.
+	other, _ := connectClient(t, opts)
+	_, err = other.ReadResource(ctx, &mcp.ReadResourceParams{URI: link.URI})
+	var je *jsonrpc.Error
+	if !errors.As(err, &je) || je.Code != jsonrpc.CodeInvalidParams {
+		t.Fatalf("another session read %s: %v", link.URI, err)
+	}
+	// Only the last 8 cut outputs are kept.
+	for range keptOutputs {
+		call(t, cs, map[string]any{"code": code})
+	}
+	if _, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: link.URI}); !errors.As(err, &je) || je.Code != jsonrpc.CodeInvalidParams {
+		t.Fatalf("output 1 after %d more: %v", keptOutputs, err)
+	}
+	if _, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "sandbox://output/9"}); err != nil {
+		t.Fatalf("output 9: %v", err)
+	}
+}
+
+func TestCutMiddle(t *testing.T) {
+	s := strings.Repeat("é", 100) // 200 bytes of 2-byte characters
+	got := cutMiddle(s, 51, "sandbox://output/3")
+	if !utf8.ValidString(got) {
+		t.Fatalf("cut inside a character: %q", got)
+	}
+	if !strings.Contains(got, "cut to fit the output budget; the whole output: sandbox://output/3") {
+		t.Fatalf("no marker: %q", got)
+	}
+	if cutMiddle("short", 10, "x") != "short" {
+		t.Fatal("a string within the budget was changed")
+	}
+}
