@@ -149,6 +149,10 @@ class Call:
         self.progress = progress
         self.progress_at = 0.0
         self.progress_pending = None
+        # progress_lock orders progress frames before the result: once
+        # progress_done is set (the call is ending), none is sent.
+        self.progress_lock = threading.Lock()
+        self.progress_done = False
 
     def admit(self, stream, data):
         """Returns the part of data within the stream's cap; counts the rest."""
@@ -176,6 +180,7 @@ class Runtime:
         self.rpc_next = 0
         self.rpc_pending = {}
         self.cells = 0
+        self.progress_wake = threading.Event()
         self.main_ident = threading.get_ident()
         self.loop = asyncio.new_event_loop()
         asyncio.set_event_loop(self.loop)
@@ -407,8 +412,10 @@ class Runtime:
         """Tells the client how far the call is: progress out of total
         (when known), with a message. It never blocks the code nor raises:
         without a client that asked for progress it does nothing, reports
-        come out at most every PROGRESS_INTERVAL (the last one of a call
-        always does), and values that are not finite numbers are ignored."""
+        come out at most every PROGRESS_INTERVAL (one made sooner goes out
+        when the interval has passed, unless a newer one replaced it; the
+        last one of a call always goes, before its result), and values
+        that are not finite numbers are ignored."""
         try:
             call = self.call
             if call is None or not call.progress:
@@ -422,22 +429,41 @@ class Runtime:
                     frame["total"] = total
             if message is not None:
                 frame["message"] = str(message)[:MAX_PROGRESS_MESSAGE]
-            now = time.monotonic()
-            with call.lock:
-                if now - call.progress_at < PROGRESS_INTERVAL:
-                    call.progress_pending = frame
+            with call.progress_lock:
+                if call.progress_done:
                     return
-                call.progress_at, call.progress_pending = now, None
-            self.chan.send(frame)
+                call.progress_pending = frame
+            self.progress_wake.set()
         except Exception:  # a bad argument or a failing __str__: ignored
             pass
 
+    def progress_sender(self):
+        """Sends the current call's pending progress report as soon as the
+        interval since the last one allows; runs on its own thread."""
+        while True:
+            self.progress_wake.wait()
+            self.progress_wake.clear()
+            call = self.call
+            while call is not None:
+                with call.progress_lock:
+                    if call.progress_done or call.progress_pending is None:
+                        break
+                    wait = call.progress_at + PROGRESS_INTERVAL - time.monotonic()
+                    if wait <= 0:
+                        frame, call.progress_pending = call.progress_pending, None
+                        call.progress_at = time.monotonic()
+                        self.chan.send(frame)
+                        continue
+                time.sleep(wait)
+
     def flush_progress(self, call):
-        """Sends the report folded since the last progress frame, if any."""
-        with call.lock:
+        """Ends the call's progress: sends its pending report, if any; no
+        progress frame of the call follows."""
+        with call.progress_lock:
+            call.progress_done = True
             frame, call.progress_pending = call.progress_pending, None
-        if frame is not None:
-            self.chan.send(frame)
+            if frame is not None:
+                self.chan.send(frame)
 
     def resolve(self, msg):
         rid = msg.get("id")
@@ -513,6 +539,7 @@ class Runtime:
     def serve(self):
         threading.Thread(target=self.reader, name="mcp-reader", daemon=True).start()
         threading.Thread(target=self.interrupter, name="mcp-interrupt", daemon=True).start()
+        threading.Thread(target=self.progress_sender, name="mcp-progress", daemon=True).start()
         self.chan.send(
             {
                 "t": "ready",

@@ -213,19 +213,38 @@ class RuntimeTest(unittest.TestCase):
 
     def test_progress_frames(self):
         code = (
-            "import mcp_sandbox_runtime as rt\n"
+            "import mcp_sandbox_runtime as rt, time\n"
             "rt.report_progress(1, 4, 'x' * 5000)\n"
+            "time.sleep(0.02)\n"
             "rt.report_progress(2, float('inf'))\n"
             "rt.report_progress(3, 4, 'last')\n"
         )
         frames = self.progress_frames(code, True)
         # The first goes at once (its message cut); the next two come
-        # within 50 ms of it and are folded into one, sent before the result.
+        # within 50 ms of it and are folded into the newer, sent when the
+        # interval has passed (or with the end of the call).
         self.assertEqual(frames, [
             {"t": "progress", "id": frames[0]["id"], "progress": 1.0, "total": 4.0, "message": "x" * 1024},
             {"t": "progress", "id": frames[0]["id"], "progress": 3.0, "total": 4.0, "message": "last"},
         ])
         self.assertEqual(self.progress_frames(code, False), [])
+        # A report held back is sent when its interval has passed, without
+        # waiting for another report or for the end of the call.
+        held = (
+            "import mcp_sandbox_runtime as rt, time, sys\n"
+            "rt.report_progress(1, 2, 'one')\n"
+            "rt.report_progress(2, 2, 'two')\n"
+            "time.sleep(0.5)\n"
+        )
+        id = self.next_id()
+        self.rt.send({"t": "exec", "id": id, "code": held, "max_output": 0, "progress": True})
+        got = []
+        while "two" not in got:
+            frame = self.rt.recv(timeout=0.4)  # before the sleep ends
+            if frame.get("t") == "progress":
+                got.append(frame["message"])
+        self.assertIn(got, (["one", "two"], ["two"]))
+        self.rt.collect(id)
 
     def stdout_of(self, source, max_output=0):
         outs, result = self.run_call(source, max_output=max_output)

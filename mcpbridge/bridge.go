@@ -91,12 +91,12 @@ func (b *Bridge) runPython(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 		// The client follows the call: heartbeats from here on (loading
 		// servers can take a while), then its output and the code's
 		// reports as they come.
-		rep := newProgressReporter(token, req.Session.NotifyProgress)
+		rep := newProgressReporter(ctx, token, req.Session.NotifyProgress)
 		call.OnOutput, call.OnProgress = rep.output, rep.progress
 		pctx, stop := context.WithCancel(ctx)
 		done := make(chan struct{})
 		go func() { defer close(done); rep.run(pctx) }()
-		defer func() { stop(); <-done }()
+		defer func() { stop(); <-done; rep.finish() }()
 	}
 	if err := b.load(withEvents(ctx, cs.events), cs, args.servers); err != nil {
 		return outcome{status: statusError, summary: "Loading MCP servers failed: " + err.Error(), err: err.Error(), servers: args.servers}.toolResult(mode), nil

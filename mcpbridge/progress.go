@@ -43,6 +43,7 @@ type progressSender func(ctx context.Context, p *mcp.ProgressNotificationParams)
 // heartbeat repeats the last figure, raised by the smallest step a float64
 // allows, so a client shows the code's own figure throughout.
 type progressReporter struct {
+	ctx   context.Context // the call's: notifications are sent with it
 	token any
 	send  progressSender
 	began time.Time
@@ -57,10 +58,10 @@ type progressReporter struct {
 	sent   int                  // notifications sent
 }
 
-// newProgressReporter returns a reporter for the call whose request
-// carried token.
-func newProgressReporter(token any, send progressSender) *progressReporter {
-	return &progressReporter{token: token, send: send, began: time.Now(), wake: make(chan struct{}, 1)}
+// newProgressReporter returns a reporter for the call of ctx whose
+// request carried token.
+func newProgressReporter(ctx context.Context, token any, send progressSender) *progressReporter {
+	return &progressReporter{ctx: ctx, token: token, send: send, began: time.Now(), wake: make(chan struct{}, 1)}
 }
 
 // output records a piece of the call's output; it never blocks.
@@ -91,11 +92,12 @@ func (r *progressReporter) poke() {
 	}
 }
 
-// run sends notifications until ctx ends: what was recorded, at most one
-// per progressInterval, and a heartbeat after progressHeartbeat of
-// silence. A notification that fails to send is dropped: the call goes
-// on, and its result carries the whole output.
-func (r *progressReporter) run(ctx context.Context) {
+// run sends notifications until stop ends: what was recorded, at most
+// one per progressInterval, and a heartbeat after progressHeartbeat of
+// silence. A notification being sent when stop ends is sent all the same
+// (it may carry the code's last report); one that fails to send is
+// dropped: the call goes on, and its result carries the whole output.
+func (r *progressReporter) run(stop context.Context) {
 	var lastSent time.Time // zero: the first notification goes at once
 	for {
 		now := time.Now()
@@ -109,13 +111,13 @@ func (r *progressReporter) run(ctx context.Context) {
 		var wait time.Duration
 		switch {
 		case pending && quiet >= progressInterval || pending && lastSent.IsZero():
-			r.notify(ctx, false)
+			r.notify(false)
 			lastSent = time.Now()
 			continue
 		case pending:
 			wait = progressInterval - quiet
 		case quiet >= progressHeartbeat:
-			r.notify(ctx, true)
+			r.notify(true)
 			lastSent = time.Now()
 			continue
 		default:
@@ -123,7 +125,7 @@ func (r *progressReporter) run(ctx context.Context) {
 		}
 		t := time.NewTimer(wait)
 		select {
-		case <-ctx.Done():
+		case <-stop.Done():
 			t.Stop()
 			return
 		case <-r.wake:
@@ -133,8 +135,20 @@ func (r *progressReporter) run(ctx context.Context) {
 	}
 }
 
+// finish sends the code's last report when the call ended before it went
+// out (the result carries the output, not the code's figures). Call it
+// after run has returned.
+func (r *progressReporter) finish() {
+	r.mu.Lock()
+	pending := r.report != nil
+	r.mu.Unlock()
+	if pending {
+		r.notify(false)
+	}
+}
+
 // notify sends one notification of what was recorded, or a heartbeat.
-func (r *progressReporter) notify(ctx context.Context, heartbeat bool) {
+func (r *progressReporter) notify(heartbeat bool) {
 	r.mu.Lock()
 	p := &mcp.ProgressNotificationParams{ProgressToken: r.token}
 	value := r.last
@@ -155,7 +169,7 @@ func (r *progressReporter) notify(ctx context.Context, heartbeat bool) {
 	r.last, r.report, r.fresh = value, nil, false
 	r.sent++
 	r.mu.Unlock()
-	r.send(ctx, p)
+	r.send(r.ctx, p)
 }
 
 // keepTail returns the end of s, at most max bytes, starting on a

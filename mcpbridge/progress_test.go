@@ -3,6 +3,7 @@ package mcpbridge
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -184,5 +185,25 @@ print("end")`)
 	}
 	if again := callWithToken(t, cs, nil, "print('next')"); again != "next" {
 		t.Fatalf("the next call: %q", again)
+	}
+}
+
+func TestProgressLastReportNotWithheld(t *testing.T) {
+	cs, got := progressClient(t)
+	// The last report comes right before the call ends, and one comes
+	// within 50 ms of the one before and is followed by silence: both
+	// reach the client.
+	callWithToken(t, cs, "last", `from mcp import runtime
+import time
+runtime.report_progress(1, 3, 'one')
+runtime.report_progress(2, 3, 'two')
+time.sleep(0.5)
+runtime.report_progress(3, 3, 'three')`)
+	var msgs []string
+	for _, p := range got() {
+		msgs = append(msgs, p.Message)
+	}
+	if len(msgs) < 2 || msgs[len(msgs)-1] != "three" || !slices.Contains(msgs, "two") {
+		t.Fatalf("messages %q: want two and three, three last", msgs)
 	}
 }

@@ -61,7 +61,14 @@ type proxyClient struct {
 	cs    *mcp.ClientSession
 	tools []*mcp.Tool
 	dead  chan struct{} // closed when cs ended
+	// retired are sessions detached by retire and not yet closed.
+	retired map[*mcp.ClientSession]*time.Timer
 }
+
+// cancelGrace is how long a server whose call was cancelled keeps its
+// connection: the go-sdk sends the call's notifications/cancelled off the
+// caller's return path, and closing at once would lose it.
+const cancelGrace = time.Second
 
 // client returns the client of server name, creating its entry.
 func (p *proxyPool) client(name string) (*proxyClient, error) {
@@ -139,9 +146,9 @@ func (p *proxyPool) call(ctx context.Context, name, tool string, args map[string
 		}
 		if errors.Is(err, context.Canceled) {
 			// The run_python call ended (timeout, interrupt, client gone)
-			// with this call in flight: the server may hang, so it is
-			// restarted on next use.
-			c.close()
+			// with this call in flight: the server is told so, and since
+			// it may hang all the same, the next use starts it anew.
+			c.retire(cs, cancelGrace)
 			eventsOf(ctx).emit(levelNotice, "a proxied call was cancelled when its run_python call ended; the server is restarted on next use",
 				"server", name, "tool", tool)
 			return nil, fmt.Errorf("the call to %s.%s was cancelled when its run_python call ended; server %q is restarted on next use", name, tool, name)
@@ -274,12 +281,43 @@ func (c *proxyClient) stopped(cs *mcp.ClientSession, err error) bool {
 
 func (c *proxyClient) close() {
 	c.mu.Lock()
-	cs := c.cs
-	c.cs = nil
+	cs, retired := c.cs, c.retired
+	c.cs, c.retired = nil, nil
 	c.mu.Unlock()
 	if cs != nil {
 		cs.Close()
 	}
+	// A retired session's timer that fired before retired was taken
+	// closed its session already; one that fires after finds it gone.
+	for old, t := range retired {
+		t.Stop()
+		old.Close()
+	}
+}
+
+// retire detaches cs, so that the next use starts the server anew, and
+// closes it after grace.
+func (c *proxyClient) retire(cs *mcp.ClientSession, grace time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.cs == cs {
+		c.cs = nil
+	}
+	if c.retired == nil {
+		c.retired = map[*mcp.ClientSession]*time.Timer{}
+	}
+	if _, ok := c.retired[cs]; ok {
+		return
+	}
+	c.retired[cs] = time.AfterFunc(grace, func() {
+		c.mu.Lock()
+		_, mine := c.retired[cs]
+		delete(c.retired, cs)
+		c.mu.Unlock()
+		if mine {
+			cs.Close()
+		}
+	})
 }
 
 func sameConfig(a, b serverConfig) bool {
