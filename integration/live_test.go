@@ -518,41 +518,47 @@ func TestLiveGoClientReportsNotWithheld(t *testing.T) {
 
 // TestLiveGoClientCancel cancels a run_python call's context in the go-sdk
 // client (notifications/cancelled): the code is interrupted where it was,
-// the session keeps its state, and the next calls work.
+// the session keeps its state, and the next calls work. On each engine,
+// and on Docker under gVisor when runsc is installed.
 func TestLiveGoClientCancel(t *testing.T) {
-	forEachEngine(t, func(t *testing.T, e testEngine) {
-		notes := newNoteLog()
-		cs, _ := connectLive(t, e.Name(), notes)
-		mustLiveCall(t, cs, notes, nil, map[string]any{"code": "x = 0"})
+	for _, v := range benchVariants() {
+		t.Run(v.label, func(t *testing.T) { t.Parallel(); liveCancel(t, v) })
+	}
+}
 
-		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		done := make(chan error, 1)
-		began := time.Now()
-		go func() {
-			_, _, err := liveCall(ctx, cs, notes, "cancel-me", map[string]any{"timeout": 60,
-				"code": "import time\nx = 1\nprint('started', flush=True)\nfor i in range(100): time.sleep(0.1)\nx = 2"})
-			done <- err
-		}()
-		waitNote(t, notes, "cancel-me", "started")
-		time.Sleep(time.Second)
-		cancel()
-		select {
-		case err := <-done:
-			if !errors.Is(err, context.Canceled) {
-				t.Errorf("the cancelled call returned %v, want context.Canceled", err)
-			}
-			t.Logf("the cancelled call returned after %v", time.Since(began).Round(time.Millisecond))
-		case <-time.After(30 * time.Second):
-			t.Fatal("the cancelled call did not return")
+// liveCancel is TestLiveGoClientCancel on the engine and OCI runtime v.
+func liveCancel(t *testing.T, v variant) {
+	notes := newNoteLog()
+	cs, _ := connectLive(t, v.engine, notes, v.env()...)
+	mustLiveCall(t, cs, notes, nil, map[string]any{"code": "x = 0"})
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	began := time.Now()
+	go func() {
+		_, _, err := liveCall(ctx, cs, notes, "cancel-me", map[string]any{"timeout": 60,
+			"code": "import time\nx = 1\nprint('started', flush=True)\nfor i in range(100): time.sleep(0.1)\nx = 2"})
+		done <- err
+	}()
+	waitNote(t, notes, "cancel-me", "started")
+	time.Sleep(time.Second)
+	cancel()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("the cancelled call returned %v, want context.Canceled", err)
 		}
-		if text, isErr := mustLiveCall(t, cs, notes, nil, map[string]any{"code": "print(x, i < 99)"}); isErr || text != "1 True" {
-			t.Errorf("after the cancel: %q, want '1 True' (state kept, interrupted mid-loop)", text)
-		}
-		if text, isErr := mustLiveCall(t, cs, notes, "after", map[string]any{"code": tickCode(2, 0.2)}); isErr || text != "tick 0\ntick 1" {
-			t.Errorf("the next followed call: %q", text)
-		}
-	})
+		t.Logf("the cancelled call returned after %v", time.Since(began).Round(time.Millisecond))
+	case <-time.After(30 * time.Second):
+		t.Fatal("the cancelled call did not return")
+	}
+	if text, isErr := mustLiveCall(t, cs, notes, nil, map[string]any{"code": "print(x, i < 99)"}); isErr || text != "1 True" {
+		t.Errorf("after the cancel: %q, want '1 True' (state kept, interrupted mid-loop)", text)
+	}
+	if text, isErr := mustLiveCall(t, cs, notes, "after", map[string]any{"code": tickCode(2, 0.2)}); isErr || text != "tick 0\ntick 1" {
+		t.Errorf("the next followed call: %q", text)
+	}
 }
 
 // waitNote waits for a notification of token tok whose message contains
