@@ -142,6 +142,7 @@ class Call:
         self.dropped = {"stdout": 0, "stderr": 0}
         self.interrupted = False
         self.signals = 0  # interrupts sent to the call so far
+        self.ended = threading.Event()  # set when the call has ended
         self.lock = threading.Lock()
         # progress: the host wants progress frames (its client gave a
         # progress token); progress_at is when the last one went,
@@ -358,7 +359,9 @@ class Runtime:
             # code's finally blocks and with statements run; repeats come
             # after INTERRUPT_PATIENCE, each raised again on the next line
             # of the user's cell (see arm_trace).
-            time.sleep(INTERRUPT_PATIENCE if first else 0.05)
+            # Waiting on the call's end, not sleeping: the next call's
+            # interrupt must not wait for this one's pause.
+            call.ended.wait(INTERRUPT_PATIENCE if first else 0.05)
             first = False
 
     # ------------------------------------------------------------ RPC
@@ -583,6 +586,7 @@ class Runtime:
         result["dropped"] = dict(call.dropped)
         with self.state_lock:
             self.call = None
+        call.ended.set()
         self.chan.send(result)
 
     def execute(self, source, call_id):
