@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
@@ -26,16 +25,7 @@ import (
 // connectBridge, but with a client of its own options (a progress handler).
 func liveBridge(t testing.TB, name string, opts *mcp.ClientOptions, env ...string) *mcp.ClientSession {
 	t.Helper()
-	cmd := exec.Command(binary(t), "run")
-	cmd.Env = append(envWithout("MCP_BRIDGE_RUNTIME"), append([]string{"MCP_BRIDGE_RUNTIME=" + name, "MCP_BRIDGE_LOG_LEVEL=WARN"}, env...)...)
-	client := mcp.NewClient(&mcp.Implementation{Name: "bench-live", Version: "1"}, opts)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cs.Close() })
+	cs, _, _ := launchBridge(t, append([]string{"MCP_BRIDGE_RUNTIME=" + name, "MCP_BRIDGE_LOG_LEVEL=WARN"}, env...), nil, opts)
 	return cs
 }
 

@@ -42,6 +42,17 @@ func (l *lockedBuffer) String() string {
 	return l.b.String()
 }
 
+// tail returns the last n bytes written.
+func (l *lockedBuffer) tail(n int) string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	b := l.b.Bytes()
+	if len(b) > n {
+		b = b[len(b)-n:]
+	}
+	return string(b)
+}
+
 // loggedPhases reads the phases of the "sandbox started" line of a
 // bridge's log.
 func loggedPhases(log string) map[string]time.Duration {
@@ -82,7 +93,7 @@ func BenchmarkNewSession(b *testing.B) {
 		for b.Loop() {
 			b.StopTimer()
 			var log lockedBuffer
-			cs, cmd, _ := launchBridge(b, append(v.env(), "MCP_BRIDGE_LOG_LEVEL=INFO"), &log)
+			cs, cmd, _ := launchBridge(b, append(v.env(), "MCP_BRIDGE_LOG_LEVEL=INFO"), &log, nil)
 			b.StartTimer()
 			first := timedCall(b, cs, map[string]any{"code": "print(1)"}, "1")
 			b.StopTimer()
@@ -126,7 +137,7 @@ func BenchmarkBridgeStart(b *testing.B) {
 	binary(b) // built before timing
 	env := []string{"HOME=" + home, "MCP_BRIDGE_RUNTIME=docker", "MCP_BRIDGE_LOG_LEVEL=WARN"}
 	start := func() time.Duration {
-		cs, cmd, took := launchBridge(b, env, nil)
+		cs, cmd, took := launchBridge(b, env, nil, nil)
 		b.StopTimer()
 		cs.Close()
 		cmd.Wait()

@@ -42,7 +42,7 @@ type rawBridge struct {
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
 	stdout io.ReadCloser
-	stderr *liveLog
+	stderr *lockedBuffer
 	msgs   chan rawMsg // closed when stdout ends
 	nextID int
 }
@@ -52,7 +52,7 @@ func startRaw(t *testing.T, name string, env ...string) *rawBridge {
 	t.Helper()
 	cmd := exec.Command(binary(t), "run")
 	cmd.Env = append(envWithout("MCP_BRIDGE_RUNTIME"), append([]string{"MCP_BRIDGE_RUNTIME=" + name, "MCP_BRIDGE_LOG_LEVEL=WARN"}, env...)...)
-	b := &rawBridge{t: t, cmd: cmd, stderr: &liveLog{}, msgs: make(chan rawMsg, 1<<14), nextID: 1}
+	b := &rawBridge{t: t, cmd: cmd, stderr: &lockedBuffer{}, msgs: make(chan rawMsg, 1<<14), nextID: 1}
 	cmd.Stderr = b.stderr
 	var err error
 	if b.stdin, err = cmd.StdinPipe(); err != nil {

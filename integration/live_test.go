@@ -297,47 +297,15 @@ func (l *noteLog) of(tok any) []liveNote {
 // progress into notes.
 func connectLive(t *testing.T, name string, notes *noteLog, env ...string) (*mcp.ClientSession, *exec.Cmd) {
 	t.Helper()
-	cmd := exec.Command(binary(t), "run")
-	cmd.Env = append(envWithout("MCP_BRIDGE_RUNTIME"), append([]string{"MCP_BRIDGE_RUNTIME=" + name, "MCP_BRIDGE_LOG_LEVEL=ERROR"}, env...)...)
-	stderr := &liveLog{}
-	cmd.Stderr = stderr
+	stderr := &lockedBuffer{}
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("the bridge's stderr:\n%s", stderr.tail(8<<10))
 		}
 	})
-	client := mcp.NewClient(&mcp.Implementation{Name: "integration-live", Version: "1"}, &mcp.ClientOptions{ProgressNotificationHandler: notes.handler})
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cs.Close() })
+	cs, cmd, _ := launchBridge(t, append([]string{"MCP_BRIDGE_RUNTIME=" + name, "MCP_BRIDGE_LOG_LEVEL=ERROR"}, env...), stderr,
+		&mcp.ClientOptions{ProgressNotificationHandler: notes.handler})
 	return cs, cmd
-}
-
-// A liveLog is a bridge's stderr, written and read concurrently.
-type liveLog struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *liveLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-// tail returns the last n bytes written.
-func (l *liveLog) tail(n int) string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	b := l.b.Bytes()
-	if len(b) > n {
-		b = b[len(b)-n:]
-	}
-	return string(b)
 }
 
 // liveCall runs code with progress token tok (nil: none) and returns the

@@ -26,20 +26,20 @@ func connectBridge(t testing.TB, name string, env ...string) *mcp.ClientSession 
 // connectBridgeCmd is connectBridge, also returning the bridge's process.
 func connectBridgeCmd(t testing.TB, name string, env ...string) (*mcp.ClientSession, *exec.Cmd) {
 	t.Helper()
-	cs, cmd, _ := launchBridge(t, append([]string{"MCP_BRIDGE_RUNTIME=" + name, "MCP_BRIDGE_LOG_LEVEL=WARN"}, env...), nil)
+	cs, cmd, _ := launchBridge(t, append([]string{"MCP_BRIDGE_RUNTIME=" + name, "MCP_BRIDGE_LOG_LEVEL=WARN"}, env...), nil, nil)
 	return cs, cmd
 }
 
 // launchBridge starts the built binary with env added to the process
 // environment (later entries win) and its stderr to stderr (nil: the
-// test's), connects an MCP client, and returns the time from the process
-// start to the initialize answer.
-func launchBridge(t testing.TB, env []string, stderr io.Writer) (*mcp.ClientSession, *exec.Cmd, time.Duration) {
+// test's), connects an MCP client with copts (nil: none), and returns the
+// time from the process start to the initialize answer.
+func launchBridge(t testing.TB, env []string, stderr io.Writer, copts *mcp.ClientOptions) (*mcp.ClientSession, *exec.Cmd, time.Duration) {
 	t.Helper()
 	cmd := exec.Command(binary(t), "run")
 	cmd.Env = append(envWithout("MCP_BRIDGE_RUNTIME"), env...)
 	cmd.Stderr = stderr
-	client := mcp.NewClient(&mcp.Implementation{Name: "integration", Version: "1"}, nil)
+	client := mcp.NewClient(&mcp.Implementation{Name: "integration", Version: "1"}, copts)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	began := time.Now()
