@@ -317,7 +317,7 @@ func TestMisbehavingSandbox(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := newOn(t, enginetest.Local{T: t, Args: []string{"python3", "-c", tt.script}}, Options{ReadyTimeout: 3 * time.Second})
+			s := newOn(t, enginetest.Local{T: t, Args: []string{"python3", "-c", tt.script}}, Options{ReadyTimeout: 15 * time.Second})
 			_, err := s.Execute(context.Background(), "pass", 0)
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("err = %v; want it to mention %q", err, tt.want)
