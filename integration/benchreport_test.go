@@ -170,6 +170,13 @@ const findings = `
   that way, the code before and after alternated twice in one hour on one machine, Docker, p50: warm call
   1.49 and 2.00 ms before, 1.50 and 1.61 ms after; in process 0.77 and 1.20 ms before, 0.77 and 0.76 ms
   after; a proxied echo 1.38 and 2.19 ms before, 1.50 and 1.24 ms after: no difference beyond the noise.
+- **Cancel** (item 10): the first run of this benchmark (2026-11-23, same machine) measured 42 ms from
+  cancel to the KeyboardInterrupt in the code, and an A/B of the runtime pinned it on a change of the same
+  day: the runtime's interrupter slept through a 250 ms pause after an interrupt (the time a call's
+  ` + "`finally`" + ` blocks get before the interrupt is repeated), so the next call's interrupt waited for
+  it. It now waits on the call's end instead: 42 ms → 3 ms (sleeping loop, Docker, p50, 10 samples each).
+  A busy loop takes a few ms more (the interrupter's first signal lands at the loop's next eval-breaker
+  check); under gVisor the signal's own delivery costs about 20 ms more.
 `
 
 // compareKeys orders section keys by their number, then the rest: 1, 1b,
