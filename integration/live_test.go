@@ -142,23 +142,10 @@ type liveResult struct {
 // one bridge process.
 func runLiveTS(t *testing.T, home, runtime string, steps []liveStep) []liveResult {
 	t.Helper()
-	dir := nodeDir(t)
-	in, _ := json.Marshal(steps)
-	cmd := exec.Command("node", filepath.Join(dir, "live.mjs"), binary(t))
-	cmd.Env = append(envWithout("HOME", "MCP_BRIDGE_RUNTIME"), "HOME="+home, "MCP_BRIDGE_RUNTIME="+runtime, "MCP_BRIDGE_LOG_LEVEL=ERROR")
-	cmd.Dir = t.TempDir()
-	cmd.Stdin = bytes.NewReader(in)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("live.mjs: %v\nstderr:\n%s", err, errb.String())
-	}
 	var res struct {
 		Steps []liveResult `json:"steps"`
 	}
-	if err := json.Unmarshal(out.Bytes(), &res); err != nil {
-		t.Fatalf("live.mjs output: %v\n%s", err, out.String())
-	}
+	runNode(t, "live.mjs", []string{"HOME=" + home, "MCP_BRIDGE_RUNTIME=" + runtime, "MCP_BRIDGE_LOG_LEVEL=ERROR"}, steps, &res)
 	if len(res.Steps) != len(steps) {
 		t.Fatalf("%d results for %d steps", len(res.Steps), len(steps))
 	}

@@ -40,25 +40,32 @@ type tsResult struct {
 // runTSClient drives the bridge binary with the TypeScript SDK's client.
 func runTSClient(t *testing.T, home, runtime string, calls []map[string]any) tsResult {
 	t.Helper()
-	dir := nodeDir(t)
-	in, _ := json.Marshal(calls)
-	cmd := exec.Command("node", filepath.Join(dir, "client.mjs"), binary(t))
-	cmd.Env = append(envWithout("HOME", "MCP_BRIDGE_RUNTIME"), "HOME="+home, "MCP_BRIDGE_RUNTIME="+runtime, "MCP_BRIDGE_LOG_LEVEL=WARN")
-	cmd.Dir = t.TempDir()
-	cmd.Stdin = bytes.NewReader(in)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("TypeScript client: %v\nstderr:\n%s", err, errb.String())
-	}
 	var res tsResult
-	if err := json.Unmarshal(out.Bytes(), &res); err != nil {
-		t.Fatalf("client output: %v\n%s", err, out.String())
-	}
+	runNode(t, "client.mjs", []string{"HOME=" + home, "MCP_BRIDGE_RUNTIME=" + runtime, "MCP_BRIDGE_LOG_LEVEL=WARN"}, calls, &res)
 	if len(res.Results) != len(calls) {
 		t.Fatalf("%d results for %d calls", len(res.Results), len(calls))
 	}
 	return res
+}
+
+// runNode runs the script of integration/node on the bridge binary with
+// env added (later entries win), input as JSON on its stdin, and decodes
+// its stdout, JSON, into out.
+func runNode(t *testing.T, script string, env []string, input, out any) {
+	t.Helper()
+	in, _ := json.Marshal(input)
+	cmd := exec.Command("node", filepath.Join(nodeDir(t), script), binary(t))
+	cmd.Env = append(envWithout("HOME", "MCP_BRIDGE_RUNTIME"), env...)
+	cmd.Dir = t.TempDir()
+	cmd.Stdin = bytes.NewReader(in)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%s: %v\nstderr:\n%s", script, err, stderr.String())
+	}
+	if err := json.Unmarshal(stdout.Bytes(), out); err != nil {
+		t.Fatalf("%s output: %v\n%s", script, err, stdout.String())
+	}
 }
 
 // npmHome writes ~/MCPs configs for server-everything, server-filesystem and
