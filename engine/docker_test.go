@@ -256,11 +256,7 @@ func TestDockerWaitFails(t *testing.T) {
 		return nil
 	}
 	d := newTestDocker(t, f, nil)
-	sb, err := d.Start(context.Background(), pySpec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sb.Close()
+	sb := mustStart(t, d)
 	if _, err := sb.Wait(context.Background()); err == nil || !strings.Contains(err.Error(), "waiting for container") {
 		t.Fatalf("Wait: %v, want the wait's error", err)
 	}
@@ -275,11 +271,7 @@ func TestDockerWaitFails(t *testing.T) {
 func TestDockerWaitHonoursContext(t *testing.T) {
 	f := newFakeDocker(t)
 	d := newTestDocker(t, f, nil)
-	sb, err := d.Start(context.Background(), pySpec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sb.Close()
+	sb := mustStart(t, d)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
 	defer cancel()
 	if _, err := sb.Wait(ctx); !errors.Is(err, context.DeadlineExceeded) {
@@ -420,10 +412,7 @@ func TestDockerLeftoversRetried(t *testing.T) {
 				return nil
 			}
 			d := newTestDocker(t, f, nil)
-			sb, err := d.Start(context.Background(), pySpec)
-			if err != nil {
-				t.Fatal(err)
-			}
+			sb := mustStart(t, d)
 			id := sb.ID()
 			if err := sb.Close(); !errors.Is(err, restarting) || !strings.Contains(err.Error(), "removing container") {
 				t.Fatalf("Close = %v, want the removal's error", err)
@@ -565,10 +554,7 @@ func TestDockerStopAndGrace(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		sb, err := d.Start(context.Background(), pySpec)
-		if err != nil {
-			t.Fatal(err)
-		}
+		sb := mustStart(t, d)
 		if err := sb.Close(); err != nil {
 			t.Fatal(err)
 		}
@@ -588,10 +574,7 @@ func TestDockerStopFailures(t *testing.T) {
 		return nil
 	}
 	d := newTestDocker(t, f, nil)
-	sb, err := d.Start(context.Background(), pySpec)
-	if err != nil {
-		t.Fatal(err)
-	}
+	sb := mustStart(t, d)
 	if err := sb.Close(); !errors.Is(err, refused) || !strings.Contains(err.Error(), "stopping container") {
 		t.Fatalf("Close = %v, want the stop's error", err)
 	}
@@ -600,10 +583,7 @@ func TestDockerStopFailures(t *testing.T) {
 	}
 	// A container already gone is stopped and removed without error.
 	f.fail = nil
-	sb, err = d.Start(context.Background(), pySpec)
-	if err != nil {
-		t.Fatal(err)
-	}
+	sb = mustStart(t, d)
 	f.mu.Lock()
 	delete(f.containers, sb.ID())
 	f.mu.Unlock()
@@ -615,11 +595,7 @@ func TestDockerStopFailures(t *testing.T) {
 func TestDockerSignal(t *testing.T) {
 	f := newFakeDocker(t)
 	d := newTestDocker(t, f, nil)
-	sb, err := d.Start(context.Background(), pySpec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sb.Close()
+	sb := mustStart(t, d)
 	sig := sb.(interface {
 		Signal(context.Context, syscall.Signal) error
 	})
@@ -774,4 +750,16 @@ func TestDockerListFails(t *testing.T) {
 	if _, err := d.List(context.Background()); err == nil || !strings.Contains(err.Error(), "listing containers: busy") {
 		t.Fatalf("List: %v", err)
 	}
+}
+
+// mustStart starts a sandbox of pySpec on d, failing the test if it
+// cannot; the sandbox is closed when the test ends (Close is idempotent).
+func mustStart(t *testing.T, d *Docker) Sandbox {
+	t.Helper()
+	sb, err := d.Start(context.Background(), pySpec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sb.Close() })
+	return sb
 }

@@ -55,17 +55,16 @@ func (s *outputStore) get(n int) (string, bool) {
 // applyBudget cuts the output of o to budget bytes when it is over: each
 // stream keeps its head and its tail around a marker saying how much was
 // cut and where the whole is. keep stores the whole output and returns
-// its URI. It reports whether o was cut.
-func (o *outcome) applyBudget(budget int, keep func(whole string) string) bool {
+// its URI.
+func (o *outcome) applyBudget(budget int, keep func(whole string) string) {
 	if len(o.stdout)+len(o.stderr) <= budget {
-		return false
+		return
 	}
 	uri := keep(o.compactText())
 	errBudget := min(len(o.stderr), budget/2)
 	o.stdout = cutMiddle(o.stdout, budget-errBudget, uri)
 	o.stderr = cutMiddle(o.stderr, errBudget, uri)
 	o.output = uri
-	return true
 }
 
 // cutMiddle returns s cut to about max bytes: its head and its tail, on

@@ -13,6 +13,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 
@@ -102,7 +103,7 @@ func (c *Config) SandboxSpec(session string, cmd []string) engine.Spec {
 }
 
 // Logger returns a text logger on w at the configured level, else def.
-func (c *Config) Logger(w interface{ Write([]byte) (int, error) }, def slog.Level) *slog.Logger {
+func (c *Config) Logger(w io.Writer, def slog.Level) *slog.Logger {
 	level := def
 	if c.LogLevel != nil {
 		level = *c.LogLevel
