@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -31,6 +32,7 @@ type containerSandbox struct {
 	// (stream copier, watcher), which Close waits for.
 	started []<-chan struct{}
 
+	closed    atomic.Bool // set when Close begins
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -54,6 +56,7 @@ type containerOps interface {
 	detach()
 	// signal sends sig to the container's init process.
 	signal(ctx context.Context, sig syscall.Signal) error
+	fileCopier
 }
 
 // A memoryWatcher is a containerOps that watches the container's memory
@@ -138,6 +141,7 @@ func (s *containerSandbox) Wait(ctx context.Context) (ExitStatus, error) {
 }
 
 func (s *containerSandbox) Close() error {
+	s.closed.Store(true)
 	s.closeOnce.Do(func() {
 		ctx, cancel := cleanupContext(s.e.grace + cleanupTimeout)
 		defer cancel()

@@ -18,6 +18,7 @@ import (
 	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/api/types/image"
 	"github.com/docker/docker/api/types/network"
+	"github.com/docker/docker/api/types/volume"
 	"github.com/docker/docker/client"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 )
@@ -51,6 +52,10 @@ type dockerAPI interface {
 	ContainerStop(ctx context.Context, id string, opts container.StopOptions) error
 	ContainerRemove(ctx context.Context, id string, opts container.RemoveOptions) error
 	ContainerList(ctx context.Context, opts container.ListOptions) ([]container.Summary, error)
+	CopyFromContainer(ctx context.Context, id, path string) (io.ReadCloser, container.PathStat, error)
+	CopyToContainer(ctx context.Context, id, path string, content io.Reader, opts container.CopyToContainerOptions) error
+	VolumeList(ctx context.Context, opts volume.ListOptions) (volume.ListResponse, error)
+	VolumeRemove(ctx context.Context, name string, force bool) error
 	Close() error
 }
 
@@ -138,6 +143,32 @@ func (d *Docker) List(ctx context.Context) ([]SandboxInfo, error) {
 		out = append(out, SandboxInfo{ID: c.ID, Labels: c.Labels, State: string(c.State)})
 	}
 	return out, nil
+}
+
+// volumes implements volumeAPI: the volumes of every bridge process.
+func (d *Docker) volumes(ctx context.Context) ([]volumeInfo, error) {
+	list, err := d.api.VolumeList(ctx, volume.ListOptions{
+		Filters: filters.NewArgs(filters.Arg("label", LabelBridge+"=1")),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("listing volumes: %w", err)
+	}
+	out := make([]volumeInfo, 0, len(list.Volumes))
+	for _, v := range list.Volumes {
+		if v != nil {
+			out = append(out, volumeInfo{Name: v.Name, Labels: v.Labels})
+		}
+	}
+	return out, nil
+}
+
+// removeVolume implements volumeAPI.
+func (d *Docker) removeVolume(ctx context.Context, name string) error {
+	err := d.api.VolumeRemove(ctx, name, false)
+	if cerrdefs.IsNotFound(err) {
+		return nil
+	}
+	return err
 }
 
 // connFailed implements containerAPI.

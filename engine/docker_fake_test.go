@@ -17,6 +17,7 @@ import (
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/image"
 	"github.com/docker/docker/api/types/network"
+	"github.com/docker/docker/api/types/volume"
 	"github.com/docker/docker/client"
 	"github.com/docker/docker/pkg/stdcopy"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
@@ -40,6 +41,8 @@ type fakeDocker struct {
 	stateError string // ContainerInspect's State.Error
 	waitError  string // ContainerWait's WaitResponse.Error
 	list       []container.Summary
+	volumes    []*volume.Volume  // VolumeList's answer, less those removed
+	archives   map[string][]byte // CopyFromContainer's archive of a path
 	// fail, when not nil, is asked before each call whether it fails.
 	fail func(method, id string) error
 
@@ -49,7 +52,18 @@ type fakeDocker struct {
 	created    int
 	stopOpts   []container.StopOptions
 	listOpts   []container.ListOptions
-	closed     int
+	volumeOpts []volume.ListOptions
+	copiedIn   []fakeCopyIn
+	// archivesOpen counts the archives returned and not closed yet.
+	archivesOpen int
+	closed       int
+}
+
+// A fakeCopyIn records a call of CopyToContainer.
+type fakeCopyIn struct {
+	id, dir string
+	data    []byte
+	opts    container.CopyToContainerOptions
 }
 
 // A fakeContainer is a container of a fakeDocker.
@@ -82,6 +96,13 @@ func (f *fakeDocker) call(method, id string) error {
 		return f.fail(method, id)
 	}
 	return nil
+}
+
+// setFail replaces fail, safely while sandboxes run.
+func (f *fakeDocker) setFail(fail func(method, id string) error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.fail = fail
 }
 
 // Calls returns the calls made so far.
@@ -303,6 +324,81 @@ func (f *fakeDocker) ContainerList(_ context.Context, opts container.ListOptions
 	}
 	f.listOpts = append(f.listOpts, opts)
 	return slices.Clone(f.list), nil
+}
+
+func (f *fakeDocker) CopyFromContainer(_ context.Context, id, path string) (io.ReadCloser, container.PathStat, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.call("CopyFromContainer", id+" "+path); err != nil {
+		return nil, container.PathStat{}, err
+	}
+	if _, err := f.container(id); err != nil {
+		return nil, container.PathStat{}, err
+	}
+	a, ok := f.archives[path]
+	if !ok {
+		return nil, container.PathStat{}, fmt.Errorf("Could not find the file %s in container %s: %w", path, id, cerrdefs.ErrNotFound)
+	}
+	f.archivesOpen++
+	return &fakeArchive{Reader: strings.NewReader(string(a)), f: f}, container.PathStat{Name: path}, nil
+}
+
+// A fakeArchive is an archive from CopyFromContainer; closing it is
+// counted.
+type fakeArchive struct {
+	io.Reader
+	f    *fakeDocker
+	once sync.Once
+}
+
+func (a *fakeArchive) Close() error {
+	a.once.Do(func() {
+		a.f.mu.Lock()
+		defer a.f.mu.Unlock()
+		a.f.archivesOpen--
+	})
+	return nil
+}
+
+func (f *fakeDocker) CopyToContainer(_ context.Context, id, path string, content io.Reader, opts container.CopyToContainerOptions) error {
+	data, err := io.ReadAll(content)
+	if err != nil {
+		return err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.call("CopyToContainer", id+" "+path); err != nil {
+		return err
+	}
+	if _, err := f.container(id); err != nil {
+		return err
+	}
+	f.copiedIn = append(f.copiedIn, fakeCopyIn{id: id, dir: path, data: data, opts: opts})
+	return nil
+}
+
+func (f *fakeDocker) VolumeList(_ context.Context, opts volume.ListOptions) (volume.ListResponse, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.call("VolumeList", ""); err != nil {
+		return volume.ListResponse{}, err
+	}
+	f.volumeOpts = append(f.volumeOpts, opts)
+	return volume.ListResponse{Volumes: slices.Clone(f.volumes)}, nil
+}
+
+func (f *fakeDocker) VolumeRemove(_ context.Context, name string, _ bool) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.call("VolumeRemove", name); err != nil {
+		return err
+	}
+	i := slices.IndexFunc(f.volumes, func(v *volume.Volume) bool { return v.Name == name })
+	if i < 0 {
+		return fmt.Errorf("no such volume: %s: %w", name, cerrdefs.ErrNotFound)
+	}
+	f.volumes = slices.Delete(f.volumes, i, i+1)
+	return nil
 }
 
 func (f *fakeDocker) Close() error {

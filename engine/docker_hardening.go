@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/mount"
 	"github.com/docker/go-units"
 )
 
@@ -14,6 +15,34 @@ func dockerConfig(spec Spec, o owner) (*container.Config, *container.HostConfig)
 	spec = spec.withDefaults()
 	yes := true
 	pids, nproc := spec.taskLimits()
+	// The file-exchange directories are tmpfs-backed anonymous volumes,
+	// not tmpfs mounts: the daemon's archive API (docker cp), through
+	// which the host reads and writes them, does not see tmpfs mounts.
+	// They are labelled as the container is, so that orphan clean-up
+	// finds them, and removed with it. Under gVisor they reach the
+	// sandbox through its gofer, without their mount flags: the Sentry
+	// runs scripts from them (it cannot map their binaries executable).
+	volume := func(dst string, size int64, user, mode string) mount.Mount {
+		return mount.Mount{
+			Type:   mount.TypeVolume,
+			Target: dst,
+			VolumeOptions: &mount.VolumeOptions{
+				NoCopy: true,
+				Labels: spec.labels(o),
+				DriverConfig: &mount.Driver{Name: "local", Options: map[string]string{
+					"type":   "tmpfs",
+					"device": "tmpfs",
+					"o":      strings.Join(tmpfsOptions(size, user, mode), ","),
+				}},
+			},
+		}
+	}
+	// Nested in /workspace: the daemon mounts them after it, as it sorts
+	// all mounts by depth.
+	mounts := []mount.Mount{volume(OutDir, spec.OutBytes, spec.User, "0700")}
+	if spec.InBytes > 0 {
+		mounts = append(mounts, volume(InDir, spec.InBytes, "", "0755"))
+	}
 	cfg := &container.Config{
 		Image:           spec.Image,
 		Cmd:             append([]string(nil), spec.Cmd...),
@@ -40,9 +69,10 @@ func dockerConfig(spec Spec, o owner) (*container.Config, *container.HostConfig)
 		Init:           &yes,
 		Runtime:        spec.OCIRuntime,
 		Tmpfs: map[string]string{
-			"/tmp":       strings.Join(tmpfsOptions(spec.TmpBytes, spec.User), ","),
-			workspaceDir: strings.Join(tmpfsOptions(spec.WorkspaceBytes, spec.User), ","),
+			"/tmp":       strings.Join(tmpfsOptions(spec.TmpBytes, spec.User, "1777"), ","),
+			workspaceDir: strings.Join(tmpfsOptions(spec.WorkspaceBytes, spec.User, "1777"), ","),
 		},
+		Mounts: mounts,
 		// Output is read through the attached streams only; the daemon
 		// keeps no log of it, so a flood cannot fill the engine's disk.
 		LogConfig: container.LogConfig{Type: "none"},
@@ -60,11 +90,12 @@ func dockerConfig(spec Spec, o owner) (*container.Config, *container.HostConfig)
 	return cfg, host
 }
 
-// tmpfsOptions returns the mount options of a sandbox tmpfs of size bytes,
-// owned by user ("uid[:gid]") unless user is empty. Docker needs the
-// owner: it resets the mode of the working directory's mount to 0755 when
-// it prepares it. Podman keeps the mode and refuses uid= and gid=.
-func tmpfsOptions(size int64, user string) []string {
+// tmpfsOptions returns the mount options of a sandbox tmpfs of size bytes
+// and mode (octal), owned by user ("uid[:gid]") unless user is empty (then
+// by root). Docker needs the owner: it resets the mode of the working
+// directory's mount to 0755 when it prepares it. Podman keeps the mode and
+// refuses uid= and gid=.
+func tmpfsOptions(size int64, user, mode string) []string {
 	opts := append(strings.Split(tmpfsFlags, ","), "size="+strconv.FormatInt(size, 10))
 	if user != "" {
 		uid, gid, ok := strings.Cut(user, ":")
@@ -73,5 +104,5 @@ func tmpfsOptions(size int64, user string) []string {
 		}
 		opts = append(opts, "uid="+uid, "gid="+gid)
 	}
-	return append(opts, "mode=1777")
+	return append(opts, "mode="+mode)
 }

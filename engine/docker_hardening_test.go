@@ -5,9 +5,25 @@ import (
 	"testing"
 
 	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/mount"
 	"github.com/docker/docker/api/types/strslice"
 	"github.com/docker/go-units"
 )
+
+// wantVolume is a file-exchange volume of the Docker tables.
+func wantVolume(dst, session, opts string) mount.Mount {
+	return mount.Mount{
+		Type:   mount.TypeVolume,
+		Target: dst,
+		VolumeOptions: &mount.VolumeOptions{
+			NoCopy: true,
+			Labels: wantLabels(session),
+			DriverConfig: &mount.Driver{Name: "local", Options: map[string]string{
+				"type": "tmpfs", "device": "tmpfs", "o": opts,
+			}},
+		},
+	}
+}
 
 func TestDockerConfig(t *testing.T) {
 	// operatorSpec asks for gVisor; runcSpec is the same under runc, where
@@ -24,6 +40,10 @@ func TestDockerConfig(t *testing.T) {
 		"HostConfig.Tmpfs":      map[string]string{"/tmp": "rw,noexec,nosuid,nodev,size=1048576,uid=1000,gid=1000,mode=1777", "/workspace": "rw,noexec,nosuid,nodev,size=2097152,uid=1000,gid=1000,mode=1777"},
 		"Config.Labels":         wantLabels("s2"),
 		"HostConfig.Ulimits":    []*units.Ulimit{{Name: "nofile", Soft: 256, Hard: 256}, {Name: "nproc", Soft: 32, Hard: 32}},
+		"HostConfig.Mounts": []mount.Mount{
+			wantVolume("/workspace/out", "s2", "rw,noexec,nosuid,nodev,size=3145728,uid=1000,gid=1000,mode=0700"),
+			wantVolume("/workspace/in", "s2", "rw,noexec,nosuid,nodev,size=4194304,mode=0755"),
+		},
 	}
 	runc := maps.Clone(operator)
 	runc["HostConfig.PidsLimit"] = int64(32)
@@ -61,6 +81,9 @@ func TestDockerConfig(t *testing.T) {
 		"HostConfig.Tmpfs": map[string]string{
 			"/tmp":       "rw,noexec,nosuid,nodev,size=67108864,uid=65534,gid=65534,mode=1777",
 			"/workspace": "rw,noexec,nosuid,nodev,size=134217728,uid=65534,gid=65534,mode=1777",
+		},
+		"HostConfig.Mounts": []mount.Mount{
+			wantVolume("/workspace/out", "s1", "rw,noexec,nosuid,nodev,size=67108864,uid=65534,gid=65534,mode=0700"),
 		},
 		"HostConfig.LogConfig.Type": "none",
 		"HostConfig.Memory":         int64(512 << 20),

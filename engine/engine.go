@@ -59,8 +59,13 @@ var (
 	ErrImage = errors.New("sandbox image unavailable")
 	// ErrBackendNotCompiled reports that a backend was left out of this build.
 	ErrBackendNotCompiled = errors.New("backend not compiled into this binary")
-	// ErrClosed reports use of a closed Auto.
+	// ErrClosed reports use of a closed Auto or Sandbox.
 	ErrClosed = errors.New("closed")
+	// ErrNotRegular reports that a sandbox path is not a regular file: a
+	// symbolic link, a directory, a device, ….
+	ErrNotRegular = errors.New("not a regular file")
+	// ErrFileTooLarge reports that a sandbox file is larger than allowed.
+	ErrFileTooLarge = errors.New("file too large")
 )
 
 // PodmanBuildTags are the build tags that compile the Podman backend in,

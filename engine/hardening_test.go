@@ -74,13 +74,13 @@ func collectFields(path string, v reflect.Value, out map[string]any) {
 }
 
 func TestTmpfsOptions(t *testing.T) {
-	got := strings.Join(tmpfsOptions(64<<20, "1000"), ",")
+	got := strings.Join(tmpfsOptions(64<<20, "1000", "1777"), ",")
 	for _, o := range []string{"rw", "noexec", "nosuid", "nodev", "size=67108864", "uid=1000", "gid=1000", "mode=1777"} {
 		if !strings.Contains(","+got+",", ","+o+",") {
 			t.Errorf("tmpfsOptions = %q, missing %q", got, o)
 		}
 	}
-	if got := strings.Join(tmpfsOptions(1024, ""), ","); got != "rw,noexec,nosuid,nodev,size=1024,mode=1777" {
+	if got := strings.Join(tmpfsOptions(1024, "", "0755"), ","); got != "rw,noexec,nosuid,nodev,size=1024,mode=0755" {
 		t.Errorf("tmpfsOptions without user = %q", got)
 	}
 }
@@ -92,7 +92,8 @@ var (
 	operatorSpec = Spec{
 		Image: "localhost/py:1", Cmd: []string{"python3"}, User: "1000:1000",
 		MemoryBytes: 64 << 20, PidsLimit: 32, NanoCPUs: 1_500_000_000,
-		TmpBytes: 1 << 20, WorkspaceBytes: 2 << 20, NoFile: 256, NProc: 64,
+		TmpBytes: 1 << 20, WorkspaceBytes: 2 << 20, OutBytes: 3 << 20, InBytes: 4 << 20,
+		NoFile: 256, NProc: 64,
 		OCIRuntime: "runsc", Session: "s2",
 	}
 	// runcSpec is operatorSpec under runc, where the limits on tasks are

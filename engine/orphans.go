@@ -14,10 +14,36 @@ type SandboxInfo struct {
 	State string
 }
 
+// A volumeInfo describes a volume created for a bridge's container.
+type volumeInfo struct {
+	Name   string
+	Labels map[string]string
+}
+
+// A volumeAPI is a containerAPI whose containers have volumes of their own
+// (Docker's file-exchange directories), labelled as the containers are.
+// Removing a container removes them, but a container removed otherwise
+// (by hand, without its volumes) leaves them behind.
+type volumeAPI interface {
+	// volumes returns the volumes of every bridge process on the engine.
+	volumes(ctx context.Context) ([]volumeInfo, error)
+	// removeVolume removes volume name; a volume already gone is no error.
+	removeVolume(ctx context.Context, name string) error
+}
+
 // removeOrphans removes the containers of bridge processes of this host
-// that no longer run. Failures are logged, not returned: clean-up must not
-// stop the bridge from serving.
+// that no longer run, then their volumes left behind. Failures are
+// logged, not returned: clean-up must not stop the bridge from serving.
 func (e *containerEngine) removeOrphans(ctx context.Context) {
+	e.removeOrphanedContainers(ctx)
+	if v, ok := e.api.(volumeAPI); ok {
+		e.removeOrphanedVolumes(ctx, v)
+	}
+}
+
+// removeOrphanedContainers removes the containers of bridge processes of
+// this host that no longer run.
+func (e *containerEngine) removeOrphanedContainers(ctx context.Context) {
 	all, err := e.api.List(ctx)
 	if err != nil {
 		e.log.Warn("orphan clean-up", "engine", e.name, "err", err)
@@ -36,6 +62,30 @@ func (e *containerEngine) removeOrphans(ctx context.Context) {
 	}
 	if removed > 0 {
 		e.log.Info("removed orphaned sandbox containers", "engine", e.name, "count", removed)
+	}
+}
+
+// removeOrphanedVolumes removes the volumes of bridge processes of this
+// host that no longer run, which their containers' removal left behind.
+func (e *containerEngine) removeOrphanedVolumes(ctx context.Context, api volumeAPI) {
+	all, err := api.volumes(ctx)
+	if err != nil {
+		e.log.Warn("orphan clean-up", "engine", e.name, "err", err)
+		return
+	}
+	removed := 0
+	for _, v := range all {
+		if !e.owner.orphaned(v.Labels, processAlive) {
+			continue
+		}
+		if err := api.removeVolume(ctx, v.Name); err != nil {
+			e.log.Warn("removing orphaned volume", "engine", e.name, "volume", shortID(v.Name), "err", err)
+			continue
+		}
+		removed++
+	}
+	if removed > 0 {
+		e.log.Info("removed orphaned sandbox volumes", "engine", e.name, "count", removed)
 	}
 }
 

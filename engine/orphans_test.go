@@ -7,7 +7,12 @@ import (
 	"log/slog"
 	"net"
 	"net/url"
+	"slices"
+	"strconv"
+	"strings"
 	"testing"
+
+	"github.com/docker/docker/api/types/volume"
 )
 
 // TestLeftoversRetried records containers whose removal failed and checks
@@ -61,4 +66,61 @@ func TestDialFailed(t *testing.T) {
 			t.Errorf("dialFailed(%v) = %v, want %v", tt.err, got, tt.want)
 		}
 	}
+}
+
+// TestDockerRemovesOrphanedVolumes checks that the file-exchange volumes
+// of dead bridge processes of this host are removed at connect, and
+// theirs only; a failure is logged.
+func TestDockerRemovesOrphanedVolumes(t *testing.T) {
+	me := currentOwner()
+	dead := strconv.Itoa(1<<22 + 7) // above pid_max: never a live process
+	labels := func(host, pid string) map[string]string {
+		return map[string]string{LabelBridge: "1", LabelHost: host, LabelPID: pid, LabelPIDStart: "1"}
+	}
+	f := newFakeDocker(t)
+	f.volumes = []*volume.Volume{
+		{Name: "orphan1", Labels: labels(me.Host, dead)},
+		{Name: "busy", Labels: labels(me.Host, dead)},
+		{Name: "mine", Labels: map[string]string{LabelBridge: "1", LabelHost: me.Host, LabelPID: strconv.Itoa(me.PID), LabelPIDStart: me.Start}},
+		{Name: "elsewhere", Labels: labels("another-host", dead)},
+	}
+	f.fail = func(method, id string) error {
+		if method == "VolumeRemove" && id == "busy" {
+			return errors.New("volume is in use")
+		}
+		return nil
+	}
+	var logs logBuffer
+	newTestDocker(t, f, &logs)
+	var removed []string
+	for _, c := range f.Calls() {
+		if name, ok := strings.CutPrefix(c, "VolumeRemove "); ok {
+			removed = append(removed, name)
+		}
+	}
+	if !slices.Equal(removed, []string{"orphan1", "busy"}) {
+		t.Fatalf("removed %v, want the dead process's volumes", removed)
+	}
+	if !strings.Contains(logs.String(), "removing orphaned volume") || !strings.Contains(logs.String(), "removed orphaned sandbox volumes") {
+		t.Fatalf("log does not report the removal and its failure:\n%s", logs.String())
+	}
+	if got := f.volumeOpts[0].Filters.Get("label"); !slices.Equal(got, []string{LabelBridge + "=1"}) {
+		t.Fatalf("volume list filters %v: want the bridge's label", got)
+	}
+}
+
+func TestDockerVolumeListFails(t *testing.T) {
+	f := newFakeDocker(t)
+	f.fail = func(method, _ string) error {
+		if method == "VolumeList" {
+			return errors.New("busy")
+		}
+		return nil
+	}
+	var logs logBuffer
+	d := newTestDocker(t, f, &logs)
+	if !strings.Contains(logs.String(), "listing volumes: busy") {
+		t.Fatalf("a failed volume clean-up is not logged:\n%s", logs.String())
+	}
+	mustStart(t, d) // and the engine serves
 }

@@ -30,13 +30,24 @@ func podmanSpec(s Spec, o owner) *specgen.SpecGenerator {
 		quota := s.NanoCPUs * int64(period) / 1e9
 		res.CPU = &spec.LinuxCPU{Period: &period, Quota: &quota}
 	}
-	tmpfs := func(dst string, size int64) spec.Mount {
+	tmpfs := func(dst string, size int64, mode string) spec.Mount {
 		return spec.Mount{
 			Destination: dst,
 			Type:        "tmpfs",
 			Source:      "tmpfs",
-			Options:     tmpfsOptions(size, ""),
+			Options:     tmpfsOptions(size, "", mode),
 		}
+	}
+	// The file-exchange directories are plain tmpfs mounts: the service's
+	// archive API joins the container's mount namespace, so it sees them.
+	// They are nested in /workspace, so they come after it.
+	mounts := []spec.Mount{
+		tmpfs("/tmp", s.TmpBytes, "1777"),
+		tmpfs(workspaceDir, s.WorkspaceBytes, "1777"),
+		tmpfs(OutDir, s.OutBytes, "1777"),
+	}
+	if s.InBytes > 0 {
+		mounts = append(mounts, tmpfs(InDir, s.InBytes, "0755"))
 	}
 	g := &specgen.SpecGenerator{}
 	g.Image = s.Image
@@ -58,7 +69,7 @@ func podmanSpec(s Spec, o owner) *specgen.SpecGenerator {
 	g.Privileged = &no
 	g.CapDrop = []string{"ALL"}
 	g.NoNewPrivileges = &yes
-	g.Mounts = []spec.Mount{tmpfs("/tmp", s.TmpBytes), tmpfs(workspaceDir, s.WorkspaceBytes)}
+	g.Mounts = mounts
 	// Output is read through the attached streams only; the engine keeps
 	// no log of it, so a flood cannot fill the engine's disk.
 	g.LogConfiguration = &specgen.LogConfig{Driver: "none"}

@@ -37,6 +37,7 @@ func TestPodmanSpec(t *testing.T) {
 		"Spec.Mounts": []spec.Mount{
 			{Destination: "/tmp", Type: "tmpfs", Source: "tmpfs", Options: []string{"rw", "noexec", "nosuid", "nodev", "size=67108864", "mode=1777"}},
 			{Destination: "/workspace", Type: "tmpfs", Source: "tmpfs", Options: []string{"rw", "noexec", "nosuid", "nodev", "size=134217728", "mode=1777"}},
+			{Destination: "/workspace/out", Type: "tmpfs", Source: "tmpfs", Options: []string{"rw", "noexec", "nosuid", "nodev", "size=67108864", "mode=1777"}},
 		},
 		"Spec.ResourceLimits.Memory.Limit": int64(512 << 20),
 		"Spec.ResourceLimits.Memory.Swap":  int64(512 << 20),
@@ -62,6 +63,8 @@ func TestPodmanSpec(t *testing.T) {
 		"Spec.Mounts": []spec.Mount{
 			{Destination: "/tmp", Type: "tmpfs", Source: "tmpfs", Options: []string{"rw", "noexec", "nosuid", "nodev", "size=1048576", "mode=1777"}},
 			{Destination: "/workspace", Type: "tmpfs", Source: "tmpfs", Options: []string{"rw", "noexec", "nosuid", "nodev", "size=2097152", "mode=1777"}},
+			{Destination: "/workspace/out", Type: "tmpfs", Source: "tmpfs", Options: []string{"rw", "noexec", "nosuid", "nodev", "size=3145728", "mode=1777"}},
+			{Destination: "/workspace/in", Type: "tmpfs", Source: "tmpfs", Options: []string{"rw", "noexec", "nosuid", "nodev", "size=4194304", "mode=0755"}},
 		},
 		"Spec.Rlimits": []spec.POSIXRlimit{
 			{Type: "nofile", Soft: 256, Hard: 256},

@@ -13,12 +13,26 @@ const (
 	defaultPidsLimit      = 128
 	defaultTmpBytes       = 64 << 20
 	defaultWorkspaceBytes = 128 << 20
+	defaultOutBytes       = 64 << 20
 	defaultNoFile         = 1024
 	defaultNProc          = 1024
 )
 
 // workspaceDir is the sandbox's working directory and HOME.
 const workspaceDir = "/workspace"
+
+// The directories through which files pass between the host and a
+// sandbox, through the engine's archive API (see Files). Both are mounts
+// of their own, nested in the workspace.
+const (
+	// OutDir is where sandbox code leaves files for the host: writable by
+	// the sandbox user, mounted noexec.
+	OutDir = "/workspace/out"
+	// InDir is where the host puts files for sandbox code: owned by root,
+	// read-only to the sandbox user. It is mounted only when Spec.InBytes
+	// is set.
+	InDir = "/workspace/in"
+)
 
 // tmpfsFlags are the mount options of every writable mount.
 const tmpfsFlags = "rw,noexec,nosuid,nodev"
@@ -54,6 +68,10 @@ type Spec struct {
 	TmpBytes int64
 	// WorkspaceBytes is the size of the /workspace tmpfs. Zero: 128 MiB.
 	WorkspaceBytes int64
+	// OutBytes is the size of the OutDir mount. Zero: 64 MiB.
+	OutBytes int64
+	// InBytes is the size of the InDir mount. Zero: no InDir mount.
+	InBytes int64
 	// NoFile is RLIMIT_NOFILE (soft and hard). Zero: 1024.
 	NoFile uint64
 	// NProc is RLIMIT_NPROC (soft and hard). Zero: 1024.
@@ -74,6 +92,7 @@ func (s Spec) withDefaults() Spec {
 	s.PidsLimit = cmp.Or(s.PidsLimit, defaultPidsLimit)
 	s.TmpBytes = cmp.Or(s.TmpBytes, defaultTmpBytes)
 	s.WorkspaceBytes = cmp.Or(s.WorkspaceBytes, defaultWorkspaceBytes)
+	s.OutBytes = cmp.Or(s.OutBytes, defaultOutBytes)
 	s.NoFile = cmp.Or(s.NoFile, defaultNoFile)
 	s.NProc = cmp.Or(s.NProc, defaultNProc)
 	return s

@@ -2,6 +2,7 @@ package entrypoint
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -74,6 +75,17 @@ type Result struct {
 	// says why.
 	StateLost bool
 	Notice    string
+	// Images are the images the code showed (display, matplotlib), in
+	// order, within Options.MaxImages and MaxImageBytes.
+	Images []Image
+	// Files are the files under OutDir the call created or changed, read
+	// with Session.OpenFile(ctx, SandboxID, …).
+	Files []OutFile
+	// Notes tell what was left out of the result: images over the limits,
+	// files past the first 100.
+	Notes []string
+	// SandboxID is the engine's ID of the container the call ran in.
+	SandboxID string
 
 	// began reports that the sandbox said the code was about to run.
 	began bool
@@ -90,6 +102,7 @@ type callState struct {
 	result         chan frame
 	onOutput       func(stream, data string)
 	onProgress     func(Progress)
+	images         imageBox
 	// started is set when the sandbox said the code is about to run;
 	// until then none of it ran.
 	started atomic.Bool
@@ -168,6 +181,13 @@ func (c *callState) finish(f frame, timedOut bool) *Result {
 	res.Stdout, t1 = c.stdout.text(f.Dropped["stdout"])
 	res.Stderr, t2 = c.stderr.text(f.Dropped["stderr"])
 	res.Truncated = t1 || t2
+	res.Images, res.Files = c.images.images, f.Files
+	if note := c.images.note(f.Dropped["images"]); note != "" {
+		res.Notes = append(res.Notes, note)
+	}
+	if n := f.Dropped["files"]; n > 0 {
+		res.Notes = append(res.Notes, fmt.Sprintf("[%d more changed files under %s not listed: a call lists at most %d]", n, OutDir, maxOutFiles))
+	}
 	switch {
 	case timedOut:
 		res.Status = StatusTimeout

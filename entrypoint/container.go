@@ -201,6 +201,12 @@ func (ctr *container) dispatch(f frame, readySeen *bool, ready chan<- frame) err
 		if c.onProgress != nil {
 			c.onProgress(f.Progress)
 		}
+	case frameImage:
+		c := ctr.current(f.ID)
+		if c == nil {
+			return fmt.Errorf("%w: image for call %q, which is not running", errProtocol, f.ID)
+		}
+		c.images.add(f.Image)
 	case frameResult:
 		c := ctr.current(f.ID)
 		if c == nil {

@@ -10,15 +10,22 @@ package entrypoint
 
 import (
 	_ "embed"
+	"encoding/json"
 	"strconv"
 )
 
 //go:embed runtime.py
 var runtimeSource []byte
 
+// outputsSource is the runtime's module of rich outputs (images, figures,
+// files out), sent ahead of the runtime as the module mcp_sandbox_outputs.
+//
+//go:embed outputs.py
+var outputsSource string
+
 // protocolVersion is the version of the frame protocol (PROTOCOL.md)
 // this package speaks; the runtime says its own in its ready frame.
-const protocolVersion = 3
+const protocolVersion = 4
 
 // bootstrap reads the header "MCPRT <length>\n" and then exactly that many
 // bytes of runtime source from fd 0, without read-ahead, and runs it.
@@ -50,8 +57,24 @@ func command() []string {
 	return []string{"python3", "-u", "-c", bootstrap, "sandbox"}
 }
 
+// runtimeProgram is the source the bootstrap runs: a prelude that
+// installs the outputs module from a string literal (a JSON string is a
+// valid Python one), then the runtime.
+var runtimeProgram = func() []byte {
+	literal, err := json.Marshal(outputsSource)
+	if err != nil {
+		panic(err) // a string always encodes
+	}
+	prelude := "import sys as _sys, types as _types\n" +
+		"_outputs = _types.ModuleType(\"mcp_sandbox_outputs\")\n" +
+		"_sys.modules[\"mcp_sandbox_outputs\"] = _outputs\n" +
+		"exec(compile(" + string(literal) + ", \"<mcp-outputs>\", \"exec\"), _outputs.__dict__)\n" +
+		"del _sys, _types, _outputs\n"
+	return append([]byte(prelude), runtimeSource...)
+}()
+
 // runtimePayload is what the session writes to a new container's stdin.
 func runtimePayload() []byte {
-	p := []byte("MCPRT " + strconv.Itoa(len(runtimeSource)) + "\n")
-	return append(p, runtimeSource...)
+	p := []byte("MCPRT " + strconv.Itoa(len(runtimeProgram)) + "\n")
+	return append(p, runtimeProgram...)
 }

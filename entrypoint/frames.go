@@ -33,7 +33,17 @@ const (
 	// maxProgressMessage bounds a progress frame's message: a longer one
 	// is cut (the runtime sends at most 1,024 characters).
 	maxProgressMessage = 4 << 10
+	// maxOutFiles bounds the files of a result (the runtime sends at most
+	// 100); maxOutPath bounds the bytes of each path.
+	maxOutFiles = 100
+	maxOutPath  = 4096
+	// maxFileBytes bounds a file's reported size (256 TiB).
+	maxFileBytes = 1 << 48
 )
+
+// OutDir is the sandbox directory whose new and changed files come back
+// with a call (engine.OutDir).
+const OutDir = engine.OutDir
 
 // errProtocol reports a sandbox that broke the frame protocol.
 var errProtocol = errors.New("sandbox protocol violation")
@@ -44,6 +54,7 @@ const (
 	frameOut        = "out"
 	frameStarted    = "started"
 	frameProgress   = "progress"
+	frameImage      = "image"
 	frameRPC        = "rpc"
 	frameResult     = "result"
 	frameExec       = "exec"
@@ -75,6 +86,8 @@ type frame struct {
 	Data   string
 	// progress
 	Progress Progress
+	// image
+	Image Image
 	// rpc
 	Payload json.RawMessage
 	// result
@@ -86,6 +99,7 @@ type frame struct {
 	DurationMS float64
 	Dropped    map[string]int64
 	Killed     int
+	Files      []OutFile
 }
 
 // wireFrame is the JSON shape of a frame from the sandbox.
@@ -111,6 +125,14 @@ type wireFrame struct {
 	Progress   *float64         `json:"progress"`
 	Total      *float64         `json:"total"`
 	Message    *string          `json:"message"`
+	MIME       string           `json:"mime"`
+	Files      []wireFile       `json:"files"`
+}
+
+// wireFile is the JSON shape of a file of a result.
+type wireFile struct {
+	Path *string `json:"path"`
+	Size *int64  `json:"size"`
 }
 
 // parseFrame decodes and validates one line from the sandbox.
@@ -169,6 +191,19 @@ func parseFrame(line []byte) (frame, error) {
 		if w.Message != nil {
 			f.Progress.Message = cutUTF8(*w.Message, maxProgressMessage)
 		}
+	case frameImage:
+		id, ok := stringID(w.ID)
+		if !ok {
+			return bad("without a string id")
+		}
+		if w.Data == nil {
+			return bad("without data")
+		}
+		img, err := decodeImage(w.MIME, *w.Data)
+		if err != nil {
+			return bad(err.Error())
+		}
+		f.ID, f.Image = id, img
 	case frameRPC:
 		n, err := strconv.ParseInt(string(w.ID), 10, 64)
 		if err != nil || n <= 0 {
@@ -194,10 +229,15 @@ func parseFrame(line []byte) (frame, error) {
 			return bad("with status " + strconv.Quote(w.Status))
 		}
 		for k, v := range w.Dropped {
-			if (k != "stdout" && k != "stderr") || v < 0 || v > maxDroppedBytes {
+			if !droppedKinds[k] || v < 0 || v > maxDroppedBytes {
 				return bad("with a bad dropped count")
 			}
 		}
+		files, err := outFiles(w.Files)
+		if err != nil {
+			return bad(err.Error())
+		}
+		f.Files = files
 		if w.DurationMS < 0 || w.DurationMS > maxDurationMS {
 			return bad("with a bad duration_ms")
 		}
@@ -262,6 +302,9 @@ type execFrame struct {
 	MaxOutput int    `json:"max_output"`
 	// Progress asks for progress frames (runtime.report_progress).
 	Progress bool `json:"progress,omitempty"`
+	// MaxImages and MaxImageBytes bound the call's image frames.
+	MaxImages     int   `json:"max_images"`
+	MaxImageBytes int64 `json:"max_image_bytes"`
 }
 
 type rpcResultFrame struct {

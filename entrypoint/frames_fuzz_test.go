@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"path"
 	"strings"
 	"testing"
 	"time"
@@ -137,9 +138,31 @@ func frameProblem(fr frame) string {
 			return "a negative killed count"
 		}
 		for k, v := range fr.Dropped {
-			if k != "stdout" && k != "stderr" || v < 0 || v > maxDroppedBytes {
+			if k != "stdout" && k != "stderr" && k != "images" && k != "files" || v < 0 || v > maxDroppedBytes {
 				return "a bad dropped count"
 			}
+		}
+		if len(fr.Files) > maxOutFiles {
+			return "too many files"
+		}
+		seen := map[string]bool{}
+		for _, f := range fr.Files {
+			p := f.Path
+			if len(p) > maxOutPath || !utf8.ValidString(p) || strings.ContainsRune(p, 0) ||
+				path.Clean(p) != p || !strings.HasPrefix(p, OutDir+"/") || seen[p] {
+				return "a file path that is not clean, under OutDir and distinct"
+			}
+			seen[p] = true
+			if f.Size < 0 || f.Size > maxFileBytes {
+				return "a bad file size"
+			}
+		}
+	case frameImage:
+		if fr.ID == "" {
+			return "no call id"
+		}
+		if !imageTypes[fr.Image.MIME] || !IsImage(fr.Image.MIME, fr.Image.Data) {
+			return "an image whose type is unknown or not its data's"
 		}
 	default:
 		return "an unknown type"

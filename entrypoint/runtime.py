@@ -8,6 +8,7 @@ CPython 3.10 to 3.14.
 
 import ast
 import asyncio
+import base64
 import builtins
 import codecs
 import inspect
@@ -25,7 +26,19 @@ import time
 import traceback
 import types
 
-PROTOCOL = 3
+try:
+    import mcp_sandbox_outputs as outputs  # sent by the host ahead of this source
+except ImportError:  # run from its file (the unit tests): load the sibling
+    import importlib.util
+
+    _spec = importlib.util.spec_from_file_location(
+        "mcp_sandbox_outputs", os.path.join(os.path.dirname(os.path.abspath(__file__)), "outputs.py")
+    )
+    outputs = importlib.util.module_from_spec(_spec)
+    sys.modules["mcp_sandbox_outputs"] = outputs
+    _spec.loader.exec_module(outputs)
+
+PROTOCOL = 4
 # PROGRESS_INTERVAL is the least time between two progress frames of a
 # call (seconds); reports in between are folded into the next one.
 PROGRESS_INTERVAL = 0.05
@@ -38,6 +51,9 @@ RUNTIME_VERSION = "1.0"
 MAX_FRAME = 16 << 20
 READ_CHUNK = 1 << 16
 CELL_PREFIX = "<run_python#"
+# Defaults of an exec frame's image limits.
+DEFAULT_MAX_IMAGES = 10
+DEFAULT_MAX_IMAGE_BYTES = 8 << 20
 
 
 class RPCError(Exception):
@@ -135,11 +151,17 @@ class Pump(threading.Thread):
 class Call:
     """The state of the call in flight."""
 
-    def __init__(self, id, max_output, progress=False):
+    def __init__(self, id, max_output, progress=False, max_images=DEFAULT_MAX_IMAGES, max_image_bytes=DEFAULT_MAX_IMAGE_BYTES):
         self.id = id
         self.max_output = max_output
         self.sent = {"stdout": 0, "stderr": 0}
         self.dropped = {"stdout": 0, "stderr": 0}
+        # images: the limits of the exec frame, what went and what did not.
+        self.max_images = max_images
+        self.max_image_bytes = max_image_bytes
+        self.images = 0
+        self.image_bytes = 0
+        self.shown = set()  # ids of the figures display() showed
         self.interrupted = False
         self.signals = 0  # interrupts sent to the call so far
         self.ended = threading.Event()  # set when the call has ended
@@ -154,6 +176,16 @@ class Call:
         # progress_done is set (the call is ending), none is sent.
         self.progress_lock = threading.Lock()
         self.progress_done = False
+
+    def admit_image(self, size):
+        """Counts an image of size bytes in, or as dropped when over a limit."""
+        with self.lock:
+            if self.images >= self.max_images or self.image_bytes + size > self.max_image_bytes:
+                self.dropped["images"] = self.dropped.get("images", 0) + 1
+                return False
+            self.images += 1
+            self.image_bytes += size
+        return True
 
     def admit(self, stream, data):
         """Returns the part of data within the stream's cap; counts the rest."""
@@ -288,16 +320,31 @@ class Runtime:
             # The call becomes current here, on the reader, so an exec or an
             # interrupt read right after it (even in the same chunk) sees it.
             problem, call = None, None
-            max_output = msg.get("max_output", 0)
+            limits = {}
+            for key, default in (
+                ("max_output", 0),
+                ("max_images", DEFAULT_MAX_IMAGES),
+                ("max_image_bytes", DEFAULT_MAX_IMAGE_BYTES),
+            ):
+                value = msg.get(key)
+                if value is None:
+                    value = default
+                if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+                    problem = "%s must be a non-negative integer" % key
+                limits[key] = value
             if not isinstance(msg.get("code"), str):
                 problem = "exec frame without a string code"
-            elif max_output is not None and (not isinstance(max_output, int) or isinstance(max_output, bool)):
-                problem = "max_output must be an integer"
             with self.state_lock:
                 if problem is None and self.call is not None:
                     problem = "a call is already running"
                 if problem is None:
-                    call = self.call = Call(str(msg.get("id")), max_output or 0, msg.get("progress") is True)
+                    call = self.call = Call(
+                        str(msg.get("id")),
+                        limits["max_output"],
+                        msg.get("progress") is True,
+                        limits["max_images"],
+                        limits["max_image_bytes"],
+                    )
             if problem is not None:
                 self.chan.send(
                     {
@@ -363,6 +410,55 @@ class Runtime:
             # interrupt must not wait for this one's pause.
             call.ended.wait(INTERRUPT_PATIENCE if first else 0.05)
             first = False
+
+    # ------------------------------------------------------------ images
+
+    def display(self, *objs, mime=None):
+        """Shows each object with the call's result: a matplotlib figure, a
+        PIL image, PNG/JPEG/GIF/WebP/SVG bytes (mime= names their type when
+        their first bytes do not) or a path to such a file as an image;
+        anything else as its text, printed. Images over the call's limits
+        are dropped, and the result says how many."""
+        for obj in objs:
+            image = outputs.to_image(obj, mime)
+            if image is None:
+                print(outputs.text_of(obj))
+                continue
+            call = self.call
+            if call is None:
+                continue  # shown between calls: nobody to give it to
+            if callable(getattr(obj, "savefig", None)):
+                call.shown.add(id(obj))
+            self.send_image(call, *image)
+
+    def send_image(self, call, data, mime):
+        encoded = base64.b64encode(data).decode("ascii")
+        if len(encoded) > MAX_FRAME - 1024 or not call.admit_image(len(data)):
+            if len(encoded) > MAX_FRAME - 1024:
+                with call.lock:
+                    call.dropped["images"] = call.dropped.get("images", 0) + 1
+            return
+        self.chan.send({"t": "image", "id": call.id, "mime": mime, "data": encoded})
+
+    def show_figures(self, call):
+        """Shows the figures the call left open (but those display() showed
+        already), then closes every figure; a failure is reported on the
+        call's stderr."""
+        try:
+            figures = outputs.open_figures()
+            if not figures:
+                return
+            self.interruptible = True
+            try:
+                for fig in figures:
+                    if id(fig) not in call.shown:
+                        self.display(fig)
+                outputs.close_figures()
+            finally:
+                self.interruptible = False
+        except BaseException as e:  # the code's figure may be broken; the call is over
+            self.interruptible = False
+            print("showing the open figures failed: %s: %s" % (type(e).__name__, e), file=sys.stderr)
 
     # ------------------------------------------------------------ RPC
 
@@ -564,6 +660,7 @@ class Runtime:
         self.restore_stdio()
         signal.signal(signal.SIGINT, self.on_sigint)
         result = {"t": "result", "id": call.id}
+        out_before = outputs.snapshot()
         start = time.perf_counter()
         try:
             result.update(self.execute(code, call.id))
@@ -572,6 +669,8 @@ class Runtime:
             result.update(self.describe(e, "interrupted" if isinstance(e, KeyboardInterrupt) else "error"))
         self.interruptible = False
         sys.settrace(None)
+        if result["status"] != "interrupted":
+            self.show_figures(call)
         result["duration_ms"] = round((time.perf_counter() - start) * 1000, 3)
         for stream in (sys.stdout, sys.stderr):
             try:
@@ -579,6 +678,11 @@ class Runtime:
             except Exception:  # user code may have put anything there
                 pass
         result["killed"] = self.kill_leftovers()
+        files, more = outputs.changed(out_before, outputs.snapshot())
+        if files:
+            result["files"] = files
+        if more:
+            call.dropped["files"] = more
         self.fail_pending_rpcs()
         self.restore_stdio()
         self.sync_output()
@@ -771,6 +875,9 @@ def main():
     module.rpc = rt.rpc
     module.rpc_sync = rt.rpc_sync
     module.report_progress = rt.report_progress
+    module.display = rt.display
+    builtins.display = rt.display
+    outputs.install_backend()
     module.RPCError = RPCError
     module.PROTOCOL = PROTOCOL
     sys.modules["mcp_sandbox_runtime"] = module

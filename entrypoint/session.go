@@ -28,6 +28,8 @@ const (
 	defaultInterruptGrace = 2 * time.Second
 	defaultReadyTimeout   = 30 * time.Second
 	defaultMaxRPCs        = 64
+	defaultMaxImages      = 10
+	defaultMaxImageBytes  = 8 << 20
 )
 
 // Options configure a Session. The zero value is ready to use.
@@ -54,6 +56,18 @@ type Options struct {
 	// MaxConcurrentRPCs bounds the RPCs handled at once; further requests
 	// wait. Zero: 64.
 	MaxConcurrentRPCs int
+	// MaxImages bounds the images one call returns; more are dropped with
+	// a note. Zero: 10; negative: none.
+	MaxImages int
+	// MaxImageBytes bounds the bytes of the images one call returns.
+	// Zero: 8 MiB.
+	MaxImageBytes int64
+	// InputDir is a host directory copied into the sandbox's /workspace/in
+	// (read-only for the code) whenever a sandbox starts. Zero: none.
+	InputDir string
+	// InputMaxBytes bounds the bytes of the files of InputDir; a larger
+	// directory fails the start with ErrInputTooLarge. Zero: 64 MiB.
+	InputMaxBytes int64
 	// Init, when set, returns code run in every new interpreter before its
 	// first call (to install helpers). A failure fails the start. Zero:
 	// nothing runs.
@@ -66,6 +80,19 @@ func (o *Options) interruptGrace() time.Duration {
 	return cmp.Or(o.InterruptGrace, defaultInterruptGrace)
 }
 func (o *Options) idleTimeout() time.Duration { return cmp.Or(o.IdleTimeout, defaultIdleTimeout) }
+
+// ImageLimits returns how many images, and how many bytes of them, one
+// call returns at most, the defaults applied.
+func (o *Options) ImageLimits() (count int, bytes int64) { return o.maxImages(), o.maxImageBytes() }
+
+func (o *Options) maxImages() int {
+	if o.MaxImages < 0 {
+		return 0
+	}
+	return cmp.Or(o.MaxImages, defaultMaxImages)
+}
+func (o *Options) maxImageBytes() int64 { return cmp.Or(o.MaxImageBytes, defaultMaxImageBytes) }
+func (o *Options) inputMaxBytes() int64 { return cmp.Or(o.InputMaxBytes, defaultInputMaxBytes) }
 
 func (o *Options) maxOutput() int {
 	switch {
@@ -207,9 +234,29 @@ func (s *Session) ensure(ctx context.Context) (*container, string, error) {
 		s.discard(ctr, err.Error())
 	}
 	start := time.Now()
-	ctr, err := startContainer(ctx, s.eng, &s.opts, s.log)
+	opts := &s.opts
+	var in *input
+	if s.opts.InputDir != "" {
+		scanned, err := scanInput(s.opts.InputDir, s.opts.inputMaxBytes(), s.log.Warn)
+		if err != nil {
+			return nil, "", s.startError(err)
+		}
+		in = scanned
+		o := s.opts
+		o.Spec.InBytes = in.mountBytes()
+		opts = &o
+	}
+	ctr, err := startContainer(ctx, s.eng, opts, s.log)
 	if err != nil {
 		return nil, "", s.startError(err)
+	}
+	if in != nil {
+		began := time.Now()
+		if err := copyInput(ctx, ctr.sb, in); err != nil {
+			s.discard(ctr, err.Error())
+			return nil, "", s.startError(err)
+		}
+		engine.TracePhase(ctx, PhaseInput, time.Since(began))
 	}
 	if s.opts.Init != nil {
 		began := time.Now()
@@ -325,13 +372,18 @@ func (s *Session) run(ctx context.Context, ctr *container, call *Call) (res *Res
 		}
 	}()
 	c.stdout.max, c.stderr.max = s.opts.maxOutput(), s.opts.maxOutput()
+	c.images.maxCount, c.images.maxBytes = s.opts.maxImages(), s.opts.maxImageBytes()
 	c.ctx, c.cancel = context.WithCancel(ctr.ctx)
 	defer c.cancel()
 	ctr.mu.Lock()
 	ctr.call = c
 	ctr.mu.Unlock()
 	began := time.Now()
-	if err := ctr.send(execFrame{T: frameExec, ID: c.id, Code: call.Code, MaxOutput: s.opts.maxOutput(), Progress: call.OnProgress != nil}); err != nil {
+	exec := execFrame{
+		T: frameExec, ID: c.id, Code: call.Code, MaxOutput: s.opts.maxOutput(), Progress: call.OnProgress != nil,
+		MaxImages: c.images.maxCount, MaxImageBytes: c.images.maxBytes,
+	}
+	if err := ctr.send(exec); err != nil {
 		return s.died(ctr, c, began, fmt.Errorf("%w: sending the code: %v", errSandboxDied, err))
 	}
 	var deadline <-chan time.Time
@@ -342,7 +394,9 @@ func (s *Session) run(ctx context.Context, ctr *container, call *Call) (res *Res
 	}
 	select {
 	case f := <-c.result:
-		return c.finish(f, false), nil
+		res := c.finish(f, false)
+		res.SandboxID = ctr.sb.ID()
+		return res, nil
 	case <-ctr.dead:
 		return s.died(ctr, c, began, ctr.err)
 	case <-deadline:

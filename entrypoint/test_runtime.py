@@ -54,6 +54,23 @@ def bootstrap_source():
     return text[start : text.index("`", start)]
 
 
+def runtime_program():
+    """The program the host sends (runtimeProgram of entrypoint.go): the
+    outputs module installed from a string literal, then the runtime."""
+    with open(os.path.join(HERE, "outputs.py"), encoding="utf-8") as f:
+        outputs = f.read()
+    with open(RUNTIME_PATH, "rb") as f:
+        runtime = f.read()
+    prelude = (
+        "import sys as _sys, types as _types\n"
+        '_outputs = _types.ModuleType("mcp_sandbox_outputs")\n'
+        '_sys.modules["mcp_sandbox_outputs"] = _outputs\n'
+        'exec(compile(%s, "<mcp-outputs>", "exec"), _outputs.__dict__)\n'
+        "del _sys, _types, _outputs\n" % json.dumps(outputs)
+    )
+    return prelude.encode("utf-8") + runtime
+
+
 def wait_until(predicate, timeout=2.0):
     deadline = time.monotonic() + timeout
     while not predicate() and time.monotonic() < deadline:
@@ -265,7 +282,7 @@ class RuntimeTest(unittest.TestCase):
         self.assertIs(type(self.ready["sent"]), float)
         self.assertLess(abs(self.ready["sent"] - time.time()), 60)
         self.assertLessEqual(self.ready["boot"], self.ready["sent"])
-        self.assertEqual(self.ready["protocol"], 3)
+        self.assertEqual(self.ready["protocol"], 4)
         self.assertEqual(self.ready["python"], "%d.%d.%d" % sys.version_info[:3])
         self.assertIsInstance(self.ready["runtime"], str)
         self.assertIs(type(self.ready["pid"]), int)
@@ -715,11 +732,10 @@ class BootstrapTest(unittest.TestCase):
         return rt
 
     def test_bootstrap_runs_runtime(self):
-        with open(RUNTIME_PATH, "rb") as f:
-            source = f.read()
+        source = runtime_program()
         rt = self.start(b"MCPRT %d\n" % len(source) + source)
         ready = rt.recv()
-        self.assertEqual((ready["t"], ready["protocol"], ready["pid"]), ("ready", 3, rt.proc.pid))
+        self.assertEqual((ready["t"], ready["protocol"], ready["pid"]), ("ready", 4, rt.proc.pid))
         outs, result = rt.run("x = 6 * 7\nprint(x)", "1")
         self.assertEqual((result["status"], stream_text(outs)), ("ok", "42\n"))
         _, result = rt.run("def f():\n    raise KeyError(x)\nf()", "2")

@@ -3,11 +3,15 @@
 package integration
 
 import (
+	"cmp"
 	"encoding/json"
 	"os/exec"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine"
 )
 
 // probe is run inside the sandbox and reports what the code there can see
@@ -85,9 +89,11 @@ print(json.dumps({
     "write_etc": attempt(write("/etc/probe")),
     "write_tmp": attempt(write("/tmp/probe")),
     "write_workspace": attempt(write("/workspace/probe")),
+    "write_out": attempt(write("/workspace/out/probe")),
     "exec_tmp": attempt(exec_from("/tmp")),
     "exec_workspace": attempt(exec_from("/workspace")),
-    "mounts": {k: mounts.get(k) for k in ("/", "/tmp", "/workspace")},
+    "exec_out": attempt(exec_from("/workspace/out")),
+    "mounts": {k: mounts.get(k) for k in ("/", "/tmp", "/workspace", "/workspace/out")},
     "cwd": os.getcwd(),
     "env": dict(os.environ),
     "mem_path": mem_path, "mem": mem, "swap_path": swap_path, "swap": swap,
@@ -113,8 +119,10 @@ type probeReport struct {
 	WriteEtc             string `json:"write_etc"`
 	WriteTmp             string `json:"write_tmp"`
 	WriteWorkspace       string `json:"write_workspace"`
+	WriteOut             string `json:"write_out"`
 	ExecTmp              string `json:"exec_tmp"`
 	ExecWorkspace        string `json:"exec_workspace"`
+	ExecOut              string `json:"exec_out"`
 	Mounts               map[string]*struct {
 		Type    string
 		Options []string
@@ -168,7 +176,11 @@ func TestHardeningFromInside(t *testing.T) {
 		check("/workspace writable", r.WriteWorkspace == "ok", r.WriteWorkspace)
 		check("/tmp not executable", strings.Contains(r.ExecTmp, "PermissionError"), r.ExecTmp)
 		check("/workspace not executable", strings.Contains(r.ExecWorkspace, "PermissionError"), r.ExecWorkspace)
-		for _, m := range []string{"/tmp", "/workspace"} {
+		check(engine.OutDir+" writable", r.WriteOut == "ok", r.WriteOut)
+		check(engine.OutDir+" not executable", strings.Contains(r.ExecOut, "PermissionError"), r.ExecOut)
+		outSize := "size=" + strconv.FormatInt(cmp.Or(spec.OutBytes, 64<<20)>>10, 10) + "k"
+		check(engine.OutDir+" "+outSize, r.Mounts[engine.OutDir] != nil && slices.Contains(r.Mounts[engine.OutDir].Options, outSize), r.Mounts[engine.OutDir])
+		for _, m := range []string{"/tmp", "/workspace", engine.OutDir} {
 			mt := r.Mounts[m]
 			ok := mt != nil && mt.Type == "tmpfs"
 			for _, o := range []string{"rw", "noexec", "nosuid", "nodev"} {

@@ -51,6 +51,7 @@ func New(eng engine.Engine, opts *Options) *Bridge {
 	b.server.AddTool(runPythonTool(o.DefaultTimeout, o.MaxTimeout), b.runPython)
 	b.server.AddResource(capabilitiesResource(), b.readCapabilities)
 	b.server.AddResourceTemplate(outputTemplate(), b.readOutput)
+	b.server.AddResourceTemplate(filesTemplate(), b.readFileResource)
 	return b
 }
 
@@ -107,6 +108,8 @@ func (b *Bridge) runPython(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 	}
 	reportEvents(cs.events, res, err, args.timeout)
 	out := fromSession(res, err, args.servers, int(args.timeout.Seconds()))
+	maxImages, maxImageBytes := b.opts.Session.ImageLimits()
+	out.rich = richOf(ctx, res, cs.session.OpenFile, &cs.files, maxImages, maxImageBytes)
 	out.applyBudget(b.opts.OutputBudget, func(whole string) string {
 		return outputURIPrefix + strconv.Itoa(cs.outputs.add(whole))
 	})

@@ -15,7 +15,7 @@ const capabilitiesURI = "resource://mcp-server-code-execution-mode/capabilities"
 // runPythonDescription is the tool's description: a short manual. The
 // whole tools/list result stays under 300 tokens whatever is configured:
 // no server or tool is named here.
-const runPythonDescription = `Run Python code in a persistent sandbox (no network, read-only filesystem; /tmp and /workspace writable). Variables, imports and functions persist between calls; top-level await works. Only what the code prints comes back.
+const runPythonDescription = `Run Python code in a persistent sandbox (no network, read-only filesystem; /tmp and /workspace writable). Variables, imports and functions persist between calls; top-level await works. What it prints comes back, with the images it shows (display(x), plt.show()) and the files it writes to /workspace/out.
 Discover before calling: from mcp import runtime; print(runtime.discovered_servers()); print(await runtime.search_tool_docs("what you need")). Pass the servers you use in "servers", then call await mcp_<server>.<tool>(...).`
 
 const serverInstructions = "Use run_python for computation and for every MCP tool: discover servers and tools from inside the code, then call them there."
@@ -84,6 +84,17 @@ memory/pids/cpu limits. Globals persist between calls; top-level await works.
    ` + "`await runtime.query_tool_docs(\"server\")`" + ` for one server.
 3. Load the servers you need by listing them in ` + "`servers`" + `.
 4. Call: ` + "`await mcp_<server>.<tool>(arg=...)`" + ` and print what you need.
+
+## Results
+- Text: what the code prints. Past the output budget (32 KiB by default) the head and
+  the tail are kept and the whole output is linked as ` + "`sandbox://output/N`" + `.
+- Images: ` + "`display(obj)`" + ` (also ` + "`runtime.show`" + `) shows a matplotlib figure, a PIL image,
+  PNG/JPEG/GIF/WebP/SVG bytes or a path to such a file; ` + "`plt.show()`" + ` and figures left
+  open come back too. At most 10 images and 8 MiB per call; the rest is noted.
+- Files: what a call creates or changes under /workspace/out comes back: images as
+  images, files up to 256 KiB embedded, larger ones as links (` + "`sandbox://files/...`" + `)
+  readable while the session's sandbox lives.
+- Input: when the operator set one, a host directory is in /workspace/in (read-only).
 
 ## Long calls
 What the code prints reaches a client that asked for progress while it runs;

@@ -34,6 +34,11 @@ type payload struct {
 	// FullOutput is the URI of the whole output when stdout and stderr
 	// were cut to the output budget.
 	FullOutput string `json:"fullOutput,omitempty"`
+	// Images counts the images in the content; Files lists the files out
+	// (/workspace/out) of the call; Notes say what was left out.
+	Images int           `json:"images,omitempty"`
+	Files  []payloadFile `json:"files,omitempty"`
+	Notes  []string      `json:"notes,omitempty"`
 }
 
 // An outcome is everything a result is rendered from.
@@ -48,6 +53,7 @@ type outcome struct {
 	timeout  int // seconds, for timeouts
 	notice   string
 	output   string // the URI of the whole output, when cut to the budget
+	rich     richResult
 }
 
 // validationError is the outcome of a rejected call.
@@ -69,7 +75,7 @@ func fromSession(res *entrypoint.Result, err error, servers []string, timeoutSec
 	case res.Status == entrypoint.StatusSuccess, res.Status == entrypoint.StatusExit && res.ExitCode == 0:
 		o.status = statusSuccess
 		o.summary = "Success"
-		if res.Stdout == "" && res.Stderr == "" {
+		if res.Stdout == "" && res.Stderr == "" && len(res.Images) == 0 && len(res.Files) == 0 {
 			o.summary = "Success (no output)"
 		}
 	case res.Status == entrypoint.StatusExit:
@@ -103,6 +109,13 @@ func (o outcome) payload() payload {
 		ExitCode:       o.exitCode,
 		Notice:         o.notice,
 		FullOutput:     o.output,
+		Files:          o.rich.files,
+		Notes:          o.rich.notes,
+	}
+	for _, c := range o.rich.content {
+		if _, ok := c.(*mcp.ImageContent); ok {
+			p.Images++
+		}
 	}
 	if o.status != statusSuccess {
 		p.Status = o.status
@@ -130,6 +143,16 @@ func (o outcome) compactText() string {
 	}
 	if o.stdout == "" && o.stderr == "" {
 		line(o.summary)
+	}
+	if len(o.rich.files) > 0 {
+		names := make([]string, len(o.rich.files))
+		for i, f := range o.rich.files {
+			names[i] = strings.TrimPrefix(f.Path, entrypoint.OutDir+"/") + " (" + entrypoint.FormatBytes(f.Size) + ", " + f.As + ")"
+		}
+		line("files out: " + strings.Join(names, ", "))
+	}
+	for _, n := range o.rich.notes {
+		line(n)
 	}
 	if o.status != statusSuccess {
 		line("status: " + o.status)
@@ -164,7 +187,7 @@ func (o outcome) toolResult(mode string) *mcp.CallToolResult {
 	if mode == OutputTOON {
 		text = o.toonText()
 	}
-	content := []mcp.Content{&mcp.TextContent{Text: text}}
+	content := append([]mcp.Content{&mcp.TextContent{Text: text}}, o.rich.content...)
 	if o.output != "" {
 		content = append(content, &mcp.ResourceLink{URI: o.output, Name: "output",
 			Title: "The whole output of this call", MIMEType: "text/plain"})

@@ -309,6 +309,13 @@ def report_progress(progress, total=None, message=None):
         report(progress, total, message)
 
 
+def show(*objs, mime=None):
+    """Shows each object with the call's result: a matplotlib figure, a PIL
+    image, PNG/JPEG/GIF/WebP/SVG bytes or a path to such a file as image
+    content; anything else as its text. The builtin display() is the same."""
+    rt.display(*objs, mime=mime)
+
+
 def capability_summary():
     loaded = ", ".join(current.order) or "none"
     return (
@@ -387,7 +394,7 @@ GLOBAL_HELPERS = (save_memory, load_memory, update_memory, delete_memory, list_m
 RUNTIME_HELPERS = (
     call_tool, discovered_servers, list_servers, list_servers_sync, describe_server, list_loaded_server_metadata,
     list_tools, list_tools_sync, query_tool_docs, query_tool_docs_sync, search_tool_docs, search_tool_docs_sync,
-    capability_summary, report_progress,
+    capability_summary, report_progress, show,
 ) + GLOBAL_HELPERS
 
 

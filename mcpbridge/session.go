@@ -22,6 +22,7 @@ type clientSession struct {
 	state   *clientState
 	events  *clientEvents
 	outputs outputStore // whole outputs of calls cut to the budget
+	files   fileLinks   // the files out its calls reported
 }
 
 // sessionOf returns the clientSession of the connection ss, creating it

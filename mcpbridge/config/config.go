@@ -67,9 +67,16 @@ func Load(getenv func(string) string) (*Config, error) {
 		Spec:           spec,
 		IdleTimeout:    idle,
 		MaxOutputBytes: int(r.size(EnvMaxOutput, 1<<10, 1<<30, "want a size from 1k to 1g, such as 1m")),
+		MaxImages:      int(r.integer(EnvMaxImages, 0, 1000, "want a whole number from 0 to 1000")),
+		MaxImageBytes:  r.size(EnvMaxImageBytes, 1<<10, 1<<30, "want a size from 1k to 1g, such as 8m"),
+		InputDir:       r.dir(EnvInputDir),
+		InputMaxBytes:  r.size(EnvInputMaxBytes, 1<<10, 16<<30, "want a size from 1k to 16g, such as 64m"),
 	}
 	if r.set(EnvIdle) && idle == 0 {
 		c.Session.IdleTimeout = -1
+	}
+	if r.set(EnvMaxImages) && c.Session.MaxImages == 0 {
+		c.Session.MaxImages = -1 // the setting's 0 is "none", the session's negative
 	}
 	defTimeout := r.seconds(EnvTimeout, 1, 24*3600, "want whole seconds from 1 to 86400")
 	maxTimeout := r.seconds(EnvMaxTimeout, 1, 24*3600, "want whole seconds from 1 to 86400")

@@ -3,6 +3,8 @@ package config
 import (
 	"errors"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -24,7 +26,8 @@ func TestLoadDefaults(t *testing.T) {
 	s := c.Session.Spec
 	// Zero values mean each layer's documented default.
 	if c.LogLevel != nil || c.Engine.Backend != "" || s.Image != "" || s.User != "" || s.MemoryBytes != 0 ||
-		s.PidsLimit != 0 || s.NanoCPUs != 0 || s.OCIRuntime != "" || c.Session.IdleTimeout != 0 || c.Session.MaxOutputBytes != 0 {
+		s.PidsLimit != 0 || s.NanoCPUs != 0 || s.OCIRuntime != "" || c.Session.IdleTimeout != 0 || c.Session.MaxOutputBytes != 0 ||
+		c.Session.MaxImages != 0 || c.Session.MaxImageBytes != 0 || c.Session.InputDir != "" || c.Session.InputMaxBytes != 0 {
 		t.Fatalf("defaults = %+v", c)
 	}
 	b := c.Bridge
@@ -43,6 +46,7 @@ func TestLoadDefaults(t *testing.T) {
 
 func TestLoadGood(t *testing.T) {
 	level := func(c *Config, want slog.Level) bool { return c.LogLevel != nil && *c.LogLevel == want }
+	dir := t.TempDir()
 	tests := []struct {
 		env   map[string]string
 		check func(*Config) bool
@@ -89,6 +93,24 @@ func TestLoadGood(t *testing.T) {
 		{map[string]string{EnvLogLevel: "FATAL"}, func(c *Config) bool { return level(c, slog.LevelError+4) }},
 		{map[string]string{EnvLogLevel: "30"}, func(c *Config) bool { return level(c, slog.LevelWarn) }},
 		{map[string]string{EnvLogLevel: "0"}, func(c *Config) bool { return level(c, slog.LevelDebug) }},
+		// Rich results: images and the input directory.
+		{map[string]string{EnvMaxImages: "3"}, func(c *Config) bool { return c.Session.MaxImages == 3 }},
+		{map[string]string{EnvMaxImages: "1000"}, func(c *Config) bool { return c.Session.MaxImages == 1000 }},
+		// The setting's 0 is "no images": the session's negative.
+		{map[string]string{EnvMaxImages: "0"}, func(c *Config) bool {
+			return c.Session.MaxImages == -1 && c.Bridge.Session.MaxImages == -1
+		}},
+		{map[string]string{EnvMaxImageBytes: "16m"}, func(c *Config) bool { return c.Session.MaxImageBytes == 16<<20 }},
+		{map[string]string{EnvMaxImageBytes: "1k"}, func(c *Config) bool { return c.Session.MaxImageBytes == 1<<10 }},
+		{map[string]string{EnvMaxImageBytes: "1g"}, func(c *Config) bool { return c.Session.MaxImageBytes == 1<<30 }},
+		{map[string]string{EnvInputMaxBytes: "128m"}, func(c *Config) bool { return c.Session.InputMaxBytes == 128<<20 }},
+		{map[string]string{EnvInputMaxBytes: "1k"}, func(c *Config) bool { return c.Session.InputMaxBytes == 1<<10 }},
+		{map[string]string{EnvInputMaxBytes: "16g"}, func(c *Config) bool { return c.Session.InputMaxBytes == 16<<30 }},
+		{map[string]string{EnvInputDir: dir, EnvMaxImages: "2", EnvMaxImageBytes: "2m", EnvInputMaxBytes: "8m"}, func(c *Config) bool {
+			b := c.Bridge.Session
+			return c.Session.InputDir == dir && b.InputDir == dir && b.MaxImages == 2 && b.MaxImageBytes == 2<<20 && b.InputMaxBytes == 8<<20
+		}},
+		{map[string]string{EnvInputDir: " " + dir + "/ "}, func(c *Config) bool { return c.Session.InputDir == dir }},
 	}
 	for _, tt := range tests {
 		c, err := Load(envOf(tt.env))
@@ -99,6 +121,11 @@ func TestLoadGood(t *testing.T) {
 }
 
 func TestLoadBad(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "file")
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct{ name, value string }{
 		{EnvRuntime, "kubernetes"},
 		{EnvImage, "python 3"},
@@ -129,6 +156,20 @@ func TestLoadBad(t *testing.T) {
 		{EnvAllowSelfServer, "perhaps"},
 		{EnvLogLevel, "chatty"},
 		{EnvLogLevel, "51"},
+		{EnvMaxImages, "-1"},
+		{EnvMaxImages, "1001"},
+		{EnvMaxImages, "x"},
+		{EnvMaxImages, "2.5"},
+		{EnvMaxImageBytes, "10"},
+		{EnvMaxImageBytes, "2g"},
+		{EnvMaxImageBytes, "big"},
+		{EnvMaxImageBytes, "-1m"},
+		{EnvInputDir, filepath.Join(dir, "missing")},
+		{EnvInputDir, file},
+		{EnvInputMaxBytes, "10"},
+		{EnvInputMaxBytes, "17g"},
+		{EnvInputMaxBytes, "lots"},
+		{EnvInputMaxBytes, "-64m"},
 	}
 	for _, tt := range tests {
 		_, err := Load(envOf(map[string]string{tt.name: tt.value}))
@@ -138,6 +179,31 @@ func TestLoadBad(t *testing.T) {
 		}
 		if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), tt.name) || !strings.Contains(err.Error(), tt.value) {
 			t.Errorf("%s=%q: error %q does not wrap ErrInvalid and name the variable and value", tt.name, tt.value, err)
+		}
+	}
+}
+
+// TestLoadInputDirRelative makes a relative input directory absolute, from
+// the working directory.
+func TestLoadInputDirRelative(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, "in"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(dir)
+	// The working directory as the process sees it (dir may hold a symbolic link).
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range []string{"in", "./in", "in/", "in/../in", "."} {
+		c, err := Load(envOf(map[string]string{EnvInputDir: v}))
+		if err != nil {
+			t.Fatalf("%s=%q: %v", EnvInputDir, v, err)
+		}
+		want := filepath.Join(wd, v)
+		if got := c.Session.InputDir; got != want || !filepath.IsAbs(got) {
+			t.Errorf("%s=%q: InputDir %q; want %q", EnvInputDir, v, got, want)
 		}
 	}
 }

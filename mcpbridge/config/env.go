@@ -1,9 +1,12 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"math"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -35,6 +38,10 @@ const (
 	EnvStateDir        = "MCP_BRIDGE_STATE_DIR"
 	EnvServersConfig   = "MCP_SERVERS_CONFIG"
 	EnvAllowSelfServer = "MCP_BRIDGE_ALLOW_SELF_SERVER"
+	EnvMaxImages       = "MCP_BRIDGE_MAX_IMAGES"
+	EnvMaxImageBytes   = "MCP_BRIDGE_MAX_IMAGE_BYTES"
+	EnvInputDir        = "MCP_BRIDGE_INPUT_DIR"
+	EnvInputMaxBytes   = "MCP_BRIDGE_INPUT_MAX_BYTES"
 )
 
 // Sandbox rlimits, lowered to this process's hard limits.
@@ -221,6 +228,27 @@ func (r *reader) outputMode(name string) string {
 		r.bad(name, v, "want compact or toon")
 		return ""
 	}
+}
+
+// dir reads the path of an existing directory, made absolute; "" when
+// unset.
+func (r *reader) dir(name string) string {
+	v := r.get(name)
+	if v == "" {
+		return ""
+	}
+	abs, err := filepath.Abs(v)
+	if err == nil {
+		var info os.FileInfo
+		if info, err = os.Stat(abs); err == nil && !info.IsDir() {
+			err = errors.New("not a directory")
+		}
+	}
+	if err != nil {
+		r.bad(name, v, "want an existing directory ("+err.Error()+")")
+		return ""
+	}
+	return abs
 }
 
 // flag reads a switch: "1" (or true, yes, on) turns it on.

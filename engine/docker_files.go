@@ -1,0 +1,47 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"io/fs"
+
+	cerrdefs "github.com/containerd/errdefs"
+	"github.com/docker/docker/api/types/container"
+)
+
+// copyOut implements fileCopier. The daemon archives a symbolic link at
+// path as a link, never as its target, so the check of the archive's
+// entry suffices. It sees the file-exchange volumes, not tmpfs mounts.
+func (c *dockerContainer) copyOut(ctx context.Context, path string) (io.ReadCloser, error) {
+	rc, _, err := c.api.CopyFromContainer(ctx, c.id, path)
+	if err != nil {
+		return nil, c.notFound(ctx, err)
+	}
+	return rc, nil
+}
+
+// copyIn implements fileCopier. The daemon keeps the owners of the tar
+// headers unless asked to give the files to the container's user; it
+// writes to volumes even when the root filesystem is read-only.
+func (c *dockerContainer) copyIn(ctx context.Context, dir string, r io.Reader) error {
+	err := c.api.CopyToContainer(ctx, c.id, dir, r, container.CopyToContainerOptions{CopyUIDGID: false})
+	if err != nil {
+		return c.notFound(ctx, err)
+	}
+	return nil
+}
+
+// notFound returns err, the daemon's answer to a call on a path of the
+// container, wrapping fs.ErrNotExist when the path is missing. The daemon
+// answers "not found" for a missing container too: inspecting the
+// container tells the two apart.
+func (c *dockerContainer) notFound(ctx context.Context, err error) error {
+	if !cerrdefs.IsNotFound(err) {
+		return err
+	}
+	if _, ierr := c.api.ContainerInspect(ctx, c.id); cerrdefs.IsNotFound(ierr) {
+		return fmt.Errorf("the container is gone: %w", err)
+	}
+	return fmt.Errorf("%w: %w", fs.ErrNotExist, err)
+}

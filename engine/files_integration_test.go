@@ -1,0 +1,271 @@
+//go:build integration
+
+package engine
+
+import (
+	"archive/tar"
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// filesProgram runs in the sandbox of TestFilesOnRealEngines. It leaves a
+// file, a link to /etc/passwd and one to /etc in OutDir with a report of the mounts,
+// says "ready", then, told "check" on stdin, reports what the host put in
+// InDir, says "checked", and sleeps until stopped.
+const filesProgram = `
+import json, os, sys, time
+
+def stat(p):
+    try:
+        st = os.lstat(p)
+        return {"uid": st.st_uid, "gid": st.st_gid, "mode": oct(st.st_mode & 0o7777)}
+    except OSError as e:
+        return {"error": e.strerror}
+
+def write(p):
+    try:
+        with open(p, "w") as f:
+            f.write("x")
+        return "written"
+    except OSError as e:
+        return "denied: " + e.strerror
+
+def report(name, r):
+    with open("/workspace/out/" + name, "w") as f:
+        json.dump(r, f)
+
+with open("/workspace/out/a.txt", "w") as f:
+    f.write("hello from the sandbox\n")
+os.symlink("/etc/passwd", "/workspace/out/link")
+os.symlink("/etc", "/workspace/out/sub")
+with open("/proc/mounts") as f:
+    mounts = [l.split()[1:4] for l in f if l.split()[1].startswith("/workspace")]
+report("mounts.json", {
+    "mounts": mounts,
+    "out": stat("/workspace/out"), "in": stat("/workspace/in"),
+    "write_out": write("/workspace/out/w"), "write_in": write("/workspace/in/mine"),
+})
+print("ready", flush=True)
+sys.stdin.readline()
+report("check.json", {
+    "given": stat("/workspace/in/given.txt"),
+    "write_given": write("/workspace/in/given.txt"),
+    "write_in": write("/workspace/in/mine"),
+})
+print("checked", flush=True)
+time.sleep(120)
+`
+
+// A mountsReport is the first report of filesProgram.
+type mountsReport struct {
+	Mounts   [][]string
+	Out, In  fileStat
+	WriteOut string `json:"write_out"`
+	WriteIn  string `json:"write_in"`
+}
+
+// A checkReport is the second report of filesProgram.
+type checkReport struct {
+	Given      fileStat
+	WriteGiven string `json:"write_given"`
+	WriteIn    string `json:"write_in"`
+}
+
+// A fileStat is a file's owner and mode as filesProgram reports them.
+type fileStat struct {
+	UID, GID int
+	Mode     string
+	Error    string
+}
+
+// realEngines returns the engines this test can reach: Docker and Podman
+// (compiled in with PodmanBuildTags). An engine named in MCP_TEST_ENGINES
+// must be reachable; others are skipped when they are not.
+func realEngines(t *testing.T) map[string]func(context.Context) (Engine, func() error, error) {
+	t.Helper()
+	return map[string]func(context.Context) (Engine, func() error, error){
+		BackendDocker: func(ctx context.Context) (Engine, func() error, error) {
+			d, err := NewDocker(ctx, nil)
+			if err != nil {
+				return nil, nil, err
+			}
+			return d, d.Close, nil
+		},
+		BackendPodman: func(ctx context.Context) (Engine, func() error, error) {
+			p, err := NewPodman(ctx, nil)
+			if err != nil {
+				return nil, nil, err
+			}
+			return p, p.Close, nil
+		},
+	}
+}
+
+// TestFilesOnRealEngines reads and writes a sandbox's file-exchange
+// directories through each engine's archive API. MCP_BRIDGE_IMAGE names
+// an image with python3.
+func TestFilesOnRealEngines(t *testing.T) {
+	image := os.Getenv("MCP_BRIDGE_IMAGE")
+	if image == "" {
+		t.Skip("MCP_BRIDGE_IMAGE is not set")
+	}
+	required := strings.Split(os.Getenv("MCP_TEST_ENGINES"), ",")
+	for _, name := range []string{BackendDocker, BackendPodman} {
+		t.Run(name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			e, closeEngine, err := realEngines(t)[name](ctx)
+			if err != nil {
+				if slices.Contains(required, name) {
+					t.Fatalf("%s is required (MCP_TEST_ENGINES): %v", name, err)
+				}
+				t.Skipf("%s unavailable: %v", name, err)
+			}
+			defer closeEngine()
+			testFiles(ctx, t, e, Spec{Image: image, Cmd: []string{"python3", "-c", filesProgram}, InBytes: 1 << 20, Session: "files-test"})
+		})
+	}
+}
+
+func testFiles(ctx context.Context, t *testing.T, e Engine, spec Spec) {
+	sb, err := e.Start(ctx, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sb.Close()
+	var stderr bytes.Buffer
+	drained := make(chan struct{})
+	go func() { io.Copy(&stderr, sb.Stderr()); close(drained) }()
+	stdout := bufio.NewReader(sb.Stdout())
+	expect := func(want string) {
+		t.Helper()
+		line, err := stdout.ReadString('\n')
+		if strings.TrimSpace(line) != want {
+			sb.Close()
+			<-drained
+			t.Fatalf("sandbox said %q (%v), want %q; stderr:\n%s", line, err, want, stderr.String())
+		}
+	}
+	files := sb.(Files)
+	read := func(path string) (string, error) {
+		t.Helper()
+		rc, size, err := files.OpenFile(ctx, path, 1<<20)
+		if err != nil {
+			return "", err
+		}
+		defer rc.Close()
+		b, err := io.ReadAll(rc)
+		if err == nil && int64(len(b)) != size {
+			t.Errorf("OpenFile(%s): size %d, read %d bytes", path, size, len(b))
+		}
+		return string(b), err
+	}
+	readJSON := func(path string, v any) {
+		t.Helper()
+		s, err := read(path)
+		if err != nil {
+			t.Fatalf("OpenFile(%s): %v", path, err)
+		}
+		if err := json.Unmarshal([]byte(s), v); err != nil {
+			t.Fatalf("%s: %v: %s", path, err, s)
+		}
+	}
+	expect("ready")
+
+	if got, err := read(OutDir + "/a.txt"); err != nil || got != "hello from the sandbox\n" {
+		t.Errorf("OpenFile(a.txt) = %q, %v", got, err)
+	}
+	if _, err := read(OutDir + "/link"); !errors.Is(err, ErrNotRegular) {
+		t.Errorf("OpenFile(link to /etc/passwd): %v, want ErrNotRegular", err)
+	} else {
+		t.Logf("OpenFile(link): %v", err)
+	}
+	// Both engines resolve the links of the directories on a path,
+	// within the container (see Files).
+	if got, err := read(OutDir + "/sub/passwd"); err == nil {
+		t.Logf("OpenFile(sub/passwd), sub a link to /etc: read /etc/passwd (%d bytes)", len(got))
+	} else if !errors.Is(err, ErrNotRegular) {
+		t.Errorf("OpenFile(sub/passwd), sub a link to /etc: %v, want ErrNotRegular or the file", err)
+	}
+	if _, err := read(OutDir); !errors.Is(err, ErrNotRegular) {
+		t.Errorf("OpenFile(%s): %v, want ErrNotRegular", OutDir, err)
+	}
+	if _, err := read(OutDir + "/missing"); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("OpenFile(missing): %v, want fs.ErrNotExist", err)
+	} else {
+		t.Logf("OpenFile(missing): %v", err)
+	}
+	if _, _, err := files.OpenFile(ctx, OutDir+"/a.txt", 4); !errors.Is(err, ErrFileTooLarge) {
+		t.Errorf("OpenFile(a.txt) with a limit of 4 bytes: %v, want ErrFileTooLarge", err)
+	}
+
+	var m mountsReport
+	readJSON(OutDir+"/mounts.json", &m)
+	t.Logf("mounts: %v; out %+v, in %+v", m.Mounts, m.Out, m.In)
+	order := make([]string, len(m.Mounts))
+	for i, mt := range m.Mounts {
+		order[i] = mt[0]
+	}
+	if !slices.Equal(order, []string{workspaceDir, OutDir, InDir}) && !slices.Equal(order, []string{workspaceDir, InDir, OutDir}) {
+		t.Errorf("mounts under /workspace: %v, want /workspace, then the file-exchange directories", order)
+	}
+	for _, mt := range m.Mounts {
+		if opts := strings.Split(mt[2], ","); mt[0] != workspaceDir && (!slices.Contains(opts, "noexec") || !slices.Contains(opts, "nosuid") || !slices.Contains(opts, "nodev")) {
+			t.Errorf("%s mounted %s, want noexec,nosuid,nodev", mt[0], mt[2])
+		}
+	}
+	if m.Out.Mode != "0o700" && m.Out.Mode != "0o1777" || m.Out.Mode == "0o700" && m.Out.UID != 65534 {
+		t.Errorf("%s: %+v, want the sandbox's (0700) or anyone's (1777)", OutDir, m.Out)
+	}
+	if m.In.UID != 0 || m.In.Mode != "0o755" {
+		t.Errorf("%s: %+v, want root's, 0755", InDir, m.In)
+	}
+	if m.WriteOut != "written" || !strings.HasPrefix(m.WriteIn, "denied") {
+		t.Errorf("the sandbox writing in %s: %s, in %s: %s", OutDir, m.WriteOut, InDir, m.WriteIn)
+	}
+
+	var in bytes.Buffer
+	tw := tar.NewWriter(&in)
+	tw.WriteHeader(&tar.Header{Name: "given.txt", Typeflag: tar.TypeReg, Mode: 0o444, Size: 14, Uid: 0, Gid: 0, ModTime: time.Now()})
+	io.WriteString(tw, "from the host\n")
+	tw.Close()
+	if err := files.CopyIn(ctx, InDir, &in); err != nil {
+		t.Fatalf("CopyIn: %v", err)
+	}
+	if err := files.CopyIn(ctx, workspaceDir+"/nowhere", strings.NewReader("")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("CopyIn into a missing directory: %v, want fs.ErrNotExist", err)
+	}
+	if got, err := read(InDir + "/given.txt"); err != nil || got != "from the host\n" {
+		t.Errorf("OpenFile(given.txt) = %q, %v", got, err)
+	}
+	if _, err := io.WriteString(sb.Stdin(), "check\n"); err != nil {
+		t.Fatal(err)
+	}
+	expect("checked")
+	var c checkReport
+	readJSON(OutDir+"/check.json", &c)
+	if c.Given.UID != 0 || c.Given.GID != 0 || c.Given.Mode != "0o444" {
+		t.Errorf("given.txt in the sandbox: %+v, want root's, 0444", c.Given)
+	}
+	if !strings.HasPrefix(c.WriteGiven, "denied") || !strings.HasPrefix(c.WriteIn, "denied") {
+		t.Errorf("the sandbox writing given.txt: %s, a new file in %s: %s", c.WriteGiven, InDir, c.WriteIn)
+	}
+
+	if err := sb.Close(); err != nil {
+		t.Fatal(err)
+	}
+	<-drained
+	if _, _, err := files.OpenFile(ctx, OutDir+"/a.txt", 0); !errors.Is(err, ErrClosed) {
+		t.Errorf("OpenFile after Close: %v, want ErrClosed", err)
+	}
+}
