@@ -11,10 +11,11 @@ import (
 )
 
 // copyOut implements fileCopier. The daemon archives a symbolic link at
-// path as a link, never as its target, so the check of the archive's
-// entry suffices. It sees the file-exchange volumes, not tmpfs mounts.
-func (c *dockerContainer) copyOut(ctx context.Context, path string) (io.ReadCloser, error) {
-	rc, _, err := c.api.CopyFromContainer(ctx, c.id, path)
+// dir as a link, never as its target, and so the links under dir: the
+// archive's entries suffice. It sees the file-exchange volumes, not tmpfs
+// mounts.
+func (c *dockerContainer) copyOut(ctx context.Context, dir string) (io.ReadCloser, error) {
+	rc, _, err := c.api.CopyFromContainer(ctx, c.id, dir)
 	if err != nil {
 		return nil, c.notFound(ctx, err)
 	}

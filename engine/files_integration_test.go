@@ -9,19 +9,23 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
+	"path"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 )
 
-// filesProgram runs in the sandbox of TestFilesOnRealEngines. It leaves a
-// file, a link to /etc/passwd and one to /etc in OutDir with a report of the mounts,
-// says "ready", then, told "check" on stdin, reports what the host put in
-// InDir, says "checked", and sleeps until stopped.
+// filesProgram runs in the sandbox of TestFilesOnRealEngines. It leaves in
+// OutDir a file, a 1 KiB file small.txt, a file in a subdirectory, a hard
+// link, a link to /etc/passwd and one to /etc with a report of the
+// mounts, says "ready", then, told "check" on stdin, reports what the host
+// put in InDir, writes the 20 MiB file 0big.bin (sorting before the
+// others), says "checked", and sleeps until stopped.
 const filesProgram = `
 import json, os, sys, time
 
@@ -46,6 +50,12 @@ def report(name, r):
 
 with open("/workspace/out/a.txt", "w") as f:
     f.write("hello from the sandbox\n")
+with open("/workspace/out/small.txt", "w") as f:
+    f.write("s" * 1024)
+os.mkdir("/workspace/out/real")
+with open("/workspace/out/real/deep.txt", "w") as f:
+    f.write("deep\n")
+os.link("/workspace/out/a.txt", "/workspace/out/hard")
 os.symlink("/etc/passwd", "/workspace/out/link")
 os.symlink("/etc", "/workspace/out/sub")
 with open("/proc/mounts") as f:
@@ -62,6 +72,8 @@ report("check.json", {
     "write_given": write("/workspace/in/given.txt"),
     "write_in": write("/workspace/in/mine"),
 })
+with open("/workspace/out/0big.bin", "wb") as f:
+    f.write(b"b" * (20 << 20))
 print("checked", flush=True)
 time.sleep(120)
 `
@@ -157,60 +169,124 @@ func testFiles(ctx context.Context, t *testing.T, e Engine, spec Spec) {
 		}
 	}
 	files := sb.(Files)
-	read := func(path string) (string, error) {
+	readIn := func(root, rel string) (string, error) {
 		t.Helper()
-		rc, size, err := files.OpenFile(ctx, path, 1<<20)
+		rc, size, err := files.OpenFile(ctx, root, rel, 1<<20)
 		if err != nil {
 			return "", err
 		}
 		defer rc.Close()
 		b, err := io.ReadAll(rc)
 		if err == nil && int64(len(b)) != size {
-			t.Errorf("OpenFile(%s): size %d, read %d bytes", path, size, len(b))
+			t.Errorf("OpenFile(%s, %s): size %d, read %d bytes", root, rel, size, len(b))
 		}
 		return string(b), err
 	}
-	readJSON := func(path string, v any) {
+	read := func(rel string) (string, error) {
 		t.Helper()
-		s, err := read(path)
+		return readIn(OutDir, rel)
+	}
+	readJSON := func(rel string, v any) {
+		t.Helper()
+		s, err := read(rel)
 		if err != nil {
-			t.Fatalf("OpenFile(%s): %v", path, err)
+			t.Fatalf("OpenFile(%s): %v", rel, err)
 		}
 		if err := json.Unmarshal([]byte(s), v); err != nil {
-			t.Fatalf("%s: %v: %s", path, err, s)
+			t.Fatalf("%s: %v: %s", rel, err, s)
 		}
+	}
+	// timeSmall times reading small.txt (1 KiB), a few times.
+	timeSmall := func(what string) {
+		t.Helper()
+		var times []time.Duration
+		for range 5 {
+			start := time.Now()
+			got, err := read("small.txt")
+			if err != nil || len(got) != 1024 {
+				t.Fatalf("OpenFile(small.txt) = %d bytes, %v", len(got), err)
+			}
+			times = append(times, time.Since(start).Round(10*time.Microsecond))
+		}
+		t.Logf("OpenFile(small.txt), %s: %v", what, times)
 	}
 	expect("ready")
 
-	if got, err := read(OutDir + "/a.txt"); err != nil || got != "hello from the sandbox\n" {
-		t.Errorf("OpenFile(a.txt) = %q, %v", got, err)
-	}
-	if _, err := read(OutDir + "/link"); !errors.Is(err, ErrNotRegular) {
-		t.Errorf("OpenFile(link to /etc/passwd): %v, want ErrNotRegular", err)
-	} else {
-		t.Logf("OpenFile(link): %v", err)
-	}
-	// Both engines resolve the links of the directories on a path,
-	// within the container (see Files).
-	if got, err := read(OutDir + "/sub/passwd"); err == nil {
-		t.Logf("OpenFile(sub/passwd), sub a link to /etc: read /etc/passwd (%d bytes)", len(got))
-	} else if !errors.Is(err, ErrNotRegular) {
-		t.Errorf("OpenFile(sub/passwd), sub a link to /etc: %v, want ErrNotRegular or the file", err)
-	}
-	if _, err := read(OutDir); !errors.Is(err, ErrNotRegular) {
-		t.Errorf("OpenFile(%s): %v, want ErrNotRegular", OutDir, err)
-	}
-	if _, err := read(OutDir + "/missing"); !errors.Is(err, fs.ErrNotExist) {
-		t.Errorf("OpenFile(missing): %v, want fs.ErrNotExist", err)
-	} else {
-		t.Logf("OpenFile(missing): %v", err)
-	}
-	if _, _, err := files.OpenFile(ctx, OutDir+"/a.txt", 4); !errors.Is(err, ErrFileTooLarge) {
-		t.Errorf("OpenFile(a.txt) with a limit of 4 bytes: %v, want ErrFileTooLarge", err)
+	// The engine's archive: names of the form out/…, links as links.
+	if cs, ok := sb.(*containerSandbox); ok {
+		rc, err := cs.c.copyOut(ctx, OutDir)
+		if err != nil {
+			t.Fatalf("copyOut(%s): %v", OutDir, err)
+		}
+		var names []string
+		tr := tar.NewReader(rc)
+		for {
+			h, err := tr.Next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				t.Fatalf("reading the archive of %s: %v", OutDir, err)
+			}
+			name := fmt.Sprintf("%s (%c)", h.Name, h.Typeflag)
+			if h.Linkname != "" {
+				name += " -> " + h.Linkname
+			}
+			names = append(names, name)
+			if first, _, _ := strings.Cut(path.Clean(h.Name), "/"); first != path.Base(OutDir) {
+				t.Errorf("the archive of %s holds %q", OutDir, h.Name)
+			}
+		}
+		rc.Close()
+		t.Logf("the archive of %s: %s", OutDir, strings.Join(names, ", "))
 	}
 
+	if got, err := read("a.txt"); err != nil || got != "hello from the sandbox\n" {
+		t.Errorf("OpenFile(a.txt) = %q, %v", got, err)
+	}
+	if got, err := read("real/deep.txt"); err != nil || got != "deep\n" {
+		t.Errorf("OpenFile(real/deep.txt) = %q, %v", got, err)
+	}
+	for _, rel := range []string{"link", "sub", "real"} {
+		if _, err := read(rel); !errors.Is(err, ErrNotRegular) {
+			t.Errorf("OpenFile(%s): %v, want ErrNotRegular", rel, err)
+		} else {
+			t.Logf("OpenFile(%s): %v", rel, err)
+		}
+	}
+	// sub is a link to /etc: the archive of OutDir holds the link, not
+	// /etc's files.
+	if got, err := read("sub/passwd"); err == nil {
+		t.Fatalf("OpenFile(sub/passwd), sub a link to /etc: read /etc/passwd (%d bytes)", len(got))
+	} else if !errors.Is(err, ErrNotRegular) {
+		t.Errorf("OpenFile(sub/passwd), sub a link to /etc: %v, want ErrNotRegular", err)
+	} else {
+		t.Logf("OpenFile(sub/passwd): %v", err)
+	}
+	// hard and a.txt are one file: the engine archives the second it
+	// meets as a hard link to the first.
+	if got, err := read("hard"); err == nil && got != "hello from the sandbox\n" || err != nil && !errors.Is(err, ErrNotRegular) {
+		t.Errorf("OpenFile(hard) = %q, %v", got, err)
+	} else {
+		t.Logf("OpenFile(hard), a hard link to a.txt: %q, %v", got, err)
+	}
+	for _, rel := range []string{"missing", "real/missing", "a.txt/x"} {
+		if _, err := read(rel); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("OpenFile(%s): %v, want fs.ErrNotExist", rel, err)
+		} else {
+			t.Logf("OpenFile(%s): %v", rel, err)
+		}
+	}
+	if _, err := readIn(workspaceDir+"/nowhere", "a.txt"); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("OpenFile under a missing directory: %v, want fs.ErrNotExist", err)
+	}
+	if _, _, err := files.OpenFile(ctx, OutDir, "a.txt", 4); !errors.Is(err, ErrFileTooLarge) {
+		t.Errorf("OpenFile(a.txt) with a limit of 4 bytes: %v, want ErrFileTooLarge", err)
+	}
+	timeSmall("without 0big.bin")
+
 	var m mountsReport
-	readJSON(OutDir+"/mounts.json", &m)
+	readJSON("mounts.json", &m)
 	t.Logf("mounts: %v; out %+v, in %+v", m.Mounts, m.Out, m.In)
 	order := make([]string, len(m.Mounts))
 	for i, mt := range m.Mounts {
@@ -245,7 +321,7 @@ func testFiles(ctx context.Context, t *testing.T, e Engine, spec Spec) {
 	if err := files.CopyIn(ctx, workspaceDir+"/nowhere", strings.NewReader("")); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("CopyIn into a missing directory: %v, want fs.ErrNotExist", err)
 	}
-	if got, err := read(InDir + "/given.txt"); err != nil || got != "from the host\n" {
+	if got, err := readIn(InDir, "given.txt"); err != nil || got != "from the host\n" {
 		t.Errorf("OpenFile(given.txt) = %q, %v", got, err)
 	}
 	if _, err := io.WriteString(sb.Stdin(), "check\n"); err != nil {
@@ -253,7 +329,7 @@ func testFiles(ctx context.Context, t *testing.T, e Engine, spec Spec) {
 	}
 	expect("checked")
 	var c checkReport
-	readJSON(OutDir+"/check.json", &c)
+	readJSON("check.json", &c)
 	if c.Given.UID != 0 || c.Given.GID != 0 || c.Given.Mode != "0o444" {
 		t.Errorf("given.txt in the sandbox: %+v, want root's, 0444", c.Given)
 	}
@@ -261,11 +337,16 @@ func testFiles(ctx context.Context, t *testing.T, e Engine, spec Spec) {
 		t.Errorf("the sandbox writing given.txt: %s, a new file in %s: %s", c.WriteGiven, InDir, c.WriteIn)
 	}
 
+	if _, _, err := files.OpenFile(ctx, OutDir, "0big.bin", 1<<20); !errors.Is(err, ErrFileTooLarge) {
+		t.Errorf("OpenFile(0big.bin) with a limit of 1 MiB: %v, want ErrFileTooLarge", err)
+	}
+	timeSmall("after the 20 MiB 0big.bin")
+
 	if err := sb.Close(); err != nil {
 		t.Fatal(err)
 	}
 	<-drained
-	if _, _, err := files.OpenFile(ctx, OutDir+"/a.txt", 0); !errors.Is(err, ErrClosed) {
+	if _, _, err := files.OpenFile(ctx, OutDir, "a.txt", 0); !errors.Is(err, ErrClosed) {
 		t.Errorf("OpenFile after Close: %v, want ErrClosed", err)
 	}
 }

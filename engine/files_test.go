@@ -60,64 +60,121 @@ func startFiles(t *testing.T, archives map[string][]byte) (*fakeDocker, Sandbox,
 	return f, sb, files
 }
 
+// TestOpenFile reads files out of fake archives of directories, named
+// as Docker names them: the directory's base name, then the path under it.
 func TestOpenFile(t *testing.T) {
 	ctx := context.Background()
-	big := tarEntry{name: "big.bin", typ: tar.TypeReg, body: strings.Repeat("x", 2000)}
-	short := big
-	short.name = "short.bin"
+	big := strings.Repeat("x", 2000)
 	f, _, files := startFiles(t, map[string][]byte{
-		"/workspace/out/a.txt":     tarOf(t, tarEntry{name: "a.txt", typ: tar.TypeReg, body: "hello"}, tarEntry{name: "b.txt", typ: tar.TypeReg, body: "next"}),
-		"/workspace/out/dot.txt":   tarOf(t, tarEntry{name: "./dot.txt", typ: tar.TypeReg, body: "dot"}),
-		"/workspace/out/link":      tarOf(t, tarEntry{name: "link", typ: tar.TypeSymlink, linkname: "/etc/passwd"}),
-		"/workspace/out/d":         tarOf(t, tarEntry{name: "d", typ: tar.TypeDir}, tarEntry{name: "d/x", typ: tar.TypeReg, body: "x"}),
-		"/workspace/out/other":     tarOf(t, tarEntry{name: "passwd", typ: tar.TypeReg, body: "root:x:0:0"}),
-		"/workspace/out/big.bin":   tarOf(t, big),
-		"/workspace/out/short.bin": tarOf(t, short)[:512+1000], // the header and half the content
-		"/workspace/out/empty":     tarOf(t),
-		"/workspace/out/garbage":   []byte(strings.Repeat("not a tar archive ", 64)),
+		OutDir: tarOf(t,
+			tarEntry{name: "out/", typ: tar.TypeDir},
+			tarEntry{name: "out/0big.bin", typ: tar.TypeReg, body: big},
+			tarEntry{name: "out/a.txt", typ: tar.TypeReg, body: "hello"},
+			tarEntry{name: "out/b.txt", typ: tar.TypeReg, body: "next"},
+			tarEntry{name: "out/d/", typ: tar.TypeDir},
+			tarEntry{name: "out/d/e/", typ: tar.TypeDir},
+			tarEntry{name: "out/d/e/x", typ: tar.TypeReg, body: "deep"},
+			tarEntry{name: "out/d/x", typ: tar.TypeReg, body: "x"},
+			tarEntry{name: "./out/dot.txt", typ: tar.TypeReg, body: "dot"},
+			tarEntry{name: "out/fifo", typ: tar.TypeFifo},
+			tarEntry{name: "out/hard", typ: tar.TypeLink, linkname: "out/a.txt"},
+			tarEntry{name: "out/link", typ: tar.TypeSymlink, linkname: "/etc/passwd"},
+			// sub is a link to /etc: the engine archives the link, not /etc.
+			tarEntry{name: "out/sub", typ: tar.TypeSymlink, linkname: "/etc"},
+			tarEntry{name: "out/z.txt", typ: tar.TypeReg, body: "last"},
+		),
+		// A root that is itself a link: the daemon archives the link alone.
+		"/workspace/linked": tarOf(t, tarEntry{name: "linked", typ: tar.TypeSymlink, linkname: "/etc"}),
+		// A whole file, then the header and part of the next.
+		"/workspace/short": tarOf(t,
+			tarEntry{name: "short/", typ: tar.TypeDir},
+			tarEntry{name: "short/a.bin", typ: tar.TypeReg, body: big},
+			tarEntry{name: "short/b.bin", typ: tar.TypeReg, body: big},
+		)[:3*512+2000+512+1000],
+		"/workspace/empty":   tarOf(t),
+		"/workspace/garbage": []byte(strings.Repeat("not a tar archive ", 64)),
+		// Entries outside the directory archived.
+		"/workspace/odd": tarOf(t,
+			tarEntry{name: "odd/", typ: tar.TypeDir},
+			tarEntry{name: "odd/../etc/passwd", typ: tar.TypeReg, body: "root:x:0:0"},
+		),
 	})
-	read := func(path string, max int64) (string, int64, error) {
-		rc, size, err := files.OpenFile(ctx, path, max)
+	read := func(root, rel string, max int64) (string, int64, error) {
+		t.Helper()
+		rc, size, err := files.OpenFile(ctx, root, rel, max)
 		if err != nil {
 			return "", 0, err
 		}
 		defer rc.Close()
 		b, err := io.ReadAll(rc)
+		if err == nil && int64(len(b)) != size {
+			t.Errorf("OpenFile(%s, %s): size %d, read %d bytes", root, rel, size, len(b))
+		}
 		return string(b), size, err
 	}
 
 	t.Run("regular file", func(t *testing.T) {
-		got, size, err := read("/workspace/out/a.txt", 0)
-		if err != nil || got != "hello" || size != 5 {
-			t.Fatalf("OpenFile = %q, %d, %v; want the first entry's content only", got, size, err)
-		}
-		if got, _, err := read("/workspace//out/./dot.txt", 3); err != nil || got != "dot" {
-			t.Fatalf("OpenFile of an unclean path, entry named ./dot.txt = %q, %v", got, err)
+		for _, tt := range []struct{ root, rel, want string }{
+			{OutDir, "a.txt", "hello"},
+			{OutDir, "z.txt", "last"},
+			{OutDir, "d/x", "x"},
+			{OutDir, "d/e/x", "deep"},
+			{OutDir, "dot.txt", "dot"},
+			{"/workspace//out/", "b.txt", "next"},
+		} {
+			if got, size, err := read(tt.root, tt.rel, 0); err != nil || got != tt.want || size != int64(len(tt.want)) {
+				t.Errorf("OpenFile(%s, %s) = %q, %d, %v; want %q", tt.root, tt.rel, got, size, err, tt.want)
+			}
 		}
 	})
 	t.Run("not regular", func(t *testing.T) {
-		for _, p := range []string{"/workspace/out/link", "/workspace/out/d", "/workspace/out/other"} {
-			if _, _, err := read(p, 0); !errors.Is(err, ErrNotRegular) {
-				t.Errorf("OpenFile(%s): %v, want ErrNotRegular", p, err)
+		for _, tt := range []struct{ root, rel, says string }{
+			{OutDir, "link", "symbolic link to /etc/passwd"},
+			{OutDir, "sub", "symbolic link to /etc"},
+			{OutDir, "d", "directory"},
+			{OutDir, "d/e", "directory"},
+			{OutDir, "fifo", "named pipe"},
+			{OutDir, "hard", "hard link to out/a.txt"},
+			// The archive holds the link sub, not /etc's files: a file
+			// under a link is refused as soon as the link is seen.
+			{OutDir, "sub/passwd", "lies under out/sub, a symbolic link to /etc"},
+			{OutDir, "sub/x/y", "lies under out/sub"},
+			{"/workspace/linked", "passwd", "lies under linked, a symbolic link to /etc"},
+		} {
+			_, _, err := read(tt.root, tt.rel, 0)
+			if !errors.Is(err, ErrNotRegular) || !strings.Contains(err.Error(), tt.says) || !strings.Contains(err.Error(), tt.root+"/"+tt.rel) {
+				t.Errorf("OpenFile(%s, %s): %v; want ErrNotRegular naming the path, saying %q", tt.root, tt.rel, err, tt.says)
 			}
 		}
 	})
 	t.Run("too large", func(t *testing.T) {
-		if _, _, err := read("/workspace/out/big.bin", 1999); !errors.Is(err, ErrFileTooLarge) {
+		if _, _, err := read(OutDir, "0big.bin", 1999); !errors.Is(err, ErrFileTooLarge) {
 			t.Errorf("OpenFile over the limit: %v, want ErrFileTooLarge", err)
 		}
-		if got, size, err := read("/workspace/out/big.bin", 2000); err != nil || size != 2000 || len(got) != 2000 {
+		if got, size, err := read(OutDir, "0big.bin", 2000); err != nil || size != 2000 || got != big {
 			t.Errorf("OpenFile at the limit: %d bytes, size %d, %v", len(got), size, err)
 		}
 	})
 	t.Run("not found", func(t *testing.T) {
-		_, _, err := read("/workspace/out/missing", 0)
-		if !errors.Is(err, fs.ErrNotExist) || !strings.Contains(err.Error(), "/workspace/out/missing") {
-			t.Errorf("OpenFile of a missing file: %v, want fs.ErrNotExist", err)
+		for _, rel := range []string{"missing", "d/missing", "a.txt/x", "out", "d/x/y", "zz"} {
+			_, _, err := read(OutDir, rel, 0)
+			if !errors.Is(err, fs.ErrNotExist) || errors.Is(err, ErrNotRegular) || !strings.Contains(err.Error(), OutDir+"/"+rel) {
+				t.Errorf("OpenFile(%s): %v, want fs.ErrNotExist naming the path", rel, err)
+			}
+		}
+		f.setFail(func(method, id string) error {
+			if method == "CopyFromContainer" {
+				return fmt.Errorf("Could not find the file /nope in container %s: %w", id, cerrdefs.ErrNotFound)
+			}
+			return nil
+		})
+		defer f.setFail(nil)
+		if _, _, err := read("/nope", "a.txt", 0); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("OpenFile under a missing directory: %v, want fs.ErrNotExist", err)
 		}
 	})
 	t.Run("truncated", func(t *testing.T) {
-		rc, size, err := files.OpenFile(ctx, "/workspace/out/short.bin", 0)
+		rc, size, err := files.OpenFile(ctx, "/workspace/short", "b.bin", 0)
 		if err != nil || size != 2000 {
 			t.Fatalf("OpenFile = %d, %v", size, err)
 		}
@@ -125,23 +182,32 @@ func TestOpenFile(t *testing.T) {
 		if b, err := io.ReadAll(rc); !errors.Is(err, io.ErrUnexpectedEOF) {
 			t.Errorf("reading a truncated archive: %d bytes, %v; want io.ErrUnexpectedEOF", len(b), err)
 		}
+		// The archive ends within a file before the one wanted.
+		if _, _, err := read("/workspace/short", "c.bin", 0); !errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("OpenFile after a truncated entry: %v, want io.ErrUnexpectedEOF", err)
+		}
 	})
 	t.Run("not an archive", func(t *testing.T) {
-		for _, p := range []string{"/workspace/out/empty", "/workspace/out/garbage"} {
-			if _, _, err := read(p, 0); err == nil || errors.Is(err, ErrNotRegular) || errors.Is(err, fs.ErrNotExist) {
-				t.Errorf("OpenFile(%s): %v, want an archive error", p, err)
+		for _, root := range []string{"/workspace/empty", "/workspace/garbage", "/workspace/odd"} {
+			if _, _, err := read(root, "passwd", 0); err == nil || errors.Is(err, ErrNotRegular) || errors.Is(err, fs.ErrNotExist) {
+				t.Errorf("OpenFile(%s, passwd): %v, want an archive error", root, err)
 			}
 		}
 	})
-	t.Run("bad paths", func(t *testing.T) {
+	t.Run("bad arguments", func(t *testing.T) {
 		before := len(f.Calls())
-		for _, p := range []string{"", "workspace/out/a.txt", "/workspace/out/../out/a.txt", "/workspace/out/a\x00.txt", "/", "//."} {
-			if _, _, err := read(p, 0); err == nil {
-				t.Errorf("OpenFile(%q) succeeded", p)
+		for _, root := range []string{"", "workspace/out", "/", "//.", "/workspace/../out", "/workspace/o\x00ut"} {
+			if _, _, err := read(root, "a.txt", 0); err == nil || !strings.Contains(err.Error(), "path") {
+				t.Errorf("OpenFile(%q, a.txt): %v, want an error on the path", root, err)
+			}
+		}
+		for _, rel := range []string{"", ".", "/a.txt", "..", "../a.txt", "d/../a.txt", "d/..", "./a.txt", "d//x", "d/", "d/./x", "a\x00.txt"} {
+			if _, _, err := read(OutDir, rel, 0); err == nil || !strings.Contains(err.Error(), "relative path") {
+				t.Errorf("OpenFile(%s, %q): %v, want an error on the relative path", OutDir, rel, err)
 			}
 		}
 		if calls := f.Calls()[before:]; len(calls) != 0 {
-			t.Errorf("bad paths reached the daemon: %v", calls)
+			t.Errorf("bad arguments reached the daemon: %v", calls)
 		}
 	})
 	f.mu.Lock()
@@ -196,7 +262,7 @@ func TestFilesOfAGoneContainer(t *testing.T) {
 		}
 		return nil
 	})
-	_, _, err := files.OpenFile(ctx, "/workspace/out/a.txt", 0)
+	_, _, err := files.OpenFile(ctx, OutDir, "a.txt", 0)
 	if err == nil || errors.Is(err, fs.ErrNotExist) || !strings.Contains(err.Error(), "gone") {
 		t.Fatalf("OpenFile in a removed container: %v", err)
 	}
@@ -206,7 +272,7 @@ func TestFilesOfAGoneContainer(t *testing.T) {
 	f.setFail(nil)
 	sb.Close()
 	before := len(f.Calls())
-	if _, _, err := files.OpenFile(ctx, "/workspace/out/a.txt", 0); !errors.Is(err, ErrClosed) {
+	if _, _, err := files.OpenFile(ctx, OutDir, "a.txt", 0); !errors.Is(err, ErrClosed) {
 		t.Fatalf("OpenFile after Close: %v, want ErrClosed", err)
 	}
 	if err := files.CopyIn(ctx, InDir, strings.NewReader("")); !errors.Is(err, ErrClosed) {

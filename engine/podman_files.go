@@ -10,7 +10,6 @@ import (
 	"io/fs"
 	"net/http"
 	"net/url"
-	"os"
 	"path"
 	"strings"
 
@@ -28,20 +27,19 @@ import (
 const archiveEndpoint = "/containers/%s/archive"
 
 // copyOut implements fileCopier. The service, unlike Docker's daemon,
-// follows a symbolic link at path: it archives the link's target (inside
-// the container) under the link's name, as a file. So the stat it sends
-// with the archive, taken before, must show a file, not a link: a link
-// at path is refused before the archive is read. A sandbox that replaces
-// its file by a link after the service looked can still have the link's
-// target read; so can one that puts a link on a directory of path, which
-// both engines resolve (see Files).
-func (c *podmanContainer) copyOut(ctx context.Context, p string) (io.ReadCloser, error) {
+// follows a symbolic link at dir: it archives the link's target (inside
+// the container) under the link's name. So the stat it sends with the
+// archive, taken before, must show a directory, not a link: a link at dir
+// is refused before the archive is read. (The sandbox cannot replace dir,
+// a mount point, after the service looked; the links under dir are
+// archived as links.)
+func (c *podmanContainer) copyOut(ctx context.Context, dir string) (io.ReadCloser, error) {
 	ctx = c.p.ctx(ctx)
 	conn, err := bindings.GetClient(ctx)
 	if err != nil {
 		return nil, err
 	}
-	resp, err := conn.DoRequest(ctx, nil, http.MethodGet, archiveEndpoint, url.Values{"path": {p}}, nil, c.id)
+	resp, err := conn.DoRequest(ctx, nil, http.MethodGet, archiveEndpoint, url.Values{"path": {dir}}, nil, c.id)
 	if err != nil {
 		return nil, err
 	}
@@ -49,7 +47,7 @@ func (c *podmanContainer) copyOut(ctx context.Context, p string) (io.ReadCloser,
 		defer resp.Body.Close()
 		return nil, podmanNoSuchFile(resp.Process(nil))
 	}
-	if err := checkPodmanStat(&resp.Header, p); err != nil {
+	if err := checkPodmanStat(&resp.Header, dir, fs.ModeDir); err != nil {
 		resp.Body.Close()
 		return nil, err
 	}
@@ -57,25 +55,36 @@ func (c *podmanContainer) copyOut(ctx context.Context, p string) (io.ReadCloser,
 }
 
 // checkPodmanStat checks the stat the service sends with the archive of
-// p: it must be the stat of a file, not of a link. (For a link, the
-// service also sets the stat's LinkTarget to the link's target; else to
-// p, or to p resolved when p is not on a mount of its own.)
-func checkPodmanStat(h *http.Header, p string) error {
+// p: it must be the stat of a file of the type want (fs.ModeDir for a
+// directory, 0 for a regular file), not of a symbolic link. (For a link,
+// the service also sets the stat's LinkTarget to the link's target; else
+// to p, or to p resolved when p is not on a mount of its own.) It fails
+// with ErrNotRegular for a link, and for anything else when want is a
+// regular file.
+func checkPodmanStat(h *http.Header, p string, want fs.FileMode) error {
 	info, err := copy.ExtractFileInfoFromHeader(h)
 	if err != nil {
-		return fmt.Errorf("decoding the service's stat of the path: %w", err)
+		return fmt.Errorf("decoding the service's stat of %s: %w", p, err)
+	}
+	if info == nil {
+		return fmt.Errorf("the service sent no stat of %s", p)
+	}
+	if info.Mode&fs.ModeSymlink != 0 || info.LinkTarget != "" && path.Clean(info.LinkTarget) != p {
+		return fmt.Errorf("%w: %s is a symbolic link (resolved to %s)", ErrNotRegular, p, info.LinkTarget)
+	}
+	got := info.Mode.Type()
+	if info.IsDir {
+		got |= fs.ModeDir
 	}
 	switch {
-	case info == nil:
-		return errors.New("the service sent no stat of the path")
-	case info.Mode&os.ModeSymlink != 0 || info.LinkTarget != "" && path.Clean(info.LinkTarget) != p:
-		return fmt.Errorf("%w: symbolic link (resolved to %s)", ErrNotRegular, info.LinkTarget)
-	case info.IsDir:
-		return fmt.Errorf("%w: directory", ErrNotRegular)
-	case !info.Mode.IsRegular():
-		return fmt.Errorf("%w: mode %v", ErrNotRegular, info.Mode)
+	case got == want:
+		return nil
+	case want == fs.ModeDir:
+		return fmt.Errorf("%s is not a directory (mode %v)", p, info.Mode)
+	case got == fs.ModeDir:
+		return fmt.Errorf("%w: %s is a directory", ErrNotRegular, p)
 	}
-	return nil
+	return fmt.Errorf("%w: %s has mode %v", ErrNotRegular, p, info.Mode)
 }
 
 // copyIn implements fileCopier. The service creates a missing directory,

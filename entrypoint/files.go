@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine"
@@ -21,7 +22,7 @@ var (
 	// went with it.
 	ErrSandboxGone = errors.New("the sandbox that wrote the file is gone")
 	// ErrNoFiles reports an engine whose sandboxes have no file access.
-	ErrNoFiles = errors.New("this engine cannot copy files out of its sandboxes")
+	ErrNoFiles = errors.New("this engine's sandboxes have no file access")
 	// ErrInputTooLarge reports an input directory over its limit.
 	ErrInputTooLarge = errors.New("the input directory is over its size limit")
 )
@@ -44,7 +45,9 @@ const PhaseInput = "input"
 // limit). It fails with ErrSandboxGone when that sandbox is no longer the
 // session's, and with the engine's errors (engine.ErrNotRegular,
 // engine.ErrFileTooLarge, fs.ErrNotExist) otherwise. Only paths under
-// OutDir are served.
+// OutDir are served, read from the engine's archive of OutDir: a symbolic
+// link the sandbox left there, on the file or on one of its directories,
+// is refused (engine.ErrNotRegular), never followed.
 func (s *Session) OpenFile(ctx context.Context, sandboxID, path string, max int64) (io.ReadCloser, int64, error) {
 	if err := checkOutPath(path); err != nil {
 		return nil, 0, fmt.Errorf("opening a file: a %v", err)
@@ -59,7 +62,7 @@ func (s *Session) OpenFile(ctx context.Context, sandboxID, path string, max int6
 	if !ok {
 		return nil, 0, ErrNoFiles
 	}
-	return files.OpenFile(ctx, path, max)
+	return files.OpenFile(ctx, OutDir, strings.TrimPrefix(path, OutDir+"/"), max)
 }
 
 // An input is the content of the input directory, as scanned before a
@@ -83,8 +86,15 @@ type inputEntry struct {
 // with ErrInputTooLarge when they hold more than max bytes or more than
 // maxInputEntries entries. Symbolic links and special files are skipped.
 func scanInput(dir string, max int64, log func(msg string, args ...any)) (*input, error) {
+	// The directory itself may be a symbolic link (WalkDir does not
+	// follow one at its root); links inside it are skipped.
+	resolved, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return nil, fmt.Errorf("reading the input directory: %w", err)
+	}
+	dir = resolved
 	in := &input{dir: dir}
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -165,10 +175,14 @@ func copyFile(w io.Writer, p string, size int64) error {
 	}
 	defer f.Close()
 	n, err := io.Copy(w, io.LimitReader(f, size))
-	if err == nil && n != size {
-		err = fmt.Errorf("%s changed while it was copied (%d bytes, had %d)", p, n, size)
+	if err != nil {
+		return err
 	}
-	return err
+	var more [1]byte
+	if m, _ := f.Read(more[:]); n != size || m > 0 {
+		return fmt.Errorf("%s changed while it was copied (it had %d bytes)", p, size)
+	}
+	return nil
 }
 
 // copyInput copies in into the sandbox's InDir.

@@ -146,9 +146,11 @@ func (b *imageBox) note(extra int64) string {
 // FormatBytes writes n bytes for people: "8 MiB", "300 KiB", "12 bytes".
 func FormatBytes(n int64) string {
 	switch {
+	case n == 1:
+		return "1 byte"
 	case n >= 1<<20 && n%(1<<20) == 0:
 		return strconv.FormatInt(n>>20, 10) + " MiB"
-	case n >= 1<<20:
+	case n >= 1<<20-1<<9: // what would round to 1024.0 KiB is 1.0 MiB
 		return strconv.FormatFloat(float64(n)/(1<<20), 'f', 1, 64) + " MiB"
 	case n >= 1<<10 && n%(1<<10) == 0:
 		return strconv.FormatInt(n>>10, 10) + " KiB"

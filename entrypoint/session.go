@@ -369,6 +369,7 @@ func (s *Session) run(ctx context.Context, ctr *container, call *Call) (res *Res
 	defer func() {
 		if res != nil {
 			res.began = c.started.Load()
+			res.SandboxID = ctr.sb.ID()
 		}
 	}()
 	c.stdout.max, c.stderr.max = s.opts.maxOutput(), s.opts.maxOutput()
@@ -394,9 +395,7 @@ func (s *Session) run(ctx context.Context, ctr *container, call *Call) (res *Res
 	}
 	select {
 	case f := <-c.result:
-		res := c.finish(f, false)
-		res.SandboxID = ctr.sb.ID()
-		return res, nil
+		return c.finish(f, false), nil
 	case <-ctr.dead:
 		return s.died(ctr, c, began, ctr.err)
 	case <-deadline:

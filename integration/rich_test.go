@@ -238,3 +238,119 @@ func TestRichOutputBudget(t *testing.T) {
 		}
 	})
 }
+
+// TestRichTypeScriptClient reads rich results with the TypeScript SDK's
+// client (node/rich.mjs) on every engine: a figure as image content, a
+// small file embedded, a large one linked and read back whole.
+func TestRichTypeScriptClient(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, e testEngine) {
+		type content struct {
+			Type     string `json:"type"`
+			MIMEType string `json:"mimeType"`
+			URI      string `json:"uri"`
+			Size     *int64 `json:"size"`
+			Bytes    int    `json:"bytes"`
+		}
+		var out struct {
+			Results []struct {
+				IsError bool      `json:"isError"`
+				Text    string    `json:"text"`
+				Content []content `json:"content"`
+				Reads   []struct {
+					URI    string `json:"uri"`
+					Bytes  int    `json:"bytes"`
+					SHA256 string `json:"sha256"`
+				} `json:"reads"`
+			} `json:"results"`
+		}
+		calls := []map[string]any{{"code": `import hashlib, os
+import matplotlib.pyplot as plt
+plt.plot([3, 1, 2]); plt.show()
+open("/workspace/out/notes.md", "w").write("# notes\n")
+blob = os.urandom(3 << 20)
+open("/workspace/out/blob.bin", "wb").write(blob)
+print(hashlib.sha256(blob).hexdigest())`}}
+		runNode(t, "rich.mjs", []string{"HOME=" + t.TempDir(), "MCP_BRIDGE_RUNTIME=" + e.Name(),
+			"MCP_BRIDGE_IMAGE=" + dataImage(), "MCP_BRIDGE_LOG_LEVEL=ERROR"}, calls, &out)
+		if len(out.Results) != 1 {
+			t.Fatalf("%d results", len(out.Results))
+		}
+		r := out.Results[0]
+		sum := strings.SplitN(r.Text, "\n", 2)[0]
+		want := []content{
+			{Type: "image", MIMEType: "image/png"},
+			{Type: "resource_link", MIMEType: "application/octet-stream", URI: "sandbox://files/blob.bin"},
+			{Type: "resource", MIMEType: "text/markdown", URI: "sandbox://files/notes.md", Bytes: 8},
+		}
+		if r.IsError || len(r.Content) != len(want) {
+			t.Fatalf("result: isError %v, content %+v, text %q", r.IsError, r.Content, r.Text)
+		}
+		for i, w := range want {
+			got := r.Content[i]
+			if got.Type != w.Type || got.MIMEType != w.MIMEType || got.URI != w.URI || (w.Bytes != 0 && got.Bytes != w.Bytes) {
+				t.Fatalf("content %d: %+v, want %+v", i, got, w)
+			}
+		}
+		if r.Content[0].Bytes < 1000 || r.Content[1].Size == nil || *r.Content[1].Size != 3<<20 {
+			t.Fatalf("image of %d bytes, link size %v", r.Content[0].Bytes, r.Content[1].Size)
+		}
+		if len(r.Reads) != 1 || r.Reads[0].Bytes != 3<<20 || r.Reads[0].SHA256 != sum {
+			t.Fatalf("resources/read of the link: %+v, want 3 MiB with sha256 %s", r.Reads, sum)
+		}
+	})
+}
+
+// TestRichBadInput feeds the rich results what a careless or hostile
+// program would: a full files-out mount, too many files, links out of it,
+// images that are not images or too big. Each gets a clear answer and the
+// session lives on.
+func TestRichBadInput(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, e testEngine) {
+		cs := connectBridge(t, e.Name())
+		steps := []struct {
+			name, code string
+			check      func(c contentOf, isErr bool) bool
+		}{
+			{"fill /workspace/out", `try:
+    with open("/workspace/out/fill.bin", "wb") as f:
+        for _ in range(100):
+            f.write(b"\0" * (1 << 20))
+except OSError as e:
+    print("blocked errno", e.errno)`, func(c contentOf, isErr bool) bool {
+				return !isErr && strings.HasPrefix(c.text, "blocked errno 28") && len(c.links) == 1 && *c.links[0].Size <= 64<<20
+			}},
+			{"too many files", `import os
+os.remove("/workspace/out/fill.bin")
+for i in range(150):
+    open("/workspace/out/f%03d.txt" % i, "w").write("x")`, func(c contentOf, isErr bool) bool {
+				return !isErr && len(c.embedded) == 100 && strings.Contains(c.text, "[50 more changed files under /workspace/out not listed: a call lists at most 100]")
+			}},
+			{"links out of /workspace/out", `import os, shutil
+for n in os.listdir("/workspace/out"):
+    os.remove("/workspace/out/" + n)
+os.symlink("/etc", "/workspace/out/etc")
+os.symlink("/etc/shadow", "/workspace/out/shadow")
+os.link("/workspace/probe", "/workspace/out/hard") if os.path.exists("/workspace/probe") else None
+print("linked")`, func(c contentOf, isErr bool) bool {
+				return !isErr && c.text == "linked" && len(c.embedded)+len(c.links)+len(c.images) == 0
+			}},
+			{"bytes that are not an image", `display(b"GIF but not really")`, func(c contentOf, isErr bool) bool {
+				return isErr && strings.Contains(c.text, "ValueError: display: the bytes are not a PNG, JPEG, GIF, WebP or SVG image")
+			}},
+			{"an image over 8 MiB", `import os
+display(b"\x89PNG\r\n\x1a\n" + os.urandom(9 << 20))
+print("shown")`, func(c contentOf, isErr bool) bool {
+				return !isErr && len(c.images) == 0 && strings.Contains(c.text, "[1 image was not shown: a call shows at most 10 images and 8 MiB of images]")
+			}},
+			{"state kept", `print("alive")`, func(c contentOf, isErr bool) bool { return !isErr && c.text == "alive" }},
+		}
+		for _, s := range steps {
+			res := callRich(t, cs, s.code)
+			c := sortContent(t, res)
+			if !s.check(c, res.IsError) {
+				t.Fatalf("%s: isError %v, text %q, %d images, %d embedded, %d links", s.name, res.IsError,
+					c.text[:min(len(c.text), 400)], len(c.images), len(c.embedded), len(c.links))
+			}
+		}
+	})
+}

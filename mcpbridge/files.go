@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/url"
 	"path"
+	"slices"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -50,7 +51,7 @@ var fileTypes = map[string]string{
 	".py": "text/x-python", ".sql": "application/sql", ".ipynb": "application/x-ipynb+json",
 	".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif", ".webp": "image/webp",
 	".svg": "image/svg+xml", ".pdf": "application/pdf", ".zip": "application/zip", ".gz": "application/gzip",
-	".parquet": "application/vnd.apache.parquet", ".npy": "application/octet-stream",
+	".parquet": "application/vnd.apache.parquet", ".npy": "application/octet-stream", ".bin": "application/octet-stream",
 	".xlsx": "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
 }
 
@@ -117,9 +118,10 @@ func (f *fileLinks) add(uri string, l fileLink) {
 	if f.links == nil {
 		f.links = map[string]fileLink{}
 	}
-	if _, ok := f.links[uri]; !ok {
-		f.order = append(f.order, uri)
+	if _, ok := f.links[uri]; ok {
+		f.order = slices.DeleteFunc(f.order, func(u string) bool { return u == uri }) // reported again: now the latest
 	}
+	f.order = append(f.order, uri)
 	f.links[uri] = l
 	if len(f.order) > keptFileLinks {
 		delete(f.links, f.order[0])
