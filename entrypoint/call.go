@@ -103,6 +103,7 @@ type callState struct {
 	onOutput       func(stream, data string)
 	onProgress     func(Progress)
 	images         imageBox
+	inline         inlineFiles
 	// started is set when the sandbox said the code is about to run;
 	// until then none of it ran.
 	started atomic.Bool
@@ -181,6 +182,7 @@ func (c *callState) finish(f frame, timedOut bool) *Result {
 	res.Stdout, t1 = c.stdout.text(f.Dropped["stdout"])
 	res.Stderr, t2 = c.stderr.text(f.Dropped["stderr"])
 	res.Truncated = t1 || t2
+	c.inline.attach(f.Files)
 	res.Images, res.Files = c.images.images, f.Files
 	if note := c.images.note(f.Dropped["images"]); note != "" {
 		res.Notes = append(res.Notes, note)

@@ -207,6 +207,12 @@ func (ctr *container) dispatch(f frame, readySeen *bool, ready chan<- frame) err
 			return fmt.Errorf("%w: image for call %q, which is not running", errProtocol, f.ID)
 		}
 		c.images.add(f.Image)
+	case frameFile:
+		c := ctr.current(f.ID)
+		if c == nil {
+			return fmt.Errorf("%w: file for call %q, which is not running", errProtocol, f.ID)
+		}
+		c.inline.add(f.Path, f.FileData)
 	case frameResult:
 		c := ctr.current(f.ID)
 		if c == nil {

@@ -3,6 +3,7 @@ package entrypoint
 import (
 	"bufio"
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -55,6 +56,7 @@ const (
 	frameStarted    = "started"
 	frameProgress   = "progress"
 	frameImage      = "image"
+	frameFile       = "file"
 	frameRPC        = "rpc"
 	frameResult     = "result"
 	frameExec       = "exec"
@@ -88,6 +90,9 @@ type frame struct {
 	Progress Progress
 	// image
 	Image Image
+	// file: a file out sent with the result
+	Path     string
+	FileData []byte
 	// rpc
 	Payload json.RawMessage
 	// result
@@ -126,6 +131,7 @@ type wireFrame struct {
 	Total      *float64         `json:"total"`
 	Message    *string          `json:"message"`
 	MIME       string           `json:"mime"`
+	Path       *string          `json:"path"`
 	Files      []wireFile       `json:"files"`
 }
 
@@ -204,6 +210,22 @@ func parseFrame(line []byte) (frame, error) {
 			return bad(err.Error())
 		}
 		f.ID, f.Image = id, img
+	case frameFile:
+		id, ok := stringID(w.ID)
+		if !ok {
+			return bad("without a string id")
+		}
+		if w.Path == nil || w.Data == nil {
+			return bad("without path or data")
+		}
+		if err := checkOutPath(*w.Path); err != nil {
+			return bad("with a " + err.Error())
+		}
+		b, err := base64.StdEncoding.DecodeString(*w.Data)
+		if err != nil {
+			return bad("with data that is not base64")
+		}
+		f.ID, f.Path, f.FileData = id, *w.Path, b
 	case frameRPC:
 		n, err := strconv.ParseInt(string(w.ID), 10, 64)
 		if err != nil || n <= 0 {

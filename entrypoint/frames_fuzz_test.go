@@ -164,6 +164,13 @@ func frameProblem(fr frame) string {
 		if !imageTypes[fr.Image.MIME] || !IsImage(fr.Image.MIME, fr.Image.Data) {
 			return "an image whose type is unknown or not its data's"
 		}
+	case frameFile:
+		if fr.ID == "" {
+			return "no call id"
+		}
+		if checkOutPath(fr.Path) != nil {
+			return "a file path that is not clean and under OutDir"
+		}
 	default:
 		return "an unknown type"
 	}

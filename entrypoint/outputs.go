@@ -27,6 +27,42 @@ type OutFile struct {
 	Path string
 	// Size is the size the sandbox reported when the call ended.
 	Size int64
+	// Data is the file's content when the sandbox sent it with the result
+	// (small files and images); nil when it must be read with OpenFile.
+	Data []byte
+}
+
+// maxInlineBytes bounds the file content a call may send with its result
+// (the runtime sends at most 1 MiB of small files and the call's image
+// bytes); more is dropped, and read through the engine instead.
+const maxInlineBytes = 16 << 20
+
+// An inlineFiles keeps the files out a call sent with its result.
+type inlineFiles struct {
+	data  map[string][]byte
+	bytes int64
+}
+
+// add keeps data as the content of the file at path, within maxInlineBytes.
+func (in *inlineFiles) add(path string, data []byte) {
+	if in.bytes+int64(len(data)) > maxInlineBytes {
+		return
+	}
+	if in.data == nil {
+		in.data = map[string][]byte{}
+	}
+	in.bytes += int64(len(data)) - int64(len(in.data[path]))
+	in.data[path] = data
+}
+
+// attach gives each file of files the content sent for it, when its size
+// is the one the result reports.
+func (in *inlineFiles) attach(files []OutFile) {
+	for i, f := range files {
+		if d, ok := in.data[f.Path]; ok && int64(len(d)) == f.Size {
+			files[i].Data = d
+		}
+	}
 }
 
 // droppedKinds are the members of a result's dropped object: bytes of

@@ -31,6 +31,11 @@ OUT_DIR = "/workspace/out"
 # the directory entries a snapshot looks at.
 MAX_OUT_FILES = 100
 MAX_OUT_ENTRIES = 10000
+# Files out sent with the result instead of read through the engine: each
+# up to INLINE_MAX bytes while they total INLINE_TOTAL, and images (by
+# extension) within the call's image bytes.
+INLINE_MAX = 256 << 10
+INLINE_TOTAL = 1 << 20
 # MAX_PATH_DISPLAY bounds a string display() considers as a file path.
 MAX_PATH_DISPLAY = 4096
 # BACKEND names the matplotlib backend of this module (MPLBACKEND).
@@ -227,3 +232,48 @@ def changed(before, after):
     paths = sorted(p for p, st in after.items() if before.get(p) != st)
     kept = [{"path": p, "size": after[p][1]} for p in paths[:MAX_OUT_FILES]]
     return kept, len(paths) - len(kept)
+
+
+def read_inline(path, size):
+    """The bytes of the regular file at path when it still has size bytes;
+    None otherwise. A symbolic link is not followed."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        if not (st.st_mode & 0o170000 == 0o100000) or st.st_size != size:
+            return None
+        chunks, left = [], size + 1
+        while left > 0:
+            chunk = os.read(fd, left)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+        data = b"".join(chunks)
+        return data if len(data) == size else None
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def inline(files, image_bytes):
+    """Yields (path, bytes) of the files worth sending with the result:
+    small files while they total INLINE_TOTAL, and images within
+    image_bytes."""
+    total = 0
+    for f in files:
+        path, size = f["path"], f["size"]
+        is_image = os.path.splitext(path)[1].lower() in EXTENSION_TYPES
+        if is_image and size <= image_bytes:
+            image_bytes -= size
+        elif size <= INLINE_MAX and total + size <= INLINE_TOTAL:
+            total += size
+        else:
+            continue
+        data = read_inline(path, size)
+        if data is not None:
+            yield path, data

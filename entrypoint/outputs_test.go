@@ -117,20 +117,20 @@ func TestOutFiles(t *testing.T) {
 	}{
 		{"none", nil, nil},
 		{"empty list", []wireFile{}, nil},
-		{"one", []wireFile{wf("/workspace/out/a.csv", 12)}, []OutFile{{"/workspace/out/a.csv", 12}}},
+		{"one", []wireFile{wf("/workspace/out/a.csv", 12)}, []OutFile{{Path: "/workspace/out/a.csv", Size: 12}}},
 		{"nested, empty, largest", []wireFile{
 			wf("/workspace/out/a/b/c.png", 0),
 			wf("/workspace/out/d e#f.txt", 1<<48),
 			wf("/workspace/out/é/..x", 3),
 			wf("/workspace/out/.hidden", 4),
 		}, []OutFile{
-			{"/workspace/out/a/b/c.png", 0},
-			{"/workspace/out/d e#f.txt", 1 << 48},
-			{"/workspace/out/é/..x", 3},
-			{"/workspace/out/.hidden", 4},
+			{Path: "/workspace/out/a/b/c.png", Size: 0},
+			{Path: "/workspace/out/d e#f.txt", Size: 1 << 48},
+			{Path: "/workspace/out/é/..x", Size: 3},
+			{Path: "/workspace/out/.hidden", Size: 4},
 		}},
 		{"path of 4096 bytes", []wireFile{wf(OutDir+"/"+strings.Repeat("x", 4096-len(OutDir)-1), 1)},
-			[]OutFile{{OutDir + "/" + strings.Repeat("x", 4096-len(OutDir)-1), 1}}},
+			[]OutFile{{Path: OutDir + "/" + strings.Repeat("x", 4096-len(OutDir)-1), Size: 1}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -276,7 +276,7 @@ func TestFinishRichResult(t *testing.T) {
 	png := Image{MIME: "image/png", Data: testImages["image/png"]}
 	c.images.add(png)
 	c.images.add(png)
-	files := []OutFile{{OutDir + "/a.csv", 3}}
+	files := []OutFile{{Path: OutDir + "/a.csv", Size: 3}}
 	res := c.finish(frame{Status: statusOK, Files: files, Dropped: map[string]int64{"images": 2, "files": 7}}, false)
 	if len(res.Images) != 1 || fmt.Sprint(res.Files) != fmt.Sprint(files) {
 		t.Fatalf("images %d, files %v", len(res.Images), res.Files)
@@ -339,7 +339,7 @@ func TestParseResultFiles(t *testing.T) {
 	}{
 		{"files",
 			`{"t":"result","id":"c1","status":"ok","files":[{"path":"/workspace/out/a.csv","size":12},{"path":"/workspace/out/p/b.png","size":0}]}`,
-			[]OutFile{{"/workspace/out/a.csv", 12}, {"/workspace/out/p/b.png", 0}}, nil},
+			[]OutFile{{Path: "/workspace/out/a.csv", Size: 12}, {Path: "/workspace/out/p/b.png", Size: 0}}, nil},
 		{"empty files", `{"t":"result","id":"c1","status":"ok","files":[]}`, nil, nil},
 		{"null files", `{"t":"result","id":"c1","status":"ok","files":null}`, nil, nil},
 		{"dropped images and files",
@@ -348,7 +348,7 @@ func TestParseResultFiles(t *testing.T) {
 		{"dropped at the bound", `{"t":"result","id":"c1","status":"ok","dropped":{"images":281474976710656}}`,
 			nil, map[string]int64{"images": 1 << 48}},
 		{"files of an exit", `{"t":"result","id":"c1","status":"exit","exit_code":0,"files":[{"path":"/workspace/out/x","size":1}]}`,
-			[]OutFile{{"/workspace/out/x", 1}}, nil},
+			[]OutFile{{Path: "/workspace/out/x", Size: 1}}, nil},
 	}
 	for _, tt := range good {
 		t.Run(tt.name, func(t *testing.T) {
@@ -448,4 +448,37 @@ func TestDisplayImages(t *testing.T) {
 		t.Fatalf("%+v", res)
 	}
 	want(t, exec1(t, s, "print('alive')", 0), StatusSuccess, "alive\n")
+}
+
+func TestFileFrames(t *testing.T) {
+	good := `{"t":"file","id":"3","path":"/workspace/out/t.csv","data":"YSxiCjEsMgo="}`
+	f, err := parseFrame([]byte(good))
+	if err != nil || f.T != frameFile || f.ID != "3" || f.Path != "/workspace/out/t.csv" || string(f.FileData) != "a,b\n1,2\n" {
+		t.Fatalf("parseFrame(%s) = %+v, %v", good, f, err)
+	}
+	for _, bad := range []string{
+		`{"t":"file","path":"/workspace/out/t.csv","data":""}`,
+		`{"t":"file","id":"3","data":""}`,
+		`{"t":"file","id":"3","path":"/workspace/out/t.csv"}`,
+		`{"t":"file","id":"3","path":"/etc/passwd","data":""}`,
+		`{"t":"file","id":"3","path":"/workspace/out/../x","data":""}`,
+		`{"t":"file","id":"3","path":"/workspace/out/t.csv","data":"not base64!"}`,
+	} {
+		if _, err := parseFrame([]byte(bad)); !errors.Is(err, errProtocol) {
+			t.Errorf("parseFrame(%s): %v, want a protocol violation", bad, err)
+		}
+	}
+}
+
+func TestInlineFilesAttach(t *testing.T) {
+	var in inlineFiles
+	in.add(OutDir+"/a.csv", []byte("abc"))
+	in.add(OutDir+"/b.csv", []byte("changed"))
+	in.add(OutDir+"/huge", make([]byte, maxInlineBytes)) // over the cap with the others: dropped
+	files := []OutFile{{Path: OutDir + "/a.csv", Size: 3}, {Path: OutDir + "/b.csv", Size: 4}, {Path: OutDir + "/huge", Size: maxInlineBytes}, {Path: OutDir + "/c", Size: 1}}
+	in.attach(files)
+	if string(files[0].Data) != "abc" || files[1].Data != nil || files[2].Data != nil || files[3].Data != nil {
+		t.Fatalf("attached: %q %q %d %q; want only a.csv (b.csv's size differs, huge is over the cap, c was not sent)",
+			files[0].Data, files[1].Data, len(files[2].Data), files[3].Data)
+	}
 }

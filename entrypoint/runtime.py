@@ -440,6 +440,17 @@ class Runtime:
             return
         self.chan.send({"t": "image", "id": call.id, "mime": mime, "data": encoded})
 
+    def send_files(self, call, files):
+        """Sends the small files out and the images out of the call as file
+        frames, before its result; the host reads the others itself."""
+        room = max(0, call.max_image_bytes - call.image_bytes)
+        for path, data in outputs.inline(files, room):
+            frame = {"t": "file", "id": call.id, "path": path, "data": base64.b64encode(data).decode("ascii")}
+            try:
+                self.chan.send(frame, limit=MAX_FRAME - 1024)
+            except RPCError:
+                pass  # over the frame size: the host reads it through the engine
+
     def show_figures(self, call):
         """Shows the figures the call left open (but those display() showed
         already), then closes every figure; a failure is reported on the
@@ -681,6 +692,7 @@ class Runtime:
         files, more = outputs.changed(out_before, outputs.snapshot())
         if files:
             result["files"] = files
+            self.send_files(call, files)
         if more:
             call.dropped["files"] = more
         self.fail_pending_rpcs()

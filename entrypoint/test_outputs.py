@@ -32,7 +32,7 @@ class Call:
 
     def __init__(self, rt, source, id, **limits):
         rt.send(dict({"t": "exec", "id": id, "code": source, "max_output": 0}, **limits))
-        self.stdout, self.stderr, self.images = "", "", []
+        self.stdout, self.stderr, self.images, self.files = "", "", [], {}
         while True:
             f = rt.recv()
             if f.get("id") != id:
@@ -46,6 +46,10 @@ class Call:
                 if set(f) != {"t", "id", "mime", "data"}:
                     raise AssertionError("bad image frame: %r" % (f,))
                 self.images.append((f["mime"], base64.b64decode(f["data"])))
+            elif f["t"] == "file":
+                if set(f) != {"t", "id", "path", "data"} or f["path"] in self.files:
+                    raise AssertionError("bad file frame: %r" % (f,))
+                self.files[f["path"]] = base64.b64decode(f["data"])
             elif f["t"] == "result":
                 self.result = f
                 return
@@ -197,8 +201,12 @@ class OutputsTest(unittest.TestCase):
             c.result.get("files"),
             [{"path": os.path.join(d, "a.txt"), "size": 5}, {"path": os.path.join(d, "sub", "b.csv"), "size": 4}],
         )
+        self.assertEqual(
+            c.files, {os.path.join(d, "a.txt"): b"hello", os.path.join(d, "sub", "b.csv"): b"deep"}, "sent inline"
+        )
         c = self.call("print('nothing written')")
         self.assertNotIn("files", c.result)
+        self.assertEqual(c.files, {})
         c = self.call("open(%r, 'a').write('!')" % os.path.join(d, "a.txt"))
         self.assertEqual(c.result.get("files"), [{"path": os.path.join(d, "a.txt"), "size": 6}])
 
@@ -233,3 +241,22 @@ class SniffTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class InlineTest(unittest.TestCase):
+    def test_small_files_and_images_within_budgets(self):
+        d = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, d)
+        files = []
+        for name, size in (("a.txt", 10), ("big.csv", outputs.INLINE_MAX + 1), ("p.png", 3000), ("q.png", 3000)):
+            p = os.path.join(d, name)
+            with open(p, "wb") as f:
+                f.write(b"x" * size)
+            files.append({"path": p, "size": size})
+        files.append({"path": os.path.join(d, "gone.txt"), "size": 3})
+        files.append({"path": os.path.join(d, "a.txt"), "size": 11})  # changed since: skipped
+        os.symlink(os.path.join(d, "a.txt"), os.path.join(d, "link.txt"))
+        files.append({"path": os.path.join(d, "link.txt"), "size": 10})
+        got = dict(outputs.inline(files, image_bytes=4000))
+        self.assertEqual(sorted(os.path.basename(p) for p in got), ["a.txt", "p.png", "q.png"], "q.png over the image budget is still a small file")
+        self.assertEqual(got[os.path.join(d, "a.txt")], b"x" * 10)

@@ -186,7 +186,10 @@ func richOf(ctx context.Context, res *entrypoint.Result, open fileOpener, links 
 			if asImage {
 				limit = max(limit, maxImageBytes-imgBytes)
 			}
-			data, err := readFile(ctx, open, res.SandboxID, f.Path, limit)
+			data, err := f.Data, error(nil)
+			if data == nil || int64(len(data)) > limit {
+				data, err = readFile(ctx, open, res.SandboxID, f.Path, limit)
+			}
 			switch {
 			case err != nil:
 				r.notes = append(r.notes, fmt.Sprintf("[file %s not returned: %s]", name, fileError(err)))

@@ -498,7 +498,7 @@ func TestFilesResource(t *testing.T) {
 		t.Helper()
 		_, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
 		var je *jsonrpc.Error
-		if !errors.As(err, &je) || je.Code != mcp.CodeResourceNotFound || !strings.Contains(string(je.Data), uri) {
+		if !errors.As(err, &je) || je.Code != jsonrpc.CodeInvalidParams || !strings.Contains(string(je.Data), uri) {
 			t.Fatalf("reading %s: %v; want resource not found", uri, err)
 		}
 	}
