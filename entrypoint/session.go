@@ -161,6 +161,23 @@ func (s *Session) Start(ctx context.Context) error {
 	return err
 }
 
+// SetIdleTimeout replaces Options.IdleTimeout from the next idle period
+// on: a pooled session waits without one until a client adopts it.
+func (s *Session) SetIdleTimeout(d time.Duration) {
+	s.mu.Lock()
+	s.opts.IdleTimeout = d
+	s.mu.Unlock()
+}
+
+// Ready reports whether the session has a live sandbox, started and not
+// known to have died, so that its next call runs at once.
+func (s *Session) Ready() bool {
+	s.mu.Lock()
+	ctr := s.ctr
+	s.mu.Unlock()
+	return ctr != nil && ctr.Err() == nil
+}
+
 // python returns the sandbox interpreter's version, once started.
 func (s *Session) python() string {
 	s.mu.Lock()

@@ -25,8 +25,13 @@ type Bridge struct {
 	server *mcp.Server
 	seq    atomic.Int64
 
-	proxies *proxyPool
+	shared  *proxyPool   // the instances of the servers every session shares
+	catalog *toolCatalog // the tools every server listed last
 	store   *store
+	pool    *sandboxPool // warm sandboxes for new sessions (nil: none)
+
+	httpRequests sync.Map     // key of an HTTP request in flight → its context
+	calls        atomic.Int64 // run_python calls in flight
 
 	mu       sync.Mutex
 	sessions map[*mcp.ServerSession]*clientSession
@@ -34,7 +39,7 @@ type Bridge struct {
 }
 
 // New returns a Bridge whose sandboxes eng starts; nothing starts until
-// a client calls a tool. opts may be nil.
+// a client calls a tool, unless opts asks for a warm pool. opts may be nil.
 func New(eng engine.Engine, opts *Options) *Bridge {
 	var o Options
 	if opts != nil {
@@ -42,7 +47,8 @@ func New(eng engine.Engine, opts *Options) *Bridge {
 	}
 	o = o.withDefaults()
 	b := &Bridge{eng: eng, opts: o, log: o.Logger, sessions: map[*mcp.ServerSession]*clientSession{}}
-	b.proxies = newProxyPool(o.Registry, o.Version, b.log)
+	b.catalog = newToolCatalog()
+	b.shared = newProxyPool(o.Registry, o.Version, b.log, b.catalog, true)
 	b.store = &store{dir: o.Registry.stateDir()}
 	b.server = mcp.NewServer(&mcp.Implementation{Name: implementationName, Version: o.Version}, &mcp.ServerOptions{
 		Instructions: serverInstructions,
@@ -52,13 +58,20 @@ func New(eng engine.Engine, opts *Options) *Bridge {
 	b.server.AddResource(capabilitiesResource(), b.readCapabilities)
 	b.server.AddResourceTemplate(outputTemplate(), b.readOutput)
 	b.server.AddResourceTemplate(filesTemplate(), b.readFileResource)
+	if eng != nil {
+		b.pool = newSandboxPool(o.PoolSize, o.PoolOnce, func() *clientSession {
+			cs := b.newClientSession()
+			cs.session.SetIdleTimeout(-1) // until a client adopts it
+			return cs
+		}, b.log)
+	}
 	return b
 }
 
 // Server returns the MCP server, to run on a transport.
 func (b *Bridge) Server() *mcp.Server { return b.server }
 
-// Close stops every client's sandbox and every proxied server.
+// Close stops every client's sandbox, the pool's and every proxied server.
 func (b *Bridge) Close() error {
 	b.mu.Lock()
 	b.closed = true
@@ -68,16 +81,22 @@ func (b *Bridge) Close() error {
 	var wg sync.WaitGroup
 	for _, s := range sessions {
 		wg.Add(1)
-		go func() { defer wg.Done(); s.session.Close() }()
+		go func() { defer wg.Done(); s.close() }()
 	}
-	wg.Add(1)
-	go func() { defer wg.Done(); b.proxies.close() }()
+	wg.Add(2)
+	go func() { defer wg.Done(); b.shared.close() }()
+	go func() { defer wg.Done(); b.pool.close() }()
 	wg.Wait()
 	return nil
 }
 
+// CallsInFlight returns how many run_python calls are running or queued.
+func (b *Bridge) CallsInFlight() int { return int(b.calls.Load()) }
+
 // runPython is the run_python tool handler.
 func (b *Bridge) runPython(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	b.calls.Add(1)
+	defer b.calls.Add(-1)
 	mode := b.opts.OutputMode
 	args, problem := parseArgs(req.Params.Arguments, b.opts.DefaultTimeout, b.opts.MaxTimeout, b.knownServer)
 	if problem != "" {
@@ -87,6 +106,8 @@ func (b *Bridge) runPython(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 	if err != nil {
 		return outcome{status: statusError, summary: "Sandbox error: " + err.Error(), err: err.Error()}.toolResult(mode), nil
 	}
+	ctx, cancel := b.callContext(ctx, req.Extra)
+	defer cancel()
 	call := &entrypoint.Call{Code: args.code, Timeout: args.timeout}
 	if token := req.Params.GetProgressToken(); token != nil && req.Session != nil {
 		// The client follows the call: heartbeats from here on (loading
@@ -98,6 +119,14 @@ func (b *Bridge) runPython(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 		done := make(chan struct{})
 		go func() { defer close(done); rep.run(pctx) }()
 		defer func() { stop(); <-done; rep.finish() }()
+	}
+	leave, err := cs.queue.enter(ctx)
+	if err != nil {
+		return outcome{status: statusError, summary: "Not run: " + err.Error(), err: err.Error()}.toolResult(mode), nil
+	}
+	defer leave()
+	if err := b.syncSavedTools(withEvents(ctx, cs.events), cs); err != nil {
+		b.log.Warn("defining the tools saved since the sandbox started", "session", cs.name, "err", err)
 	}
 	if err := b.load(withEvents(ctx, cs.events), cs, args.servers); err != nil {
 		return outcome{status: statusError, summary: "Loading MCP servers failed: " + err.Error(), err: err.Error(), servers: args.servers}.toolResult(mode), nil

@@ -27,6 +27,9 @@ type serverConfig struct {
 	Env         map[string]string `json:"env,omitempty"`
 	Cwd         string            `json:"cwd,omitempty"`
 	Description string            `json:"description,omitempty"`
+	// Shared asks for one instance of the server for every client
+	// session of the bridge, instead of one per session.
+	Shared bool `json:"shared,omitempty"`
 	// Source is the file the definition came from.
 	Source string `json:"source"`
 }
@@ -331,6 +334,13 @@ func parseEntry(name string, raw any) (serverConfig, error) {
 	}
 	if d, ok := m["description"].(string); ok {
 		sc.Description = d
+	}
+	if v, ok := m["shared"]; ok {
+		shared, ok := v.(bool)
+		if !ok {
+			return serverConfig{}, fmt.Errorf("shared is not true or false")
+		}
+		sc.Shared = shared
 	}
 	return sc, nil
 }

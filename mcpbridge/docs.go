@@ -53,12 +53,12 @@ func (b *Bridge) serverAliases() map[string]string {
 // queryDocs documents the tools of a configured server, or only its tool
 // called (or aliased) tool when that is not empty; full adds their input
 // schemas.
-func (b *Bridge) queryDocs(ctx context.Context, server, tool string, full bool) (any, error) {
+func (b *Bridge) queryDocs(ctx context.Context, proxies proxyRoute, server, tool string, full bool) (any, error) {
 	alias, ok := b.serverAliases()[server]
 	if !ok {
 		return nil, fmt.Errorf("Server %s is not configured", pyRepr(server))
 	}
-	tools, err := b.proxies.tools(ctx, server)
+	tools, err := proxies.listed(ctx, server)
 	if err != nil {
 		return nil, err
 	}

@@ -5,6 +5,7 @@ package mcpbridge
 import (
 	"context"
 	"log/slog"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -32,14 +33,21 @@ const eventTimeout = 5 * time.Second
 // only at or above that level. Each event is logged on the bridge's own
 // log too. A nil clientEvents sends nothing.
 type clientEvents struct {
-	ss  *mcp.ServerSession
+	ss  atomic.Pointer[mcp.ServerSession] // nil until bind
 	log *slog.Logger
 }
+
+// bind sends the events to the client of ss from now on.
+func (e *clientEvents) bind(ss *mcp.ServerSession) { e.ss.Store(ss) }
 
 // emit sends one event: msg, with attrs (key, value pairs) beside it in
 // the message's data.
 func (e *clientEvents) emit(level mcp.LoggingLevel, msg string, attrs ...any) {
-	if e == nil || e.ss == nil {
+	if e == nil {
+		return
+	}
+	ss := e.ss.Load()
+	if ss == nil {
 		return
 	}
 	data := map[string]any{"message": msg}
@@ -50,7 +58,7 @@ func (e *clientEvents) emit(level mcp.LoggingLevel, msg string, attrs ...any) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), eventTimeout)
 	defer cancel()
-	if err := e.ss.Log(ctx, &mcp.LoggingMessageParams{Level: level, Logger: eventLogger, Data: data}); err != nil {
+	if err := ss.Log(ctx, &mcp.LoggingMessageParams{Level: level, Logger: eventLogger, Data: data}); err != nil {
 		e.log.Debug("sending an event to the client", "event", msg, "err", err)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -31,7 +32,12 @@ var validKey = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$`)
 type store struct {
 	dir string
 	mu  sync.Mutex
+	gen atomic.Int64 // counts the tools saved through this store
 }
+
+// generation counts the tools saved so far: a session whose interpreter
+// defined the tools at an older generation lacks some.
+func (s *store) generation() int64 { return s.gen.Load() }
 
 // A memoryRecord is one memory file.
 type memoryRecord struct {
@@ -196,7 +202,11 @@ func (s *store) saveTool(name, source string) error {
 			return fmt.Errorf("%d tools are saved, the limit", n)
 		}
 	}
-	return writeFile(path, []byte(source))
+	if err := writeFile(path, []byte(source)); err != nil {
+		return err
+	}
+	s.gen.Add(1)
+	return nil
 }
 
 // toolSources returns the saved tools' sources, by name.

@@ -49,6 +49,19 @@ type Options struct {
 	// Registry finds the configured MCP servers. Zero: a Registry over
 	// Discovery.
 	Registry *Registry
+	// PoolSize is how many started sandboxes the bridge keeps ready for
+	// new client sessions, refilled in the background; each serves one
+	// session only. Zero: none, a session's sandbox starts on its first
+	// call.
+	PoolSize int
+	// PoolOnce starts the pool's sandboxes once, at New, and never
+	// refills it: for a bridge with one client (stdio), whose first call
+	// then finds its sandbox started. Zero: the pool is refilled.
+	PoolOnce bool
+	// MaxQueuedCalls bounds the calls that wait in one session while
+	// another runs; past it a call fails at once with ErrQueueFull.
+	// Zero: 8.
+	MaxQueuedCalls int
 }
 
 // withDefaults returns o with every zero value replaced by its default.

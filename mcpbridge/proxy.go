@@ -35,20 +35,27 @@ const (
 var errServerUnavailable = errors.New("server not available")
 
 // A proxyPool keeps one warm client session per proxied MCP server,
-// started on first use and restarted after it dies.
+// started on first use and restarted after it dies. Each client session
+// has a pool of its own for the servers it loads; the bridge has one for
+// the servers whose entry says "shared": true, whose calls come from many
+// clients at once.
 type proxyPool struct {
 	reg     *Registry
 	version string // the bridge's, announced to the servers
 	log     *slog.Logger
+	catalog *toolCatalog // told every tool list the servers give
+	shared  bool         // the bridge's pool of shared servers
 
 	mu      sync.Mutex
 	clients map[string]*proxyClient
 }
 
 // newProxyPool returns a pool of the servers of reg, whose clients
-// announce themselves as version of the bridge.
-func newProxyPool(reg *Registry, version string, log *slog.Logger) *proxyPool {
-	return &proxyPool{reg: reg, version: version, log: log, clients: map[string]*proxyClient{}}
+// announce themselves as version of the bridge and tell catalog (nil:
+// none) the tools they list; shared says whether many client sessions
+// call it.
+func newProxyPool(reg *Registry, version string, log *slog.Logger, catalog *toolCatalog, shared bool) *proxyPool {
+	return &proxyPool{reg: reg, version: version, log: log, catalog: catalog, shared: shared, clients: map[string]*proxyClient{}}
 }
 
 // A proxyClient is the connection to one server.
@@ -56,13 +63,24 @@ type proxyClient struct {
 	cfg     serverConfig
 	version string // the bridge's, announced to the server
 	log     *slog.Logger
+	catalog *toolCatalog
+	shared  bool
 
 	mu    sync.Mutex // serializes (re)starts
 	cs    *mcp.ClientSession
 	tools []*mcp.Tool
 	dead  chan struct{} // closed when cs ended
 	// retired are sessions detached by retire and not yet closed.
-	retired map[*mcp.ClientSession]*time.Timer
+	retired map[*mcp.ClientSession]*retirement
+	// inflight counts the calls in flight on each session.
+	inflight map[*mcp.ClientSession]int
+}
+
+// A retirement is the closing of a detached session: at its timer, or,
+// when it drains, as soon as no call is in flight on it.
+type retirement struct {
+	timer *time.Timer
+	drain bool
 }
 
 // cancelGrace is how long a server whose call was cancelled keeps its
@@ -83,7 +101,7 @@ func (p *proxyPool) client(name string) (*proxyClient, error) {
 		if ok {
 			go c.close() // its definition changed: the next use starts the new one
 		}
-		c = &proxyClient{cfg: cfg, version: p.version, log: p.log.With("server", name)}
+		c = &proxyClient{cfg: cfg, version: p.version, log: p.log.With("server", name), catalog: p.catalog, shared: p.shared}
 		p.clients[name] = c
 	}
 	return c, nil
@@ -131,24 +149,38 @@ func (p *proxyPool) call(ctx context.Context, name, tool string, args map[string
 	}
 	ctx, cancel := context.WithTimeout(ctx, toolCallTimeout)
 	defer cancel()
+	c.begin(cs)
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
+	c.end(cs)
 	if err != nil {
 		if c.stopped(cs, err) {
 			eventsOf(ctx).emit(levelWarning, "a proxied server stopped during a call; it is restarted on next use", "server", name, "tool", tool)
 			return nil, fmt.Errorf("server %q stopped during the call to %s (it is restarted on next use): %w", name, tool, err)
 		}
 		if errors.Is(err, context.DeadlineExceeded) {
-			// A server that does not answer is restarted on next use.
-			c.close()
+			// A server that does not answer is restarted on next use; a
+			// shared one keeps its connection for the other calls in
+			// flight on it, and is closed when they are done.
+			if c.shared {
+				c.retire(cs, toolCallTimeout, true)
+			} else {
+				c.close()
+			}
 			eventsOf(ctx).emit(levelWarning, "a proxied server did not answer in time; it was restarted",
 				"server", name, "tool", tool, "limit", toolCallTimeout.String())
 			return nil, fmt.Errorf("server %q did not answer %s within %v; it was restarted", name, tool, toolCallTimeout)
+		}
+		if errors.Is(err, context.Canceled) && c.shared {
+			// The server is told so; other clients' calls on it go on.
+			eventsOf(ctx).emit(levelNotice, "a call to a shared proxied server was cancelled when its run_python call ended",
+				"server", name, "tool", tool)
+			return nil, fmt.Errorf("the call to %s.%s was cancelled when its run_python call ended", name, tool)
 		}
 		if errors.Is(err, context.Canceled) {
 			// The run_python call ended (timeout, interrupt, client gone)
 			// with this call in flight: the server is told so, and since
 			// it may hang all the same, the next use starts it anew.
-			c.retire(cs, cancelGrace)
+			c.retire(cs, cancelGrace, false)
 			eventsOf(ctx).emit(levelNotice, "a proxied call was cancelled when its run_python call ended; the server is restarted on next use",
 				"server", name, "tool", tool)
 			return nil, fmt.Errorf("the call to %s.%s was cancelled when its run_python call ended; server %q is restarted on next use", name, tool, name)
@@ -219,6 +251,7 @@ func (c *proxyClient) session(ctx context.Context) (*mcp.ClientSession, error) {
 	dead := make(chan struct{})
 	go func() { cs.Wait(); close(dead) }()
 	c.cs, c.tools, c.dead = cs, tools, dead
+	c.catalog.put(c.cfg, tools)
 	c.log.Info("proxied server started", "tools", len(tools), "took", time.Since(start))
 	return cs, nil
 }
@@ -240,6 +273,7 @@ func (c *proxyClient) refreshTools(cs *mcp.ClientSession) {
 	defer c.mu.Unlock()
 	if c.cs == cs || c.cs == nil {
 		c.tools = tools
+		c.catalog.put(c.cfg, tools)
 	}
 	c.log.Debug("tool list changed", "tools", len(tools))
 }
@@ -289,27 +323,62 @@ func (c *proxyClient) close() {
 	}
 	// A retired session's timer that fired before retired was taken
 	// closed its session already; one that fires after finds it gone.
-	for old, t := range retired {
-		t.Stop()
+	for old, r := range retired {
+		r.timer.Stop()
 		old.Close()
 	}
 }
 
+// begin and end count a call in flight on cs; the end of the last call on
+// a draining retired session closes it.
+func (c *proxyClient) begin(cs *mcp.ClientSession) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.inflight == nil {
+		c.inflight = map[*mcp.ClientSession]int{}
+	}
+	c.inflight[cs]++
+}
+
+func (c *proxyClient) end(cs *mcp.ClientSession) {
+	c.mu.Lock()
+	c.inflight[cs]--
+	n := c.inflight[cs]
+	if n <= 0 {
+		delete(c.inflight, cs)
+	}
+	r, ok := c.retired[cs]
+	closeNow := ok && r.drain && n <= 0
+	if closeNow {
+		r.timer.Stop()
+		delete(c.retired, cs)
+	}
+	c.mu.Unlock()
+	if closeNow {
+		go cs.Close()
+	}
+}
+
 // retire detaches cs, so that the next use starts the server anew, and
-// closes it after grace.
-func (c *proxyClient) retire(cs *mcp.ClientSession, grace time.Duration) {
+// closes it after grace, or, when drain is set, once no call is in flight
+// on it (grace then bounds the wait).
+func (c *proxyClient) retire(cs *mcp.ClientSession, grace time.Duration, drain bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.cs == cs {
 		c.cs = nil
 	}
 	if c.retired == nil {
-		c.retired = map[*mcp.ClientSession]*time.Timer{}
+		c.retired = map[*mcp.ClientSession]*retirement{}
 	}
 	if _, ok := c.retired[cs]; ok {
 		return
 	}
-	c.retired[cs] = time.AfterFunc(grace, func() {
+	if drain && c.inflight[cs] == 0 {
+		go cs.Close()
+		return
+	}
+	c.retired[cs] = &retirement{drain: drain, timer: time.AfterFunc(grace, func() {
 		c.mu.Lock()
 		_, mine := c.retired[cs]
 		delete(c.retired, cs)
@@ -317,11 +386,11 @@ func (c *proxyClient) retire(cs *mcp.ClientSession, grace time.Duration) {
 		if mine {
 			cs.Close()
 		}
-	})
+	})}
 }
 
 func sameConfig(a, b serverConfig) bool {
-	if a.Command != b.Command || a.Cwd != b.Cwd || len(a.Args) != len(b.Args) || len(a.Env) != len(b.Env) {
+	if a.Command != b.Command || a.Cwd != b.Cwd || a.Shared != b.Shared || len(a.Args) != len(b.Args) || len(a.Env) != len(b.Env) {
 		return false
 	}
 	for i := range a.Args {

@@ -97,7 +97,7 @@ func TestProxiesAnnounceTheBridgeVersion(t *testing.T) {
 		"info": {"command": "`+self+`", "env": {"`+stubServerEnv+`": "1", "`+stubClientInfoEnv+`": "1"}}
 	}}`)
 	reg := NewRegistry(DiscoveryOptions{Home: home, Cwd: t.TempDir(), AllowSelf: true})
-	pool := newProxyPool(reg, "1.2.3", slog.New(slog.DiscardHandler))
+	pool := newProxyPool(reg, "1.2.3", slog.New(slog.DiscardHandler), nil, false)
 	defer pool.close()
 	res, err := pool.call(context.Background(), "info", "client_info", map[string]any{})
 	if err != nil {

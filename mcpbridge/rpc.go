@@ -26,11 +26,11 @@ type rpcRequest struct {
 	Source   string          `json:"source"`
 }
 
-// rpcHandler answers the sandbox of one client connection, whose loaded
-// servers are state's.
-func (b *Bridge) rpcHandler(state *clientState, events *clientEvents) func(context.Context, json.RawMessage) (any, error) {
+// rpcHandler answers the sandbox of the client session cs.
+func (b *Bridge) rpcHandler(cs *clientSession) func(context.Context, json.RawMessage) (any, error) {
+	state, proxies := cs.state, b.proxiesOf(cs)
 	return func(ctx context.Context, raw json.RawMessage) (any, error) {
-		ctx = withEvents(ctx, events)
+		ctx = withEvents(ctx, cs.events)
 		var req rpcRequest
 		if err := json.Unmarshal(raw, &req); err != nil {
 			return nil, fmt.Errorf("malformed request: %v", err)
@@ -46,7 +46,7 @@ func (b *Bridge) rpcHandler(state *clientState, events *clientEvents) func(conte
 			if !state.has(req.Server) {
 				return nil, notAvailable(req.Server)
 			}
-			tools, err := b.proxies.tools(ctx, req.Server)
+			tools, err := proxies.tools(ctx, req.Server)
 			if err != nil {
 				return nil, err
 			}
@@ -61,15 +61,15 @@ func (b *Bridge) rpcHandler(state *clientState, events *clientEvents) func(conte
 			if req.Arguments == nil {
 				req.Arguments = map[string]any{}
 			}
-			res, err := b.proxies.call(ctx, req.Server, req.Tool, req.Arguments)
+			res, err := proxies.call(ctx, req.Server, req.Tool, req.Arguments)
 			if err != nil {
 				return nil, err
 			}
 			return map[string]any{"result": res}, nil
 		case "query_tool_docs":
-			return b.queryDocs(ctx, req.Server, req.Tool, req.Detail == "full")
+			return b.queryDocs(ctx, proxies, req.Server, req.Tool, req.Detail == "full")
 		case "search_tool_docs":
-			return b.searchDocs(ctx, req.Query, req.Limit, req.Detail == "full")
+			return b.searchDocs(ctx, proxies, req.Query, req.Limit, req.Detail == "full")
 		case "memory":
 			return b.store.memory(req.Op, req.Key, req.Value, req.Metadata)
 		case "save_tool":

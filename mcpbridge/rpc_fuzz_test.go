@@ -56,9 +56,9 @@ func FuzzRPCHandler(f *testing.F) {
 	reg := NewRegistry(DiscoveryOptions{Home: home, Cwd: f.TempDir()})
 	b := New(nil, &Options{Registry: reg})
 	defer b.Close()
-	state := &clientState{}
-	state.add([]string{"everything"})
-	handle := b.rpcHandler(state, nil)
+	cs := b.newClientSession()
+	cs.state.add([]string{"everything"})
+	handle := b.rpcHandler(cs)
 	stateDir := reg.stateDir()
 	f.Fuzz(func(t *testing.T, payload []byte) {
 		res, err := handle(context.Background(), json.RawMessage(payload))

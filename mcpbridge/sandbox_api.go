@@ -35,11 +35,11 @@ del _mcp_bridge_install
 // installCode is installTemplate with the sandbox API's source.
 var installCode = fmt.Sprintf(installTemplate, strconv.Quote(sandboxAPI))
 
-// initCode returns the code a new interpreter of a client's session runs
-// before its first call: the sandbox API, the saved tools, then the
+// initCode returns the code a new interpreter of the client session cs
+// runs before its first call: the sandbox API, the saved tools, then the
 // proxies of the servers the session has loaded.
-func (b *Bridge) initCode(loaded []string) string {
-	return installCode + b.savedToolsCode() + b.configureCode(loaded)
+func (b *Bridge) initCode(cs *clientSession) string {
+	return installCode + b.savedToolsCode() + b.configureCode(cs, cs.state.servers())
 }
 
 // savedToolsCode returns the code that defines the tools saved with
@@ -73,13 +73,13 @@ type serverMeta struct {
 }
 
 // configureCode returns the Python call that installs the proxies of the
-// loaded servers, in load order.
-func (b *Bridge) configureCode(loaded []string) string {
+// servers cs loaded, in load order.
+func (b *Bridge) configureCode(cs *clientSession, loaded []string) string {
 	al := b.serverAliases()
 	servers := []serverMeta{}
 	for _, name := range loaded {
 		sc, _ := b.opts.Registry.lookup(name)
-		tools, err := b.proxies.tools(context.Background(), name)
+		tools, err := b.proxiesOf(cs).tools(context.Background(), name)
 		if err != nil {
 			b.log.Warn("loaded server has no tools to install", "server", name, "err", err)
 		}

@@ -23,7 +23,7 @@ const searchConcurrency = 8
 // ones not yet running, concurrently) against query: the best limit of
 // them (defaultSearchLimit when limit is not positive); full adds their
 // input schemas.
-func (b *Bridge) searchDocs(ctx context.Context, query string, limit int, full bool) (any, error) {
+func (b *Bridge) searchDocs(ctx context.Context, proxies proxyRoute, query string, limit int, full bool) (any, error) {
 	al := b.serverAliases()
 	servers := b.opts.Registry.servers()
 	toolsOf := make([][]*mcp.Tool, len(servers))
@@ -31,7 +31,7 @@ func (b *Bridge) searchDocs(ctx context.Context, query string, limit int, full b
 	g.SetLimit(searchConcurrency)
 	for i, sc := range servers {
 		g.Go(func() error {
-			tools, err := b.proxies.tools(ctx, sc.Name)
+			tools, err := proxies.listed(ctx, sc.Name)
 			if err != nil {
 				b.log.Warn("search skips a server that does not start", "server", sc.Name, "err", err)
 				return nil

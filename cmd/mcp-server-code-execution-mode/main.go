@@ -3,6 +3,7 @@
 //
 //	mcp-server-code-execution-mode exec [-c CODE] [-timeout 30s]
 //	mcp-server-code-execution-mode run
+//	mcp-server-code-execution-mode serve -http ADDR [-tls-cert F -tls-key F]
 //	mcp-server-code-execution-mode version
 package main
 
@@ -24,6 +25,9 @@ commands:
   exec [-c CODE] [-timeout D]   run Python code (from -c, else stdin) in a hardened
                                 sandbox, print its output, exit with its status
   run                           serve MCP over stdio (the run_python tool)
+  serve -http ADDR              serve MCP over Streamable HTTP at ADDR/mcp, one
+        [-tls-cert F -tls-key F]  sandbox per session (MCP_BRIDGE_HTTP_TOKEN needed
+                                beyond loopback)
   version                       print the version
 
 Settings come from MCP_BRIDGE_* environment variables; see README.md.
@@ -47,6 +51,8 @@ func run(ctx context.Context, args []string, stdin io.ReadCloser, stdout io.Writ
 		return execCommand(ctx, args[1:], stdin, stdout, stderr, getenv)
 	case "run":
 		return runCommand(ctx, args[1:], stdin, stdout, stderr, getenv)
+	case "serve":
+		return serveCommand(ctx, args[1:], stderr, getenv, nil)
 	case "version", "--version", "-version":
 		fmt.Fprintln(stdout, "mcp-server-code-execution-mode", version)
 		return 0

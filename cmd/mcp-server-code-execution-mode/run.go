@@ -39,6 +39,11 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger, stdin io.R
 	opts := cfg.Bridge
 	opts.Version = version
 	opts.Logger = log
+	if opts.PoolSize > 0 {
+		// One client: its sandbox starts now, in the background, and
+		// its first call finds it warm.
+		opts.PoolSize, opts.PoolOnce = 1, true
+	}
 	br := mcpbridge.New(eng, &opts)
 	defer br.Close()
 	image := cfg.Session.Spec.Image

@@ -37,8 +37,13 @@ type Config struct {
 	// bridge and exec add the rest.
 	Session entrypoint.Options
 	// Bridge holds the MCP server's settings: call timeouts, output
-	// mode, and where servers are discovered.
+	// mode, where servers are discovered, the warm pool (PoolSize is
+	// for serving HTTP; stdio starts one sandbox at most) and the call
+	// queue.
 	Bridge mcpbridge.Options
+	// HTTP holds the settings of serving over Streamable HTTP: token,
+	// allowed hosts and origins, session limit and idle timeout.
+	HTTP mcpbridge.HTTPOptions
 }
 
 // Load reads the settings from getenv (os.Getenv when nil). Every invalid
@@ -91,6 +96,25 @@ func Load(getenv func(string) string) (*Config, error) {
 			ServersConfig: r.get(EnvServersConfig),
 			AllowSelf:     r.flag(EnvAllowSelfServer),
 		},
+	}
+	c.Bridge.PoolSize = defaultPoolSize
+	if r.set(EnvPoolSize) {
+		c.Bridge.PoolSize = int(r.integer(EnvPoolSize, 0, 64, "want a whole number from 0 to 64 (0: no warm pool)"))
+	}
+	c.Bridge.MaxQueuedCalls = int(r.integer(EnvMaxQueuedCalls, 1, 1000, "want a whole number from 1 to 1000"))
+	sessionIdle := r.seconds(EnvSessionIdle, 0, 365*24*3600, "want whole seconds, such as 1800 (0: never)")
+	c.HTTP = mcpbridge.HTTPOptions{
+		Token:              r.token(EnvHTTPToken),
+		AllowedHosts:       r.list(EnvAllowedHosts, validHost, "want host or host:port names, comma-separated"),
+		AllowedOrigins:     r.list(EnvAllowedOrigins, validOrigin, "want origins such as https://app.example.com, comma-separated"),
+		MaxSessions:        int(r.integer(EnvMaxSessions, 1, 100000, "want a whole number of at least 1")),
+		SessionIdleTimeout: sessionIdle,
+	}
+	if c.HTTP.MaxSessions == 0 {
+		c.HTTP.MaxSessions = defaultMaxSessions(spec.MemoryBytes)
+	}
+	if r.set(EnvSessionIdle) && sessionIdle == 0 {
+		c.HTTP.SessionIdleTimeout = -1
 	}
 	if len(r.errs) > 0 {
 		return nil, fmt.Errorf("%w: %w", ErrInvalid, errors.Join(r.errs...))

@@ -42,7 +42,21 @@ const (
 	EnvMaxImageBytes   = "MCP_BRIDGE_MAX_IMAGE_BYTES"
 	EnvInputDir        = "MCP_BRIDGE_INPUT_DIR"
 	EnvInputMaxBytes   = "MCP_BRIDGE_INPUT_MAX_BYTES"
+	EnvHTTPToken       = "MCP_BRIDGE_HTTP_TOKEN"
+	EnvAllowedHosts    = "MCP_BRIDGE_HTTP_ALLOWED_HOSTS"
+	EnvAllowedOrigins  = "MCP_BRIDGE_HTTP_ALLOWED_ORIGINS"
+	EnvMaxSessions     = "MCP_BRIDGE_MAX_SESSIONS"
+	EnvSessionIdle     = "MCP_BRIDGE_SESSION_IDLE_TIMEOUT"
+	EnvPoolSize        = "MCP_BRIDGE_POOL_SIZE"
+	EnvMaxQueuedCalls  = "MCP_BRIDGE_MAX_QUEUED_CALLS"
 )
+
+// minTokenLength is the shortest bearer token accepted.
+const minTokenLength = 16
+
+// defaultPoolSize is the warm pool of a bridge serving HTTP when
+// MCP_BRIDGE_POOL_SIZE is unset.
+const defaultPoolSize = 2
 
 // Sandbox rlimits, lowered to this process's hard limits.
 const (
@@ -249,6 +263,72 @@ func (r *reader) dir(name string) string {
 		return ""
 	}
 	return abs
+}
+
+// token reads a bearer token: at least minTokenLength visible ASCII
+// characters; "" when unset.
+func (r *reader) token(name string) string {
+	v := r.get(name)
+	if v == "" {
+		return ""
+	}
+	ok := len(v) >= minTokenLength
+	for _, c := range v {
+		if c <= ' ' || c > '~' {
+			ok = false
+		}
+	}
+	if !ok {
+		r.bad(name, "(hidden)", fmt.Sprintf("want a token of at least %d visible ASCII characters, no spaces (such as the output of openssl rand -hex 32)", minTokenLength))
+		return ""
+	}
+	return v
+}
+
+// list reads a comma-separated list of names matching valid; nil when
+// unset.
+func (r *reader) list(name string, valid func(string) bool, want string) []string {
+	var out []string
+	for _, item := range strings.Split(r.get(name), ",") {
+		item = strings.TrimSpace(item)
+		if item == "" {
+			continue
+		}
+		if !valid(item) {
+			r.bad(name, item, want)
+			continue
+		}
+		out = append(out, item)
+	}
+	return out
+}
+
+// validHost reports whether s is a host or host:port.
+func validHost(s string) bool {
+	return !strings.ContainsAny(s, "/ \t@?#") && len(s) <= 255
+}
+
+// validOrigin reports whether s is an origin: http(s)://host[:port].
+func validOrigin(s string) bool {
+	rest, ok := strings.CutPrefix(s, "https://")
+	if !ok {
+		rest, ok = strings.CutPrefix(s, "http://")
+	}
+	return ok && rest != "" && validHost(strings.TrimSuffix(rest, "/"))
+}
+
+// defaultMaxSessions is as many sandboxes as this machine's memory holds
+// at each one's memory limit, at least 4 and at most 1000.
+func defaultMaxSessions(limit int64) int {
+	if limit <= 0 {
+		limit = 512 << 20
+	}
+	var si unix.Sysinfo_t
+	if unix.Sysinfo(&si) != nil {
+		return 16
+	}
+	total := int64(si.Totalram) * int64(si.Unit)
+	return int(min(max(total/limit, 4), 1000))
 }
 
 // flag reads a switch: "1" (or true, yes, on) turns it on.

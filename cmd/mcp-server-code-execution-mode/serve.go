@@ -1,0 +1,142 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/config"
+)
+
+// Bounds of the HTTP server.
+const (
+	readHeaderTimeout = 10 * time.Second
+	idleConnTimeout   = 120 * time.Second
+	maxHeaderBytes    = 64 << 10
+	// shutdownGrace is how long a stopping server lets calls in flight
+	// finish before it ends their sessions.
+	shutdownGrace = 5 * time.Second
+)
+
+// serveCommand serves MCP over Streamable HTTP until told to stop.
+func serveCommand(ctx context.Context, args []string, stderr io.Writer, getenv func(string) string, ready func(addr string)) int {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	addr := fs.String("http", "", "serve Streamable HTTP on this address, such as 127.0.0.1:8080 (required)")
+	certFile := fs.String("tls-cert", "", "serve HTTPS with this certificate (PEM); needs -tls-key")
+	keyFile := fs.String("tls-key", "", "the private key (PEM) of -tls-cert")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	fail := func(code int, format string, a ...any) int {
+		fmt.Fprintf(stderr, "mcp-server-code-execution-mode: serve: "+format+"\n", a...)
+		return code
+	}
+	switch {
+	case fs.NArg() > 0:
+		return fail(2, "unexpected arguments %q", fs.Args())
+	case *addr == "":
+		return fail(2, "-http ADDR is required, such as -http 127.0.0.1:8080")
+	case (*certFile == "") != (*keyFile == ""):
+		return fail(2, "-tls-cert and -tls-key go together")
+	}
+	cfg, err := config.Load(getenv)
+	if err != nil {
+		return fail(2, "not starting: %v", err)
+	}
+	if err := mcpbridge.CheckListen(*addr, &cfg.HTTP); err != nil {
+		return fail(2, "not starting: %v", err)
+	}
+	var tlsConfig *tls.Config
+	if *certFile != "" {
+		cert, err := tls.LoadX509KeyPair(*certFile, *keyFile)
+		if err != nil {
+			return fail(2, "not starting: loading the TLS certificate: %v", err)
+		}
+		tlsConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	}
+	log := cfg.Logger(stderr, slog.LevelInfo)
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return fail(1, "listening: %v", err)
+	}
+	if tlsConfig != nil {
+		ln = tls.NewListener(ln, tlsConfig)
+	}
+
+	engOpts := cfg.Engine
+	engOpts.Logger = log
+	eng := engine.NewAuto(&engOpts)
+	defer eng.Close()
+	opts := cfg.Bridge
+	opts.Version = version
+	opts.Logger = log
+	br := mcpbridge.New(eng, &opts)
+	defer br.Close()
+
+	srv := &http.Server{
+		Handler:           br.HTTPHandler(&cfg.HTTP),
+		ReadHeaderTimeout: readHeaderTimeout,
+		IdleTimeout:       idleConnTimeout,
+		MaxHeaderBytes:    maxHeaderBytes,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelDebug),
+	}
+	scheme := "http"
+	if tlsConfig != nil {
+		scheme = "https"
+	}
+	url := scheme + "://" + ln.Addr().String() + mcpbridge.HTTPPath
+	log.Info("serving MCP over Streamable HTTP", "url", url, "version", version,
+		"token", cfg.HTTP.Token != "", "max_sessions", cfg.HTTP.MaxSessions, "pool", opts.PoolSize)
+	if ready != nil {
+		ready(ln.Addr().String())
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	select {
+	case err := <-served:
+		if !errors.Is(err, http.ErrServerClosed) {
+			log.Error("HTTP server stopped", "err", err)
+			return 1
+		}
+		return 0
+	case <-ctx.Done():
+	}
+	// Stop: no new connections; the calls in flight get a grace period,
+	// then every session ends (its calls are interrupted, its sandbox and
+	// servers removed) and the connections close.
+	log.Info("stopping: no new requests; calls in flight may finish", "calls", br.CallsInFlight(), "grace", shutdownGrace)
+	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+	defer cancel()
+	shut := make(chan struct{})
+	go func() { srv.Shutdown(sctx); close(shut) }()
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for br.CallsInFlight() > 0 && sctx.Err() == nil {
+		select {
+		case <-tick.C:
+		case <-sctx.Done():
+		}
+	}
+	if n := br.CallsInFlight(); n > 0 {
+		log.Warn("ending sessions with calls still running; they are interrupted", "calls", n)
+	}
+	br.CloseSessions()
+	br.Close()
+	select {
+	case <-shut:
+	case <-time.After(time.Second):
+	}
+	srv.Close()
+	log.Info("stopped")
+	return 0
+}

@@ -1,0 +1,247 @@
+package mcpbridge
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// HTTPPath is where the bridge serves MCP over Streamable HTTP.
+const HTTPPath = "/mcp"
+
+// Defaults of HTTPOptions.
+const (
+	defaultSessionIdle  = 30 * time.Minute
+	defaultMaxBodyBytes = 4 << 20
+	defaultBodyTimeout  = 30 * time.Second
+	defaultMaxSessions  = 16
+)
+
+// HTTPOptions configure the bridge's Streamable HTTP handler. The zero
+// value serves loopback clients without a token.
+type HTTPOptions struct {
+	// Token is the bearer token every request must carry. Zero: none
+	// (then serve on loopback only; see IsLoopbackAddr).
+	Token string
+	// AllowedHosts are Host header values (host or host:port) served
+	// besides loopback names. Zero: on a loopback address only loopback
+	// names (anything else is DNS rebinding), elsewhere any host.
+	AllowedHosts []string
+	// AllowedOrigins are the browser origins (scheme://host[:port]) that
+	// may call besides a page of the host it calls and loopback pages
+	// calling loopback. Zero: none.
+	AllowedOrigins []string
+	// MaxSessions bounds the MCP sessions served at once; a client
+	// opening one more gets an error, the others go on. Zero: 16.
+	MaxSessions int
+	// SessionIdleTimeout ends a session (its sandbox and servers) after
+	// this long without a request. Zero: 30 minutes; negative: never.
+	SessionIdleTimeout time.Duration
+	// MaxBodyBytes bounds a request's body. Zero: 4 MiB.
+	MaxBodyBytes int64
+	// BodyTimeout bounds reading a request's body. Zero: 30 s.
+	BodyTimeout time.Duration
+}
+
+func (o HTTPOptions) withDefaults() HTTPOptions {
+	if o.MaxSessions <= 0 {
+		o.MaxSessions = defaultMaxSessions
+	}
+	if o.SessionIdleTimeout == 0 {
+		o.SessionIdleTimeout = defaultSessionIdle
+	}
+	if o.MaxBodyBytes <= 0 {
+		o.MaxBodyBytes = defaultMaxBodyBytes
+	}
+	if o.BodyTimeout <= 0 {
+		o.BodyTimeout = defaultBodyTimeout
+	}
+	return o
+}
+
+// ErrNoToken reports a non-loopback address to serve on without a token.
+var ErrNoToken = errors.New("serving beyond loopback needs a bearer token (MCP_BRIDGE_HTTP_TOKEN)")
+
+// CheckListen reports whether the bridge may serve on addr with opts:
+// anywhere but loopback it takes a token.
+func CheckListen(addr string, opts *HTTPOptions) error {
+	if !IsLoopbackAddr(addr) && (opts == nil || opts.Token == "") {
+		return fmt.Errorf("listening on %s: %w", addr, ErrNoToken)
+	}
+	return nil
+}
+
+// requestHeader carries, from the HTTP layer to the tool handler, the key
+// of the HTTP request a call came in.
+const requestHeader = "X-Mcp-Bridge-Request"
+
+// An httpFront is the HTTP side of a bridge: the guard, the bounds, the
+// session limit in front of the go-sdk's Streamable HTTP handler.
+type httpFront struct {
+	b     *Bridge
+	opts  HTTPOptions
+	guard *httpGuard
+	mcp   *mcp.StreamableHTTPHandler
+
+	newMu sync.Mutex // serializes the requests that may open a session
+	seq   atomic.Int64
+}
+
+// HTTPHandler returns the bridge's Streamable HTTP handler, serving MCP
+// at HTTPPath: one MCP session (Mcp-Session-Id) per client, each with its
+// own sandbox and servers, ended by DELETE, by SessionIdleTimeout or by
+// Close. opts may be nil.
+func (b *Bridge) HTTPHandler(opts *HTTPOptions) http.Handler {
+	var o HTTPOptions
+	if opts != nil {
+		o = *opts
+	}
+	o = o.withDefaults()
+	f := &httpFront{b: b, opts: o, guard: newHTTPGuard(&o)}
+	idle := o.SessionIdleTimeout
+	if idle < 0 {
+		idle = 0 // the go-sdk's "never"
+	}
+	f.mcp = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return b.server }, &mcp.StreamableHTTPOptions{
+		Logger:              b.log,
+		SessionTimeout:      idle,
+		MaxRequestBodyBytes: o.MaxBodyBytes,
+	})
+	mux := http.NewServeMux()
+	mux.Handle(HTTPPath, f)
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeHTTPError(w, http.StatusNotFound, "not found: MCP is served at "+HTTPPath)
+	})
+	return mux
+}
+
+func (f *httpFront) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if d := f.guard.check(r); d != nil {
+		if d.challenge != "" {
+			w.Header().Set("WWW-Authenticate", d.challenge)
+		}
+		f.b.log.Debug("HTTP request refused", "status", d.status, "why", d.msg, "remote", r.RemoteAddr)
+		writeHTTPError(w, d.status, d.msg)
+		return
+	}
+	r.Header.Del(requestHeader)
+	if r.Method == http.MethodPost {
+		if !f.readBody(w, r) {
+			return
+		}
+		key := strconv.FormatInt(f.seq.Add(1), 10)
+		r.Header.Set(requestHeader, key)
+		f.b.httpRequests.Store(key, r.Context())
+		defer f.b.httpRequests.Delete(key)
+		if r.Header.Get("Mcp-Session-Id") == "" {
+			// A request without a session may open one: count and open
+			// one at a time, so the limit holds exactly.
+			f.newMu.Lock()
+			defer f.newMu.Unlock()
+			if n := f.b.sessionCount(); n >= f.opts.MaxSessions {
+				f.b.log.Warn("refusing a new session: the bridge serves its maximum", "sessions", n)
+				w.Header().Set("Retry-After", "5")
+				writeHTTPError(w, http.StatusServiceUnavailable, fmt.Sprintf(
+					"the bridge serves its maximum of %d sessions (MCP_BRIDGE_MAX_SESSIONS); end one with DELETE, or try again later", f.opts.MaxSessions))
+				return
+			}
+		}
+	}
+	f.mcp.ServeHTTP(w, r)
+}
+
+// readBody reads r's body, bounded in size and time, into memory, so that
+// a slow or endless body fails here with a clear error and never holds a
+// session or the new-session lock.
+func (f *httpFront) readBody(w http.ResponseWriter, r *http.Request) bool {
+	rc := http.NewResponseController(w)
+	rc.SetReadDeadline(time.Now().Add(f.opts.BodyTimeout))
+	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, f.opts.MaxBodyBytes))
+	rc.SetReadDeadline(time.Time{})
+	if err != nil {
+		var tooLarge *http.MaxBytesError
+		switch {
+		case errors.As(err, &tooLarge):
+			writeHTTPError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("the request body is over the limit of %d bytes", f.opts.MaxBodyBytes))
+		case errors.Is(err, context.DeadlineExceeded) || isTimeout(err):
+			writeHTTPError(w, http.StatusRequestTimeout, fmt.Sprintf("the request body did not arrive within %v", f.opts.BodyTimeout))
+		default:
+			writeHTTPError(w, http.StatusBadRequest, "reading the request body: "+err.Error())
+		}
+		return false
+	}
+	r.Body = io.NopCloser(bytes.NewReader(data))
+	r.ContentLength = int64(len(data))
+	return true
+}
+
+func isTimeout(err error) bool {
+	var t interface{ Timeout() bool }
+	return errors.As(err, &t) && t.Timeout()
+}
+
+// writeHTTPError writes a JSON-RPC error response (id null) with status.
+func writeHTTPError(w http.ResponseWriter, status int, msg string) {
+	code := -32000
+	switch status {
+	case http.StatusBadRequest, http.StatusRequestEntityTooLarge:
+		code = -32600 // invalid request
+	case http.StatusNotFound:
+		code = -32601
+	}
+	body, _ := json.Marshal(map[string]any{
+		"jsonrpc": "2.0",
+		"id":      nil,
+		"error":   map[string]any{"code": code, "message": msg},
+	})
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
+	w.Write(append(body, '\n'))
+}
+
+// sessionCount returns how many MCP sessions the server has.
+func (b *Bridge) sessionCount() int {
+	n := 0
+	for range b.server.Sessions() {
+		n++
+	}
+	return n
+}
+
+// callContext returns ctx, cancelled too when the HTTP request the call
+// came in ends: the client went away, and with no stream to resume its
+// answer can never be delivered.
+func (b *Bridge) callContext(ctx context.Context, extra *mcp.RequestExtra) (context.Context, context.CancelFunc) {
+	if extra == nil || extra.Header == nil {
+		return ctx, func() {}
+	}
+	v, ok := b.httpRequests.Load(extra.Header.Get(requestHeader))
+	if !ok {
+		return ctx, func() {}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	stop := context.AfterFunc(v.(context.Context), cancel)
+	return ctx, func() { stop(); cancel() }
+}
+
+// CloseSessions ends every MCP session the bridge serves (their sandboxes
+// and servers stop with them), as a server shutting down does.
+func (b *Bridge) CloseSessions() {
+	var wg sync.WaitGroup
+	for ss := range b.server.Sessions() {
+		wg.Add(1)
+		go func() { defer wg.Done(); ss.Close() }()
+	}
+	wg.Wait()
+}

@@ -1,0 +1,87 @@
+package mcpbridge
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+)
+
+// defaultMaxQueuedCalls is the zero value of Options.MaxQueuedCalls.
+const defaultMaxQueuedCalls = 8
+
+// ErrQueueFull reports a call refused because its session already has as
+// many calls waiting as Options.MaxQueuedCalls allows.
+var ErrQueueFull = errors.New("too many calls waiting in this session")
+
+// A callQueue runs the calls of one session one at a time, in the order
+// they arrive, with at most max of them waiting.
+type callQueue struct {
+	max int
+
+	mu      sync.Mutex
+	busy    bool
+	waiting []chan struct{} // closed to hand the turn over, oldest first
+}
+
+func newCallQueue(max int) *callQueue {
+	if max <= 0 {
+		max = defaultMaxQueuedCalls
+	}
+	return &callQueue{max: max}
+}
+
+// enter waits for the call's turn and returns the function that ends it.
+// It fails at once with ErrQueueFull when max calls already wait, and
+// with ctx's error when ctx ends first.
+func (q *callQueue) enter(ctx context.Context) (leave func(), err error) {
+	q.mu.Lock()
+	if !q.busy {
+		q.busy = true
+		q.mu.Unlock()
+		return q.leave, nil
+	}
+	if len(q.waiting) >= q.max {
+		q.mu.Unlock()
+		return nil, fmt.Errorf("%w (%d wait behind the running one); wait for an answer before sending more", ErrQueueFull, q.max)
+	}
+	turn := make(chan struct{})
+	q.waiting = append(q.waiting, turn)
+	q.mu.Unlock()
+	select {
+	case <-turn:
+		return q.leave, nil
+	case <-ctx.Done():
+		q.mu.Lock()
+		for i, w := range q.waiting {
+			if w == turn {
+				q.waiting = append(q.waiting[:i], q.waiting[i+1:]...)
+				q.mu.Unlock()
+				return nil, ctx.Err()
+			}
+		}
+		q.mu.Unlock()
+		q.leave() // the turn came as ctx ended: pass it on
+		return nil, ctx.Err()
+	}
+}
+
+// leave ends the running call's turn, handing it to the oldest waiter.
+func (q *callQueue) leave() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if len(q.waiting) == 0 {
+		q.busy = false
+		return
+	}
+	next := q.waiting[0]
+	q.waiting = q.waiting[1:]
+	close(next)
+}
+
+// waiters returns how many calls wait.
+func (q *callQueue) waiters() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.waiting)
+}
