@@ -45,7 +45,7 @@ func (s ExitStatus) String() string {
 	var parts []string
 	switch {
 	case s.OOMKilled && s.MemoryLimit > 0:
-		parts = append(parts, fmt.Sprintf("killed for exceeding its memory limit (OOM-killed, limit %s)", formatBytes(s.MemoryLimit)))
+		parts = append(parts, fmt.Sprintf("killed for exceeding its memory limit (OOM-killed, limit %s)", FormatBytes(s.MemoryLimit)))
 	case s.OOMKilled:
 		parts = append(parts, "killed for exceeding its memory limit (OOM-killed)")
 	}
@@ -66,14 +66,3 @@ type ExitError struct {
 }
 
 func (e *ExitError) Error() string { return "sandbox container " + e.Status.String() }
-
-// formatBytes renders n in the largest binary unit that divides it.
-func formatBytes(n int64) string {
-	units := []string{"B", "KiB", "MiB", "GiB", "TiB"}
-	i := 0
-	for n >= 1024 && n%1024 == 0 && i < len(units)-1 {
-		n /= 1024
-		i++
-	}
-	return fmt.Sprintf("%d %s", n, units[i])
-}

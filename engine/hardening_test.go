@@ -141,10 +141,12 @@ func wantLabels(session string) map[string]string {
 
 func ExampleExitStatus_String() {
 	fmt.Println(ExitStatus{Code: 137, OOMKilled: true, MemoryLimit: 64 << 20})
+	fmt.Println(ExitStatus{Code: 137, OOMKilled: true, MemoryLimit: 2 << 30})
 	fmt.Println(ExitStatus{Code: 130})
 	fmt.Println(ExitStatus{Code: 3})
 	// Output:
 	// killed for exceeding its memory limit (OOM-killed, limit 64 MiB); killed by signal SIGKILL (exit code 137)
+	// killed for exceeding its memory limit (OOM-killed, limit 2 GiB); killed by signal SIGKILL (exit code 137)
 	// killed by signal SIGINT (exit code 130)
 	// exited with code 3
 }

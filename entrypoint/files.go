@@ -119,7 +119,7 @@ func scanInput(dir string, max int64, log func(msg string, args ...any)) (*input
 			}
 			in.bytes += info.Size()
 			if in.bytes > max {
-				return fmt.Errorf("%w: %s holds more than %s", ErrInputTooLarge, dir, FormatBytes(max))
+				return fmt.Errorf("%w: %s holds more than %s", ErrInputTooLarge, dir, engine.FormatBytes(max))
 			}
 			in.entries = append(in.entries, inputEntry{rel: rel, size: info.Size(), modTime: info.ModTime()})
 		default:

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine"
 )
 
 // An Image is an image a call showed (display, a matplotlib figure).
@@ -176,22 +178,5 @@ func (b *imageBox) note(extra int64) string {
 		what = strconv.FormatInt(n, 10) + " images were"
 	}
 	return fmt.Sprintf("[%s not shown: a call shows at most %d images and %s of images]",
-		what, b.maxCount, FormatBytes(b.maxBytes))
-}
-
-// FormatBytes writes n bytes for people: "8 MiB", "300 KiB", "12 bytes".
-func FormatBytes(n int64) string {
-	switch {
-	case n == 1:
-		return "1 byte"
-	case n >= 1<<20 && n%(1<<20) == 0:
-		return strconv.FormatInt(n>>20, 10) + " MiB"
-	case n >= 1<<20-1<<9: // what would round to 1024.0 KiB is 1.0 MiB
-		return strconv.FormatFloat(float64(n)/(1<<20), 'f', 1, 64) + " MiB"
-	case n >= 1<<10 && n%(1<<10) == 0:
-		return strconv.FormatInt(n>>10, 10) + " KiB"
-	case n >= 1<<10:
-		return strconv.FormatFloat(float64(n)/(1<<10), 'f', 1, 64) + " KiB"
-	}
-	return strconv.FormatInt(n, 10) + " bytes"
+		what, b.maxCount, engine.FormatBytes(b.maxBytes))
 }

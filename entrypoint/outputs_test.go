@@ -244,31 +244,6 @@ func TestImageBox(t *testing.T) {
 	}
 }
 
-func TestFormatBytes(t *testing.T) {
-	tests := []struct {
-		n    int64
-		want string
-	}{
-		{0, "0 bytes"},
-		{12, "12 bytes"},
-		{1023, "1023 bytes"},
-		{1024, "1 KiB"},
-		{1536, "1.5 KiB"},
-		{300 << 10, "300 KiB"},
-		{1<<20 - 512<<10, "512 KiB"},
-		{1 << 20, "1 MiB"},
-		{3 << 19, "1.5 MiB"},
-		{8 << 20, "8 MiB"},
-		{1 << 30, "1024 MiB"},
-		{64<<20 + 1, "64.0 MiB"},
-	}
-	for _, tt := range tests {
-		if got := FormatBytes(tt.n); got != tt.want {
-			t.Errorf("FormatBytes(%d) = %q; want %q", tt.n, got, tt.want)
-		}
-	}
-}
-
 // TestFinishRichResult checks that a call's result carries its images and
 // files, and notes what was left out.
 func TestFinishRichResult(t *testing.T) {

@@ -178,9 +178,16 @@ class Call:
         self.progress_done = False
 
     def admit_image(self, size):
-        """Counts an image of size bytes in, or as dropped when over a limit."""
+        """Decides whether an image of size bytes goes to the host: its
+        base64 must fit in one frame, and the image within the call's
+        limits. Counts it in when it does, as dropped when it does not (an
+        image too large for a frame takes nothing from the limits)."""
         with self.lock:
-            if self.images >= self.max_images or self.image_bytes + size > self.max_image_bytes:
+            if (
+                (size + 2) // 3 * 4 > MAX_FRAME - 1024  # the length of its base64
+                or self.images >= self.max_images
+                or self.image_bytes + size > self.max_image_bytes
+            ):
                 self.dropped["images"] = self.dropped.get("images", 0) + 1
                 return False
             self.images += 1
@@ -432,13 +439,10 @@ class Runtime:
             self.send_image(call, *image)
 
     def send_image(self, call, data, mime):
-        encoded = base64.b64encode(data).decode("ascii")
-        if len(encoded) > MAX_FRAME - 1024 or not call.admit_image(len(data)):
-            if len(encoded) > MAX_FRAME - 1024:
-                with call.lock:
-                    call.dropped["images"] = call.dropped.get("images", 0) + 1
-            return
-        self.chan.send({"t": "image", "id": call.id, "mime": mime, "data": encoded})
+        """Sends an image frame of the call, if the call admits the image."""
+        if call.admit_image(len(data)):
+            encoded = base64.b64encode(data).decode("ascii")
+            self.chan.send({"t": "image", "id": call.id, "mime": mime, "data": encoded})
 
     def send_files(self, call, files):
         """Sends the small files out and the images out of the call as file

@@ -21,6 +21,7 @@ import unittest
 from test_runtime import Runtime, code
 
 import outputs
+import runtime
 
 PNG = base64.b64decode(
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
@@ -55,6 +56,22 @@ class Call:
                 return
             elif f["t"] != "started":
                 raise AssertionError("unexpected frame: %r" % (f,))
+
+
+class AdmitImageTest(unittest.TestCase):
+    """Call.admit_image alone: the one place that decides whether an image
+    goes to the host and counts what did not."""
+
+    def test_limits_and_frame_size(self):
+        c = runtime.Call("1", 0, max_images=2, max_image_bytes=16 << 20)
+        fits = (runtime.MAX_FRAME - 1024) // 4 * 3  # the largest whose base64 fits a frame
+        self.assertFalse(c.admit_image(fits + 1), "over a frame in base64")
+        self.assertEqual((c.images, c.image_bytes, c.dropped.get("images")), (0, 0, 1))
+        self.assertTrue(c.admit_image(fits))
+        self.assertFalse(c.admit_image(5 << 20), "over the bytes left")
+        self.assertTrue(c.admit_image(1))
+        self.assertFalse(c.admit_image(1), "over the count")
+        self.assertEqual((c.images, c.image_bytes, c.dropped.get("images")), (2, fits + 1, 3))
 
 
 class OutputsTest(unittest.TestCase):
@@ -123,6 +140,16 @@ class OutputsTest(unittest.TestCase):
         self.assertEqual(c.result["dropped"].get("images"), 2)
         c = self.call("display(%r)" % PNG)
         self.assertEqual((len(c.images), "images" in c.result["dropped"]), (1, False), "limits are per call")
+
+    def test_image_over_a_frame_dropped_and_counted(self):
+        # Within the call's byte limit but too large for one frame once in
+        # base64: dropped, counted, and takes nothing from the limits.
+        c = self.call(
+            "display(%r + bytes(13 << 20))\ndisplay(%r)" % (PNG[:8], PNG), max_images=1, max_image_bytes=64 << 20
+        )
+        self.assertEqual(c.result["status"], "ok", c.result)
+        self.assertEqual(c.images, [("image/png", PNG)])
+        self.assertEqual(c.result["dropped"].get("images"), 1)
 
     def test_bad_limits_are_refused(self):
         c = self.call("print(1)", max_images=-1)

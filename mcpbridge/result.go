@@ -7,6 +7,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/entrypoint"
 )
 
@@ -147,7 +148,7 @@ func (o outcome) compactText() string {
 	if len(o.rich.files) > 0 {
 		names := make([]string, len(o.rich.files))
 		for i, f := range o.rich.files {
-			names[i] = strings.TrimPrefix(f.Path, entrypoint.OutDir+"/") + " (" + entrypoint.FormatBytes(f.Size) + ", " + f.As + ")"
+			names[i] = strings.TrimPrefix(f.Path, entrypoint.OutDir+"/") + " (" + engine.FormatBytes(f.Size) + ", " + f.As + ")"
 		}
 		line("files out: " + strings.Join(names, ", "))
 	}
