@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -116,6 +117,11 @@ func (b *Bridge) HTTPHandler(opts *HTTPOptions) http.Handler {
 		Logger:              b.log,
 		SessionTimeout:      idle,
 		MaxRequestBodyBytes: o.MaxBodyBytes,
+		// The guard protects against DNS rebinding, with the hosts
+		// AllowedHosts adds; the go-sdk's own check, which knows no such
+		// list, would refuse them on a loopback address (as behind a
+		// reverse proxy on 127.0.0.1).
+		DisableLocalhostProtection: true,
 	})
 	mux := http.NewServeMux()
 	mux.Handle(HTTPPath, f)
@@ -180,6 +186,10 @@ func (f *httpFront) readBody(w http.ResponseWriter, r *http.Request) bool {
 		}
 		return false
 	}
+	if !json.Valid(data) {
+		writeHTTPError(w, http.StatusBadRequest, "parse error: the request body is not JSON (want a JSON-RPC message or batch)")
+		return false
+	}
 	r.Body = io.NopCloser(bytes.NewReader(data))
 	r.ContentLength = int64(len(data))
 	return true
@@ -193,10 +203,12 @@ func isTimeout(err error) bool {
 // writeHTTPError writes a JSON-RPC error response (id null) with status.
 func writeHTTPError(w http.ResponseWriter, status int, msg string) {
 	code := -32000
-	switch status {
-	case http.StatusBadRequest, http.StatusRequestEntityTooLarge:
+	switch {
+	case strings.HasPrefix(msg, "parse error"):
+		code = -32700
+	case status == http.StatusBadRequest || status == http.StatusRequestEntityTooLarge:
 		code = -32600 // invalid request
-	case http.StatusNotFound:
+	case status == http.StatusNotFound:
 		code = -32601
 	}
 	body, _ := json.Marshal(map[string]any{

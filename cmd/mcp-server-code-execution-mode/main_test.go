@@ -39,6 +39,20 @@ func TestCommands(t *testing.T) {
 		{args: []string{"run"}, env: map[string]string{"MCP_BRIDGE_LOG_LEVEL": "WARNING"}, code: 0, notErrs: "level=INFO"},
 		{args: []string{"run"}, env: map[string]string{"MCP_BRIDGE_LOG_LEVEL": "CRITICAL"}, code: 0, notErrs: "level="},
 		{args: []string{"run"}, env: map[string]string{"MCP_BRIDGE_LOG_LEVEL": "NOTSET"}, code: 0, errs: "serving MCP over stdio"},
+		// serve refuses before it listens.
+		{args: []string{"help"}, code: 0, out: "serve -http ADDR"},
+		{args: []string{"serve"}, code: 2, errs: "serve: -http ADDR is required"},
+		{args: []string{"serve", "-nope"}, code: 2, errs: "flag provided but not defined: -nope"},
+		{args: []string{"serve", "-http", "127.0.0.1:0", "extra"}, code: 2, errs: `unexpected arguments ["extra"]`},
+		{args: []string{"serve", "-http", "127.0.0.1:0", "-tls-cert", "cert.pem"}, code: 2, errs: "-tls-cert and -tls-key go together"},
+		{args: []string{"serve", "-tls-key", "key.pem", "-http", "127.0.0.1:0"}, code: 2, errs: "-tls-cert and -tls-key go together"},
+		{args: []string{"serve", "-http", "127.0.0.1:0", "-tls-cert", "/nonexistent/cert.pem", "-tls-key", "/nonexistent/key.pem"}, code: 2, errs: "loading the TLS certificate"},
+		{args: []string{"serve", "-http", ":0"}, code: 2, errs: "listening on :0: serving beyond loopback needs a bearer token (MCP_BRIDGE_HTTP_TOKEN)"},
+		{args: []string{"serve", "-http", "0.0.0.0:0"}, code: 2, errs: "MCP_BRIDGE_HTTP_TOKEN"},
+		{args: []string{"serve", "-http", "0.0.0.0:0"}, env: map[string]string{"MCP_BRIDGE_HTTP_TOKEN": "tooshort"}, code: 2, errs: "MCP_BRIDGE_HTTP_TOKEN", notErrs: "tooshort"},
+		{args: []string{"serve", "-http", "127.0.0.1:0"}, env: map[string]string{"MCP_BRIDGE_MAX_SESSIONS": "none"}, code: 2, errs: `not starting: invalid settings: MCP_BRIDGE_MAX_SESSIONS="none"`},
+		{args: []string{"serve", "-http", "127.0.0.1:0"}, env: map[string]string{"MCP_BRIDGE_HTTP_ALLOWED_ORIGINS": "evil.example"}, code: 2, errs: "MCP_BRIDGE_HTTP_ALLOWED_ORIGINS"},
+		{args: []string{"serve", "-http", "127.0.0.1:0"}, env: map[string]string{"MCP_BRIDGE_POOL_SIZE": "-1"}, code: 2, errs: "MCP_BRIDGE_POOL_SIZE"},
 	}
 	for _, tt := range tests {
 		out, errs, code := runArgs(t, tt.env, tt.args...)

@@ -69,6 +69,10 @@ func serveCommand(ctx context.Context, args []string, stderr io.Writer, getenv f
 	if err != nil {
 		return fail(1, "listening: %v", err)
 	}
+	if err := mcpbridge.CheckListen(ln.Addr().String(), &cfg.HTTP); err != nil {
+		ln.Close() // the name resolved beyond loopback
+		return fail(2, "not starting: %v", err)
+	}
 	if tlsConfig != nil {
 		ln = tls.NewListener(ln, tlsConfig)
 	}

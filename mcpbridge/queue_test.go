@@ -1,0 +1,234 @@
+package mcpbridge
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// enterAsync enters q in a goroutine and returns where its result comes.
+func enterAsync(ctx context.Context, q *callQueue) <-chan func() {
+	got := make(chan func(), 1)
+	go func() {
+		leave, err := q.enter(ctx)
+		if err != nil {
+			leave = nil
+		}
+		got <- leave
+	}()
+	return got
+}
+
+// takeTurn returns the leave of a turn from enterAsync, failing the test
+// when its enter failed.
+func takeTurn(t *testing.T, what string, ch <-chan func()) func() {
+	t.Helper()
+	leave := receive(t, what, ch)
+	if leave == nil {
+		t.Fatalf("%s: enter failed", what)
+	}
+	return leave
+}
+
+func TestCallQueueFIFO(t *testing.T) {
+	const n = 6
+	q := newCallQueue(n)
+	first, err := q.enter(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var order []int
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			leave, err := q.enter(context.Background())
+			if err != nil {
+				t.Errorf("waiter %d: %v", i, err)
+				return
+			}
+			mu.Lock()
+			order = append(order, i)
+			mu.Unlock()
+			leave()
+		}()
+		// The next waiter starts once this one waits: a known order.
+		waitFor(t, "waiter to queue", func() bool { return q.waiters() == i+1 })
+	}
+	first()
+	wg.Wait()
+	for i, got := range order {
+		if got != i {
+			t.Fatalf("turns taken in order %v, want 0…%d", order, n-1)
+		}
+	}
+	if len(order) != n || q.waiters() != 0 {
+		t.Fatalf("%d turns, %d still waiting", len(order), q.waiters())
+	}
+	// The queue is free again: the next call runs at once.
+	leave, err := q.enter(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	leave()
+}
+
+func TestCallQueueFull(t *testing.T) {
+	for _, tt := range []struct {
+		max, waiting int
+	}{
+		{1, 1},
+		{3, 3},
+		{0, defaultMaxQueuedCalls}, // zero: the default
+	} {
+		q := newCallQueue(tt.max)
+		running, err := q.enter(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var turns []<-chan func()
+		for i := range tt.waiting {
+			turns = append(turns, enterAsync(context.Background(), q))
+			waitFor(t, "waiter to queue", func() bool { return q.waiters() == i+1 })
+		}
+		_, err = q.enter(context.Background())
+		if !errors.Is(err, ErrQueueFull) {
+			t.Fatalf("max %d: one more call: %v, want ErrQueueFull", tt.max, err)
+		}
+		for _, want := range []string{"too many calls waiting in this session", "wait for an answer before sending more"} {
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("max %d: error %q lacks %q", tt.max, err, want)
+			}
+		}
+		// The refused call took no place: the waiters run, then the queue frees.
+		running()
+		for _, turn := range turns {
+			takeTurn(t, "a waiter's turn", turn)()
+		}
+		if q.waiters() != 0 {
+			t.Fatalf("max %d: %d waiting after all ran", tt.max, q.waiters())
+		}
+	}
+}
+
+// TestCallQueueCancelledWaiter gives up a waiter's place, first, in the
+// middle or last of three: it gets its context's error, leaves the queue
+// at once, and the others get their turns in order.
+func TestCallQueueCancelledWaiter(t *testing.T) {
+	for _, cancelled := range []int{0, 1, 2} {
+		q := newCallQueue(3)
+		running, err := q.enter(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		gone := make(chan error, 1)
+		var turns []<-chan func()
+		for i := range 3 {
+			if i == cancelled {
+				go func() {
+					leave, err := q.enter(ctx)
+					if leave != nil {
+						leave()
+					}
+					gone <- err
+				}()
+			} else {
+				turns = append(turns, enterAsync(context.Background(), q))
+			}
+			waitFor(t, "a waiter to queue", func() bool { return q.waiters() == i+1 })
+		}
+		cancel()
+		if err := receive(t, "the cancelled waiter", gone); !errors.Is(err, context.Canceled) {
+			t.Fatalf("waiter %d: %v, want context.Canceled", cancelled, err)
+		}
+		if n := q.waiters(); n != 2 {
+			t.Fatalf("waiter %d cancelled: %d waiting, want 2", cancelled, n)
+		}
+		// Its place is free: one more fits.
+		turns = append(turns, enterAsync(context.Background(), q))
+		waitFor(t, "one more waiter to queue", func() bool { return q.waiters() == 3 })
+		running()
+		for i, turn := range turns {
+			takeTurn(t, fmt.Sprintf("waiter %d's turn", i), turn)()
+		}
+		takeTurn(t, "a free queue", enterAsync(context.Background(), q))()
+	}
+}
+
+// TestCallQueueTurnPassesOn hands the turn to a waiter whose context ends
+// at that moment: it takes the context's way out, and the turn goes on to
+// the next waiter instead of being lost.
+func TestCallQueueTurnPassesOn(t *testing.T) {
+	q := newCallQueue(2)
+	if _, err := q.enter(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	gone := make(chan error, 1)
+	go func() {
+		_, err := q.enter(ctx)
+		gone <- err
+	}()
+	waitFor(t, "the first waiter to queue", func() bool { return q.waiters() == 1 })
+	next := enterAsync(context.Background(), q)
+	waitFor(t, "the second waiter to queue", func() bool { return q.waiters() == 2 })
+	// The running call leaves as the first waiter's context ends: the
+	// turn is the waiter's (taken off the queue, as leave does) but it
+	// follows its context. Its channel stays open, so that it surely does.
+	q.mu.Lock()
+	q.waiting = q.waiting[1:]
+	cancel()
+	q.mu.Unlock()
+	if err := receive(t, "the cancelled waiter", gone); !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled waiter: %v, want context.Canceled", err)
+	}
+	takeTurn(t, "the turn passed on", next)()
+	if q.waiters() != 0 {
+		t.Fatalf("%d waiting", q.waiters())
+	}
+	again, err := q.enter(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	again()
+}
+
+// TestCallQueueCancelRace ends a waiter's context as the turn comes to
+// it, many times: whichever wins, exactly one turn runs at a time and the
+// next waiter always gets it.
+func TestCallQueueCancelRace(t *testing.T) {
+	for range 100 {
+		q := newCallQueue(2)
+		running, err := q.enter(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		first := enterAsync(ctx, q)
+		waitFor(t, "the first waiter to queue", func() bool { return q.waiters() == 1 })
+		second := enterAsync(context.Background(), q)
+		waitFor(t, "the second waiter to queue", func() bool { return q.waiters() == 2 })
+		go cancel()
+		running()
+		if leave := receive(t, "the first waiter", first); leave != nil {
+			leave() // it won its turn before its context ended
+		}
+		takeTurn(t, "the second waiter's turn", second)()
+		if _, err := q.enter(context.Background()); err != nil {
+			t.Fatalf("the queue is not free after both: %v", err)
+		}
+		q.mu.Lock()
+		busy := q.busy
+		q.mu.Unlock()
+		if !busy {
+			t.Fatal("a call runs but the queue is not busy")
+		}
+	}
+}
