@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -27,6 +29,13 @@ func TestMain(m *testing.M) {
 		os.Exit(0)
 	}
 	os.Exit(m.Run())
+}
+
+// stubSlowEnv gives the stub server two more tools: sleep and pid.
+const stubSlowEnv = "MCPBRIDGE_STUB_SLOW"
+
+type sleepIn struct {
+	MS int `json:"ms" jsonschema:"milliseconds to sleep"`
 }
 
 type echoIn struct {
@@ -75,6 +84,21 @@ func runStubServer() error {
 			func(ctx context.Context, req *mcp.CallToolRequest, in struct{}) (*mcp.CallToolResult, any, error) {
 				info := req.Session.InitializeParams().ClientInfo
 				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: info.Name + " " + info.Version}}}, nil, nil
+			})
+	}
+	if os.Getenv(stubSlowEnv) == "1" {
+		mcp.AddTool(s, &mcp.Tool{Name: "sleep", Description: "Answer after ms milliseconds, or when cancelled"},
+			func(ctx context.Context, req *mcp.CallToolRequest, in sleepIn) (*mcp.CallToolResult, any, error) {
+				select {
+				case <-time.After(time.Duration(in.MS) * time.Millisecond):
+					return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "slept"}}}, nil, nil
+				case <-ctx.Done():
+					return nil, nil, ctx.Err()
+				}
+			})
+		mcp.AddTool(s, &mcp.Tool{Name: "pid", Description: "The server process's id"},
+			func(ctx context.Context, req *mcp.CallToolRequest, in struct{}) (*mcp.CallToolResult, any, error) {
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strconv.Itoa(os.Getpid())}}}, nil, nil
 			})
 	}
 	return s.Run(context.Background(), &mcp.StdioTransport{})
