@@ -84,12 +84,21 @@ func (e *containerEngine) start(ctx context.Context, spec Spec) (_ Sandbox, err 
 	}
 	tracePhase(ctx, PhaseImage, began)
 	began = time.Now()
-	id, err := e.api.create(ctx, spec, e.owner, containerName(spec.Session))
+	// An engine completes a create whose request was cancelled midway,
+	// leaving a container no one knows of: the create is not cancelled,
+	// and its container is removed when the caller gave up meanwhile.
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), createTimeout)
+	id, err := e.api.create(cctx, spec, e.owner, containerName(spec.Session))
+	cancel()
 	if err != nil {
 		return nil, fmt.Errorf("creating container: %w", err)
 	}
 	tracePhase(ctx, PhaseCreate, began)
 	sb := newContainerSandbox(e, id, spec.MemoryBytes)
+	if err := ctx.Err(); err != nil {
+		sb.Close()
+		return nil, fmt.Errorf("creating container: %w", err)
+	}
 	if err := e.api.verify(ctx, id, spec); err != nil {
 		sb.Close()
 		return nil, err

@@ -58,6 +58,9 @@ func cleanupContext(timeout time.Duration) (context.Context, context.CancelFunc)
 const (
 	inspectTimeout = 10 * time.Second
 	cleanupTimeout = 20 * time.Second
+	// createTimeout bounds creating a container, which its caller's
+	// context does not cancel (see containerEngine.start).
+	createTimeout = 2 * time.Minute
 )
 
 // dialFailed reports whether err is a failure to connect to the engine's

@@ -134,6 +134,14 @@ func containerMemory(b testing.TB, engineName string, pid int) int64 {
 	if id == "" {
 		b.Fatalf("no container of bridge %d", pid)
 	}
+	return containerMemoryOf(b, engineName, id)
+}
+
+// containerMemoryOf returns the memory of container id as the engine's
+// stats report it (see containerMemory).
+func containerMemoryOf(b testing.TB, engineName, id string) int64 {
+	b.Helper()
+	ctx := context.Background()
 	opts := []client.Opt{client.FromEnv, client.WithAPIVersionNegotiation()}
 	if engineName == "podman" {
 		host := os.Getenv("CONTAINER_HOST")

@@ -105,8 +105,8 @@ func runPlan(m *testing.M, plan string) int {
 
 // stats summarizes latency samples.
 type stats struct {
-	n              int
-	p50, p95, mean time.Duration
+	n                        int
+	p50, p95, p99, max, mean time.Duration
 }
 
 func summarize(samples []time.Duration) stats {
@@ -120,7 +120,7 @@ func summarize(samples []time.Duration) stats {
 		sum += d
 	}
 	at := func(q float64) time.Duration { return s[int(q*float64(len(s)-1)+0.5)] }
-	return stats{n: len(s), p50: at(0.50), p95: at(0.95), mean: sum / time.Duration(len(s))}
+	return stats{n: len(s), p50: at(0.50), p95: at(0.95), p99: at(0.99), max: s[len(s)-1], mean: sum / time.Duration(len(s))}
 }
 
 // ms formats d in milliseconds with a precision fit for its size.

@@ -36,6 +36,7 @@ type Bridge struct {
 	mu       sync.Mutex
 	sessions map[*mcp.ServerSession]*clientSession
 	closed   bool
+	ending   sync.WaitGroup // sessions whose connection ended, being closed
 }
 
 // New returns a Bridge whose sandboxes eng starts; nothing starts until
@@ -87,6 +88,7 @@ func (b *Bridge) Close() error {
 	go func() { defer wg.Done(); b.shared.close() }()
 	go func() { defer wg.Done(); b.pool.close() }()
 	wg.Wait()
+	b.ending.Wait() // sessions ended just before (DELETE, idle) are closing
 	return nil
 }
 
@@ -108,6 +110,8 @@ func (b *Bridge) runPython(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 	}
 	ctx, cancel := b.callContext(ctx, req.Extra)
 	defer cancel()
+	stopHalt := context.AfterFunc(cs.halted, cancel) // its MCP session is ending
+	defer stopHalt()
 	call := &entrypoint.Call{Code: args.code, Timeout: args.timeout}
 	if token := req.Params.GetProgressToken(); token != nil && req.Session != nil {
 		// The client follows the call: heartbeats from here on (loading

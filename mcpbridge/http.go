@@ -141,6 +141,10 @@ func (f *httpFront) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	r.Header.Del(requestHeader)
+	if r.Method == http.MethodDelete {
+		// Ending a session waits for its calls: interrupt them first.
+		f.b.haltCalls(r.Header.Get("Mcp-Session-Id"))
+	}
 	if r.Method == http.MethodPost {
 		if !f.readBody(w, r) {
 			return
@@ -253,7 +257,26 @@ func (b *Bridge) CloseSessions() {
 	var wg sync.WaitGroup
 	for ss := range b.server.Sessions() {
 		wg.Add(1)
-		go func() { defer wg.Done(); ss.Close() }()
+		go func() { defer wg.Done(); b.haltCalls(ss.ID()); ss.Close() }()
 	}
 	wg.Wait()
+}
+
+// haltCalls interrupts the calls of the MCP session whose Mcp-Session-Id
+// is id, which is ending (closing it waits for its calls in flight).
+func (b *Bridge) haltCalls(id string) {
+	if id == "" {
+		return
+	}
+	for ss := range b.server.Sessions() {
+		if ss.ID() != id {
+			continue
+		}
+		b.mu.Lock()
+		cs := b.sessions[ss]
+		b.mu.Unlock()
+		if cs != nil {
+			cs.halt()
+		}
+	}
 }

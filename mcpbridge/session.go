@@ -30,6 +30,12 @@ type clientSession struct {
 	outputs outputStore // whole outputs of calls cut to the budget
 	files   fileLinks   // the files out its calls reported
 
+	// halted is cancelled to interrupt the session's calls when its MCP
+	// session ends (DELETE, shutdown): closing an MCP session waits for
+	// the calls in flight, which nothing else would cut short.
+	halted context.Context
+	halt   context.CancelFunc
+
 	mu       sync.Mutex
 	toolsGen int64 // the saved tools' generation its interpreter defines
 }
@@ -45,6 +51,7 @@ func (b *Bridge) newClientSession() *clientSession {
 		events: &clientEvents{log: log},
 		queue:  newCallQueue(b.opts.MaxQueuedCalls),
 	}
+	cs.halted, cs.halt = context.WithCancel(context.Background())
 	cs.own = newProxyPool(b.opts.Registry, b.opts.Version, log, b.catalog, false)
 	opts := b.opts.Session
 	opts.Spec.Session = name
@@ -64,6 +71,7 @@ func (b *Bridge) newClientSession() *clientSession {
 
 // close stops the session's sandbox and its own proxied servers.
 func (cs *clientSession) close() {
+	cs.halt()
 	var wg sync.WaitGroup
 	wg.Add(2)
 	go func() { defer wg.Done(); cs.session.Close() }()
@@ -98,9 +106,13 @@ func (b *Bridge) sessionOf(ss *mcp.ServerSession) (*clientSession, error) {
 			b.mu.Lock()
 			_, mine := b.sessions[ss]
 			delete(b.sessions, ss)
+			if mine {
+				b.ending.Add(1) // Bridge.Close waits for it
+			}
 			b.mu.Unlock()
 			if mine {
 				cs.close()
+				b.ending.Done()
 			} else {
 				// Bridge.Close took it and closes it; wait for that, so
 				// that a caller of Close and a waiter here agree.
