@@ -73,6 +73,7 @@ func TestHygieneAfterManyCallsAndReplacements(t *testing.T) {
 			reg := mcpbridge.NewRegistry(mcpbridge.DiscoveryOptions{Home: t.TempDir(), Cwd: t.TempDir()})
 			opts := settings(t).Bridge
 			opts.Registry, opts.Logger = reg, testLogger()
+			opts.PoolSize = 0 // one client: no spares (TestHygieneOverHTTP has a pool)
 			br := mcpbridge.New(e, &opts)
 			st, ct := mcp.NewInMemoryTransports()
 			ctx := context.Background()
