@@ -28,6 +28,10 @@ type container struct {
 	rpcSem  chan struct{}
 	python  string
 	version string
+	// inputPrint is the fingerprint of the input copied in ("": none);
+	// served says a call ran in it (both guarded by the session's sem).
+	inputPrint string
+	served     bool
 
 	wmu sync.Mutex // serializes frames to stdin
 

@@ -3,6 +3,8 @@ package entrypoint
 import (
 	"archive/tar"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -135,6 +137,36 @@ func scanInput(dir string, max int64, log func(msg string, args ...any)) (*input
 		return nil, fmt.Errorf("reading the input directory: %w", err)
 	}
 	return in, nil
+}
+
+// fingerprint identifies the input's contents as scanned: every entry's
+// path, kind, size and modification time.
+func (in *input) fingerprint() string {
+	h := sha256.New()
+	for _, e := range in.entries {
+		fmt.Fprintf(h, "%q %t %d %d\n", e.rel, e.dir, e.size, e.modTime.UnixNano())
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// InputCurrent reports whether the live sandbox's /workspace/in still
+// holds what Options.InputDir holds now: true without an input directory
+// or a live sandbox (the next start copies it afresh), false when the
+// directory changed since the copy or cannot be read now.
+func (s *Session) InputCurrent() bool {
+	s.mu.Lock()
+	ctr := s.ctr
+	s.mu.Unlock()
+	return ctr == nil || s.inputCurrent(ctr)
+}
+
+// inputCurrent reports whether ctr's input copy matches InputDir now.
+func (s *Session) inputCurrent(ctr *container) bool {
+	if s.opts.InputDir == "" {
+		return true
+	}
+	in, err := scanInput(s.opts.InputDir, s.opts.inputMaxBytes(), func(string, ...any) {})
+	return err == nil && in.fingerprint() == ctr.inputPrint
 }
 
 // mountBytes is the size of the sandbox mount the input needs.

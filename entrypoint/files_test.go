@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // A logRecorder collects what scanInput logs.
@@ -337,5 +338,59 @@ func TestInputDirStartFails(t *testing.T) {
 				t.Fatal(err)
 			}
 		})
+	}
+}
+
+// TestInputFingerprint checks that the fingerprint of a scanned input
+// changes with a file's content, a new file or a new directory, and not
+// with a second scan of the same tree.
+func TestInputFingerprint(t *testing.T) {
+	dir := t.TempDir()
+	scan := func() string {
+		t.Helper()
+		in, err := scanInput(dir, 1<<20, func(string, ...any) {})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return in.fingerprint()
+	}
+	if err := os.WriteFile(filepath.Join(dir, "a.csv"), []byte("x,y\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	first := scan()
+	if again := scan(); again != first {
+		t.Fatal("two scans of the same tree differ")
+	}
+	seen := map[string]string{first: "first"}
+	for _, step := range []struct {
+		what string
+		do   func() error
+	}{
+		{"a longer file", func() error { return os.WriteFile(filepath.Join(dir, "a.csv"), []byte("x,y\n1,2\n"), 0o644) }},
+		{"a new file", func() error { return os.WriteFile(filepath.Join(dir, "b.txt"), nil, 0o644) }},
+		{"a new directory", func() error { return os.Mkdir(filepath.Join(dir, "sub"), 0o755) }},
+		{"a file's time", func() error {
+			return os.Chtimes(filepath.Join(dir, "b.txt"), time.Now(), time.Now().Add(-time.Hour))
+		}},
+	} {
+		if err := step.do(); err != nil {
+			t.Fatal(err)
+		}
+		fp := scan()
+		if prev, ok := seen[fp]; ok {
+			t.Fatalf("after %s the fingerprint is that of %s", step.what, prev)
+		}
+		seen[fp] = step.what
+	}
+}
+
+// TestInputCurrentWithoutSandbox checks that a session with no input
+// directory, or with no live sandbox, counts as current.
+func TestInputCurrentWithoutSandbox(t *testing.T) {
+	if !New(nil, nil).InputCurrent() {
+		t.Fatal("a session without an input directory is not current")
+	}
+	if !New(nil, &Options{InputDir: t.TempDir()}).InputCurrent() {
+		t.Fatal("a session with no sandbox yet is not current (its start copies the input afresh)")
 	}
 }

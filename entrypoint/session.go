@@ -284,6 +284,9 @@ func (s *Session) ensure(ctx context.Context) (*container, string, error) {
 		engine.TracePhase(ctx, PhaseInit, time.Since(began))
 	}
 	s.log.Info("sandbox ready", "python", ctr.python, "runtime", ctr.version, "id", ctr.sb.ID(), "took", time.Since(start))
+	if in != nil {
+		ctr.inputPrint = in.fingerprint()
+	}
 	s.mu.Lock()
 	s.ctr = ctr
 	notice := s.lost
@@ -354,6 +357,24 @@ func (s *Session) Run(ctx context.Context, call *Call) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	if !ctr.served && !s.inputCurrent(ctr) {
+		// Started ahead of its first call (a warm pool, a stdio
+		// bridge's start), it holds an older copy of the input
+		// directory: it held no state yet, so a fresh one replaces it
+		// without a notice.
+		s.log.Info("the input directory changed since the sandbox started; starting a fresh one before its first call")
+		s.mu.Lock()
+		if s.ctr == ctr {
+			s.ctr = nil
+		}
+		s.mu.Unlock()
+		s.discards.Add(1)
+		go func() { defer s.discards.Done(); ctr.Close() }()
+		if ctr, notice, err = s.ensure(ctx); err != nil {
+			return nil, err
+		}
+	}
+	ctr.served = true
 	res, err := s.run(ctx, ctr, call)
 	if errors.Is(err, errSandboxDied) && !res.began && ctx.Err() == nil {
 		// The sandbox died before the code began: between calls, and
@@ -365,6 +386,7 @@ func (s *Session) Run(ctx context.Context, call *Call) (*Result, error) {
 		if ctr, notice, err = s.ensure(ctx); err != nil {
 			return nil, err
 		}
+		ctr.served = true
 		res, err = s.run(ctx, ctr, call)
 	}
 	if notice != "" {
