@@ -30,22 +30,33 @@ func runCommand(ctx context.Context, args []string, stdin io.ReadCloser, stdout 
 	return serve(ctx, cfg, cfg.Logger(stderr, slog.LevelInfo), stdin, stdout)
 }
 
-// serve runs the bridge on stdin and stdout until the client goes.
-func serve(ctx context.Context, cfg *config.Config, log *slog.Logger, stdin io.ReadCloser, stdout io.WriteCloser) int {
+// newBridge connects the engine cfg selects and returns a bridge on it,
+// its options from cfg as adjust leaves them (nil: as they are), and the
+// function that closes both.
+func newBridge(cfg *config.Config, log *slog.Logger, adjust func(*mcpbridge.Options)) (*mcpbridge.Bridge, func()) {
 	engOpts := cfg.Engine
 	engOpts.Logger = log
 	eng := engine.NewAuto(&engOpts)
-	defer eng.Close()
 	opts := cfg.Bridge
 	opts.Version = version
 	opts.Logger = log
-	if opts.PoolSize > 0 {
-		// One client: its sandbox starts now, in the background, and
-		// its first call finds it warm.
-		opts.PoolSize, opts.PoolOnce = 1, true
+	if adjust != nil {
+		adjust(&opts)
 	}
 	br := mcpbridge.New(eng, &opts)
-	defer br.Close()
+	return br, func() { br.Close(); eng.Close() }
+}
+
+// serve runs the bridge on stdin and stdout until the client goes.
+func serve(ctx context.Context, cfg *config.Config, log *slog.Logger, stdin io.ReadCloser, stdout io.WriteCloser) int {
+	br, stop := newBridge(cfg, log, func(opts *mcpbridge.Options) {
+		if opts.PoolSize > 0 {
+			// One client: its sandbox starts now, in the background,
+			// and its first call finds it warm.
+			opts.PoolSize, opts.PoolOnce = 1, true
+		}
+	})
+	defer stop()
 	image := cfg.Session.Spec.Image
 	if image == "" {
 		image = "(the engine's default)"

@@ -12,7 +12,6 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/config"
 )
@@ -77,15 +76,8 @@ func serveCommand(ctx context.Context, args []string, stderr io.Writer, getenv f
 		ln = tls.NewListener(ln, tlsConfig)
 	}
 
-	engOpts := cfg.Engine
-	engOpts.Logger = log
-	eng := engine.NewAuto(&engOpts)
-	defer eng.Close()
-	opts := cfg.Bridge
-	opts.Version = version
-	opts.Logger = log
-	br := mcpbridge.New(eng, &opts)
-	defer br.Close()
+	br, stop := newBridge(cfg, log, nil)
+	defer stop()
 
 	srv := &http.Server{
 		Handler:           br.HTTPHandler(&cfg.HTTP),
@@ -100,7 +92,7 @@ func serveCommand(ctx context.Context, args []string, stderr io.Writer, getenv f
 	}
 	url := scheme + "://" + ln.Addr().String() + mcpbridge.HTTPPath
 	log.Info("serving MCP over Streamable HTTP", "url", url, "version", version,
-		"token", cfg.HTTP.Token != "", "max_sessions", cfg.HTTP.MaxSessions, "pool", opts.PoolSize)
+		"token", cfg.HTTP.Token != "", "max_sessions", cfg.HTTP.MaxSessions, "pool", cfg.Bridge.PoolSize)
 	if ready != nil {
 		ready(ln.Addr().String())
 	}

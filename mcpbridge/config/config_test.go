@@ -126,7 +126,7 @@ func TestLoadBad(t *testing.T) {
 	if err := os.WriteFile(file, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	tests := []struct{ name, value string }{
+	tests := []badSetting{
 		{EnvRuntime, "kubernetes"},
 		{EnvImage, "python 3"},
 		{EnvUser, "nobody"},
@@ -171,6 +171,16 @@ func TestLoadBad(t *testing.T) {
 		{EnvInputMaxBytes, "lots"},
 		{EnvInputMaxBytes, "-64m"},
 	}
+	checkRefused(t, tests)
+}
+
+// A badSetting is a variable and a value Load must refuse.
+type badSetting struct{ name, value string }
+
+// checkRefused checks that Load refuses each setting alone with an error
+// that wraps ErrInvalid and names the variable and the value.
+func checkRefused(t *testing.T, tests []badSetting) {
+	t.Helper()
 	for _, tt := range tests {
 		_, err := Load(envOf(map[string]string{tt.name: tt.value}))
 		if err == nil {

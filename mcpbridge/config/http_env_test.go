@@ -66,7 +66,7 @@ func TestLoadHTTPGood(t *testing.T) {
 }
 
 func TestLoadHTTPBad(t *testing.T) {
-	tests := []struct{ name, value string }{
+	tests := []badSetting{
 		{EnvAllowedHosts, "https://bridge.example.com"},
 		{EnvAllowedHosts, "bridge example"},
 		{EnvAllowedHosts, "user@bridge.example.com"},
@@ -88,16 +88,7 @@ func TestLoadHTTPBad(t *testing.T) {
 		{EnvMaxQueuedCalls, "1001"},
 		{EnvMaxQueuedCalls, "x"},
 	}
-	for _, tt := range tests {
-		_, err := Load(envOf(map[string]string{tt.name: tt.value}))
-		if err == nil {
-			t.Errorf("%s=%q accepted", tt.name, tt.value)
-			continue
-		}
-		if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), tt.name) || !strings.Contains(err.Error(), tt.value) {
-			t.Errorf("%s=%q: error %q does not wrap ErrInvalid and name the variable and value", tt.name, tt.value, err)
-		}
-	}
+	checkRefused(t, tests)
 	// Of a list, each bad item is named, the good ones are not.
 	_, err := Load(envOf(map[string]string{EnvAllowedHosts: "good.example, bad/one, bad two"}))
 	if err == nil || !strings.Contains(err.Error(), `"bad/one"`) || !strings.Contains(err.Error(), `"bad two"`) || strings.Contains(err.Error(), "good.example") {
