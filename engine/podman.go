@@ -210,3 +210,21 @@ func podmanNotFound(err error) bool {
 	var em *errorhandling.ErrorModel
 	return errors.As(err, &em) && em.Code() == http.StatusNotFound
 }
+
+// Ping implements Pinger: it asks the service's /_ping endpoint.
+func (p *Podman) Ping(ctx context.Context) error {
+	ctx = p.ctx(ctx)
+	conn, err := bindings.GetClient(ctx)
+	if err != nil {
+		return fmt.Errorf("podman: %w", err)
+	}
+	resp, err := conn.DoRequest(ctx, nil, http.MethodGet, "/_ping", nil, nil)
+	if err != nil {
+		return fmt.Errorf("podman: %w", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("podman: ping answered %s", resp.Status)
+	}
+	return nil
+}

@@ -31,3 +31,8 @@ func (*Podman) Start(context.Context, Spec) (Sandbox, error) {
 func (*Podman) List(context.Context) ([]SandboxInfo, error) {
 	return nil, fmt.Errorf("podman: %w", ErrBackendNotCompiled)
 }
+
+// Ping reports that the Podman backend is not compiled in.
+func (*Podman) Ping(context.Context) error {
+	return fmt.Errorf("podman: %w", ErrBackendNotCompiled)
+}

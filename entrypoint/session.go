@@ -137,6 +137,9 @@ type Session struct {
 // ErrSessionClosed reports a call on a closed Session.
 var ErrSessionClosed = errors.New("session closed")
 
+// ErrStart wraps every failure to start a sandbox, for errors.Is.
+var ErrStart = errors.New("starting sandbox")
+
 // New returns a Session whose sandboxes eng starts; no container starts
 // until Start or Execute. opts may be nil.
 func New(eng engine.Engine, opts *Options) *Session {
@@ -303,9 +306,9 @@ func (s *Session) startError(err error) error {
 	lost := s.lost
 	s.mu.Unlock()
 	if lost != "" {
-		return fmt.Errorf("starting sandbox (the previous one and its state are gone: %s): %w", lost, err)
+		return fmt.Errorf("%w (the previous one and its state are gone: %s): %w", ErrStart, lost, err)
 	}
-	return fmt.Errorf("starting sandbox: %w", err)
+	return fmt.Errorf("%w: %w", ErrStart, err)
 }
 
 // initialize runs the Init code in a new container.

@@ -442,7 +442,9 @@ func TestHTTPPoolAndIdleExpiry(t *testing.T) {
 func TestHTTPTLSAndShutdown(t *testing.T) {
 	forEachEngine(t, func(t *testing.T, e testEngine) {
 		certFile, keyFile, roots := selfSignedCert(t, t.TempDir())
-		b := startHTTPBridge(t, e, httpOpts{env: []string{"MCP_BRIDGE_POOL_SIZE=1"},
+		// A drain longer than the test waits: only the second signal
+		// below ends the long call in time.
+		b := startHTTPBridge(t, e, httpOpts{env: []string{"MCP_BRIDGE_POOL_SIZE=1", "MCP_BRIDGE_DRAIN_TIMEOUT=60"},
 			args: []string{"-tls-cert", certFile, "-tls-key", keyFile}, roots: roots})
 		if !strings.HasPrefix(b.url, "https://127.0.0.1:") {
 			t.Fatalf("serving at %s", b.url)
@@ -489,6 +491,14 @@ func TestHTTPTLSAndShutdown(t *testing.T) {
 		}
 		select {
 		case <-b.done:
+			t.Fatal("serve exited at the first SIGTERM with a call in flight and a 60 s drain")
+		case <-time.After(time.Second):
+		}
+		if err := b.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-b.done:
 			if b.err != nil {
 				t.Errorf("serve exited with %v after SIGTERM, want 0", b.err)
 			}
@@ -510,7 +520,7 @@ func TestHTTPTLSAndShutdown(t *testing.T) {
 			t.Error("the long call did not end with the server")
 		}
 		log := b.log.String()
-		if !strings.Contains(log, `msg="stopping: no new requests; calls in flight may finish" calls=1`) || !strings.Contains(log, `msg=stopped`) {
+		if !strings.Contains(log, `msg="stopping: no new sessions; calls in flight may finish (a second signal ends them now)" calls=1`) || !strings.Contains(log, `msg=stopped`) {
 			t.Errorf("the stop was not logged with the call in flight")
 		}
 		if n := len(b.containers(t)); n != 0 {

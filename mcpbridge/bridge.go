@@ -29,9 +29,12 @@ type Bridge struct {
 	catalog *toolCatalog // the tools every server listed last
 	store   *store
 	pool    *sandboxPool // warm sandboxes for new sessions (nil: none)
+	metrics *metrics
+	health  healthCache
 
 	httpRequests sync.Map     // key of an HTTP request in flight → its context
 	calls        atomic.Int64 // run_python calls in flight
+	callSeq      atomic.Int64 // numbers the calls, for the logs
 
 	mu       sync.Mutex
 	sessions map[*mcp.ServerSession]*clientSession
@@ -49,7 +52,9 @@ func New(eng engine.Engine, opts *Options) *Bridge {
 	o = o.withDefaults()
 	b := &Bridge{eng: eng, opts: o, log: o.Logger, sessions: map[*mcp.ServerSession]*clientSession{}}
 	b.catalog = newToolCatalog()
+	b.metrics = newMetrics(b)
 	b.shared = newProxyPool(o.Registry, o.Version, b.log, b.catalog, true)
+	b.shared.metrics = b.metrics
 	b.store = &store{dir: o.Registry.stateDir()}
 	b.server = mcp.NewServer(&mcp.Implementation{Name: implementationName, Version: o.Version}, &mcp.ServerOptions{
 		Instructions: serverInstructions,
@@ -64,7 +69,7 @@ func New(eng engine.Engine, opts *Options) *Bridge {
 			cs := b.newClientSession()
 			cs.session.SetIdleTimeout(-1) // until a client adopts it
 			return cs
-		}, b.log)
+		}, b.startPooled, b.log)
 	}
 	return b
 }
@@ -96,9 +101,11 @@ func (b *Bridge) Close() error {
 func (b *Bridge) CallsInFlight() int { return int(b.calls.Load()) }
 
 // runPython is the run_python tool handler.
-func (b *Bridge) runPython(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+func (b *Bridge) runPython(ctx context.Context, req *mcp.CallToolRequest) (result *mcp.CallToolResult, _ error) {
 	b.calls.Add(1)
 	defer b.calls.Add(-1)
+	began := time.Now()
+	defer func() { b.metrics.call(resultStatus(result), time.Since(began)) }()
 	mode := b.opts.OutputMode
 	args, problem := parseArgs(req.Params.Arguments, b.opts.DefaultTimeout, b.opts.MaxTimeout, b.knownServer)
 	if problem != "" {
@@ -108,6 +115,14 @@ func (b *Bridge) runPython(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 	if err != nil {
 		return outcome{status: statusError, summary: "Sandbox error: " + err.Error(), err: err.Error()}.toolResult(mode), nil
 	}
+	// Every line of the call names its client session (the bridge's name
+	// and, over HTTP, the Mcp-Session-Id) and the call.
+	log := cs.events.log.With("call", b.callSeq.Add(1))
+	if req.Session != nil && req.Session.ID() != "" {
+		log = log.With("mcp_session", req.Session.ID())
+	}
+	log.Debug("run_python call", "timeout", args.timeout, "servers", args.servers)
+	defer func() { log.Debug("run_python answered", "status", resultStatus(result), "took", time.Since(began)) }()
 	ctx, cancel := b.callContext(ctx, req.Extra)
 	defer cancel()
 	stopHalt := context.AfterFunc(cs.halted, cancel) // its MCP session is ending
@@ -130,15 +145,17 @@ func (b *Bridge) runPython(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 	}
 	defer leave()
 	if err := b.syncSavedTools(withEvents(ctx, cs.events), cs); err != nil {
-		b.log.Warn("defining the tools saved since the sandbox started", "session", cs.name, "err", err)
+		log.Warn("defining the tools saved since the sandbox started", "err", err)
 	}
 	if err := b.load(withEvents(ctx, cs.events), cs, args.servers); err != nil {
 		return outcome{status: statusError, summary: "Loading MCP servers failed: " + err.Error(), err: err.Error(), servers: args.servers}.toolResult(mode), nil
 	}
 	res, err := cs.session.Run(b.traceStart(withEvents(ctx, cs.events)), call)
 	if err != nil {
-		b.log.Warn("run_python failed", "err", err)
+		log.Warn("run_python failed", "err", err)
+		b.metrics.startFailed(err)
 	}
+	b.metrics.output(res)
 	reportEvents(cs.events, res, err, args.timeout)
 	out := fromSession(res, err, args.servers, int(args.timeout.Seconds()))
 	maxImages, maxImageBytes := b.opts.Session.ImageLimits()
@@ -150,17 +167,41 @@ func (b *Bridge) runPython(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 }
 
 // traceStart returns ctx with a StartTrace that logs the phases of a
-// sandbox start, should this call start one.
+// sandbox start, should this call start one, and feeds them to the
+// metrics.
 func (b *Bridge) traceStart(ctx context.Context) context.Context {
 	var attrs []any
 	var total time.Duration
-	return engine.WithStartTrace(ctx, &engine.StartTrace{Phase: func(name string, took time.Duration) {
+	return b.metrics.startTrace(ctx, func(name string, took time.Duration) {
 		attrs = append(attrs, name, took)
 		total += took
 		if name == entrypoint.PhaseInit {
 			b.log.Info("sandbox started", append([]any{"took", total}, attrs...)...)
 		}
-	}})
+	})
+}
+
+// startPooled starts the sandbox of a pooled session, traced as a call's.
+func (b *Bridge) startPooled(ctx context.Context, cs *clientSession) error {
+	err := cs.session.Start(b.traceStart(ctx))
+	if ctx.Err() == nil {
+		b.metrics.startFailed(err)
+	}
+	return err
+}
+
+// resultStatus returns the status a run_python result carries.
+func resultStatus(res *mcp.CallToolResult) string {
+	if res == nil {
+		return statusError
+	}
+	if p, ok := res.StructuredContent.(payload); ok && p.Status != "" {
+		return p.Status
+	}
+	if res.IsError {
+		return statusError
+	}
+	return statusSuccess
 }
 
 // knownServer reports whether name is a configured MCP server.

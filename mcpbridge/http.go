@@ -101,7 +101,9 @@ type httpFront struct {
 // HTTPHandler returns the bridge's Streamable HTTP handler, serving MCP
 // at HTTPPath: one MCP session (Mcp-Session-Id) per client, each with its
 // own sandbox and servers, ended by DELETE, by SessionIdleTimeout or by
-// Close. opts may be nil.
+// Close. It also serves a health
+// report at HealthPath and Prometheus metrics at MetricsPath (GET, HEAD),
+// behind the same checks of Host, Origin and token. opts may be nil.
 func (b *Bridge) HTTPHandler(opts *HTTPOptions) http.Handler {
 	var o HTTPOptions
 	if opts != nil {
@@ -125,6 +127,8 @@ func (b *Bridge) HTTPHandler(opts *HTTPOptions) http.Handler {
 	})
 	mux := http.NewServeMux()
 	mux.Handle(HTTPPath, f)
+	mux.Handle(HealthPath, f.guarded(http.HandlerFunc(b.serveHealth)))
+	mux.Handle(MetricsPath, f.guarded(b.metricsHandler()))
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeHTTPError(w, http.StatusNotFound, "not found: MCP is served at "+HTTPPath)
 	})

@@ -21,6 +21,7 @@ type sandboxPool struct {
 	size  int
 	once  bool                  // fill once, never refill
 	fresh func() *clientSession // a new, unstarted session
+	start func(context.Context, *clientSession) error
 	log   *slog.Logger
 
 	ctx    context.Context
@@ -34,13 +35,13 @@ type sandboxPool struct {
 	closed   bool
 }
 
-// newSandboxPool starts filling a pool of size sessions made by fresh; a
-// pool of size 0 (nil) keeps none.
-func newSandboxPool(size int, once bool, fresh func() *clientSession, log *slog.Logger) *sandboxPool {
+// newSandboxPool starts filling a pool of size sessions made by fresh and
+// started by start; a pool of size 0 (nil) keeps none.
+func newSandboxPool(size int, once bool, fresh func() *clientSession, start func(context.Context, *clientSession) error, log *slog.Logger) *sandboxPool {
 	if size <= 0 {
 		return nil
 	}
-	p := &sandboxPool{size: size, once: once, fresh: fresh, log: log, done: make(chan struct{}), wake: make(chan struct{}, 1)}
+	p := &sandboxPool{size: size, once: once, fresh: fresh, start: start, log: log, done: make(chan struct{}), wake: make(chan struct{}, 1)}
 	p.ctx, p.cancel = context.WithCancel(context.Background())
 	go p.fill()
 	return p
@@ -140,7 +141,7 @@ func (p *sandboxPool) startOne() bool {
 	p.starting = cs
 	p.mu.Unlock()
 	began := time.Now()
-	err := cs.session.Start(p.ctx)
+	err := p.start(p.ctx, cs)
 	p.mu.Lock()
 	taken := p.starting != cs
 	p.starting = nil

@@ -45,6 +45,7 @@ type proxyPool struct {
 	log     *slog.Logger
 	catalog *toolCatalog // told every tool list the servers give
 	shared  bool         // the bridge's pool of shared servers
+	metrics *metrics     // counts the calls (nil: not counted)
 
 	mu      sync.Mutex
 	clients map[string]*proxyClient
@@ -138,7 +139,9 @@ func (p *proxyPool) tools(ctx context.Context, name string) ([]*mcp.Tool, error)
 }
 
 // call calls a tool of server name.
-func (p *proxyPool) call(ctx context.Context, name, tool string, args map[string]any) (*mcp.CallToolResult, error) {
+func (p *proxyPool) call(ctx context.Context, name, tool string, args map[string]any) (res *mcp.CallToolResult, err error) {
+	outcome := proxiedError
+	defer func() { p.metrics.proxiedCall(name, tool, outcome) }()
 	c, err := p.client(name)
 	if err != nil {
 		return nil, err
@@ -150,7 +153,7 @@ func (p *proxyPool) call(ctx context.Context, name, tool string, args map[string
 	ctx, cancel := context.WithTimeout(ctx, toolCallTimeout)
 	defer cancel()
 	c.begin(cs)
-	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
+	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
 	c.end(cs)
 	if err != nil {
 		if c.stopped(cs, err) {
@@ -158,6 +161,7 @@ func (p *proxyPool) call(ctx context.Context, name, tool string, args map[string
 			return nil, fmt.Errorf("server %q stopped during the call to %s (it is restarted on next use): %w", name, tool, err)
 		}
 		if errors.Is(err, context.DeadlineExceeded) {
+			outcome = proxiedTimeout
 			// A server that does not answer is restarted on next use; a
 			// shared one keeps its connection for the other calls in
 			// flight on it, and is closed when they are done.
@@ -169,6 +173,9 @@ func (p *proxyPool) call(ctx context.Context, name, tool string, args map[string
 			eventsOf(ctx).emit(levelWarning, "a proxied server did not answer in time; it was restarted",
 				"server", name, "tool", tool, "limit", toolCallTimeout.String())
 			return nil, fmt.Errorf("server %q did not answer %s within %v; it was restarted", name, tool, toolCallTimeout)
+		}
+		if errors.Is(err, context.Canceled) {
+			outcome = proxiedCancelled
 		}
 		if errors.Is(err, context.Canceled) && c.shared {
 			// The server is told so; other clients' calls on it go on.
@@ -186,6 +193,9 @@ func (p *proxyPool) call(ctx context.Context, name, tool string, args map[string
 			return nil, fmt.Errorf("the call to %s.%s was cancelled when its run_python call ended; server %q is restarted on next use", name, tool, name)
 		}
 		return nil, fmt.Errorf("calling %s.%s: %w", name, tool, err)
+	}
+	if !res.IsError {
+		outcome = proxiedOK
 	}
 	return res, nil
 }

@@ -53,6 +53,7 @@ func (b *Bridge) newClientSession() *clientSession {
 	}
 	cs.halted, cs.halt = context.WithCancel(context.Background())
 	cs.own = newProxyPool(b.opts.Registry, b.opts.Version, log, b.catalog, false)
+	cs.own.metrics = b.metrics
 	opts := b.opts.Session
 	opts.Spec.Session = name
 	opts.Logger = log

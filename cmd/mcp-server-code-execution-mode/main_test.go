@@ -39,6 +39,9 @@ func TestCommands(t *testing.T) {
 		{args: []string{"run"}, env: map[string]string{"MCP_BRIDGE_LOG_LEVEL": "WARNING"}, code: 0, notErrs: "level=INFO"},
 		{args: []string{"run"}, env: map[string]string{"MCP_BRIDGE_LOG_LEVEL": "CRITICAL"}, code: 0, notErrs: "level="},
 		{args: []string{"run"}, env: map[string]string{"MCP_BRIDGE_LOG_LEVEL": "NOTSET"}, code: 0, errs: "serving MCP over stdio"},
+		// JSON logs: one object per line.
+		{args: []string{"run"}, env: map[string]string{"MCP_BRIDGE_LOG_FORMAT": "json", "MCP_BRIDGE_POOL_SIZE": "0"}, code: 0, errs: `"level":"INFO","msg":"serving MCP over stdio"`},
+		{args: []string{"run"}, env: map[string]string{"MCP_BRIDGE_LOG_FORMAT": "xml"}, code: 2, errs: `MCP_BRIDGE_LOG_FORMAT="xml"`},
 		// serve refuses before it listens.
 		{args: []string{"help"}, code: 0, out: "serve -http ADDR"},
 		{args: []string{"serve"}, code: 2, errs: "serve: -http ADDR is required"},

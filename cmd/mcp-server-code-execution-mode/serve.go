@@ -10,6 +10,9 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
 	"time"
 
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge"
@@ -21,9 +24,9 @@ const (
 	readHeaderTimeout = 10 * time.Second
 	idleConnTimeout   = 120 * time.Second
 	maxHeaderBytes    = 64 << 10
-	// shutdownGrace is how long a stopping server lets calls in flight
-	// finish before it ends their sessions.
-	shutdownGrace = 5 * time.Second
+	// defaultDrain is how long a stopping server lets calls in flight
+	// finish before it ends their sessions (MCP_BRIDGE_DRAIN_TIMEOUT).
+	defaultDrain = 30 * time.Second
 )
 
 // serveCommand serves MCP over Streamable HTTP until told to stop.
@@ -110,8 +113,16 @@ func serveCommand(ctx context.Context, args []string, stderr io.Writer, getenv f
 	// Stop: no new connections; the calls in flight get a grace period,
 	// then every session ends (its calls are interrupted, its sandbox and
 	// servers removed) and the connections close.
-	log.Info("stopping: no new requests; calls in flight may finish", "calls", br.CallsInFlight(), "grace", shutdownGrace)
-	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+	// A second signal ends the grace at once.
+	again := make(chan os.Signal, 1)
+	signal.Notify(again, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(again)
+	drain := defaultDrain
+	if cfg.DrainTimeout != 0 {
+		drain = max(cfg.DrainTimeout, 0) // negative: no grace
+	}
+	log.Info("stopping: no new sessions; calls in flight may finish (a second signal ends them now)", "calls", br.CallsInFlight(), "grace", drain)
+	sctx, cancel := context.WithTimeout(context.Background(), drain)
 	defer cancel()
 	shut := make(chan struct{})
 	go func() { srv.Shutdown(sctx); close(shut) }()
@@ -121,6 +132,9 @@ func serveCommand(ctx context.Context, args []string, stderr io.Writer, getenv f
 		select {
 		case <-tick.C:
 		case <-sctx.Done():
+		case <-again:
+			log.Warn("a second signal: ending every session now")
+			cancel()
 		}
 	}
 	if n := br.CallsInFlight(); n > 0 {

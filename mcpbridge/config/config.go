@@ -16,6 +16,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"time"
 
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/entrypoint"
@@ -28,6 +29,9 @@ type Config struct {
 	// LogLevel is the level of the logs on stderr, when MCP_BRIDGE_LOG_LEVEL
 	// is set; nil leaves the command's default.
 	LogLevel *slog.Level
+	// LogFormat is LogText or LogJSON (MCP_BRIDGE_LOG_FORMAT). Zero:
+	// LogText.
+	LogFormat string
 	// Engine selects the container engine (MCP_BRIDGE_RUNTIME). Its
 	// Logger is left for the command to set.
 	Engine engine.AutoOptions
@@ -44,6 +48,11 @@ type Config struct {
 	// HTTP holds the settings of serving over Streamable HTTP: token,
 	// allowed hosts and origins, session limit and idle timeout.
 	HTTP mcpbridge.HTTPOptions
+	// DrainTimeout is how long `serve`, told to stop, lets calls in
+	// flight finish before it ends their sessions
+	// (MCP_BRIDGE_DRAIN_TIMEOUT). Zero: the command's default (30 s);
+	// negative: none (the setting's 0).
+	DrainTimeout time.Duration
 }
 
 // Load reads the settings from getenv (os.Getenv when nil). Every invalid
@@ -55,6 +64,11 @@ func Load(getenv func(string) string) (*Config, error) {
 	r := &reader{getenv: getenv}
 	c := &Config{}
 	c.LogLevel = r.logLevel(EnvLogLevel)
+	c.LogFormat = r.logFormat(EnvLogFormat)
+	c.DrainTimeout = r.seconds(EnvDrainTimeout, 0, 3600, "want whole seconds from 0 to 3600, such as 30")
+	if r.set(EnvDrainTimeout) && c.DrainTimeout == 0 {
+		c.DrainTimeout = -1
+	}
 	c.Engine.Backend = r.backend(EnvRuntime)
 	spec := engine.Spec{
 		Image:       r.image(EnvImage),
@@ -133,11 +147,17 @@ func (c *Config) SandboxSpec(session string, cmd []string) engine.Spec {
 	return s
 }
 
-// Logger returns a text logger on w at the configured level, else def.
+// Logger returns a logger on w in the configured format (text unless
+// MCP_BRIDGE_LOG_FORMAT=json: one JSON object per line) at the configured
+// level, else def.
 func (c *Config) Logger(w io.Writer, def slog.Level) *slog.Logger {
 	level := def
 	if c.LogLevel != nil {
 		level = *c.LogLevel
 	}
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level}))
+	opts := &slog.HandlerOptions{Level: level}
+	if c.LogFormat == LogJSON {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
 }

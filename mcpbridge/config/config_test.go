@@ -127,6 +127,10 @@ func TestLoadBad(t *testing.T) {
 		t.Fatal(err)
 	}
 	tests := []badSetting{
+		{EnvLogFormat, "yaml"},
+		{EnvDrainTimeout, "-1"},
+		{EnvDrainTimeout, "3601"},
+		{EnvDrainTimeout, "soon"},
 		{EnvRuntime, "kubernetes"},
 		{EnvImage, "python 3"},
 		{EnvUser, "nobody"},
@@ -236,5 +240,28 @@ func TestSandboxSpec(t *testing.T) {
 	if spec.MemoryBytes != 64<<20 || spec.NanoCPUs != 2e9 || spec.OCIRuntime != "runsc" || spec.Session != "sess" ||
 		spec.Cmd[0] != "python3" || spec.NoFile != c.Session.Spec.NoFile || c.Session.Spec.Session != "" {
 		t.Fatalf("Spec = %+v", spec)
+	}
+}
+
+func TestLoadLogFormatAndDrain(t *testing.T) {
+	for _, tt := range []struct {
+		env    map[string]string
+		format string
+		drain  time.Duration
+	}{
+		{map[string]string{}, "", 0},
+		{map[string]string{EnvLogFormat: "JSON", EnvDrainTimeout: "45"}, LogJSON, 45 * time.Second},
+		{map[string]string{EnvLogFormat: "text", EnvDrainTimeout: "0"}, LogText, -1},
+	} {
+		c, err := Load(envOf(tt.env))
+		if err != nil || c.LogFormat != tt.format || c.DrainTimeout != tt.drain {
+			t.Errorf("Load(%v): format %q, drain %v, %v; want %q, %v", tt.env, c.LogFormat, c.DrainTimeout, err, tt.format, tt.drain)
+		}
+	}
+	var buf strings.Builder
+	c, _ := Load(envOf(map[string]string{EnvLogFormat: "json"}))
+	c.Logger(&buf, slog.LevelInfo).Info("hello", "session", "session-1")
+	if got := buf.String(); !strings.HasPrefix(got, "{") || !strings.Contains(got, `"session":"session-1"`) {
+		t.Errorf("a JSON log line: %q", got)
 	}
 }

@@ -49,6 +49,14 @@ const (
 	EnvSessionIdle     = "MCP_BRIDGE_SESSION_IDLE_TIMEOUT"
 	EnvPoolSize        = "MCP_BRIDGE_POOL_SIZE"
 	EnvMaxQueuedCalls  = "MCP_BRIDGE_MAX_QUEUED_CALLS"
+	EnvLogFormat       = "MCP_BRIDGE_LOG_FORMAT"
+	EnvDrainTimeout    = "MCP_BRIDGE_DRAIN_TIMEOUT"
+)
+
+// Log formats of MCP_BRIDGE_LOG_FORMAT.
+const (
+	LogText = "text"
+	LogJSON = "json"
 )
 
 // minTokenLength is the shortest bearer token accepted.
@@ -124,6 +132,17 @@ func (r *reader) logLevel(name string) *slog.Level {
 		}
 	}
 	return &l
+}
+
+// logFormat reads LogText or LogJSON; "" when unset.
+func (r *reader) logFormat(name string) string {
+	v := strings.ToLower(r.get(name))
+	switch v {
+	case "", LogText, LogJSON:
+		return v
+	}
+	r.bad(name, v, "want text or json")
+	return ""
 }
 
 // backend reads the engine's name; "" and "auto" auto-detect.

@@ -1,0 +1,148 @@
+package mcpbridge
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/entrypoint"
+)
+
+const metricsPrefix = "mcp_bridge_"
+
+// maxProxiedLabels bounds the distinct (server, tool) pairs of
+// proxied_calls_total; calls past it count under tool "other".
+const maxProxiedLabels = 500
+
+// Outcomes of a proxied call.
+const (
+	proxiedOK        = "ok"
+	proxiedError     = "error"
+	proxiedCancelled = "cancelled"
+	proxiedTimeout   = "timeout"
+)
+
+// metrics are the bridge's Prometheus metrics, on a registry of its own.
+type metrics struct {
+	reg *prometheus.Registry
+
+	calls        *prometheus.CounterVec
+	callDuration prometheus.Histogram
+	starts       *prometheus.CounterVec
+	startPhases  *prometheus.HistogramVec
+	proxied      *prometheus.CounterVec
+	outputBytes  *prometheus.CounterVec
+
+	mu        sync.Mutex
+	proxiedTo map[[2]string]bool // the (server, tool) label pairs in use
+}
+
+// newMetrics registers the bridge's metrics of b, and the Go and process
+// collectors, on a new registry.
+func newMetrics(b *Bridge) *metrics {
+	m := &metrics{reg: prometheus.NewRegistry(), proxiedTo: map[[2]string]bool{}}
+	m.calls = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: metricsPrefix + "calls_total",
+		Help: "run_python calls, by the status of their result.",
+	}, []string{"status"})
+	m.callDuration = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name:    metricsPrefix + "call_duration_seconds",
+		Help:    "Duration of run_python calls, queueing and sandbox start included.",
+		Buckets: []float64{.001, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120},
+	})
+	m.starts = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: metricsPrefix + "sandbox_starts_total",
+		Help: "Sandbox starts (for calls and for the warm pool), by outcome.",
+	}, []string{"outcome"})
+	m.startPhases = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    metricsPrefix + "sandbox_start_phase_seconds",
+		Help:    "Duration of the phases of sandbox starts.",
+		Buckets: []float64{.001, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120},
+	}, []string{"phase"})
+	m.proxied = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: metricsPrefix + "proxied_calls_total",
+		Help: "Calls from sandboxes to proxied MCP servers' tools, by outcome.",
+	}, []string{"server", "tool", "outcome"})
+	m.outputBytes = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: metricsPrefix + "output_bytes_total",
+		Help: "Bytes of run_python output, by stream.",
+	}, []string{"stream"})
+	sessions := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: metricsPrefix + "sessions",
+		Help: "MCP client sessions open.",
+	}, func() float64 { return float64(b.sessionCount()) })
+	poolReady := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: metricsPrefix + "pool_ready",
+		Help: "Warm sandboxes ready in the pool.",
+	}, func() float64 { return float64(b.pool.readyCount()) })
+	m.reg.MustRegister(m.calls, m.callDuration, m.starts, m.startPhases, m.proxied, m.outputBytes, sessions, poolReady,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+// call counts a run_python call that ended with status after took.
+func (m *metrics) call(status string, took time.Duration) {
+	if m == nil {
+		return
+	}
+	m.calls.WithLabelValues(status).Inc()
+	m.callDuration.Observe(took.Seconds())
+}
+
+// output counts the output of a call's result.
+func (m *metrics) output(res *entrypoint.Result) {
+	if m == nil || res == nil {
+		return
+	}
+	m.outputBytes.WithLabelValues("stdout").Add(float64(len(res.Stdout)))
+	m.outputBytes.WithLabelValues("stderr").Add(float64(len(res.Stderr)))
+}
+
+// startTrace returns ctx with a StartTrace that observes the phases of a
+// sandbox start and counts it as started when its last phase (init) ends,
+// chained to the StartTrace ctx carries already, if any.
+func (m *metrics) startTrace(ctx context.Context, next func(string, time.Duration)) context.Context {
+	return engine.WithStartTrace(ctx, &engine.StartTrace{Phase: func(name string, took time.Duration) {
+		if m != nil {
+			m.startPhases.WithLabelValues(name).Observe(took.Seconds())
+			if name == entrypoint.PhaseInit {
+				m.starts.WithLabelValues("success").Inc()
+			}
+		}
+		if next != nil {
+			next(name, took)
+		}
+	}})
+}
+
+// startFailed counts err as a failed sandbox start, if it is one.
+func (m *metrics) startFailed(err error) {
+	if m != nil && errors.Is(err, entrypoint.ErrStart) {
+		m.starts.WithLabelValues("failure").Inc()
+	}
+}
+
+// proxiedCall counts a call to a proxied server's tool.
+func (m *metrics) proxiedCall(server, tool, outcome string) {
+	if m == nil {
+		return
+	}
+	key := [2]string{server, tool}
+	m.mu.Lock()
+	if !m.proxiedTo[key] {
+		if len(m.proxiedTo) >= maxProxiedLabels {
+			key = [2]string{server, "other"}
+			if !m.proxiedTo[key] && len(m.proxiedTo) >= maxProxiedLabels+maxProxiedLabels/10 {
+				key = [2]string{"other", "other"}
+			}
+		}
+		m.proxiedTo[key] = true
+	}
+	m.mu.Unlock()
+	m.proxied.WithLabelValues(key[0], key[1], outcome).Inc()
+}

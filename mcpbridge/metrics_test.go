@@ -1,0 +1,237 @@
+package mcpbridge
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine/enginetest"
+)
+
+// scrape returns the metrics the bridge's HTTP handler serves.
+func scrape(t *testing.T, h http.Handler) string {
+	t.Helper()
+	req := httptest.NewRequest(http.MethodGet, MetricsPath, nil)
+	req.Host = "localhost"
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	if rec.Code != http.StatusOK {
+		t.Fatalf("GET %s: %d %s", MetricsPath, rec.Code, rec.Body)
+	}
+	return rec.Body.String()
+}
+
+// metricValue returns the value of the sample series (name and labels, as
+// the text format writes them) in body, or -1 when there is none.
+func metricValue(t *testing.T, body, series string) float64 {
+	t.Helper()
+	m := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(series) + ` (\S+)$`).FindStringSubmatch(body)
+	if m == nil {
+		return -1
+	}
+	v, err := strconv.ParseFloat(m[1], 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+func TestMetricsOfCalls(t *testing.T) {
+	hb := serveBridge(t, Options{}, HTTPOptions{}, false)
+	cs := hb.mustConnect(t)
+	for _, code := range []string{"print('hello')", "x = 1", "raise ValueError('no')"} {
+		if _, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "run_python", Arguments: map[string]any{"code": code}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	body := scrape(t, hb.b.HTTPHandler(nil))
+	for series, want := range map[string]float64{
+		`mcp_bridge_calls_total{status="success"}`: 2,
+		`mcp_bridge_calls_total{status="error"}`:   1,
+		`mcp_bridge_call_duration_seconds_count`:   3,
+		`mcp_bridge_sessions`:                      1,
+		`mcp_bridge_pool_ready`:                    0,
+	} {
+		if got := metricValue(t, body, series); got != want {
+			t.Errorf("%s = %v, want %v", series, got, want)
+		}
+	}
+	if got := metricValue(t, body, `mcp_bridge_sandbox_starts_total{outcome="success"}`); got < 1 {
+		t.Errorf("sandbox starts = %v, want ≥ 1", got)
+	}
+	if got := metricValue(t, body, `mcp_bridge_sandbox_start_phase_seconds_count{phase="init"}`); got < 1 {
+		t.Errorf("init phases = %v, want ≥ 1", got)
+	}
+	if got := metricValue(t, body, `mcp_bridge_output_bytes_total{stream="stdout"}`); got < float64(len("hello")) {
+		t.Errorf("stdout bytes = %v, want ≥ 5", got)
+	}
+	for _, name := range []string{"go_goroutines", "process_cpu_seconds_total"} {
+		if !strings.Contains(body, "\n"+name+" ") {
+			t.Errorf("no %s in the scrape", name)
+		}
+	}
+}
+
+func TestMetricsOfPoolStarts(t *testing.T) {
+	_, b := connectClient(t, Options{PoolSize: 1})
+	h := b.HTTPHandler(nil)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		body := scrape(t, h)
+		if metricValue(t, body, `mcp_bridge_pool_ready`) == 1 {
+			if got := metricValue(t, body, `mcp_bridge_sandbox_starts_total{outcome="success"}`); got != 1 {
+				t.Fatalf("pool starts = %v, want 1", got)
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the pool never filled:\n%s", body)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func TestMetricsOfProxiedCalls(t *testing.T) {
+	cs, b := connectClientWith(t, defaultConfig(), stubRegistry(t))
+	if res, text, _ := call(t, cs, map[string]any{"servers": []string{"stub"}, "code": "print(await mcp_stub.echo(message='hi'))\ntry:\n    await mcp_stub.read_text_file(path='/x')\nexcept MCPError as e:\n    print(e)"}); res.IsError {
+		t.Fatalf("proxied calls: %s", text)
+	}
+	body := scrape(t, b.HTTPHandler(nil))
+	if got := metricValue(t, body, `mcp_bridge_proxied_calls_total{outcome="ok",server="stub",tool="echo"}`); got != 1 {
+		t.Errorf("ok echo calls = %v, want 1\n%s", got, body)
+	}
+	if got := metricValue(t, body, `mcp_bridge_proxied_calls_total{outcome="error",server="stub",tool="read_text_file"}`); got != 1 {
+		t.Errorf("failed read_text_file calls = %v, want 1", got)
+	}
+}
+
+func TestProxiedLabelsAreBounded(t *testing.T) {
+	m := newMetrics(&Bridge{})
+	for i := range 2 * maxProxiedLabels {
+		m.proxiedCall("s"+strconv.Itoa(i), "t", proxiedOK)
+	}
+	if n := len(m.proxiedTo); n > maxProxiedLabels+maxProxiedLabels/10+1 {
+		t.Fatalf("%d label pairs", n)
+	}
+}
+
+// An unpingableEngine starts nothing and answers no ping.
+type unpingableEngine struct{ enginetest.Local }
+
+func (unpingableEngine) Ping(context.Context) error { return errors.New("engine down") }
+
+var _ engine.Pinger = unpingableEngine{}
+
+func getHealth(t *testing.T, h http.Handler, method string, headers map[string]string) (*httptest.ResponseRecorder, healthReport) {
+	t.Helper()
+	req := httptest.NewRequest(method, HealthPath, nil)
+	req.Host = "localhost"
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	var rep healthReport
+	if rec.Code == http.StatusOK || rec.Code == http.StatusServiceUnavailable {
+		if err := json.Unmarshal(rec.Body.Bytes(), &rep); err != nil {
+			t.Fatalf("%d %q: %v", rec.Code, rec.Body, err)
+		}
+	}
+	return rec, rep
+}
+
+func TestHealth(t *testing.T) {
+	b := New(enginetest.Local{T: t}, &Options{Registry: NewRegistry(DiscoveryOptions{Home: t.TempDir(), Cwd: t.TempDir()})})
+	t.Cleanup(func() { b.Close() })
+	h := b.HTTPHandler(nil)
+	rec, rep := getHealth(t, h, http.MethodGet, nil)
+	if rec.Code != http.StatusOK || rep.Status != "ok" || rep.Engine != "local" || rep.Sessions != 0 {
+		t.Fatalf("healthz: %d %+v", rec.Code, rep)
+	}
+	if rec, _ := getHealth(t, h, http.MethodPost, nil); rec.Code != http.StatusMethodNotAllowed {
+		t.Fatalf("POST healthz: %d", rec.Code)
+	}
+
+	down := New(unpingableEngine{enginetest.Local{T: t}}, &Options{Registry: NewRegistry(DiscoveryOptions{Home: t.TempDir(), Cwd: t.TempDir()})})
+	t.Cleanup(func() { down.Close() })
+	rec, rep = getHealth(t, down.HTTPHandler(nil), http.MethodGet, nil)
+	if rec.Code != http.StatusServiceUnavailable || rep.Status != "unavailable" || !strings.Contains(rep.Error, "engine down") {
+		t.Fatalf("healthz of a failing engine: %d %+v", rec.Code, rep)
+	}
+}
+
+func TestHealthAndMetricsNeedTheToken(t *testing.T) {
+	b := New(enginetest.Local{T: t}, &Options{Registry: NewRegistry(DiscoveryOptions{Home: t.TempDir(), Cwd: t.TempDir()})})
+	t.Cleanup(func() { b.Close() })
+	h := b.HTTPHandler(&HTTPOptions{Token: "s3cret"})
+	for _, path := range []string{HealthPath, MetricsPath} {
+		for _, auth := range []string{"", "Bearer wrong"} {
+			req := httptest.NewRequest(http.MethodGet, path, nil)
+			req.Host = "localhost"
+			if auth != "" {
+				req.Header.Set("Authorization", auth)
+			}
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, req)
+			if rec.Code != http.StatusUnauthorized {
+				t.Errorf("GET %s with %q: %d", path, auth, rec.Code)
+			}
+		}
+		req := httptest.NewRequest(http.MethodGet, path, nil)
+		req.Host = "localhost"
+		req.Header.Set("Authorization", "Bearer s3cret")
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if rec.Code != http.StatusOK {
+			t.Errorf("GET %s with the token: %d", path, rec.Code)
+		}
+	}
+}
+
+func TestConcurrentScrapes(t *testing.T) {
+	hb := serveBridge(t, Options{}, HTTPOptions{}, false)
+	client := hb.srv.Client()
+	var wg sync.WaitGroup
+	codes := make(chan int, 100)
+	began := time.Now()
+	for range 100 {
+		wg.Go(func() {
+			resp, err := client.Get(hb.srv.URL + MetricsPath)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			resp.Body.Close()
+			codes <- resp.StatusCode
+		})
+	}
+	wg.Wait()
+	close(codes)
+	ok := 0
+	for c := range codes {
+		switch c {
+		case http.StatusOK:
+			ok++
+		case http.StatusServiceUnavailable: // past MaxRequestsInFlight
+		default:
+			t.Errorf("status %d", c)
+		}
+	}
+	if ok == 0 {
+		t.Error("no scrape succeeded")
+	}
+	if took := time.Since(began); took > 20*time.Second {
+		t.Errorf("100 scrapes took %v", took)
+	}
+}
