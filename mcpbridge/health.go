@@ -116,12 +116,7 @@ func (b *Bridge) metricsHandler() http.Handler {
 // guarded serves h behind the guard of f, for GET and HEAD only.
 func (f *httpFront) guarded(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if d := f.guard.check(r); d != nil {
-			if d.challenge != "" {
-				w.Header().Set("WWW-Authenticate", d.challenge)
-			}
-			f.b.log.Debug("HTTP request refused", "status", d.status, "why", d.msg, "remote", r.RemoteAddr)
-			writeHTTPError(w, d.status, d.msg)
+		if f.refused(w, r) {
 			return
 		}
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {

@@ -135,13 +135,22 @@ func (b *Bridge) HTTPHandler(opts *HTTPOptions) http.Handler {
 	return mux
 }
 
+// refused answers r with why the guard refuses it, if it does.
+func (f *httpFront) refused(w http.ResponseWriter, r *http.Request) bool {
+	d := f.guard.check(r)
+	if d == nil {
+		return false
+	}
+	if d.challenge != "" {
+		w.Header().Set("WWW-Authenticate", d.challenge)
+	}
+	f.b.log.Debug("HTTP request refused", "status", d.status, "why", d.msg, "remote", r.RemoteAddr)
+	writeHTTPError(w, d.status, d.msg)
+	return true
+}
+
 func (f *httpFront) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if d := f.guard.check(r); d != nil {
-		if d.challenge != "" {
-			w.Header().Set("WWW-Authenticate", d.challenge)
-		}
-		f.b.log.Debug("HTTP request refused", "status", d.status, "why", d.msg, "remote", r.RemoteAddr)
-		writeHTTPError(w, d.status, d.msg)
+	if f.refused(w, r) {
 		return
 	}
 	r.Header.Del(requestHeader)

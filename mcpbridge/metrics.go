@@ -42,6 +42,10 @@ type metrics struct {
 	proxiedTo map[[2]string]bool // the (server, tool) label pairs in use
 }
 
+// durationBuckets are the upper bounds, in seconds, of the duration
+// histograms: from a warm call to the longest timeout.
+var durationBuckets = []float64{.001, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120}
+
 // newMetrics registers the bridge's metrics of b, and the Go and process
 // collectors, on a new registry.
 func newMetrics(b *Bridge) *metrics {
@@ -53,7 +57,7 @@ func newMetrics(b *Bridge) *metrics {
 	m.callDuration = prometheus.NewHistogram(prometheus.HistogramOpts{
 		Name:    metricsPrefix + "call_duration_seconds",
 		Help:    "Duration of run_python calls, queueing and sandbox start included.",
-		Buckets: []float64{.001, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120},
+		Buckets: durationBuckets,
 	})
 	m.starts = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: metricsPrefix + "sandbox_starts_total",
@@ -62,7 +66,7 @@ func newMetrics(b *Bridge) *metrics {
 	m.startPhases = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    metricsPrefix + "sandbox_start_phase_seconds",
 		Help:    "Duration of the phases of sandbox starts.",
-		Buckets: []float64{.001, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120},
+		Buckets: durationBuckets,
 	}, []string{"phase"})
 	m.proxied = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: metricsPrefix + "proxied_calls_total",
