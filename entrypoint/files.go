@@ -149,18 +149,9 @@ func (in *input) fingerprint() string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// InputCurrent reports whether the live sandbox's /workspace/in still
-// holds what Options.InputDir holds now: true without an input directory
-// or a live sandbox (the next start copies it afresh), false when the
-// directory changed since the copy or cannot be read now.
-func (s *Session) InputCurrent() bool {
-	s.mu.Lock()
-	ctr := s.ctr
-	s.mu.Unlock()
-	return ctr == nil || s.inputCurrent(ctr)
-}
-
-// inputCurrent reports whether ctr's input copy matches InputDir now.
+// inputCurrent reports whether ctr's /workspace/in still holds what
+// Options.InputDir holds now: true without an input directory, false when
+// the directory changed since the copy or cannot be read now.
 func (s *Session) inputCurrent(ctr *container) bool {
 	if s.opts.InputDir == "" {
 		return true

@@ -384,13 +384,33 @@ func TestInputFingerprint(t *testing.T) {
 	}
 }
 
-// TestInputCurrentWithoutSandbox checks that a session with no input
-// directory, or with no live sandbox, counts as current.
-func TestInputCurrentWithoutSandbox(t *testing.T) {
-	if !New(nil, nil).InputCurrent() {
+// TestInputCurrent checks that a sandbox's input copy counts as current
+// while the directory holds what was copied, and not once it changed or
+// cannot be read; a session with no input directory is always current.
+func TestInputCurrent(t *testing.T) {
+	if !New(nil, nil).inputCurrent(&container{}) {
 		t.Fatal("a session without an input directory is not current")
 	}
-	if !New(nil, &Options{InputDir: t.TempDir()}).InputCurrent() {
-		t.Fatal("a session with no sandbox yet is not current (its start copies the input afresh)")
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "a.csv"), []byte("x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := New(nil, &Options{InputDir: dir})
+	in, err := scanInput(dir, 1<<20, func(string, ...any) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctr := &container{inputPrint: in.fingerprint()}
+	if !s.inputCurrent(ctr) {
+		t.Fatal("the copy of an unchanged directory is not current")
+	}
+	if err := os.WriteFile(filepath.Join(dir, "b.csv"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if s.inputCurrent(ctr) {
+		t.Fatal("the copy is current after a file was added")
+	}
+	if New(nil, &Options{InputDir: filepath.Join(dir, "gone")}).inputCurrent(ctr) {
+		t.Fatal("an unreadable input directory counts as current")
 	}
 }

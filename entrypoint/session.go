@@ -356,11 +356,14 @@ func (s *Session) Run(ctx context.Context, call *Call) (*Result, error) {
 		return nil, err
 	}
 	defer s.release()
+	s.mu.Lock()
+	had := s.ctr
+	s.mu.Unlock()
 	ctr, notice, err := s.ensure(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if !ctr.served && !s.inputCurrent(ctr) {
+	if ctr == had && !ctr.served && !s.inputCurrent(ctr) {
 		// Started ahead of its first call (a warm pool, a stdio
 		// bridge's start), it holds an older copy of the input
 		// directory: it held no state yet, so a fresh one replaces it

@@ -17,8 +17,6 @@ import (
 
 	"github.com/docker/docker/client"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine"
 )
 
 // directToolsList returns the tools/list result of a server run directly.
@@ -119,21 +117,11 @@ func rssBytes(b testing.TB, pid int) int64 {
 // stats` shows it). Podman answers the Docker-compatible stats endpoint.
 func containerMemory(b testing.TB, engineName string, pid int) int64 {
 	b.Helper()
-	e := connect(b, engineName)
-	ctx := context.Background()
-	list, err := e.List(ctx)
-	if err != nil {
-		b.Fatal(err)
-	}
-	id := ""
-	for _, s := range list {
-		if s.Labels[engine.LabelPID] == strconv.Itoa(pid) {
-			id = s.ID
-		}
-	}
-	if id == "" {
+	owned := containersOf(b, connect(b, engineName), pid)
+	if len(owned) == 0 {
 		b.Fatalf("no container of bridge %d", pid)
 	}
+	id := owned[len(owned)-1].ID
 	return containerMemoryOf(b, engineName, id)
 }
 

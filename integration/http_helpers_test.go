@@ -159,15 +159,22 @@ func (b *httpBridge) stopAndCheck() {
 // containers returns the containers this bridge process owns.
 func (b *httpBridge) containers(t testing.TB) []engine.SandboxInfo {
 	t.Helper()
-	var out []engine.SandboxInfo
+	return containersOf(t, b.e, b.pid)
+}
+
+// containersOf returns the containers on e that the bridge process pid
+// owns.
+func containersOf(t testing.TB, e testEngine, pid int) []engine.SandboxInfo {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	all, err := b.e.List(ctx)
+	all, err := e.List(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
+	var out []engine.SandboxInfo
 	for _, s := range all {
-		if s.Labels[engine.LabelPID] == strconv.Itoa(b.pid) {
+		if s.Labels[engine.LabelPID] == strconv.Itoa(pid) {
 			out = append(out, s)
 		}
 	}

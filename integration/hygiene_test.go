@@ -6,7 +6,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -14,7 +13,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/goleak"
 
-	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge"
 )
 
@@ -46,13 +44,7 @@ func fdKinds() string {
 // ownContainers counts the containers this test process's bridges own.
 func ownContainers(t *testing.T, e testEngine) int {
 	t.Helper()
-	n := 0
-	for _, s := range list(t, e) {
-		if s.Labels[engine.LabelPID] == strconv.Itoa(os.Getpid()) {
-			n++
-		}
-	}
-	return n
+	return len(containersOf(t, e, os.Getpid()))
 }
 
 // TestHygieneAfterManyCallsAndReplacements runs a bridge in this process

@@ -6,14 +6,11 @@ import (
 	"context"
 	"io"
 	"os/exec"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine"
 )
 
 // connectBridge starts the built binary's stdio MCP server on engine name
@@ -94,25 +91,17 @@ func TestBridgeOverStdio(t *testing.T) {
 func TestBridgeRemovesContainersOnDisconnect(t *testing.T) {
 	forEachEngine(t, func(t *testing.T, e testEngine) {
 		cs, cmd := connectBridgeCmd(t, e.Name())
-		pid := strconv.Itoa(cmd.Process.Pid)
-		owned := func() int {
-			n := 0
-			for _, s := range list(t, e) {
-				if s.Labels[engine.LabelPID] == pid {
-					n++
-				}
-			}
-			return n
-		}
+		pid := cmd.Process.Pid
+		owned := func() int { return len(containersOf(t, e, pid)) }
 		runPython(t, cs, map[string]any{"code": "print(1)"})
 		if n := owned(); n != 1 {
-			t.Fatalf("%d containers of bridge %s while its client is connected, want 1", n, pid)
+			t.Fatalf("%d containers of bridge %d while its client is connected, want 1", n, pid)
 		}
 		cs.Close()
 		deadline := time.Now().Add(30 * time.Second)
 		for owned() != 0 {
 			if time.Now().After(deadline) {
-				t.Fatalf("the sandbox container of bridge %s outlived its client", pid)
+				t.Fatalf("the sandbox container of bridge %d outlived its client", pid)
 			}
 			time.Sleep(200 * time.Millisecond)
 		}

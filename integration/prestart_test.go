@@ -3,7 +3,6 @@
 package integration
 
 import (
-	"strconv"
 	"testing"
 	"time"
 
@@ -18,15 +17,7 @@ import (
 // before the first call.
 func TestStdioStartsItsSandboxAtOnce(t *testing.T) {
 	forEachEngine(t, func(t *testing.T, e testEngine) {
-		owned := func(pid int) []engine.SandboxInfo {
-			var out []engine.SandboxInfo
-			for _, s := range list(t, e) {
-				if s.Labels[engine.LabelPID] == strconv.Itoa(pid) {
-					out = append(out, s)
-				}
-			}
-			return out
-		}
+		owned := func(pid int) []engine.SandboxInfo { return containersOf(t, e, pid) }
 		cs, cmd := connectBridgeCmd(t, e.Name())
 		deadline := time.Now().Add(30 * time.Second)
 		for len(owned(cmd.Process.Pid)) == 0 {

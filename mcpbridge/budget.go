@@ -125,9 +125,7 @@ func (b *Bridge) readOutput(ctx context.Context, req *mcp.ReadResourceRequest) (
 	if err != nil || !strings.HasPrefix(uri, outputURIPrefix) {
 		return nil, mcp.ResourceNotFoundError(uri)
 	}
-	b.mu.Lock()
-	cs := b.sessions[req.Session]
-	b.mu.Unlock()
+	cs := b.existing(req.Session)
 	if cs == nil {
 		return nil, mcp.ResourceNotFoundError(uri)
 	}

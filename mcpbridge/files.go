@@ -256,9 +256,7 @@ func filesTemplate() *mcp.ResourceTemplate {
 // readFileResource serves a file out to the session whose call reported it.
 func (b *Bridge) readFileResource(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 	uri := req.Params.URI
-	b.mu.Lock()
-	cs := b.sessions[req.Session]
-	b.mu.Unlock()
+	cs := b.existing(req.Session)
 	if cs == nil {
 		return nil, mcp.ResourceNotFoundError(uri)
 	}

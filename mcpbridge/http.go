@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -196,7 +197,7 @@ func (f *httpFront) readBody(w http.ResponseWriter, r *http.Request) bool {
 		switch {
 		case errors.As(err, &tooLarge):
 			writeHTTPError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("the request body is over the limit of %d bytes", f.opts.MaxBodyBytes))
-		case errors.Is(err, context.DeadlineExceeded) || isTimeout(err):
+		case errors.Is(err, os.ErrDeadlineExceeded): // the read deadline above
 			writeHTTPError(w, http.StatusRequestTimeout, fmt.Sprintf("the request body did not arrive within %v", f.opts.BodyTimeout))
 		default:
 			writeHTTPError(w, http.StatusBadRequest, "reading the request body: "+err.Error())
@@ -210,11 +211,6 @@ func (f *httpFront) readBody(w http.ResponseWriter, r *http.Request) bool {
 	r.Body = io.NopCloser(bytes.NewReader(data))
 	r.ContentLength = int64(len(data))
 	return true
-}
-
-func isTimeout(err error) bool {
-	var t interface{ Timeout() bool }
-	return errors.As(err, &t) && t.Timeout()
 }
 
 // writeHTTPError writes a JSON-RPC error response (id null) with status.
@@ -285,10 +281,7 @@ func (b *Bridge) haltCalls(id string) {
 		if ss.ID() != id {
 			continue
 		}
-		b.mu.Lock()
-		cs := b.sessions[ss]
-		b.mu.Unlock()
-		if cs != nil {
+		if cs := b.existing(ss); cs != nil {
 			cs.halt()
 		}
 	}

@@ -57,16 +57,11 @@ func (p *sandboxPool) take() *clientSession {
 	p.mu.Lock()
 	var cs *clientSession
 	var dead []*clientSession
-	var stale []*clientSession
 	for cs == nil && len(p.ready) > 0 {
 		cs = p.ready[0]
 		p.ready = p.ready[1:]
-		switch {
-		case !cs.session.Ready():
+		if !cs.session.Ready() {
 			dead = append(dead, cs) // its container died while it waited
-			cs = nil
-		case !cs.session.InputCurrent():
-			stale = append(stale, cs) // the input directory changed since
 			cs = nil
 		}
 	}
@@ -76,10 +71,6 @@ func (p *sandboxPool) take() *clientSession {
 	p.mu.Unlock()
 	for _, d := range dead {
 		p.log.Info("a pooled sandbox had died; it is replaced", "session", d.name)
-		go d.close()
-	}
-	for _, d := range stale {
-		p.log.Info("the input directory changed since a pooled sandbox started; it is replaced", "session", d.name)
 		go d.close()
 	}
 	select {

@@ -125,6 +125,14 @@ func (b *Bridge) sessionOf(ss *mcp.ServerSession) (*clientSession, error) {
 	return cs, nil
 }
 
+// existing returns the clientSession of the connection ss, or nil when
+// it has none (it made no call yet, or it ended).
+func (b *Bridge) existing(ss *mcp.ServerSession) *clientSession {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.sessions[ss]
+}
+
 // load starts the named servers and, when any is new to the session,
 // installs their proxies in its interpreter.
 func (b *Bridge) load(ctx context.Context, cs *clientSession, servers []string) error {
