@@ -27,6 +27,11 @@ type AutoOptions struct {
 	// Backend is BackendDocker, BackendPodman, or "" to try Podman, then
 	// Docker.
 	Backend string
+	// Address is the engine's address (DockerOptions.Host,
+	// PodmanOptions.URI). Zero: each backend's default.
+	Address string
+	// CertPath is DockerOptions.CertPath. Zero: no TLS files.
+	CertPath string
 	// Logger receives connection, pull and clean-up reports. Zero:
 	// discarded.
 	Logger *slog.Logger
@@ -60,10 +65,11 @@ func NewAuto(opts *AutoOptions) *Auto {
 	}
 	a.log = loggerOrDiscard(a.opts.Logger)
 	a.docker = func(ctx context.Context) (backend, error) {
-		return NewDocker(ctx, &DockerOptions{Logger: a.log, StopGrace: a.opts.StopGrace})
+		return NewDocker(ctx, &DockerOptions{Host: a.opts.Address, CertPath: a.opts.CertPath,
+			Logger: a.log, StopGrace: a.opts.StopGrace})
 	}
 	a.podman = func(ctx context.Context) (backend, error) {
-		p, err := NewPodman(ctx, &PodmanOptions{Logger: a.log, StopGrace: a.opts.StopGrace})
+		p, err := NewPodman(ctx, &PodmanOptions{URI: a.opts.Address, Logger: a.log, StopGrace: a.opts.StopGrace})
 		if err != nil {
 			return nil, err
 		}

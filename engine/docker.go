@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -26,8 +27,14 @@ import (
 // DockerOptions configure NewDocker. The zero value is ready to use.
 type DockerOptions struct {
 	// Host is the daemon address (unix://, tcp://, ssh://). Zero:
-	// DOCKER_HOST, else the platform default socket.
+	// DOCKER_HOST, else the platform default socket, with the TLS
+	// settings of DOCKER_TLS_VERIFY and DOCKER_CERT_PATH.
 	Host string
+	// CertPath is a directory holding ca.pem, cert.pem and key.pem: the
+	// daemon is reached over TLS, verified against ca.pem, with cert.pem
+	// as the client certificate. Zero: DOCKER_CERT_PATH when Host is
+	// zero too, else no TLS.
+	CertPath string
 	// Logger receives progress and clean-up reports. Zero: discarded.
 	Logger *slog.Logger
 	// StopGrace is how long Close waits after SIGTERM before SIGKILL.
@@ -74,13 +81,21 @@ func NewDocker(ctx context.Context, opts *DockerOptions) (*Docker, error) {
 		opts = &DockerOptions{}
 	}
 	host := opts.Host
+	copts := []client.Opt{client.WithAPIVersionNegotiation()}
 	if host == "" {
+		// The environment's daemon, with its TLS settings.
+		copts = append(copts, client.FromEnv)
 		host = os.Getenv("DOCKER_HOST")
 	}
 	if host == "" {
 		host = client.DefaultDockerHost
 	}
-	copts := []client.Opt{client.FromEnv, client.WithAPIVersionNegotiation()}
+	if opts.CertPath != "" {
+		copts = append(copts, client.WithTLSClientConfig(
+			filepath.Join(opts.CertPath, "ca.pem"),
+			filepath.Join(opts.CertPath, "cert.pem"),
+			filepath.Join(opts.CertPath, "key.pem")))
+	}
 	if strings.HasPrefix(host, "ssh://") {
 		helper, err := connhelper.GetConnectionHelper(host)
 		if err != nil {

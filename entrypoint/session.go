@@ -126,6 +126,7 @@ type Session struct {
 	mu     sync.Mutex
 	ctr    *container
 	lost   string // why the previous interpreter is gone, for the next call
+	placed string // the engine the last sandbox ran on, when the engine names it
 	idle   *time.Timer
 	closed bool
 
@@ -286,16 +287,31 @@ func (s *Session) ensure(ctx context.Context) (*container, string, error) {
 		}
 		engine.TracePhase(ctx, PhaseInit, time.Since(began))
 	}
-	s.log.Info("sandbox ready", "python", ctr.python, "runtime", ctr.version, "id", ctr.sb.ID(), "took", time.Since(start))
+	placed := placedOn(ctr.sb)
+	s.log.Info("sandbox ready", "python", ctr.python, "runtime", ctr.version, "id", ctr.sb.ID(),
+		"took", time.Since(start), "engine", placed)
 	if in != nil {
 		ctr.inputPrint = in.fingerprint()
 	}
 	s.mu.Lock()
 	s.ctr = ctr
 	notice := s.lost
+	if notice != "" && placed != "" && s.placed != "" && placed != s.placed {
+		notice += fmt.Sprintf("; the new sandbox runs on engine %s (the previous one ran on %s)", placed, s.placed)
+	}
 	s.lost = ""
+	s.placed = placed
 	s.mu.Unlock()
 	return ctr, notice, nil
+}
+
+// placedOn names the engine sb runs on, when its engine is one of
+// several (engine.Multi), else "".
+func placedOn(sb engine.Sandbox) string {
+	if p, ok := sb.(interface{ Engine() string }); ok {
+		return p.Engine()
+	}
+	return ""
 }
 
 // startError wraps the failure to start a sandbox, saying why the previous

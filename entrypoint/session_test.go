@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -437,5 +438,43 @@ finally:
 	res = exec1(t, s, "import time\nwhile True:\n    try:\n        while True: time.sleep(0.01)\n    except KeyboardInterrupt:\n        pass", 300*time.Millisecond)
 	if res.Status != StatusTimeout || res.StateLost {
 		t.Fatalf("code swallowing interrupts: %+v", res)
+	}
+}
+
+// A placingEngine names, as engine.Multi does, the engine each sandbox
+// runs on: "a" for the first, "b" for the next, ….
+type placingEngine struct {
+	engine.Engine
+	n atomic.Int32
+}
+
+// A placedSandbox is a sandbox that names its engine.
+type placedSandbox struct {
+	engine.Sandbox
+	engine string
+}
+
+func (s placedSandbox) Engine() string { return s.engine }
+
+func (e *placingEngine) Start(ctx context.Context, spec engine.Spec) (engine.Sandbox, error) {
+	sb, err := e.Engine.Start(ctx, spec)
+	if err != nil {
+		return nil, err
+	}
+	return placedSandbox{sb, string(rune('a' + e.n.Add(1) - 1))}, nil
+}
+
+func TestNoticeNamesNewEngine(t *testing.T) {
+	s := newOn(t, &placingEngine{Engine: enginetest.Local{T: t}}, Options{})
+	res := exec1(t, s, "v = 1", 0)
+	if res.Notice != "" {
+		t.Fatalf("first call's notice %q", res.Notice)
+	}
+	s.Execute(context.Background(), "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)", 0)
+	res = exec1(t, s, "print('v' in globals())", 0)
+	want(t, res, StatusSuccess, "False\n")
+	if !strings.Contains(res.Notice, "SIGKILL") ||
+		!strings.Contains(res.Notice, "the new sandbox runs on engine b (the previous one ran on a)") {
+		t.Fatalf("notice %q, want the reason and both engines", res.Notice)
 	}
 }

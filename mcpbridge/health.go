@@ -81,6 +81,8 @@ type healthReport struct {
 	Sessions  int    `json:"sessions"`
 	PoolReady int    `json:"pool_ready"`
 	PoolSize  int    `json:"pool_size"`
+	// Engines is the state of each engine when there are several.
+	Engines []engine.EngineState `json:"engines,omitempty"`
 }
 
 // serveHealth answers a health probe: 200 when the engine answers, 503
@@ -95,6 +97,9 @@ func (b *Bridge) serveHealth(w http.ResponseWriter, r *http.Request) {
 		rep.Status, rep.Error, status = "unavailable", err.Error(), http.StatusServiceUnavailable
 	}
 	rep.Engine = b.engineName() // after the ping, which may connect it
+	if st, ok := b.eng.(engineStates); ok {
+		rep.Engines = st.Engines()
+	}
 	body, _ := json.Marshal(rep)
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")

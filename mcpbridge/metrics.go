@@ -86,7 +86,46 @@ func newMetrics(b *Bridge) *metrics {
 	}, func() float64 { return float64(b.pool.readyCount()) })
 	m.reg.MustRegister(m.calls, m.callDuration, m.starts, m.startPhases, m.proxied, m.outputBytes, sessions, poolReady,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	if st, ok := b.eng.(engineStates); ok {
+		m.reg.MustRegister(engineCollector{st})
+	}
 	return m
+}
+
+// An engineStates is an engine over several engines (engine.Multi) that
+// reports the state of each.
+type engineStates interface {
+	Engines() []engine.EngineState
+}
+
+// Descriptions of the metrics of each engine of several.
+var (
+	engineUpDesc = prometheus.NewDesc(metricsPrefix+"engine_up",
+		"1 when the engine answered its last start or ping, 0 while it backs off after failing to.",
+		[]string{"engine"}, nil)
+	engineSandboxesDesc = prometheus.NewDesc(metricsPrefix+"engine_sandboxes",
+		"Sandboxes open on the engine, with starts under way.", []string{"engine"}, nil)
+)
+
+// An engineCollector collects the state of each engine of several.
+type engineCollector struct{ st engineStates }
+
+// Describe implements prometheus.Collector.
+func (c engineCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- engineUpDesc
+	ch <- engineSandboxesDesc
+}
+
+// Collect implements prometheus.Collector.
+func (c engineCollector) Collect(ch chan<- prometheus.Metric) {
+	for _, e := range c.st.Engines() {
+		up := 0.0
+		if e.Up {
+			up = 1
+		}
+		ch <- prometheus.MustNewConstMetric(engineUpDesc, prometheus.GaugeValue, up, e.Name)
+		ch <- prometheus.MustNewConstMetric(engineSandboxesDesc, prometheus.GaugeValue, float64(e.Sandboxes), e.Name)
+	}
 }
 
 // call counts a run_python call that ended with status after took.

@@ -235,3 +235,44 @@ func TestConcurrentScrapes(t *testing.T) {
 		t.Errorf("100 scrapes took %v", took)
 	}
 }
+
+// A severalEngines reports two engines, as engine.Multi does.
+type severalEngines struct{ enginetest.Local }
+
+func (severalEngines) Engines() []engine.EngineState {
+	return []engine.EngineState{
+		{Name: "docker", Up: true, Sandboxes: 3},
+		{Name: "docker@tcp://10.0.0.5:2376", Up: false, Error: "connection refused"},
+	}
+}
+
+func TestHealthAndMetricsOfSeveralEngines(t *testing.T) {
+	b := New(severalEngines{enginetest.Local{T: t}}, &Options{Registry: NewRegistry(DiscoveryOptions{Home: t.TempDir(), Cwd: t.TempDir()})})
+	t.Cleanup(func() { b.Close() })
+	h := b.HTTPHandler(nil)
+	rec, rep := getHealth(t, h, http.MethodGet, nil)
+	if rec.Code != http.StatusOK || len(rep.Engines) != 2 || rep.Engines[1].Up || rep.Engines[1].Error != "connection refused" ||
+		rep.Engines[0].Sandboxes != 3 {
+		t.Fatalf("healthz: %d %+v", rec.Code, rep)
+	}
+	body := scrape(t, h)
+	for series, want := range map[string]float64{
+		`mcp_bridge_engine_up{engine="docker"}`:                            1,
+		`mcp_bridge_engine_up{engine="docker@tcp://10.0.0.5:2376"}`:        0,
+		`mcp_bridge_engine_sandboxes{engine="docker"}`:                     3,
+		`mcp_bridge_engine_sandboxes{engine="docker@tcp://10.0.0.5:2376"}`: 0,
+	} {
+		if got := metricValue(t, body, series); got != want {
+			t.Errorf("%s = %v, want %v", series, got, want)
+		}
+	}
+	// One engine: no engine series and no engines in the health report.
+	one := New(enginetest.Local{T: t}, &Options{Registry: NewRegistry(DiscoveryOptions{Home: t.TempDir(), Cwd: t.TempDir()})})
+	t.Cleanup(func() { one.Close() })
+	if body := scrape(t, one.HTTPHandler(nil)); strings.Contains(body, "mcp_bridge_engine_up") {
+		t.Fatal("a bridge on one engine reports engine_up")
+	}
+	if _, rep := getHealth(t, one.HTTPHandler(nil), http.MethodGet, nil); rep.Engines != nil {
+		t.Fatalf("engines of one engine: %+v", rep.Engines)
+	}
+}

@@ -54,9 +54,7 @@ func execCommand(ctx context.Context, args []string, stdin io.Reader, stdout, st
 		src = string(b)
 	}
 
-	engOpts := cfg.Engine
-	engOpts.Logger = log
-	eng := engine.NewAuto(&engOpts)
+	eng := newEngine(cfg, log)
 	defer eng.Close()
 	opts := cfg.Session
 	opts.Spec.Session = "exec"

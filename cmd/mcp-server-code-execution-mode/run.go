@@ -9,7 +9,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/config"
 )
@@ -34,9 +33,7 @@ func runCommand(ctx context.Context, args []string, stdin io.ReadCloser, stdout 
 // its options from cfg as adjust leaves them (nil: as they are), and the
 // function that closes both.
 func newBridge(cfg *config.Config, log *slog.Logger, adjust func(*mcpbridge.Options)) (*mcpbridge.Bridge, func()) {
-	engOpts := cfg.Engine
-	engOpts.Logger = log
-	eng := engine.NewAuto(&engOpts)
+	eng := newEngine(cfg, log)
 	opts := cfg.Bridge
 	opts.Version = version
 	opts.Logger = log

@@ -35,6 +35,10 @@ type Config struct {
 	// Engine selects the container engine (MCP_BRIDGE_RUNTIME). Its
 	// Logger is left for the command to set.
 	Engine engine.AutoOptions
+	// Engines are the engines sandboxes are placed on, the least loaded
+	// first (MCP_BRIDGE_ENGINES); when set, Engine.Backend is unset.
+	// Zero: the one engine Engine selects.
+	Engines []engine.Endpoint
 	// Session holds the session settings: the template of every
 	// sandbox's Spec (image, user, limits, OCI runtime; Cmd and Session
 	// are set per session), the idle timeout and the output cap. The
@@ -70,6 +74,11 @@ func Load(getenv func(string) string) (*Config, error) {
 		c.DrainTimeout = -1
 	}
 	c.Engine.Backend = r.backend(EnvRuntime)
+	c.Engines = r.engines(EnvEngines)
+	if len(c.Engines) > 0 && r.set(EnvRuntime) {
+		r.errs = append(r.errs, fmt.Errorf("%s and %s are both set: set one (%s may list one engine)",
+			EnvEngines, EnvRuntime, EnvEngines))
+	}
 	spec := engine.Spec{
 		Image:       r.image(EnvImage),
 		User:        r.user(EnvUser),

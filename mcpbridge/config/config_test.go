@@ -265,3 +265,31 @@ func TestLoadLogFormatAndDrain(t *testing.T) {
 		t.Errorf("a JSON log line: %q", got)
 	}
 }
+
+func TestLoadEngines(t *testing.T) {
+	c, err := Load(envOf(map[string]string{EnvEngines: "docker, podman=unix:///run/podman/podman.sock"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Engines) != 2 || c.Engines[1].Address != "unix:///run/podman/podman.sock" || c.Engine.Backend != "" {
+		t.Fatalf("engines %+v, backend %q", c.Engines, c.Engine.Backend)
+	}
+	if c, err := Load(envOf(nil)); err != nil || c.Engines != nil {
+		t.Fatalf("unset: %+v, %v", c.Engines, err)
+	}
+	for env, want := range map[string]string{
+		"garbage":                       `MCP_BRIDGE_ENGINES: engine 1 ("garbage"): unknown backend "garbage"`,
+		"docker=tcp://h":                "want tcp://HOST:PORT",
+		"docker,docker":                 "the same engine as engine 1",
+		"docker=tcp://h:1?certs=/nodir": "certs directory /nodir",
+	} {
+		_, err := Load(envOf(map[string]string{EnvEngines: env}))
+		if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), want) {
+			t.Errorf("MCP_BRIDGE_ENGINES=%q: %v, want %q", env, err, want)
+		}
+	}
+	_, err = Load(envOf(map[string]string{EnvEngines: "docker", EnvRuntime: "podman"}))
+	if err == nil || !strings.Contains(err.Error(), "MCP_BRIDGE_ENGINES and MCP_BRIDGE_RUNTIME are both set") {
+		t.Errorf("both set: %v", err)
+	}
+}

@@ -51,6 +51,7 @@ const (
 	EnvMaxQueuedCalls  = "MCP_BRIDGE_MAX_QUEUED_CALLS"
 	EnvLogFormat       = "MCP_BRIDGE_LOG_FORMAT"
 	EnvDrainTimeout    = "MCP_BRIDGE_DRAIN_TIMEOUT"
+	EnvEngines         = "MCP_BRIDGE_ENGINES"
 )
 
 // Log formats of MCP_BRIDGE_LOG_FORMAT.
@@ -156,6 +157,21 @@ func (r *reader) backend(name string) string {
 		r.bad(name, v, `want "docker", "podman" or unset (auto-detect)`)
 		return ""
 	}
+}
+
+// engines reads a list of engine endpoints; unset is none. The
+// variable's value is left out of the error (it may be long): the
+// parser's message names the entry.
+func (r *reader) engines(name string) []engine.Endpoint {
+	if !r.set(name) {
+		return nil
+	}
+	eps, err := engine.ParseEndpoints(r.get(name))
+	if err != nil {
+		r.errs = append(r.errs, fmt.Errorf("%s: %w", name, err))
+		return nil
+	}
+	return eps
 }
 
 // image reads an image reference.
