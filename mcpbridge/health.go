@@ -121,7 +121,7 @@ func (b *Bridge) metricsHandler() http.Handler {
 // guarded serves h behind the guard of f, for GET and HEAD only.
 func (f *httpFront) guarded(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if f.refused(w, r) {
+		if f.refused(w, r, !f.opts.OpenProbes) {
 			return
 		}
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {

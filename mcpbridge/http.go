@@ -53,6 +53,11 @@ type HTTPOptions struct {
 	MaxBodyBytes int64
 	// BodyTimeout bounds reading a request's body. Zero: 30 s.
 	BodyTimeout time.Duration
+	// OpenProbes lets HealthPath and MetricsPath answer without the
+	// token, for probes and scrapers that carry none; the Host and
+	// Origin checks still apply. Zero: they need the token as HTTPPath
+	// does.
+	OpenProbes bool
 }
 
 func (o HTTPOptions) withDefaults() HTTPOptions {
@@ -104,7 +109,8 @@ type httpFront struct {
 // own sandbox and servers, ended by DELETE, by SessionIdleTimeout or by
 // Close. It also serves a health
 // report at HealthPath and Prometheus metrics at MetricsPath (GET, HEAD),
-// behind the same checks of Host, Origin and token. opts may be nil.
+// behind the same checks of Host, Origin and token (the token unless
+// OpenProbes). opts may be nil.
 func (b *Bridge) HTTPHandler(opts *HTTPOptions) http.Handler {
 	var o HTTPOptions
 	if opts != nil {
@@ -136,9 +142,10 @@ func (b *Bridge) HTTPHandler(opts *HTTPOptions) http.Handler {
 	return mux
 }
 
-// refused answers r with why the guard refuses it, if it does.
-func (f *httpFront) refused(w http.ResponseWriter, r *http.Request) bool {
-	d := f.guard.check(r)
+// refused answers r with why the guard refuses it, if it does; the token
+// is checked only when withToken is set.
+func (f *httpFront) refused(w http.ResponseWriter, r *http.Request, withToken bool) bool {
+	d := f.guard.check(r, withToken)
 	if d == nil {
 		return false
 	}
@@ -151,7 +158,7 @@ func (f *httpFront) refused(w http.ResponseWriter, r *http.Request) bool {
 }
 
 func (f *httpFront) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if f.refused(w, r) {
+	if f.refused(w, r, true) {
 		return
 	}
 	r.Header.Del(requestHeader)

@@ -42,8 +42,9 @@ type denial struct {
 	challenge string
 }
 
-// check returns why r may not go on, or nil.
-func (g *httpGuard) check(r *http.Request) *denial {
+// check returns why r may not go on, or nil; the token is checked only
+// when withToken is set.
+func (g *httpGuard) check(r *http.Request, withToken bool) *denial {
 	localLoopback := false
 	if a, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok && a != nil {
 		localLoopback = isLoopbackHost(hostOnly(a.String()))
@@ -54,7 +55,7 @@ func (g *httpGuard) check(r *http.Request) *denial {
 	if origin := r.Header.Get("Origin"); origin != "" && !g.originAllowed(origin, r.Host) {
 		return &denial{status: http.StatusForbidden, msg: "Origin " + quoteHeader(origin) + " is not allowed (MCP_BRIDGE_HTTP_ALLOWED_ORIGINS lists more)"}
 	}
-	if g.hasToken {
+	if g.hasToken && withToken {
 		given, ok := bearer(r.Header.Get("Authorization"))
 		if !ok {
 			return &denial{status: http.StatusUnauthorized, msg: "missing bearer token: send Authorization: Bearer <MCP_BRIDGE_HTTP_TOKEN>",

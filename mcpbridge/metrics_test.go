@@ -276,3 +276,29 @@ func TestHealthAndMetricsOfSeveralEngines(t *testing.T) {
 		t.Fatalf("engines of one engine: %+v", rep.Engines)
 	}
 }
+
+func TestOpenProbes(t *testing.T) {
+	b := New(enginetest.Local{T: t}, &Options{Registry: NewRegistry(DiscoveryOptions{Home: t.TempDir(), Cwd: t.TempDir()})})
+	t.Cleanup(func() { b.Close() })
+	h := b.HTTPHandler(&HTTPOptions{Token: "s3cret-token-0123456", OpenProbes: true})
+	get := func(path, host string) int {
+		req := httptest.NewRequest(http.MethodGet, path, nil)
+		req.Host = host
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		return rec.Code
+	}
+	for _, path := range []string{HealthPath, MetricsPath} {
+		if code := get(path, "localhost"); code != http.StatusOK {
+			t.Errorf("open probes: GET %s without the token: %d, want 200", path, code)
+		}
+	}
+	// /mcp still needs it.
+	req := httptest.NewRequest(http.MethodPost, HTTPPath, strings.NewReader(`{}`))
+	req.Host = "localhost"
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	if rec.Code != http.StatusUnauthorized {
+		t.Errorf("open probes: POST %s without the token: %d, want 401", HTTPPath, rec.Code)
+	}
+}

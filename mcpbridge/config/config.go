@@ -132,6 +132,7 @@ func Load(getenv func(string) string) (*Config, error) {
 		AllowedOrigins:     r.list(EnvAllowedOrigins, validOrigin, "want origins such as https://app.example.com, comma-separated"),
 		MaxSessions:        int(r.integer(EnvMaxSessions, 1, 100000, "want a whole number of at least 1")),
 		SessionIdleTimeout: sessionIdle,
+		OpenProbes:         r.flag(EnvOpenProbes),
 	}
 	if c.HTTP.MaxSessions == 0 {
 		c.HTTP.MaxSessions = defaultMaxSessions(spec.MemoryBytes)

@@ -288,6 +288,12 @@ func TestLoadEngines(t *testing.T) {
 			t.Errorf("MCP_BRIDGE_ENGINES=%q: %v, want %q", env, err, want)
 		}
 	}
+	if c, err := Load(envOf(map[string]string{EnvOpenProbes: "1"})); err != nil || !c.HTTP.OpenProbes {
+		t.Errorf("%s=1: %+v, %v", EnvOpenProbes, c.HTTP, err)
+	}
+	if _, err := Load(envOf(map[string]string{EnvOpenProbes: "maybe"})); err == nil || !strings.Contains(err.Error(), EnvOpenProbes) {
+		t.Errorf("%s=maybe: %v", EnvOpenProbes, err)
+	}
 	_, err = Load(envOf(map[string]string{EnvEngines: "docker", EnvRuntime: "podman"}))
 	if err == nil || !strings.Contains(err.Error(), "MCP_BRIDGE_ENGINES and MCP_BRIDGE_RUNTIME are both set") {
 		t.Errorf("both set: %v", err)

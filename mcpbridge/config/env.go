@@ -52,6 +52,7 @@ const (
 	EnvLogFormat       = "MCP_BRIDGE_LOG_FORMAT"
 	EnvDrainTimeout    = "MCP_BRIDGE_DRAIN_TIMEOUT"
 	EnvEngines         = "MCP_BRIDGE_ENGINES"
+	EnvOpenProbes      = "MCP_BRIDGE_HTTP_OPEN_PROBES"
 )
 
 // Log formats of MCP_BRIDGE_LOG_FORMAT.
