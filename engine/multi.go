@@ -30,9 +30,9 @@ type MultiOptions struct {
 	// StopGrace is the grace period between SIGTERM and SIGKILL. Zero:
 	// two seconds.
 	StopGrace time.Duration
-	// ProbeTimeout bounds the ping that decides whether an engine that
-	// failed answers again, before a sandbox is placed on it. Zero: five
-	// seconds.
+	// ProbeTimeout bounds the ping (and first connection) that decides
+	// whether an engine not yet known to answer, or that failed to,
+	// answers, before a sandbox is placed on it. Zero: five seconds.
 	ProbeTimeout time.Duration
 	// MaxBackoff caps how long an unreachable engine is tried only after
 	// every other; the wait starts at one second and doubles with each
@@ -72,6 +72,7 @@ type member struct {
 
 	// guarded by Multi.mu
 	open     int       // sandboxes started and not closed, and starts under way
+	answered bool      // it answered once: it is connected
 	failures int       // failures to reach it in a row
 	retryAt  time.Time // before it, it is tried after every other
 	lastErr  error
@@ -95,7 +96,7 @@ func NewMulti(opts *MultiOptions) (*Multi, error) {
 	m.log = loggerOrDiscard(m.opts.Logger)
 	for _, ep := range m.opts.Endpoints {
 		a := NewAuto(&AutoOptions{Backend: ep.Backend, Address: ep.Address, CertPath: ep.CertPath,
-			Logger: m.log.With("engine", ep.Name()), StopGrace: m.opts.StopGrace})
+			Logger: m.log.With("endpoint", ep.Name()), StopGrace: m.opts.StopGrace})
 		m.members = append(m.members, &member{name: ep.Name(), eng: a})
 	}
 	return m, nil
@@ -157,7 +158,9 @@ func (m *Multi) Start(ctx context.Context, spec Spec) (Sandbox, error) {
 // one whose backoff ends first; nil when every member was tried. It
 // counts a start under way on the member, so that concurrent starts
 // spread; release gives it back when the start fails. suspect says the
-// member failed to answer before and must answer a ping first.
+// member never answered or failed to answer last, and must answer a ping
+// (which connects it) within ProbeTimeout first: an engine that accepts
+// connections and never answers costs that long, not a start's timeout.
 func (m *Multi) next(tried map[*member]bool) (_ *member, suspect bool, _ error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -185,15 +188,18 @@ func (m *Multi) next(tried map[*member]bool) (_ *member, suspect bool, _ error) 
 		return nil, false, nil
 	}
 	best.open++
-	return best, best.failures > 0, nil
+	return best, best.failures > 0 || !best.answered, nil
 }
 
-// probe pings mb, which failed to answer before, within ProbeTimeout; a
-// failed ping counts as another failure and gives mb's start back.
+// probe pings mb, not known to answer, within ProbeTimeout; a failed
+// ping counts as a failure to reach it and gives mb's start back.
 func (m *Multi) probe(ctx context.Context, mb *member) error {
 	pctx, cancel := context.WithTimeout(ctx, m.opts.ProbeTimeout)
 	err := mb.eng.Ping(pctx)
 	cancel()
+	if err != nil && ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
+		err = fmt.Errorf("no answer within %v: %w", m.opts.ProbeTimeout, err)
+	}
 	if err != nil {
 		m.release(mb)
 		if ctx.Err() == nil {
@@ -201,6 +207,7 @@ func (m *Multi) probe(ctx context.Context, mb *member) error {
 		}
 		return err
 	}
+	m.reached(mb)
 	return nil
 }
 
@@ -231,7 +238,7 @@ func (m *Multi) unreachable(mb *member, err error) {
 func (m *Multi) reached(mb *member) {
 	m.mu.Lock()
 	was := mb.failures
-	mb.failures, mb.retryAt, mb.lastErr = 0, time.Time{}, nil
+	mb.failures, mb.retryAt, mb.lastErr, mb.answered = 0, time.Time{}, nil, true
 	m.mu.Unlock()
 	if was > 0 {
 		m.log.Info("engine reachable again", "engine", mb.name, "after_failures", was)

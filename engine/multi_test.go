@@ -17,6 +17,7 @@ type fakeMember struct {
 
 	mu       sync.Mutex
 	down     bool  // Start and Ping fail as an unreachable engine does
+	silent   bool  // Ping waits for its context, as an engine that never answers
 	startErr error // Start fails with it (an answer, not a failure to reach)
 	starts   int
 	pings    int
@@ -46,6 +47,12 @@ func (f *fakeMember) Ping(ctx context.Context) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.pings++
+	if f.silent {
+		f.mu.Unlock()
+		<-ctx.Done()
+		f.mu.Lock()
+		return ctx.Err()
+	}
 	if f.down {
 		return errors.New("dial tcp: connection refused")
 	}
@@ -163,14 +170,14 @@ func TestMultiFailsOverAndBacksOff(t *testing.T) {
 	if _, err := m.Start(ctx, Spec{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, p := fakes[0].counts(); p != 1 {
-		t.Fatalf("a pinged %d times after its backoff, want 1", p)
+	if _, p := fakes[0].counts(); p != 2 {
+		t.Fatalf("a pinged %d times (first use, after its backoff), want 2", p)
 	}
 	*clock = clock.Add(1100 * time.Millisecond) // < 2 s: still backing off
 	if _, err := m.Start(ctx, Spec{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, p := fakes[0].counts(); p != 1 {
+	if _, p := fakes[0].counts(); p != 2 {
 		t.Fatalf("a pinged during its second backoff")
 	}
 	// a answers again: after the backoff it gets the next sandbox (0 open
@@ -312,5 +319,31 @@ func TestNewMultiNeedsEndpoints(t *testing.T) {
 	defer m.Close()
 	if n := m.Name(); n != "docker@tcp://127.0.0.1:1" {
 		t.Fatalf("Name %q", n)
+	}
+}
+
+func TestMultiSilentEngineCostsProbeTimeout(t *testing.T) {
+	m, fakes, _ := newTestMulti("a", "b")
+	m.now = time.Now
+	m.opts.ProbeTimeout = 200 * time.Millisecond
+	fakes[0].mu.Lock()
+	fakes[0].silent = true
+	fakes[0].mu.Unlock()
+	began := time.Now()
+	sb, err := m.Start(context.Background(), Spec{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := placedOn(t, sb); e != "b" {
+		t.Fatalf("placed on %s, want b", e)
+	}
+	if took := time.Since(began); took > 5*time.Second {
+		t.Fatalf("a silent engine held the start %v", took)
+	}
+	if s, _ := fakes[0].counts(); s != 0 {
+		t.Fatal("a silent engine was asked to start a sandbox")
+	}
+	if st := m.Engines(); st[0].Up || !strings.Contains(st[0].Error, "no answer within 200ms") {
+		t.Fatalf("a's state %+v", st[0])
 	}
 }

@@ -7,7 +7,9 @@ import (
 	"io"
 	"net/http"
 	"regexp"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -74,5 +76,73 @@ func TestHTTPHealthAndMetrics(t *testing.T) {
 		if log := b.log.String(); !regexp.MustCompile(`msg="run_python answered" session=session-\d+ call=\d+ mcp_session=\S+ status=success`).MatchString(log) {
 			t.Errorf("no log line of the call with its session, call and MCP session ids:\n%.4000s", b.log.tail(4000))
 		}
+	})
+}
+
+// TestHTTPMetricsScrapedOften scrapes /metrics and /healthz 100 times a
+// second for 3 s while a session runs calls: every scrape is answered (200,
+// or 503 when too many are in flight), the calls are unaffected, and the
+// bridge's memory stays bounded.
+func TestHTTPMetricsScrapedOften(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, e testEngine) {
+		b := startHTTPBridge(t, e, httpOpts{env: []string{"MCP_BRIDGE_POOL_SIZE=0", "MCP_BRIDGE_HTTP_TOKEN=0123456789abcdef-scrape",
+			"MCP_BRIDGE_HTTP_OPEN_PROBES=1"}})
+		base := strings.TrimSuffix(b.url, "/mcp")
+		client := b.httpClient("") // open probes: no token
+		cs := b.session(t, nil)
+		runPython(t, cs, map[string]any{"code": "n = 0"})
+		rssBefore := rssBytes(t, b.pid)
+		stop := make(chan struct{})
+		codes := map[int]int{}
+		var mu sync.Mutex
+		var wg sync.WaitGroup
+		tick := time.NewTicker(10 * time.Millisecond)
+		defer tick.Stop()
+		wg.Go(func() {
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				case <-tick.C:
+				}
+				path := "/metrics"
+				if i%10 == 0 {
+					path = "/healthz"
+				}
+				wg.Go(func() {
+					code := 0
+					if resp, err := client.Get(base + path); err == nil {
+						io.Copy(io.Discard, resp.Body)
+						resp.Body.Close()
+						code = resp.StatusCode
+					}
+					mu.Lock()
+					codes[code]++
+					mu.Unlock()
+				})
+			}
+		})
+		for i := range 10 {
+			if text, isErr := runPython(t, cs, map[string]any{"code": "n += 1\nprint(n)"}); isErr || text != strconv.Itoa(i+1) {
+				t.Errorf("call %d during scrapes: %q", i, text)
+			}
+		}
+		time.Sleep(3 * time.Second)
+		close(stop)
+		wg.Wait()
+		total := 0
+		for code, n := range codes {
+			total += n
+			if code != http.StatusOK && code != http.StatusServiceUnavailable {
+				t.Errorf("%d scrapes answered %d", n, code)
+			}
+		}
+		if total < 250 {
+			t.Errorf("only %d scrapes in 3 s", total)
+		}
+		if grew := rssBytes(t, b.pid) - rssBefore; grew > 64<<20 {
+			t.Errorf("the bridge's RSS grew by %d MiB during %d scrapes", grew>>20, total)
+		}
+		t.Logf("%d scrapes: %v", total, codes)
 	})
 }

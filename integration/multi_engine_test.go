@@ -5,10 +5,15 @@ package integration
 import (
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine"
 )
@@ -88,4 +93,98 @@ func TestEnginesDockerAndPodman(t *testing.T) {
 	if left := containersOf(t, p, b.pid); len(left) > 0 {
 		t.Errorf("containers left on podman: %v", left)
 	}
+}
+
+// badEngines starts two engines that are no engines, on loopback TCP: one
+// accepts connections and never answers, one closes each at once. It
+// returns their addresses.
+func badEngines(t *testing.T) (silent, dropping string) {
+	t.Helper()
+	listen := func(serve func(net.Conn)) string {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var conns sync.WaitGroup
+		t.Cleanup(func() { ln.Close(); conns.Wait() })
+		go func() {
+			for {
+				c, err := ln.Accept()
+				if err != nil {
+					return
+				}
+				conns.Go(func() { serve(c) })
+			}
+		}()
+		return "tcp://" + ln.Addr().String()
+	}
+	silent = listen(func(c net.Conn) {
+		defer c.Close()
+		io.Copy(io.Discard, c) // reads, never answers
+	})
+	dropping = listen(func(c net.Conn) { c.Close() })
+	return silent, dropping
+}
+
+// TestEnginesBadInput runs `exec` with engines that cannot serve before a
+// good one: the code runs on the good one in bounded time; with no good
+// one, the error names each engine and why, and nothing panics.
+func TestEnginesBadInput(t *testing.T) {
+	if !slices.Contains(engineNames(), "docker") {
+		t.Skip("needs docker in MCP_TEST_ENGINES")
+	}
+	connect(t, "docker")
+	t.Parallel()
+	silent, dropping := badEngines(t)
+	closed := "tcp://" + closedPort(t)
+	wrongCerts := t.TempDir()
+	for _, f := range []string{"ca.pem", "cert.pem", "key.pem"} {
+		os.WriteFile(filepath.Join(wrongCerts, f), []byte("not a certificate\n"), 0o600)
+	}
+	bad := []string{"docker=" + silent, "docker=" + dropping, "docker=" + closed,
+		"docker=tcp://127.0.0.1:9?certs=" + wrongCerts}
+
+	began := time.Now()
+	out, errOut, code := runCLI(t, "", []string{"MCP_BRIDGE_ENGINES=" + strings.Join(append(bad, "docker"), ",")},
+		"exec", "-c", "print(6*7)")
+	took := time.Since(began)
+	if code != 0 || out != "42\n" {
+		t.Fatalf("exec past bad engines: exit %d, stdout %q, stderr:\n%s", code, out, errOut)
+	}
+	if took > 45*time.Second {
+		t.Errorf("exec past bad engines took %v", took)
+	}
+	t.Logf("past 4 bad engines: %v", took.Round(time.Millisecond))
+
+	began = time.Now()
+	out, errOut, code = runCLI(t, "", []string{"MCP_BRIDGE_ENGINES=" + strings.Join(bad, " ")}, "exec", "-c", "print(1)")
+	took = time.Since(began)
+	if code == 0 || out != "" {
+		t.Fatalf("exec on bad engines only: exit %d, stdout %q", code, out)
+	}
+	for _, want := range append([]string{"MCP_BRIDGE_ENGINES", "none of the 4 engines", "no answer within 5s"}, silent, dropping, closed, "certificate") {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errOut)
+		}
+	}
+	if strings.Contains(errOut, "panic") || took > 45*time.Second {
+		t.Errorf("took %v; stderr:\n%s", took, errOut)
+	}
+
+	_, errOut, code = runCLI(t, "", []string{"MCP_BRIDGE_ENGINES=docker,dockr=unix:///x"}, "exec", "-c", "print(1)")
+	if code == 0 || !strings.Contains(errOut, `MCP_BRIDGE_ENGINES: engine 2 ("dockr=unix:///x"): unknown backend "dockr"`) {
+		t.Errorf("garbage list: exit %d, stderr %q", code, errOut)
+	}
+}
+
+// closedPort returns a loopback host:port nothing listens on.
+func closedPort(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	return addr
 }
