@@ -5,6 +5,7 @@ package mcpbridge
 
 import (
 	"context"
+	"crypto/rand"
 	"log/slog"
 	"strconv"
 	"sync"
@@ -59,6 +60,7 @@ func New(eng engine.Engine, opts *Options) *Bridge {
 	b.server = mcp.NewServer(&mcp.Implementation{Name: implementationName, Version: o.Version}, &mcp.ServerOptions{
 		Instructions: serverInstructions,
 		Logger:       b.log,
+		GetSessionID: sessionIDs(o.Replica),
 	})
 	b.server.AddTool(runPythonTool(o.DefaultTimeout, o.MaxTimeout), b.runPython)
 	b.server.AddResource(capabilitiesResource(), b.readCapabilities)
@@ -208,4 +210,13 @@ func resultStatus(res *mcp.CallToolResult) string {
 func (b *Bridge) knownServer(name string) bool {
 	_, ok := b.opts.Registry.lookup(name)
 	return ok
+}
+
+// sessionIDs returns the maker of Mcp-Session-Id values: 130 random bits
+// (26 base32 characters), after replica and a dot when replica is set.
+func sessionIDs(replica string) func() string {
+	if replica == "" {
+		return rand.Text
+	}
+	return func() string { return replica + "." + rand.Text() }
 }

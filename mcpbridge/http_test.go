@@ -378,3 +378,21 @@ func TestHTTPCloseSessions(t *testing.T) {
 		}
 	}
 }
+
+func TestReplicaPrefixesSessionIDs(t *testing.T) {
+	hb := serveBridge(t, Options{Replica: "bridge-2"}, HTTPOptions{}, false)
+	a, b := hb.mustConnect(t), hb.mustConnect(t)
+	for _, cs := range []*mcp.ClientSession{a, b} {
+		rest, ok := strings.CutPrefix(cs.ID(), "bridge-2.")
+		if !ok || len(rest) != 26 {
+			t.Fatalf("session ID %q, want bridge-2. and 26 random characters", cs.ID())
+		}
+	}
+	if a.ID() == b.ID() {
+		t.Fatal("two sessions share an ID")
+	}
+	plain := serveBridge(t, Options{}, HTTPOptions{}, false).mustConnect(t)
+	if strings.Contains(plain.ID(), ".") || len(plain.ID()) != 26 {
+		t.Fatalf("session ID without a replica: %q", plain.ID())
+	}
+}

@@ -58,6 +58,11 @@ type Options struct {
 	// refills it: for a bridge with one client (stdio), whose first call
 	// then finds its sandbox started. Zero: the pool is refilled.
 	PoolOnce bool
+	// Replica names this bridge among replicas behind one proxy: every
+	// Mcp-Session-Id it issues begins with Replica and a dot, so that the
+	// proxy can route a session's requests to the replica that holds it
+	// by that prefix. Zero: session IDs are random only.
+	Replica string
 	// MaxQueuedCalls bounds the calls that wait in one session while
 	// another runs; past it a call fails at once with ErrQueueFull.
 	// Zero: 8.

@@ -124,6 +124,7 @@ func Load(getenv func(string) string) (*Config, error) {
 	if r.set(EnvPoolSize) {
 		c.Bridge.PoolSize = int(r.integer(EnvPoolSize, 0, 64, "want a whole number from 0 to 64 (0: no warm pool)"))
 	}
+	c.Bridge.Replica = r.replica(EnvReplica)
 	c.Bridge.MaxQueuedCalls = int(r.integer(EnvMaxQueuedCalls, 1, 1000, "want a whole number from 1 to 1000"))
 	sessionIdle := r.seconds(EnvSessionIdle, 0, 365*24*3600, "want whole seconds, such as 1800 (0: never)")
 	c.HTTP = mcpbridge.HTTPOptions{

@@ -294,6 +294,14 @@ func TestLoadEngines(t *testing.T) {
 	if _, err := Load(envOf(map[string]string{EnvOpenProbes: "maybe"})); err == nil || !strings.Contains(err.Error(), EnvOpenProbes) {
 		t.Errorf("%s=maybe: %v", EnvOpenProbes, err)
 	}
+	if c, err := Load(envOf(map[string]string{EnvReplica: "bridge-7"})); err != nil || c.Bridge.Replica != "bridge-7" {
+		t.Errorf("%s=bridge-7: %q, %v", EnvReplica, c.Bridge.Replica, err)
+	}
+	for _, bad := range []string{"Bridge", "a.b", "a b", strings.Repeat("x", 33)} {
+		if _, err := Load(envOf(map[string]string{EnvReplica: bad})); err == nil || !strings.Contains(err.Error(), EnvReplica) {
+			t.Errorf("%s=%q: %v", EnvReplica, bad, err)
+		}
+	}
 	_, err = Load(envOf(map[string]string{EnvEngines: "docker", EnvRuntime: "podman"}))
 	if err == nil || !strings.Contains(err.Error(), "MCP_BRIDGE_ENGINES and MCP_BRIDGE_RUNTIME are both set") {
 		t.Errorf("both set: %v", err)

@@ -53,6 +53,7 @@ const (
 	EnvDrainTimeout    = "MCP_BRIDGE_DRAIN_TIMEOUT"
 	EnvEngines         = "MCP_BRIDGE_ENGINES"
 	EnvOpenProbes      = "MCP_BRIDGE_HTTP_OPEN_PROBES"
+	EnvReplica         = "MCP_BRIDGE_HTTP_REPLICA"
 )
 
 // Log formats of MCP_BRIDGE_LOG_FORMAT.
@@ -173,6 +174,25 @@ func (r *reader) engines(name string) []engine.Endpoint {
 		return nil
 	}
 	return eps
+}
+
+// replica reads the name of a replica: 1 to 32 lower-case letters,
+// digits and hyphens, so that it is safe in a header and in a proxy's
+// pattern.
+func (r *reader) replica(name string) string {
+	v := r.get(name)
+	if v == "" {
+		return ""
+	}
+	ok := len(v) <= 32
+	for _, c := range v {
+		ok = ok && (c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-')
+	}
+	if !ok {
+		r.bad(name, v, "want 1 to 32 lower-case letters, digits and hyphens, such as bridge-1")
+		return ""
+	}
+	return v
 }
 
 // image reads an image reference.
