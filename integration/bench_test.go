@@ -48,6 +48,10 @@ func TestMain(m *testing.M) {
 	} else {
 		code = runPlan(m, *benchPlan)
 	}
+	if err := stopTLSDaemon(); err != nil {
+		fmt.Fprintln(os.Stderr, "stopping the TLS Docker daemon:", err)
+		code = max(code, 1)
+	}
 	if binPath != "" {
 		os.RemoveAll(filepath.Dir(binPath))
 	}

@@ -146,74 +146,79 @@ const hostCanary = "MCP_TEST_HOST_CANARY"
 func TestHardeningFromInside(t *testing.T) {
 	// A variable of the host's environment that must not reach the sandbox.
 	t.Setenv(hostCanary, "host-secret")
-	forEachEngine(t, func(t *testing.T, e testEngine) {
-		spec := pySpec(t, "hardening")
-		spec.MemoryBytes = 96 << 20
-		spec.PidsLimit = 48
-		var r probeReport
-		runJSON(t, e, spec, probe, &r)
+	forEachEngine(t, checkHardening)
+}
 
-		check := func(name string, ok bool, got any) {
-			t.Helper()
-			if !ok {
-				t.Errorf("%s: got %v", name, got)
-			}
+// checkHardening runs the probe in a sandbox on e and asserts every
+// hardening property on its report. The caller sets hostCanary in the
+// environment, which must not reach the sandbox.
+func checkHardening(t *testing.T, e testEngine) {
+	spec := pySpec(t, "hardening")
+	spec.MemoryBytes = 96 << 20
+	spec.PidsLimit = 48
+	var r probeReport
+	runJSON(t, e, spec, probe, &r)
+
+	check := func(name string, ok bool, got any) {
+		t.Helper()
+		if !ok {
+			t.Errorf("%s: got %v", name, got)
 		}
-		check("uid/euid 65534", r.UID == 65534 && r.EUID == 65534, []int{r.UID, r.EUID})
-		check("gid/egid 65534", r.GID == 65534 && r.EGID == 65534, []int{r.GID, r.EGID})
-		check("no supplementary groups but 65534", len(r.Groups) == 0 || slices.Equal(r.Groups, []int{65534}), r.Groups)
-		check("NoNewPrivs: 1", r.NoNewPrivs == "1", r.NoNewPrivs)
-		for name, v := range map[string]string{"CapEff": r.CapEff, "CapPrm": r.CapPrm, "CapInh": r.CapInh, "CapAmb": r.CapAmb, "CapBnd": r.CapBnd} {
-			check(name+" all zero", strings.Trim(v, "0") == "" && v != "", v)
+	}
+	check("uid/euid 65534", r.UID == 65534 && r.EUID == 65534, []int{r.UID, r.EUID})
+	check("gid/egid 65534", r.GID == 65534 && r.EGID == 65534, []int{r.GID, r.EGID})
+	check("no supplementary groups but 65534", len(r.Groups) == 0 || slices.Equal(r.Groups, []int{65534}), r.Groups)
+	check("NoNewPrivs: 1", r.NoNewPrivs == "1", r.NoNewPrivs)
+	for name, v := range map[string]string{"CapEff": r.CapEff, "CapPrm": r.CapPrm, "CapInh": r.CapInh, "CapAmb": r.CapAmb, "CapBnd": r.CapBnd} {
+		check(name+" all zero", strings.Trim(v, "0") == "" && v != "", v)
+	}
+	check("network unreachable (public IP)", strings.Contains(r.NetIP, "unreachable"), r.NetIP)
+	check("network unreachable (docker bridge)", r.NetLocal != "ok", r.NetLocal)
+	check("only loopback interface", slices.Equal(r.Interfaces, []string{"lo"}), r.Interfaces)
+	check("rootfs not writable (/)", strings.Contains(r.WriteRoot, "Read-only file system") || strings.Contains(r.WriteRoot, "Permission denied"), r.WriteRoot)
+	check("rootfs not writable (/etc)", strings.Contains(r.WriteEtc, "Read-only file system") || strings.Contains(r.WriteEtc, "Permission denied"), r.WriteEtc)
+	check("rootfs mounted read-only", r.Mounts["/"] != nil && slices.Contains(r.Mounts["/"].Options, "ro"), r.Mounts["/"])
+	check("/tmp writable", r.WriteTmp == "ok", r.WriteTmp)
+	check("/workspace writable", r.WriteWorkspace == "ok", r.WriteWorkspace)
+	check("/tmp not executable", strings.Contains(r.ExecTmp, "PermissionError"), r.ExecTmp)
+	check("/workspace not executable", strings.Contains(r.ExecWorkspace, "PermissionError"), r.ExecWorkspace)
+	check(engine.OutDir+" writable", r.WriteOut == "ok", r.WriteOut)
+	check(engine.OutDir+" not executable", strings.Contains(r.ExecOut, "PermissionError"), r.ExecOut)
+	outSize := "size=" + strconv.FormatInt(cmp.Or(spec.OutBytes, 64<<20)>>10, 10) + "k"
+	check(engine.OutDir+" "+outSize, r.Mounts[engine.OutDir] != nil && slices.Contains(r.Mounts[engine.OutDir].Options, outSize), r.Mounts[engine.OutDir])
+	for _, m := range []string{"/tmp", "/workspace", engine.OutDir} {
+		mt := r.Mounts[m]
+		ok := mt != nil && mt.Type == "tmpfs"
+		for _, o := range []string{"rw", "noexec", "nosuid", "nodev"} {
+			ok = ok && slices.Contains(mt.Options, o)
 		}
-		check("network unreachable (public IP)", strings.Contains(r.NetIP, "unreachable"), r.NetIP)
-		check("network unreachable (docker bridge)", r.NetLocal != "ok", r.NetLocal)
-		check("only loopback interface", slices.Equal(r.Interfaces, []string{"lo"}), r.Interfaces)
-		check("rootfs not writable (/)", strings.Contains(r.WriteRoot, "Read-only file system") || strings.Contains(r.WriteRoot, "Permission denied"), r.WriteRoot)
-		check("rootfs not writable (/etc)", strings.Contains(r.WriteEtc, "Read-only file system") || strings.Contains(r.WriteEtc, "Permission denied"), r.WriteEtc)
-		check("rootfs mounted read-only", r.Mounts["/"] != nil && slices.Contains(r.Mounts["/"].Options, "ro"), r.Mounts["/"])
-		check("/tmp writable", r.WriteTmp == "ok", r.WriteTmp)
-		check("/workspace writable", r.WriteWorkspace == "ok", r.WriteWorkspace)
-		check("/tmp not executable", strings.Contains(r.ExecTmp, "PermissionError"), r.ExecTmp)
-		check("/workspace not executable", strings.Contains(r.ExecWorkspace, "PermissionError"), r.ExecWorkspace)
-		check(engine.OutDir+" writable", r.WriteOut == "ok", r.WriteOut)
-		check(engine.OutDir+" not executable", strings.Contains(r.ExecOut, "PermissionError"), r.ExecOut)
-		outSize := "size=" + strconv.FormatInt(cmp.Or(spec.OutBytes, 64<<20)>>10, 10) + "k"
-		check(engine.OutDir+" "+outSize, r.Mounts[engine.OutDir] != nil && slices.Contains(r.Mounts[engine.OutDir].Options, outSize), r.Mounts[engine.OutDir])
-		for _, m := range []string{"/tmp", "/workspace", engine.OutDir} {
-			mt := r.Mounts[m]
-			ok := mt != nil && mt.Type == "tmpfs"
-			for _, o := range []string{"rw", "noexec", "nosuid", "nodev"} {
-				ok = ok && slices.Contains(mt.Options, o)
-			}
-			check(m+" is tmpfs rw,noexec,nosuid,nodev", ok, mt)
-		}
-		check("workdir /workspace", r.Cwd == "/workspace", r.Cwd)
-		for k, v := range map[string]string{"HOME": "/workspace", "PYTHONUNBUFFERED": "1", "PYTHONIOENCODING": "utf-8", "PYTHONDONTWRITEBYTECODE": "1"} {
-			check("env "+k, r.Env[k] == v, r.Env[k])
-		}
-		// The engine adds PATH and HOSTNAME (and podman "container");
-		// Python itself sets LC_CTYPE when it coerces the C locale (PEP
-		// 538); the image's own ENV (the operator's choice, such as
-		// LANG) is kept at the image's value. Nothing may come from the
-		// host's environment.
-		allowed := map[string]bool{"HOME": true, "PYTHONUNBUFFERED": true, "PYTHONIOENCODING": true,
-			"PYTHONDONTWRITEBYTECODE": true, "PATH": true, "HOSTNAME": true, "container": true, "TERM": true,
-			"LC_CTYPE": true}
-		imageEnv := imageEnv(t, e.Name(), spec.Image)
-		for k, v := range r.Env {
-			fromImage, ok := imageEnv[k]
-			check("env has only sandbox and image variables ("+k+")", allowed[k] || ok && fromImage == v, v)
-		}
-		check("host canary absent", r.Env[hostCanary] == "", r.Env[hostCanary])
-		check("memory limit in cgroup ("+r.MemPath+")", r.Mem == "100663296", r.Mem)
-		check("no swap beyond memory ("+r.SwapPath+")", r.Swap == "0" || r.Swap == "100663296", r.Swap)
-		check("pids limit in cgroup ("+r.PidsPath+")", r.Pids == "48", r.Pids)
-		check("nofile rlimit set", r.NoFile[0] == spec.NoFile && r.NoFile[1] == spec.NoFile, r.NoFile)
-		check("nproc rlimit set", r.NProc[0] == spec.NProc && r.NProc[1] == spec.NProc, r.NProc)
-		check("an init process is PID 1", r.PID != 1 && r.Init != "python3", []any{r.PID, r.Init})
-		t.Logf("%s: init=%q cgroup mem=%s pids=%s", e.Name(), r.Init, r.MemPath, r.PidsPath)
-	})
+		check(m+" is tmpfs rw,noexec,nosuid,nodev", ok, mt)
+	}
+	check("workdir /workspace", r.Cwd == "/workspace", r.Cwd)
+	for k, v := range map[string]string{"HOME": "/workspace", "PYTHONUNBUFFERED": "1", "PYTHONIOENCODING": "utf-8", "PYTHONDONTWRITEBYTECODE": "1"} {
+		check("env "+k, r.Env[k] == v, r.Env[k])
+	}
+	// The engine adds PATH and HOSTNAME (and podman "container");
+	// Python itself sets LC_CTYPE when it coerces the C locale (PEP
+	// 538); the image's own ENV (the operator's choice, such as
+	// LANG) is kept at the image's value. Nothing may come from the
+	// host's environment.
+	allowed := map[string]bool{"HOME": true, "PYTHONUNBUFFERED": true, "PYTHONIOENCODING": true,
+		"PYTHONDONTWRITEBYTECODE": true, "PATH": true, "HOSTNAME": true, "container": true, "TERM": true,
+		"LC_CTYPE": true}
+	imageEnv := imageEnv(t, e.Name(), spec.Image)
+	for k, v := range r.Env {
+		fromImage, ok := imageEnv[k]
+		check("env has only sandbox and image variables ("+k+")", allowed[k] || ok && fromImage == v, v)
+	}
+	check("host canary absent", r.Env[hostCanary] == "", r.Env[hostCanary])
+	check("memory limit in cgroup ("+r.MemPath+")", r.Mem == "100663296", r.Mem)
+	check("no swap beyond memory ("+r.SwapPath+")", r.Swap == "0" || r.Swap == "100663296", r.Swap)
+	check("pids limit in cgroup ("+r.PidsPath+")", r.Pids == "48", r.Pids)
+	check("nofile rlimit set", r.NoFile[0] == spec.NoFile && r.NoFile[1] == spec.NoFile, r.NoFile)
+	check("nproc rlimit set", r.NProc[0] == spec.NProc && r.NProc[1] == spec.NProc, r.NProc)
+	check("an init process is PID 1", r.PID != 1 && r.Init != "python3", []any{r.PID, r.Init})
+	t.Logf("%s: init=%q cgroup mem=%s pids=%s", e.Name(), r.Init, r.MemPath, r.PidsPath)
 }
 
 // imageEnv returns the variables image declares (its ENV), read with the
