@@ -3,6 +3,7 @@
 package integration
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"net"
@@ -14,6 +15,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine"
 )
@@ -187,4 +190,112 @@ func closedPort(t *testing.T) string {
 	addr := ln.Addr().String()
 	ln.Close()
 	return addr
+}
+
+// callText runs code in cs and returns the text of the result (an error's
+// text when the call fails).
+func callText(cs *mcp.ClientSession, code string) (string, bool) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "run_python", Arguments: map[string]any{"code": code}})
+	if err != nil {
+		return err.Error(), true
+	}
+	return res.Content[0].(*mcp.TextContent).Text, res.IsError
+}
+
+// TestEnginesFailover serves with MCP_BRIDGE_ENGINES naming the local
+// Docker daemon and the mutual-TLS one over TCP, then stops the TLS one
+// mid-run: its session's next call runs on the local daemon with a notice
+// naming both engines, the health report shows it down and the bridge
+// healthy, and once it is back a new session goes to it, where the dead
+// sandbox's container is cleaned up. (Not parallel: it stops the TLS
+// daemon other tests use.)
+func TestEnginesFailover(t *testing.T) {
+	if !slices.Contains(engineNames(), "docker") {
+		t.Skip("needs docker in MCP_TEST_ENGINES")
+	}
+	d := tlsDaemon(t)
+	local := connect(t, "docker")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	remote, err := engine.NewDocker(ctx, &engine.DockerOptions{Host: d.Host, CertPath: d.CertPath, Logger: testLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { remote.Close() })
+	localName, remoteName := "docker@unix:///var/run/docker.sock", "docker@"+d.Host
+	b := startHTTPBridge(t, local, httpOpts{env: []string{
+		"MCP_BRIDGE_RUNTIME=", "MCP_BRIDGE_POOL_SIZE=0",
+		"MCP_BRIDGE_ENGINES=docker=unix:///var/run/docker.sock, docker=" + d.Host + "?certs=" + d.CertPath,
+	}})
+	hostOf := func(cs *mcp.ClientSession, set string) string {
+		t.Helper()
+		host, isErr := runPython(t, cs, map[string]any{"code": set + "\nimport socket\nprint(socket.gethostname())"})
+		if isErr || len(host) < 12 {
+			t.Fatalf("hostname: %q", host)
+		}
+		return host
+	}
+	a, s := b.session(t, nil), b.session(t, nil)
+	if h := hostOf(a, "x = 1"); !ownedBy(t, local, b.pid, h) {
+		t.Fatalf("first session's sandbox %s is not on the local daemon", h)
+	}
+	if h := hostOf(s, "y = 2"); !ownedBy(t, remote, b.pid, h) {
+		t.Fatalf("second session's sandbox %s is not on the TLS daemon", h)
+	}
+
+	d.Stop(t)
+	stopped := time.Now()
+	var text string
+	for range 3 { // the call that finds the sandbox dead may fail; the next starts anew
+		var isErr bool
+		if text, isErr = callText(s, "import socket\nprint('y' in globals(), socket.gethostname())"); !isErr {
+			break
+		}
+	}
+	failover := time.Since(stopped)
+	want := "the new sandbox runs on engine " + localName + " (the previous one ran on " + remoteName + ")"
+	if !strings.Contains(text, "False ") || !strings.Contains(text, want) {
+		t.Fatalf("after the TLS daemon stopped: %q, want False and the notice %q", text, want)
+	}
+	host := strings.Fields(strings.SplitN(text, "\n", 2)[0])[1]
+	if !ownedBy(t, local, b.pid, host) {
+		t.Fatalf("the re-created sandbox %s is not on the local daemon", host)
+	}
+	if text, isErr := callText(a, "print(x)"); isErr || text != "1" {
+		t.Fatalf("the session on the local daemon: %q", text)
+	}
+	t.Logf("failover: the session's next call answered %v after the daemon stopped", failover.Round(time.Millisecond))
+	var rep engineReport
+	waitFor(t, 10*time.Second, "/healthz to report the TLS daemon down", func() bool {
+		var code int
+		code, rep = b.health(t)
+		if code != http.StatusOK || rep.Status != "ok" || len(rep.Engines) != 2 {
+			t.Fatalf("/healthz with one engine down: %d %+v", code, rep)
+		}
+		return !rep.Engines[1].Up
+	})
+	if rep.Engines[1].Error == "" || !rep.Engines[0].Up {
+		t.Fatalf("/healthz engines: %+v", rep.Engines)
+	}
+
+	d.Start(t)
+	waitFor(t, 30*time.Second, "/healthz to report the TLS daemon up", func() bool {
+		_, rep = b.health(t)
+		return rep.Engines[1].Up
+	})
+	c := b.session(t, nil)
+	if h := hostOf(c, "z = 3"); !ownedBy(t, remote, b.pid, h) {
+		t.Fatalf("a new session after the TLS daemon came back is not on it (%s), engines %+v", h, rep.Engines)
+	}
+	// The container of the sandbox that died with the daemon was left
+	// there (its removal failed); the next start on that engine removed it.
+	waitFor(t, 10*time.Second, "the dead sandbox's container to be removed", func() bool {
+		return len(containersOf(t, remote, b.pid)) == 1
+	})
+	b.cleanup()
+	if left := containersOf(t, remote, b.pid); len(left) > 0 {
+		t.Errorf("containers left on the TLS daemon: %v", left)
+	}
 }
