@@ -136,9 +136,37 @@ func (a *Auto) connect(ctx context.Context) (backend, error) {
 		}
 		why = append(why, err.Error())
 	}
-	return nil, fmt.Errorf("%w; tried %s. Start Docker or Podman (scripts/provision starts both), "+
-		"point DOCKER_HOST or CONTAINER_HOST at a running engine, or set MCP_BRIDGE_RUNTIME to the engine you have",
-		ErrNoEngine, strings.Join(why, "; "))
+	tried := strings.Join(why, "; ")
+	hint := "Start Docker or Podman (scripts/provision starts both), point DOCKER_HOST or CONTAINER_HOST " +
+		"at a running engine, or set MCP_BRIDGE_RUNTIME to the engine you have"
+	if tlsFailure(tried) {
+		hint = "The engine's TLS is refused or misconfigured: DOCKER_CERT_PATH (or certs= in MCP_BRIDGE_ENGINES) " +
+			"must hold ca.pem, the CA that signed the daemon's certificate, and cert.pem and key.pem, " +
+			"a client certificate the daemon's CA signed; DOCKER_TLS_VERIFY=1 for a daemon started with --tlsverify"
+	}
+	return nil, fmt.Errorf("%w; tried %s%s", ErrNoEngine, endSentence(tried), hint)
+}
+
+// tlsFailure reports whether a connection error is about TLS: a refused
+// or unverified certificate, unreadable TLS files, or plain HTTP sent to
+// a TLS port.
+func tlsFailure(msg string) bool {
+	for _, s := range []string{"tls:", "x509:", "certificate", "PEM", "X509 key pair", "HTTPS server"} {
+		if strings.Contains(msg, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// endSentence returns s ended as a sentence, with the space before the
+// next: "running?" stays, "running" and "running." become "running.".
+func endSentence(s string) string {
+	s = strings.TrimRight(s, " .")
+	if strings.HasSuffix(s, "?") || strings.HasSuffix(s, "!") {
+		return s + " "
+	}
+	return s + ". "
 }
 
 // Close closes the backend (stopping a Podman service the bridge started).

@@ -109,3 +109,23 @@ func TestNewAutoConnectsNothing(t *testing.T) {
 		t.Fatal("backend connected at construction")
 	}
 }
+
+func TestAutoNoEngineHints(t *testing.T) {
+	for _, tt := range []struct {
+		err, want, not string
+	}{
+		{err: "Cannot connect to the Docker daemon at tcp://127.0.0.1:9. Is the docker daemon running?",
+			want: "running? Start Docker or Podman", not: "?."},
+		{err: "docker at tcp://h:1: connection refused", want: "connection refused. Start Docker"},
+		{err: "docker at tcp://h:1: remote error: tls: bad certificate", want: "DOCKER_CERT_PATH", not: "Start Docker"},
+		{err: `failed to append certificates from PEM file: "/x/ca.pem".`, want: `ca.pem". The engine's TLS`, not: ".."},
+		{err: "Client sent an HTTP request to an HTTPS server.", want: "DOCKER_TLS_VERIFY=1", not: "server.."},
+	} {
+		var calls []string
+		_, err := fakeAuto("docker", errors.New(tt.err), nil, &calls).Start(context.Background(), Spec{Cmd: []string{"true"}})
+		if !errors.Is(err, ErrNoEngine) || !strings.Contains(err.Error(), tt.want) ||
+			(tt.not != "" && strings.Contains(err.Error(), tt.not)) {
+			t.Errorf("for %q: %v; want %q and no %q", tt.err, err, tt.want, tt.not)
+		}
+	}
+}
