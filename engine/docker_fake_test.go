@@ -261,12 +261,14 @@ func (f *fakeDocker) ContainerInspect(_ context.Context, id string) (container.I
 	if err := f.call("ContainerInspect", id); err != nil {
 		return container.InspectResponse{}, err
 	}
-	if _, err := f.container(id); err != nil {
+	c, err := f.container(id)
+	if err != nil {
 		return container.InspectResponse{}, err
 	}
 	return container.InspectResponse{ContainerJSONBase: &container.ContainerJSONBase{
-		ID:    id,
-		State: &container.State{OOMKilled: f.oomKilled, Error: f.stateError},
+		ID:         id,
+		State:      &container.State{OOMKilled: f.oomKilled, Error: f.stateError},
+		HostConfig: c.host,
 	}}, nil
 }
 

@@ -32,6 +32,8 @@ type Bridge struct {
 	pool    *sandboxPool // warm sandboxes for new sessions (nil: none)
 	metrics *metrics
 	health  healthCache
+	policy  *policyFile // the tool policy (nil: none)
+	audit   *AuditLog   // nil: no audit records
 
 	httpRequests sync.Map     // key of an HTTP request in flight → its context
 	calls        atomic.Int64 // run_python calls in flight
@@ -57,6 +59,8 @@ func New(eng engine.Engine, opts *Options) *Bridge {
 	b.shared = newProxyPool(o.Registry, o.Version, b.log, b.catalog, true)
 	b.shared.metrics = b.metrics
 	b.store = &store{dir: o.Registry.stateDir()}
+	b.policy = newPolicyFile(o.PolicyFile, o.Registry.stateDir(), b.log)
+	b.audit = o.Audit
 	b.server = mcp.NewServer(&mcp.Implementation{Name: implementationName, Version: o.Version}, &mcp.ServerOptions{
 		Instructions: serverInstructions,
 		Logger:       b.log,
@@ -110,6 +114,9 @@ func (b *Bridge) runPython(ctx context.Context, req *mcp.CallToolRequest) (resul
 	defer func() { b.metrics.call(resultStatus(result), time.Since(began)) }()
 	mode := b.opts.OutputMode
 	args, problem := parseArgs(req.Params.Arguments, b.opts.DefaultTimeout, b.opts.MaxTimeout, b.knownServer)
+	var cs *clientSession
+	var outBytes int
+	defer func() { b.auditRunPython(req, cs, args, began, resultStatus(result), outBytes) }()
 	if problem != "" {
 		return validationError(problem).toolResult(mode), nil
 	}
@@ -146,6 +153,8 @@ func (b *Bridge) runPython(ctx context.Context, req *mcp.CallToolRequest) (resul
 		return outcome{status: statusError, summary: "Not run: " + err.Error(), err: err.Error()}.toolResult(mode), nil
 	}
 	defer leave()
+	cs.current.Store(&callInfo{ctx: ctx, ss: req.Session})
+	defer cs.current.Store(nil)
 	if err := b.syncSavedTools(withEvents(ctx, cs.events), cs); err != nil {
 		log.Warn("defining the tools saved since the sandbox started", "err", err)
 	}
@@ -158,6 +167,9 @@ func (b *Bridge) runPython(ctx context.Context, req *mcp.CallToolRequest) (resul
 		b.metrics.startFailed(err)
 	}
 	b.metrics.output(res)
+	if res != nil {
+		outBytes = len(res.Stdout) + len(res.Stderr)
+	}
 	reportEvents(cs.events, res, err, args.timeout)
 	out := fromSession(res, err, args.servers, int(args.timeout.Seconds()))
 	maxImages, maxImageBytes := b.opts.Session.ImageLimits()

@@ -158,7 +158,7 @@ func TestTOONMode(t *testing.T) {
 	cfg.OutputMode = OutputTOON
 	cs, _ := connectClient(t, cfg)
 	_, text, sc := call(t, cs, map[string]any{"code": "print('hi')"})
-	if !strings.HasPrefix(text, "```json\n") || !strings.Contains(text, `"stdout": [`) || sc["stdout"] == nil {
-		t.Fatalf("toon: %q", text)
+	if text != "```toon\nstatus: success\nsummary: Success\nexitCode: 0\nstdout[1]: hi\n```" || sc["status"] != "success" || sc["stdout"] == nil {
+		t.Fatalf("toon: %q, structured %v", text, sc)
 	}
 }

@@ -3,6 +3,7 @@ package mcpbridge
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -12,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/BurntSushi/toml"
 )
@@ -79,9 +81,11 @@ type source struct {
 }
 
 // sources returns the places to look, first definition winning: the state
-// directory (~/MCPs), ~/.config/mcp/servers, ./mcp-servers, ./.vscode/mcp.json,
-// the agents' own config files, their macOS equivalents, then
-// MCP_SERVERS_CONFIG.
+// directory (~/MCPs), ~/MCPs when the state directory is elsewhere,
+// ~/.config/mcp/servers, ./mcp-servers, Claude's macOS server directories,
+// ./claude_code_config.json, ./claude_desktop_config.json,
+// ./.vscode/mcp.json, the agents' own config files, their macOS
+// equivalents, then MCP_SERVERS_CONFIG.
 func (o DiscoveryOptions) sources() []source {
 	home, cwd := o.Home, o.Cwd
 	state := o.stateDir()
@@ -90,6 +94,12 @@ func (o DiscoveryOptions) sources() []source {
 		{pattern: filepath.Join(state, "*"), glob: true},
 		{pattern: filepath.Join(home, ".config", "mcp", "servers", "*"), glob: true},
 		{pattern: filepath.Join(cwd, "mcp-servers", "*"), glob: true},
+		// The original's other locations: its macOS server directories
+		// and the project's Claude files.
+		{pattern: filepath.Join(appSupport, "Claude Code", "mcp", "servers", "*"), glob: true},
+		{pattern: filepath.Join(appSupport, "Claude", "mcp", "servers", "*"), glob: true},
+		{pattern: filepath.Join(cwd, "claude_code_config.json")},
+		{pattern: filepath.Join(cwd, "claude_desktop_config.json")},
 		{pattern: filepath.Join(cwd, ".vscode", "mcp.json")},
 		{pattern: filepath.Join(home, ".claude.json"), project: true},
 		{pattern: filepath.Join(home, ".cursor", "mcp.json")},
@@ -97,8 +107,13 @@ func (o DiscoveryOptions) sources() []source {
 		{pattern: filepath.Join(home, ".codeium", "windsurf", "mcp_config.json")},
 		{pattern: filepath.Join(home, ".config", "Code", "User", "settings.json")},
 		{pattern: filepath.Join(appSupport, "Claude Code", "claude_code_config.json")},
+		{pattern: filepath.Join(appSupport, "Claude", "claude_code_config.json")},
 		{pattern: filepath.Join(appSupport, "Claude", "claude_desktop_config.json")},
 		{pattern: filepath.Join(appSupport, "Code", "User", "settings.json")},
+	}
+	if mcps := filepath.Join(home, "MCPs"); filepath.Clean(state) != mcps {
+		// The newest original reads ~/MCPs whatever its state directory.
+		s = slices.Insert(s, 1, source{pattern: filepath.Join(mcps, "*"), glob: true})
 	}
 	if o.ServersConfig != "" {
 		s = append(s, source{pattern: o.ServersConfig})
@@ -204,7 +219,7 @@ func (r *Registry) read(path string, project bool) []serverConfig {
 	if c, ok := r.files[path]; ok && c.size == fi.Size() && c.mtime.Equal(fi.ModTime()) {
 		return c.servers
 	}
-	servers, err := r.parseFile(path, fi.Size(), project)
+	servers, err := r.parseFile(path, fi.Size(), project, r.logEntry(path))
 	if err != nil {
 		r.log.Warn("skipping an MCP configuration file", "path", path, "err", err)
 	}
@@ -212,8 +227,17 @@ func (r *Registry) read(path string, project bool) []serverConfig {
 	return servers
 }
 
-// parseFile reads the servers defined in the file at path.
-func (r *Registry) parseFile(path string, size int64, project bool) ([]serverConfig, error) {
+// logEntry returns the function that logs a malformed entry of the file at
+// path, which discovery skips.
+func (r *Registry) logEntry(path string) func(server string, err error) {
+	return func(server string, err error) {
+		r.log.Warn("skipping an MCP server entry", "server", server, "source", path, "err", err)
+	}
+}
+
+// parseFile reads the servers defined in the file at path, telling bad of
+// each malformed entry it skips.
+func (r *Registry) parseFile(path string, size int64, project bool, bad func(server string, err error)) ([]serverConfig, error) {
 	if size > maxConfigBytes {
 		return nil, fmt.Errorf("%d bytes is over the %d-byte limit", size, maxConfigBytes)
 	}
@@ -221,36 +245,49 @@ func (r *Registry) parseFile(path string, size int64, project bool) ([]serverCon
 	if err != nil {
 		return nil, err
 	}
-	return r.parseConfig(data, path, project)
+	return r.decodeConfig(data, path, project, bad)
 }
 
 // parseConfig reads the servers defined in data, the content of the
 // configuration file at path: TOML for a .toml file, else JSON with
 // comments and trailing commas (VS Code's settings and mcp.json) and an
 // optional byte order mark. project adds the servers of the entry of the
-// current directory under "projects" (~/.claude.json), first.
+// current directory under "projects" (~/.claude.json), first. Malformed
+// entries are logged and skipped; a syntax error says its line and column.
 func (r *Registry) parseConfig(data []byte, path string, project bool) ([]serverConfig, error) {
+	return r.decodeConfig(data, path, project, r.logEntry(path))
+}
+
+// decodeConfig is parseConfig telling bad of each malformed entry it
+// skips.
+func (r *Registry) decodeConfig(data []byte, path string, project bool, bad func(server string, err error)) ([]serverConfig, error) {
 	var doc map[string]any
 	if filepath.Ext(path) == ".toml" {
 		if _, err := toml.Decode(string(data), &doc); err != nil {
-			return nil, fmt.Errorf("parsing TOML: %w", err)
+			return nil, tomlSyntaxError(err)
 		}
 	} else {
-		data = stripTrailingCommas(stripJSONComments(bytes.TrimPrefix(data, utf8BOM)))
-		dec := json.NewDecoder(bytes.NewReader(data))
+		// Both passes keep every byte's offset, so that an error's
+		// position is the file's.
+		body := bytes.TrimPrefix(data, utf8BOM)
+		plain := stripTrailingCommas(stripJSONComments(body))
+		dec := json.NewDecoder(bytes.NewReader(plain))
 		dec.UseNumber()
 		if err := dec.Decode(&doc); err != nil {
-			return nil, fmt.Errorf("parsing JSON: %w", err)
+			return nil, jsonSyntaxError(data, len(data)-len(body), plain, err)
 		}
+		end := dec.InputOffset()
 		if _, err := dec.Token(); err != io.EOF {
-			return nil, fmt.Errorf("parsing JSON: more after the document (at byte %d)", dec.InputOffset())
+			at := int(end) + len(plain[end:]) - len(bytes.TrimLeft(plain[end:], " \t\r\n"))
+			next, _ := utf8.DecodeRune(plain[at:])
+			return nil, newSyntaxError("JSON", data, len(data)-len(body)+at, fmt.Errorf("%q after the end of the document", next))
 		}
 	}
-	servers := r.serversOf(doc, path)
+	servers := r.serversOf(doc, path, bad)
 	if project {
 		if projects, ok := doc["projects"].(map[string]any); ok {
 			if p, ok := projects[r.opts.Cwd].(map[string]any); ok {
-				servers = append(r.serversOf(p, path), servers...)
+				servers = append(r.serversOf(p, path, bad), servers...)
 			}
 		}
 	}
@@ -259,8 +296,8 @@ func (r *Registry) parseConfig(data []byte, path string, project bool) ([]server
 
 // serversOf reads the server tables of one document: mcpServers (most
 // agents), servers (VS Code), mcp.servers (VS Code settings), mcp_servers
-// (TOML configs).
-func (r *Registry) serversOf(doc map[string]any, path string) []serverConfig {
+// (TOML configs), telling bad of each malformed entry it skips.
+func (r *Registry) serversOf(doc map[string]any, path string, bad func(server string, err error)) []serverConfig {
 	var tables []map[string]any
 	for _, key := range []string{"mcpServers", "servers", "mcp_servers"} {
 		if t, ok := doc[key].(map[string]any); ok {
@@ -272,6 +309,9 @@ func (r *Registry) serversOf(doc map[string]any, path string) []serverConfig {
 			tables = append(tables, t)
 		}
 	}
+	// A file's own description describes its servers that have none, as
+	// in the original.
+	fileDesc, _ := doc["description"].(string)
 	var out []serverConfig
 	for _, t := range tables {
 		names := make([]string, 0, len(t))
@@ -282,15 +322,22 @@ func (r *Registry) serversOf(doc map[string]any, path string) []serverConfig {
 		for _, name := range names {
 			sc, err := parseEntry(name, t[name])
 			if err != nil {
-				r.log.Warn("skipping an MCP server entry", "server", name, "source", path, "err", err)
+				bad(name, err)
 				continue
 			}
 			sc.Source = path
+			if sc.Description == "" {
+				sc.Description = fileDesc
+			}
 			out = append(out, sc)
 		}
 	}
 	return out
 }
+
+// errRemoteServer reports an entry of a remote server, which the bridge
+// does not proxy by design.
+var errRemoteServer = errors.New("remote (url) servers are not proxied; only stdio servers with a command")
 
 // parseEntry validates one server definition.
 func parseEntry(name string, raw any) (serverConfig, error) {
@@ -305,7 +352,7 @@ func parseEntry(name string, raw any) (serverConfig, error) {
 	cmd, ok := m["command"].(string)
 	if !ok || strings.TrimSpace(cmd) == "" {
 		if _, hasURL := m["url"]; hasURL {
-			return serverConfig{}, fmt.Errorf("remote (url) servers are not proxied; only stdio servers with a command")
+			return serverConfig{}, errRemoteServer
 		}
 		return serverConfig{}, fmt.Errorf("no command")
 	}
@@ -369,12 +416,19 @@ func (r *Registry) isSelf(sc serverConfig) bool {
 var utf8BOM = []byte("\xef\xbb\xbf")
 
 // stripJSONComments replaces // and /* */ comments outside strings with
-// whitespace, as VS Code's settings allow them: a line comment by the
-// newline that ends it, a block comment by a space, so that "1/**/2"
-// stays two tokens. An unterminated block comment runs to the end.
+// whitespace, as VS Code's settings allow them: every byte of a comment
+// becomes a space, but its newlines stay, so that "1/**/2" stays two
+// tokens and every byte keeps its offset (an error's line and column are
+// the file's). An unterminated block comment runs to the end.
 func stripJSONComments(b []byte) []byte {
 	out := make([]byte, 0, len(b))
 	var str jsonStrings
+	blank := func(c byte) byte {
+		if c == '\n' {
+			return c
+		}
+		return ' '
+	}
 	for i := 0; i < len(b); i++ {
 		c := b[i]
 		if str.step(c) {
@@ -384,18 +438,23 @@ func stripJSONComments(b []byte) []byte {
 		switch {
 		case c == '/' && i+1 < len(b) && b[i+1] == '/':
 			for i < len(b) && b[i] != '\n' {
+				out = append(out, ' ')
 				i++
 			}
 			if i < len(b) {
 				out = append(out, '\n')
 			}
 		case c == '/' && i+1 < len(b) && b[i+1] == '*':
-			i += 2
-			for i+1 < len(b) && !(b[i] == '*' && b[i+1] == '/') {
-				i++
+			end := bytes.Index(b[i+2:], []byte("*/"))
+			if end < 0 {
+				end = len(b)
+			} else {
+				end += i + 4
 			}
-			i++
-			out = append(out, ' ')
+			for ; i < end; i++ {
+				out = append(out, blank(b[i]))
+			}
+			i--
 		default:
 			out = append(out, c)
 		}
@@ -403,10 +462,11 @@ func stripJSONComments(b []byte) []byte {
 	return out
 }
 
-// stripTrailingCommas drops a comma outside strings that follows a value
-// and that only whitespace separates from the "}" or "]" after it, as VS
-// Code's settings allow. It runs after stripJSONComments; valid JSON
-// never changes.
+// stripTrailingCommas replaces by a space a comma outside strings that
+// follows a value and that only whitespace separates from the "}" or "]"
+// after it, as VS Code's settings allow. It runs after
+// stripJSONComments; valid JSON never changes, and every byte keeps its
+// offset.
 func stripTrailingCommas(b []byte) []byte {
 	out := make([]byte, 0, len(b))
 	var str jsonStrings
@@ -416,6 +476,7 @@ func stripTrailingCommas(b []byte) []byte {
 		if !inStr && c == ',' && last != '{' && last != '[' && last != ',' {
 			rest := bytes.TrimLeft(b[i+1:], " \t\r\n")
 			if len(rest) > 0 && (rest[0] == '}' || rest[0] == ']') {
+				out = append(out, ' ')
 				continue
 			}
 		}

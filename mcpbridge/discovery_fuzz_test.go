@@ -148,10 +148,11 @@ func fromSomeTable(s serverConfig, tables []map[string]any) bool {
 }
 
 // FuzzStripJSONComments checks the two passes that turn VS Code's JSON
-// into JSON: valid JSON never changes; a comment is whitespace, so a
-// comment put where a space may go, in a document without strings,
-// leaves the document as valid or invalid as the space, and with the
-// same value; and both passes are idempotent.
+// into JSON: valid JSON never changes; every byte keeps its offset and
+// every newline its place; a comment is whitespace, so a comment put
+// where a space may go, in a document without strings, leaves the
+// document as valid or invalid as the space, and with the same value; and
+// both passes are idempotent.
 func FuzzStripJSONComments(f *testing.F) {
 	for _, seed := range []struct {
 		data    string
@@ -180,6 +181,13 @@ func FuzzStripJSONComments(f *testing.F) {
 		noCommas := stripTrailingCommas(stripped)
 		if again := stripTrailingCommas(noCommas); !bytes.Equal(again, noCommas) {
 			t.Fatalf("dropping the trailing commas of %q twice: %q then %q", stripped, noCommas, again)
+		}
+		// Every byte keeps its offset and every newline its place, so an
+		// error's line and column are the file's.
+		for i := range data {
+			if len(stripped) != len(data) || len(noCommas) != len(data) || (data[i] == '\n') != (noCommas[i] == '\n') {
+				t.Fatalf("%q became %q: offsets or lines moved", data, noCommas)
+			}
 		}
 		if json.Valid(data) {
 			if !bytes.Equal(stripped, data) || !bytes.Equal(noCommas, data) {

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -72,20 +73,21 @@ func TestDiscoveryStateDirAndReload(t *testing.T) {
 	r := NewRegistry(DiscoveryOptions{Home: home, Cwd: t.TempDir(), StateDir: state})
 	path := filepath.Join(state, "a.json")
 	write(t, path, `{"mcpServers": {"one": {"command": "a"}}}`)
-	write(t, filepath.Join(home, "MCPs", "ignored.json"), `{"mcpServers": {"not-read": {"command": "a"}}}`)
-	if got := names(r.servers()); !slices.Equal(got, []string{"one"}) {
+	// As the newest original, ~/MCPs is read too, after the state directory.
+	write(t, filepath.Join(home, "MCPs", "also.json"), `{"mcpServers": {"also-read": {"command": "a"}, "one": {"command": "b"}}}`)
+	if got := names(r.servers()); !slices.Equal(got, []string{"one", "also-read"}) {
 		t.Fatalf("servers %v", got)
 	}
 	// The cache serves unchanged files; a change is seen on the next call.
 	write(t, path, `{"mcpServers": {"one": {"command": "a"}, "two": {"command": "b"}}}`)
 	future := time.Now().Add(2 * time.Second)
 	os.Chtimes(path, future, future)
-	if got := names(r.servers()); !slices.Equal(got, []string{"one", "two"}) {
+	if got := names(r.servers()); !slices.Equal(got, []string{"one", "two", "also-read"}) {
 		t.Fatalf("after the change: %v", got)
 	}
 	os.Remove(path)
-	if got := r.servers(); len(got) != 0 {
-		t.Fatalf("after removal: %v", names(got))
+	if got := names(r.servers()); !slices.Equal(got, []string{"also-read", "one"}) {
+		t.Fatalf("after removal: %v", got)
 	}
 }
 
@@ -93,7 +95,9 @@ func TestStripJSONComments(t *testing.T) {
 	in := `{"a": "x // not a comment", /* c */ "b": 1 // end
 }`
 	got := string(stripJSONComments([]byte(in)))
-	want := "{\"a\": \"x // not a comment\",   \"b\": 1 \n}"
+	// Every byte keeps its offset: a comment becomes spaces.
+	want := "{\"a\": \"x // not a comment\", " + strings.Repeat(" ", len("/* c */")) + " \"b\": 1 " +
+		strings.Repeat(" ", len("// end")) + "\n}"
 	if got != want {
 		t.Fatalf("got %q, want %q", got, want)
 	}

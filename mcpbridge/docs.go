@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -64,7 +65,12 @@ func (b *Bridge) queryDocs(ctx context.Context, proxies proxyRoute, server, tool
 	}
 	docs := toolDocs(server, alias, tools, full)
 	if tool != "" {
-		docs = slices.DeleteFunc(docs, func(d toolDoc) bool { return d.Tool != tool && d.ToolAlias != tool })
+		match := func(d toolDoc) bool { return d.Tool == tool || d.ToolAlias == tool }
+		if !slices.ContainsFunc(docs, match) {
+			// As the original: a tool's name or alias in any case.
+			match = func(d toolDoc) bool { return strings.EqualFold(d.Tool, tool) || strings.EqualFold(d.ToolAlias, tool) }
+		}
+		docs = slices.DeleteFunc(docs, func(d toolDoc) bool { return !match(d) })
 		if len(docs) == 0 {
 			return nil, fmt.Errorf("server %q has no tool %q", server, tool)
 		}

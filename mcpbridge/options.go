@@ -13,6 +13,19 @@ const (
 	OutputTOON    = "toon"
 )
 
+// What a proxied tool call returns to sandbox code (Options.ToolResults).
+const (
+	// ToolResultsSimple returns the tool's structured result, else its
+	// text, else its content list, and raises MCPError for a result that
+	// is an error.
+	ToolResultsSimple = "simple"
+	// ToolResultsRaw returns the whole CallToolResult as a dict, as the
+	// original bridge does: content, isError (always present),
+	// structuredContent and _meta when the server sent them. A result
+	// that is an error is returned, not raised.
+	ToolResultsRaw = "raw"
+)
+
 // Defaults of Options' call timeouts.
 const (
 	defaultTimeout    = 30 * time.Second
@@ -38,6 +51,10 @@ type Options struct {
 	MaxTimeout time.Duration
 	// OutputMode is OutputCompact or OutputTOON. Zero: OutputCompact.
 	OutputMode string
+	// ToolResults is what a proxied tool call returns to sandbox code:
+	// ToolResultsSimple or ToolResultsRaw (MCP_BRIDGE_TOOL_RESULTS).
+	// Zero: ToolResultsSimple.
+	ToolResults string
 	// OutputBudget bounds the output a result's text and structured
 	// content carry, in bytes: past it each stream keeps its head and
 	// tail, and the whole output stays readable as a resource of the
@@ -63,6 +80,15 @@ type Options struct {
 	// proxy can route a session's requests to the replica that holds it
 	// by that prefix. Zero: session IDs are random only.
 	Replica string
+	// PolicyFile is the tool policy's file (JSON, or TOML when it ends in
+	// .toml), read again whenever it changes; when it is missing, or
+	// does not parse, every proxied tool call is refused. Zero:
+	// policy.json (else policy.toml) in the state directory, where its
+	// absence means no policy.
+	PolicyFile string
+	// Audit receives a record of every run_python call and every proxied
+	// tool call. Zero: no records.
+	Audit *AuditLog
 	// MaxQueuedCalls bounds the calls that wait in one session while
 	// another runs; past it a call fails at once with ErrQueueFull.
 	// Zero: 8.
@@ -89,6 +115,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.OutputMode == "" {
 		o.OutputMode = OutputCompact
+	}
+	if o.ToolResults == "" {
+		o.ToolResults = ToolResultsSimple
 	}
 	if o.Registry == nil {
 		d := o.Discovery

@@ -66,6 +66,9 @@ type proxyClient struct {
 	log     *slog.Logger
 	catalog *toolCatalog
 	shared  bool
+	// stderr, when set, keeps the last lines the server wrote on its
+	// standard error.
+	stderr *engine.LineTail
 
 	mu    sync.Mutex // serializes (re)starts
 	cs    *mcp.ClientSession
@@ -238,7 +241,7 @@ func (c *proxyClient) session(ctx context.Context) (*mcp.ClientSession, error) {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
 	cmd.Dir = c.cfg.Cwd
-	cmd.Stderr = &engine.LineLogger{Log: c.log, Level: slog.LevelDebug, Msg: "server stderr"}
+	cmd.Stderr = &engine.LineLogger{Log: c.log, Level: slog.LevelDebug, Msg: "server stderr", Tail: c.stderr}
 	client := mcp.NewClient(&mcp.Implementation{Name: implementationName, Version: c.version}, &mcp.ClientOptions{
 		// Servers may change their tools at any time (server-everything
 		// does right after initialize): refresh the cache.

@@ -2,6 +2,8 @@ package mcpbridge
 
 import (
 	"context"
+	"fmt"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/sync/errgroup"
@@ -25,8 +27,18 @@ func (r proxyRoute) pool(name string) *proxyPool {
 	return r.cs.own
 }
 
-// start makes sure every named server runs, starting them concurrently.
+// start makes sure every named server runs, starting them concurrently;
+// a server the policy forbids to load is refused before any starts.
 func (r proxyRoute) start(ctx context.Context, names []string) error {
+	p, err := r.b.policy.current()
+	if err != nil {
+		return err
+	}
+	for _, name := range names {
+		if err := loadRefusal(p, name); err != nil {
+			return err
+		}
+	}
 	g, ctx := errgroup.WithContext(ctx)
 	for _, name := range names {
 		g.Go(func() error { return r.pool(name).start(ctx, []string{name}) })
@@ -34,9 +46,18 @@ func (r proxyRoute) start(ctx context.Context, names []string) error {
 	return g.Wait()
 }
 
-// tools returns the tools of the session's instance of server name.
+// tools returns the tools of the session's instance of server name that
+// the policy lets exist.
 func (r proxyRoute) tools(ctx context.Context, name string) ([]*mcp.Tool, error) {
-	return r.pool(name).tools(ctx, name)
+	p, err := r.b.policy.current()
+	if err != nil {
+		return nil, err
+	}
+	if err := loadRefusal(p, name); err != nil {
+		return nil, err
+	}
+	tools, err := r.pool(name).tools(ctx, name)
+	return p.visible(name, tools), err
 }
 
 // listed returns the tools server name lists: the catalog's when an
@@ -45,13 +66,94 @@ func (r proxyRoute) tools(ctx context.Context, name string) ([]*mcp.Tool, error)
 func (r proxyRoute) listed(ctx context.Context, name string) ([]*mcp.Tool, error) {
 	if sc, ok := r.b.opts.Registry.lookup(name); ok {
 		if tools, ok := r.b.catalog.get(sc); ok {
-			return tools, nil
+			p, err := r.b.policy.current()
+			if err != nil {
+				return nil, err
+			}
+			if err := loadRefusal(p, name); err != nil {
+				return nil, err
+			}
+			return p.visible(name, tools), nil
 		}
 	}
 	return r.tools(ctx, name)
 }
 
-// call calls a tool of the session's instance of server name.
+// call calls a tool of the session's instance of server name, as the
+// policy lets it (denied, bounded in number, confirmed by the user), and
+// writes the audit records of the call.
 func (r proxyRoute) call(ctx context.Context, name, tool string, args map[string]any) (*mcp.CallToolResult, error) {
-	return r.pool(name).call(ctx, name, tool, args)
+	began := time.Now()
+	p, err := r.b.policy.current()
+	audit := func(outcome string, err error, extra ...any) {
+		r.b.auditToolCall(r.cs, p, name, tool, args, began, outcome, err, extra...)
+	}
+	if err != nil {
+		audit(outcomeDenied, err)
+		return nil, err
+	}
+	ci := r.cs.current.Load()
+	if ci != nil {
+		if n := ci.toolCalls.Add(1); n > int64(p.maxToolCalls()) {
+			err := fmt.Errorf("%w: more than %d proxied tool calls in one run_python call (max_tool_calls%s)",
+				ErrPolicy, p.maxToolCalls(), p.sourceNote())
+			audit(outcomeDenied, err)
+			return nil, err
+		}
+	}
+	v := p.decide(name, tool)
+	switch v.kind {
+	case verdictDeny:
+		err := fmt.Errorf("%w: %s.%s is denied: %s%s", ErrPolicy, name, tool, v.rule, p.sourceNote())
+		audit(outcomeDenied, err, "rule", v.rule)
+		return nil, err
+	case verdictConfirm:
+		outcome, err := r.b.confirm(ctx, ci, p, v, name, tool, args)
+		audit(outcome, err, "rule", v.rule)
+		if err != nil {
+			return nil, err
+		}
+	}
+	res, err := r.pool(name).call(ctx, name, tool, args)
+	switch {
+	case err != nil:
+		audit(outcomeError, err)
+	case res.IsError:
+		audit(outcomeError, nil)
+	default:
+		audit(outcomeOK, nil)
+	}
+	return res, err
+}
+
+// denied maps the name and the alias of each tool of server name that
+// the policy denies to the refusal a call of it gets; nil when none is.
+func (r proxyRoute) denied(ctx context.Context, name, alias string) map[string]string {
+	p, err := r.b.policy.current()
+	if err != nil || p.ruleFor(name) == nil {
+		return nil
+	}
+	all, err := r.pool(name).tools(ctx, name)
+	if err != nil {
+		return nil
+	}
+	out := map[string]string{}
+	for _, d := range toolDocs(name, alias, all, false) {
+		if v := p.decide(name, d.Tool); v.kind == verdictDeny {
+			msg := fmt.Sprintf("%v: %s.%s is denied: %s%s", ErrPolicy, name, d.Tool, v.rule, p.sourceNote())
+			out[d.Tool], out[d.ToolAlias] = msg, msg
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+// loadRefusal returns why the policy forbids loading server, or nil.
+func loadRefusal(p *policy, server string) error {
+	if ok, rule := p.mayLoad(server); !ok {
+		return fmt.Errorf("%w: the server %s may not be loaded: %s%s", ErrPolicy, pyRepr(server), rule, p.sourceNote())
+	}
+	return nil
 }

@@ -1,7 +1,6 @@
 package mcpbridge
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -170,23 +169,14 @@ func (o outcome) compactText() string {
 	return strings.TrimRight(b.String(), "\n")
 }
 
-// toonText renders the full payload as a fenced block. No maintained Go
-// TOON encoder exists, so it is JSON, as the original does without one,
-// and like Python's json.dumps it leaves <, > and & as they are.
-func (o outcome) toonText() string {
-	var b strings.Builder
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	enc.Encode(o.payload())
-	return "```json\n" + strings.TrimRight(b.String(), "\n") + "\n```"
-}
-
-// toolResult builds the MCP result in the given output mode.
+// toolResult builds the MCP result in the given output mode: in toon
+// mode, as in the original, the text renders the structured content, the
+// full payload (toonPayload).
 func (o outcome) toolResult(mode string) *mcp.CallToolResult {
-	text := o.compactText()
+	text, structured := o.compactText(), any(o.payload())
 	if mode == OutputTOON {
-		text = o.toonText()
+		p := o.toonPayload()
+		text, structured = toonText(p), p
 	}
 	content := append([]mcp.Content{&mcp.TextContent{Text: text}}, o.rich.content...)
 	if o.output != "" {
@@ -195,7 +185,7 @@ func (o outcome) toolResult(mode string) *mcp.CallToolResult {
 	}
 	return &mcp.CallToolResult{
 		Content:           content,
-		StructuredContent: o.payload(),
+		StructuredContent: structured,
 		IsError:           o.status != statusSuccess,
 	}
 }

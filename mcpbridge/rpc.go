@@ -41,7 +41,11 @@ func (b *Bridge) rpcHandler(cs *clientSession) func(context.Context, json.RawMes
 			sort.Strings(names)
 			return map[string]any{"servers": names}, nil
 		case "discovered_servers":
-			return map[string]any{"servers": b.discovered()}, nil
+			servers, err := b.discovered()
+			if err != nil {
+				return nil, err
+			}
+			return map[string]any{"servers": servers}, nil
 		case "list_tools":
 			if !state.has(req.Server) {
 				return nil, notAvailable(req.Server)
@@ -89,13 +93,20 @@ func notAvailable(server string) error {
 	return fmt.Errorf("Server %s is not available", pyRepr(server))
 }
 
-// discovered lists the configured servers with their descriptions,
-// sorted by name as the original lists them.
-func (b *Bridge) discovered() []map[string]string {
+// discovered lists the configured servers the policy lets be loaded, with
+// their descriptions, sorted by name as the original lists them.
+func (b *Bridge) discovered() ([]map[string]string, error) {
+	p, err := b.policy.current()
+	if err != nil {
+		return nil, err
+	}
 	out := []map[string]string{}
 	for _, sc := range b.opts.Registry.servers() {
+		if ok, _ := p.mayLoad(sc.Name); !ok {
+			continue
+		}
 		out = append(out, map[string]string{"name": sc.Name, "description": sc.Description, "cwd": sc.Cwd})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i]["name"] < out[j]["name"] })
-	return out
+	return out, nil
 }

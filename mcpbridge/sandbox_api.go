@@ -70,10 +70,15 @@ type serverMeta struct {
 	Description string     `json:"description"`
 	Cwd         string     `json:"cwd"`
 	Tools       []toolMeta `json:"tools"`
+	// Denied maps the names and aliases of the tools the policy denies
+	// to why, so that naming one raises MCPError with the rule, not an
+	// AttributeError; they are in no list, doc or search.
+	Denied map[string]string `json:"denied,omitempty"`
 }
 
 // configureCode returns the Python call that installs the proxies of the
-// servers cs loaded, in load order.
+// servers cs loaded, in load order, and says what their calls return
+// (Options.ToolResults).
 func (b *Bridge) configureCode(cs *clientSession, loaded []string) string {
 	al := b.serverAliases()
 	servers := []serverMeta{}
@@ -95,8 +100,9 @@ func (b *Bridge) configureCode(cs *clientSession, loaded []string) string {
 			}
 			m.Tools = append(m.Tools, toolMeta{Name: d.Tool, Alias: d.ToolAlias, Description: d.Description, InputSchema: d.InputSchema, Params: params})
 		}
+		m.Denied = b.proxiesOf(cs).denied(context.Background(), name, al[name])
 		servers = append(servers, m)
 	}
-	data, _ := json.Marshal(map[string]any{"servers": servers})
+	data, _ := json.Marshal(map[string]any{"servers": servers, "tool_results": b.opts.ToolResults})
 	return "_mcp_bridge_configure(__import__('json').loads(" + strconv.Quote(string(data)) + "))"
 }

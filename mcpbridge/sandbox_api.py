@@ -8,9 +8,9 @@ creates:
 
 - the `mcp` package: `mcp.runtime` (the helpers, MCPError and
   MCPArgumentError) and `mcp.servers.<alias>` (a module per loaded server);
-- in the user's globals: MCPError, the memory helpers and save_tool,
-  LOADED_MCP_SERVERS, mcp_servers and an `mcp_<alias>` proxy per loaded
-  server;
+- in the user's globals: the mcp package, MCPError, the memory helpers
+  and save_tool, LOADED_MCP_SERVERS, mcp_servers and an `mcp_<alias>`
+  proxy per loaded server;
 - the two entry points the bridge calls later in those globals:
   _mcp_bridge_configure(state) whenever the loaded servers change, and
   _mcp_bridge_load_tool(name, source) for each tool saved with save_tool.
@@ -32,15 +32,25 @@ import mcp_sandbox_runtime as rt
 # host's default for a request without a limit is the same).
 SEARCH_LIMIT = 5
 DETAILS = ("summary", "full")
+# TOOL_RESULTS_RAW is the bridge's tool_results (MCP_BRIDGE_TOOL_RESULTS)
+# under which tool calls return the whole CallToolResult.
+TOOL_RESULTS_RAW = "raw"
 # PUBLIC_MODULE is where user code finds the exception classes, and so
 # where their tracebacks say they come from.
 PUBLIC_MODULE = "mcp.runtime"
 
 
-class MCPError(Exception):
-    """A proxied MCP server, or the bridge, reported an error."""
+class MCPError(RuntimeError):
+    """A proxied MCP server, or the bridge, reported an error. A
+    RuntimeError, as in the original bridge, whose proxies raised
+    RuntimeError."""
 
     __module__ = PUBLIC_MODULE
+
+
+class MCPToolDenied(MCPError, AttributeError):
+    """A tool the bridge's tool policy denies: it is in no list, doc or
+    search, and naming it on a server's proxy raises this, with the rule."""
 
 
 class MCPArgumentError(MCPError, TypeError):
@@ -71,10 +81,30 @@ async def request_async(payload):
 # ------------------------------------------------------------ tools
 
 
+def raw_result(result):
+    """The whole CallToolResult as the original bridge returned it (the MCP
+    SDK's model_dump(by_alias=True, exclude_none=True)): _meta when sent,
+    content, structuredContent when sent, and isError, always, then any
+    other field the server sent."""
+    rest = dict(result or {})
+    out = {}
+    if rest.get("_meta") is not None:
+        out["_meta"] = rest.pop("_meta")
+    out["content"] = rest.pop("content", None) or []
+    if rest.get("structuredContent") is not None:
+        out["structuredContent"] = rest.pop("structuredContent")
+    out["isError"] = bool(rest.pop("isError", False))
+    out.update((k, v) for k, v in rest.items() if v is not None)
+    return out
+
+
 def unwrap(server, tool, result):
-    """The value of a tool's result: its structured content, else its text
-    when all of it is text, else its content list. A result that is an
-    error raises MCPError with its text."""
+    """The value of a tool's result: with MCP_BRIDGE_TOOL_RESULTS=raw the
+    whole result (raw_result), errors included; else its structured
+    content, else its text when all of it is text, else its content list,
+    and a result that is an error raises MCPError with its text."""
+    if current is not None and current.tool_results == TOOL_RESULTS_RAW:
+        return raw_result(result)
     result = result or {}
     content = result.get("content") or []
     texts = [c.get("text", "") for c in content if isinstance(c, dict) and c.get("type") == "text"]
@@ -88,7 +118,8 @@ def unwrap(server, tool, result):
 
 
 async def call_tool(server, tool, arguments=None, **kwargs):
-    """Calls tool of a loaded server; returns its structured result, its text, or its content list."""
+    """Calls tool of a loaded server; returns its structured result, its
+    text, or its content list (the whole result with MCP_BRIDGE_TOOL_RESULTS=raw)."""
     args = dict(arguments or {})
     args.update(kwargs)
     res = await request_async({"type": "call_tool", "server": server, "tool": tool, "arguments": args})
@@ -178,11 +209,22 @@ class ServerProxy:
             fn = tool_proxy(meta["name"], t)
             self._tools[t["alias"]] = fn
             self._tools.setdefault(t["name"], fn)
+        if "list_tools" not in self._tools:
+            # As the original's proxies: await mcp_<alias>.list_tools()
+            # (a tool of that name wins).
+            self.list_tools = self._list_tools
+
+    async def _list_tools(self):
+        """The tools of this server, as the server lists them."""
+        return await list_tools(self._meta["name"])
 
     def __getattr__(self, name):
         tools = self.__dict__.get("_tools", {})
         if name in tools:
             return tools[name]
+        denied = self.__dict__.get("_meta", {}).get("denied") or {}
+        if name in denied:
+            raise MCPToolDenied(denied[name])
         raise AttributeError(
             "MCP server %r has no tool %r; its tools: %s"
             % (self.__dict__.get("_meta", {}).get("name"), name, ", ".join(t["alias"] for t in self._meta.get("tools", [])))
@@ -258,19 +300,34 @@ async def list_tools(server):
     return (await request_async({"type": "list_tools", "server": server})).get("tools") or []
 
 
-def list_tools_sync(server):
+def list_tools_sync(server=None):
     """The cached tools of a loaded server."""
+    if server is None:
+        raise MCPError("list_tools_sync(server) requires a server name")
     return [dict(t) for t in current.find(server).get("tools", [])]
 
 
-def check_detail(detail):
-    if detail not in DETAILS:
-        raise ValueError("detail must be 'summary' or 'full'")
+def detail_of(detail):
+    """detail as the original reads it: 'full' in any case, else 'summary'
+    (None and unknown values included)."""
+    value = "summary" if detail is None else str(detail).lower()
+    return value if value in DETAILS else "summary"
+
+
+def limit_of(limit):
+    """limit as the original reads it: a whole number, at least 1; None
+    or a value that is not a number is the default."""
+    try:
+        return max(1, int(limit))
+    except (TypeError, ValueError):
+        return SEARCH_LIMIT
 
 
 def tool_docs(server, tool, detail):
     """The host's docs of a server's tools, or of one of them."""
-    check_detail(detail)
+    if tool is not None and not isinstance(tool, str):
+        raise MCPError("'tool' must be a string when provided")
+    detail = detail_of(detail)
     docs = request({"type": "query_tool_docs", "server": server, "tool": tool or "", "detail": detail}).get("docs") or []
     return docs[0] if tool and docs else docs
 
@@ -286,8 +343,7 @@ def query_tool_docs_sync(server, tool=None, detail="summary"):
 
 def search(query, limit, detail):
     """The host's ranking of every configured server's tools for query."""
-    check_detail(detail)
-    res = request({"type": "search_tool_docs", "query": str(query), "limit": int(limit), "detail": detail})
+    res = request({"type": "search_tool_docs", "query": str(query), "limit": limit_of(limit), "detail": detail_of(detail)})
     return res.get("results") or []
 
 
@@ -427,6 +483,7 @@ class Installation:
         self.namespace = namespace
         self.servers = {}  # name -> metadata from the bridge
         self.order = []  # names, in load order
+        self.tool_results = "simple"  # or TOOL_RESULTS_RAW, from the bridge
         self.servers_package = make_package()
 
     def find(self, name):
@@ -442,8 +499,9 @@ class Installation:
     def configure(self, state):
         """Installs the proxies of the servers in state (from the bridge:
         every server loaded so far) in the user's globals and as
-        mcp.servers modules."""
+        mcp.servers modules, and what tool calls return (tool_results)."""
         ns = self.namespace
+        self.tool_results = state.get("tool_results") or self.tool_results
         for meta in state.get("servers") or []:
             name, alias = meta["name"], meta["alias"]
             if name not in self.servers:
@@ -457,6 +515,7 @@ class Installation:
         ns["mcp_servers"] = {n: ns["mcp_" + self.servers[n]["alias"]] for n in self.order}
         ns["LOADED_MCP_SERVERS"] = tuple(self.order)
         ns["MCPError"] = MCPError
+        ns["mcp"] = sys.modules["mcp"]  # as the original: mcp.runtime without an import
         for fn in GLOBAL_HELPERS:
             ns[fn.__name__] = fn
 

@@ -2,6 +2,7 @@ package mcpbridge
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"sort"
 	"strings"
@@ -24,6 +25,9 @@ const searchConcurrency = 8
 // them (defaultSearchLimit when limit is not positive); full adds their
 // input schemas.
 func (b *Bridge) searchDocs(ctx context.Context, proxies proxyRoute, query string, limit int, full bool) (any, error) {
+	if _, err := b.policy.current(); err != nil {
+		return nil, err
+	}
 	al := b.serverAliases()
 	servers := b.opts.Registry.servers()
 	toolsOf := make([][]*mcp.Tool, len(servers))
@@ -32,6 +36,9 @@ func (b *Bridge) searchDocs(ctx context.Context, proxies proxyRoute, query strin
 	for i, sc := range servers {
 		g.Go(func() error {
 			tools, err := proxies.listed(ctx, sc.Name)
+			if errors.Is(err, ErrPolicy) {
+				return nil // a server the policy forbids is not searched
+			}
 			if err != nil {
 				b.log.Warn("search skips a server that does not start", "server", sc.Name, "err", err)
 				return nil

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -35,6 +36,10 @@ type clientSession struct {
 	// the calls in flight, which nothing else would cut short.
 	halted context.Context
 	halt   context.CancelFunc
+
+	// current is the run_python call in progress, for the proxied calls
+	// of its code (nil between calls).
+	current atomic.Pointer[callInfo]
 
 	mu       sync.Mutex
 	toolsGen int64 // the saved tools' generation its interpreter defines

@@ -119,14 +119,18 @@ class InstallTest(APITest):
         helpers = {fn.__name__ for fn in api.GLOBAL_HELPERS}
         self.assertEqual(
             names,
-            helpers | {"MCPError", "LOADED_MCP_SERVERS", "mcp_servers", "_mcp_bridge_configure", "_mcp_bridge_load_tool"},
+            helpers | {"mcp", "MCPError", "LOADED_MCP_SERVERS", "mcp_servers", "_mcp_bridge_configure", "_mcp_bridge_load_tool"},
         )
+        # As in the original, mcp.runtime needs no import.
+        self.assertIs(self.ns["mcp"], sys.modules["mcp"])
         self.assertEqual(self.ns["LOADED_MCP_SERVERS"], ())
         self.assertEqual(self.ns["mcp_servers"], {})
         self.assertIs(self.ns["MCPError"], api.MCPError)
         self.assertEqual(HOST.payloads, [])
 
     def test_errors(self):
+        # The original's proxies raised RuntimeError: code catching it still does.
+        self.assertTrue(issubclass(api.MCPError, RuntimeError))
         self.assertTrue(issubclass(api.MCPArgumentError, api.MCPError))
         self.assertTrue(issubclass(api.MCPArgumentError, TypeError))
         self.assertEqual(api.MCPError.__module__, "mcp.runtime")
@@ -332,14 +336,108 @@ class DiscoveryAndDocsTest(APITest):
             ],
         )
 
-    def test_detail_checked(self):
-        for call in (
-            lambda: self.runtime.query_tool_docs_sync("s", detail="everything"),
-            lambda: self.runtime.search_tool_docs_sync("q", detail="all"),
-        ):
-            with self.assertRaisesRegex(ValueError, "detail must be 'summary' or 'full'"):
-                call()
-        self.assertEqual(HOST.payloads, [])
+    def test_detail_and_limit_as_the_original_reads_them(self):
+        # detail: 'full' in any case, anything else 'summary'; limit: a
+        # whole number of at least 1, else the default.
+        self.answer(lambda p: {"docs": [], "results": []})
+        r = self.runtime
+        r.query_tool_docs_sync("s", detail="everything")
+        r.query_tool_docs_sync("s", detail="FULL")
+        run(r.query_tool_docs("s", detail=None))
+        r.search_tool_docs_sync("q", limit=None, detail="Full")
+        run(r.search_tool_docs("q", limit="many", detail="all"))
+        r.search_tool_docs_sync("q", limit=0)
+        r.search_tool_docs_sync("q", limit=50)
+        self.assertEqual([(p.get("detail"), p.get("limit")) for p in HOST.payloads], [
+            ("summary", None), ("full", None), ("summary", None),
+            ("full", api.SEARCH_LIMIT), ("summary", api.SEARCH_LIMIT), ("summary", 1), ("summary", 50),
+        ])
+        with self.assertRaises(api.MCPError) as cm:
+            r.query_tool_docs_sync("s", tool=5)
+        self.assertEqual(str(cm.exception), "'tool' must be a string when provided")
+
+
+class ToolResultsTest(APITest):
+    """MCP_BRIDGE_TOOL_RESULTS: simple (the default) or raw, the original's
+    whole CallToolResult."""
+
+    RESULTS = [
+        # (what the host relays, what simple returns, what raw returns)
+        (
+            {"content": [{"type": "text", "text": "5"}], "structuredContent": {"sum": 5}},
+            {"sum": 5},
+            {"content": [{"type": "text", "text": "5"}], "structuredContent": {"sum": 5}, "isError": False},
+        ),
+        ({"content": [{"type": "text", "text": "hi"}]}, "hi", {"content": [{"type": "text", "text": "hi"}], "isError": False}),
+        (
+            {"_meta": {"k": 1}, "content": [{"type": "image", "data": "eA==", "mimeType": "image/png"}], "extra": "x"},
+            [{"type": "image", "data": "eA==", "mimeType": "image/png"}],
+            {"_meta": {"k": 1}, "content": [{"type": "image", "data": "eA==", "mimeType": "image/png"}], "isError": False, "extra": "x"},
+        ),
+        ({}, [], {"content": [], "isError": False}),
+        (None, [], {"content": [], "isError": False}),
+    ]
+
+    def configure_mode(self, mode):
+        self.ns["_mcp_bridge_configure"]({"servers": [STUB], "tool_results": mode})
+
+    def test_simple_is_the_default(self):
+        self.configure(STUB)
+        self.assertEqual(self.installed.tool_results, "simple")
+        for relayed, simple, _ in self.RESULTS:
+            self.answer(lambda p, r=relayed: {"result": r})
+            self.assertEqual(run(self.runtime.call_tool("stub", "echo", {"message": "m"})), simple)
+
+    def test_raw(self):
+        self.configure_mode("raw")
+        for relayed, _, raw in self.RESULTS:
+            self.answer(lambda p, r=relayed: {"result": r})
+            self.assertEqual(run(self.runtime.call_tool("stub", "echo", {"message": "m"})), raw)
+            got = run(self.ns["mcp_stub"].echo(message="m"))
+            self.assertEqual(got, raw)
+            self.assertEqual(list(got), list(raw))  # the original's key order
+        # A later configure without the setting keeps it.
+        self.configure(STUB)
+        self.assertEqual(self.installed.tool_results, "raw")
+
+    def test_raw_returns_errors(self):
+        self.configure_mode("raw")
+        error = {"content": [{"type": "text", "text": "no such file: /x"}], "isError": True}
+        self.answer(lambda p: {"result": error})
+        self.assertEqual(run(self.ns["mcp_stub"].echo(message="m")), error)
+        self.configure_mode("simple")
+        with self.assertRaisesRegex(api.MCPError, r"^stub\.echo failed: no such file: /x$"):
+            run(self.ns["mcp_stub"].echo(message="m"))
+
+    def test_raw_keeps_refusals_as_errors(self):
+        self.configure_mode("raw")
+
+        def refuse(p):
+            raise RPCError("Server 'nope' is not available")
+
+        self.answer(refuse)
+        with self.assertRaisesRegex(api.MCPError, "not available"):
+            run(self.runtime.call_tool("nope", "x"))
+        with self.assertRaises(api.MCPArgumentError):
+            run(self.ns["mcp_stub"].echo())
+
+
+class OriginalProxyHelpersTest(APITest):
+    def test_proxy_list_tools(self):
+        self.configure(STUB)
+        self.answer(lambda p: {"tools": [{"name": "echo"}]})
+        self.assertEqual(run(self.ns["mcp_stub"].list_tools()), [{"name": "echo"}])
+        self.assertEqual(HOST.payloads, [{"type": "list_tools", "server": "stub"}])
+        self.assertEqual(dir(self.ns["mcp_stub"]), ["echo", "get_sum"])
+        # A tool called list_tools wins.
+        self.configure(server("lister", tools=[tool("list_tools")]))
+        self.answer(lambda p: {"result": {"content": [{"type": "text", "text": "the tool"}]}})
+        self.assertEqual(run(self.ns["mcp_lister"].list_tools()), "the tool")
+
+    def test_list_tools_sync_needs_a_server(self):
+        with self.assertRaises(api.MCPError) as cm:
+            self.runtime.list_tools_sync()
+        self.assertEqual(str(cm.exception), "list_tools_sync(server) requires a server name")
 
 
 class MemoryTest(APITest):

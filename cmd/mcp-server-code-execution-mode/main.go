@@ -4,6 +4,7 @@
 //	mcp-server-code-execution-mode exec [-c CODE] [-timeout 30s]
 //	mcp-server-code-execution-mode run
 //	mcp-server-code-execution-mode serve -http ADDR [-tls-cert F -tls-key F]
+//	mcp-server-code-execution-mode doctor [-json] [-timeout 30s]
 //	mcp-server-code-execution-mode version
 package main
 
@@ -28,6 +29,9 @@ commands:
   serve -http ADDR              serve MCP over Streamable HTTP at ADDR/mcp, one
         [-tls-cert F -tls-key F]  sandbox per session (MCP_BRIDGE_HTTP_TOKEN needed
                                 beyond loopback)
+  doctor [-json] [-timeout D]   check the setup: engine, image, a hardened probe
+                                container, its OCI runtime, the MCP server config
+                                files and servers; exit 1 when a check fails
   version                       print the version
 
 Settings come from MCP_BRIDGE_* environment variables; see README.md.
@@ -53,6 +57,8 @@ func run(ctx context.Context, args []string, stdin io.ReadCloser, stdout io.Writ
 		return runCommand(ctx, args[1:], stdin, stdout, stderr, getenv)
 	case "serve":
 		return serveCommand(ctx, args[1:], stderr, getenv, nil)
+	case "doctor":
+		return doctorCommand(ctx, args[1:], stdout, stderr, getenv)
 	case "version", "--version", "-version":
 		fmt.Fprintln(stdout, "mcp-server-code-execution-mode", version)
 		return 0

@@ -39,6 +39,9 @@ func TestCommands(t *testing.T) {
 		{args: []string{"run"}, env: map[string]string{"MCP_BRIDGE_LOG_LEVEL": "WARNING"}, code: 0, notErrs: "level=INFO"},
 		{args: []string{"run"}, env: map[string]string{"MCP_BRIDGE_LOG_LEVEL": "CRITICAL"}, code: 0, notErrs: "level="},
 		{args: []string{"run"}, env: map[string]string{"MCP_BRIDGE_LOG_LEVEL": "NOTSET"}, code: 0, errs: "serving MCP over stdio"},
+		// A value the original took as something else starts the bridge,
+		// with a warning naming it.
+		{args: []string{"run"}, env: map[string]string{"MCP_BRIDGE_OUTPUT_MODE": "json", "MCP_BRIDGE_POOL_SIZE": "0"}, code: 0, errs: `MCP_BRIDGE_OUTPUT_MODE=\"json\": taken as toon`},
 		// JSON logs: one object per line.
 		{args: []string{"run"}, env: map[string]string{"MCP_BRIDGE_LOG_FORMAT": "json", "MCP_BRIDGE_POOL_SIZE": "0"}, code: 0, errs: `"level":"INFO","msg":"serving MCP over stdio"`},
 		{args: []string{"run"}, env: map[string]string{"MCP_BRIDGE_LOG_FORMAT": "xml"}, code: 2, errs: `MCP_BRIDGE_LOG_FORMAT="xml"`},
@@ -56,6 +59,10 @@ func TestCommands(t *testing.T) {
 		{args: []string{"serve", "-http", "127.0.0.1:0"}, env: map[string]string{"MCP_BRIDGE_MAX_SESSIONS": "none"}, code: 2, errs: `not starting: invalid settings: MCP_BRIDGE_MAX_SESSIONS="none"`},
 		{args: []string{"serve", "-http", "127.0.0.1:0"}, env: map[string]string{"MCP_BRIDGE_HTTP_ALLOWED_ORIGINS": "evil.example"}, code: 2, errs: "MCP_BRIDGE_HTTP_ALLOWED_ORIGINS"},
 		{args: []string{"serve", "-http", "127.0.0.1:0"}, env: map[string]string{"MCP_BRIDGE_POOL_SIZE": "-1"}, code: 2, errs: "MCP_BRIDGE_POOL_SIZE"},
+		// An audit log that cannot be opened stops the bridge at start.
+		{args: []string{"run"}, env: map[string]string{"MCP_BRIDGE_AUDIT_LOG": "/", "MCP_BRIDGE_POOL_SIZE": "0"}, code: 2, errs: "MCP_BRIDGE_AUDIT_LOG=/: opening audit log: open /: is a directory"},
+		{args: []string{"serve", "-http", "127.0.0.1:0"}, env: map[string]string{"MCP_BRIDGE_AUDIT_LOG": "/nonexistent/dir/audit.jsonl"}, code: 2, errs: "not starting: MCP_BRIDGE_AUDIT_LOG=/nonexistent/dir/audit.jsonl: opening audit log"},
+		{args: []string{"run"}, env: map[string]string{"MCP_BRIDGE_AUDIT_MAX_BYTES": "tiny"}, code: 2, errs: "MCP_BRIDGE_AUDIT_MAX_BYTES"},
 	}
 	for _, tt := range tests {
 		out, errs, code := runArgs(t, tt.env, tt.args...)

@@ -31,35 +31,50 @@ func runCommand(ctx context.Context, args []string, stdin io.ReadCloser, stdout 
 
 // newBridge connects the engine cfg selects and returns a bridge on it,
 // its options from cfg as adjust leaves them (nil: as they are), and the
-// function that closes both.
-func newBridge(cfg *config.Config, log *slog.Logger, adjust func(*mcpbridge.Options)) (*mcpbridge.Bridge, func()) {
+// function that closes them. It fails when the audit log cannot be
+// opened: a bridge asked to keep one does not run without it.
+func newBridge(cfg *config.Config, log *slog.Logger, adjust func(*mcpbridge.Options)) (*mcpbridge.Bridge, func(), error) {
+	var audit *mcpbridge.AuditLog
+	if cfg.AuditLog != "" {
+		aopts := cfg.Audit
+		aopts.Logger = log
+		var err error
+		if audit, err = mcpbridge.OpenAudit(cfg.AuditLog, &aopts); err != nil {
+			return nil, nil, fmt.Errorf("%s=%s: %w", config.EnvAuditLog, cfg.AuditLog, err)
+		}
+	}
 	eng := newEngine(cfg, log)
 	opts := cfg.Bridge
 	opts.Version = version
 	opts.Logger = log
+	opts.Audit = audit
 	if adjust != nil {
 		adjust(&opts)
 	}
 	br := mcpbridge.New(eng, &opts)
-	return br, func() { br.Close(); eng.Close() }
+	return br, func() { br.Close(); eng.Close(); audit.Close() }, nil
 }
 
 // serve runs the bridge on stdin and stdout until the client goes.
 func serve(ctx context.Context, cfg *config.Config, log *slog.Logger, stdin io.ReadCloser, stdout io.WriteCloser) int {
-	br, stop := newBridge(cfg, log, func(opts *mcpbridge.Options) {
+	br, stop, err := newBridge(cfg, log, func(opts *mcpbridge.Options) {
 		if opts.PoolSize > 0 {
 			// One client: its sandbox starts now, in the background,
 			// and its first call finds it warm.
 			opts.PoolSize, opts.PoolOnce = 1, true
 		}
 	})
+	if err != nil {
+		log.Error("not starting", "err", err)
+		return 2
+	}
 	defer stop()
 	image := cfg.Session.Spec.Image
 	if image == "" {
 		image = "(the engine's default)"
 	}
 	log.Info("serving MCP over stdio", "version", version, "image", image)
-	err := br.Server().Run(ctx, &mcp.IOTransport{Reader: stdin, Writer: stdout})
+	err = br.Server().Run(ctx, &mcp.IOTransport{Reader: stdin, Writer: stdout})
 	if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, io.EOF) {
 		log.Error("MCP server stopped", "err", err)
 		return 1

@@ -79,7 +79,11 @@ func serveCommand(ctx context.Context, args []string, stderr io.Writer, getenv f
 		ln = tls.NewListener(ln, tlsConfig)
 	}
 
-	br, stop := newBridge(cfg, log, nil)
+	br, stop, err := newBridge(cfg, log, nil)
+	if err != nil {
+		ln.Close()
+		return fail(2, "not starting: %v", err)
+	}
 	defer stop()
 
 	srv := &http.Server{

@@ -52,11 +52,23 @@ type Config struct {
 	// HTTP holds the settings of serving over Streamable HTTP: token,
 	// allowed hosts and origins, session limit and idle timeout.
 	HTTP mcpbridge.HTTPOptions
+	// Warnings say which values were accepted as something else, as the
+	// original bridge took them (an unknown MCP_BRIDGE_OUTPUT_MODE as
+	// toon, a path in MCP_BRIDGE_RUNTIME as its engine, …), each naming
+	// its variable; Logger logs them. Zero: none.
+	Warnings []string
 	// DrainTimeout is how long `serve`, told to stop, lets calls in
 	// flight finish before it ends their sessions
 	// (MCP_BRIDGE_DRAIN_TIMEOUT). Zero: the command's default (30 s);
 	// negative: none (the setting's 0).
 	DrainTimeout time.Duration
+	// AuditLog is the file audit records are appended to
+	// (MCP_BRIDGE_AUDIT_LOG), opened by the command with Audit as its
+	// options. Zero: no audit records.
+	AuditLog string
+	// Audit holds the audit log's options: MaxBytes from
+	// MCP_BRIDGE_AUDIT_MAX_BYTES. Its Logger is left for the command.
+	Audit mcpbridge.AuditOptions
 }
 
 // Load reads the settings from getenv (os.Getenv when nil). Every invalid
@@ -82,15 +94,15 @@ func Load(getenv func(string) string) (*Config, error) {
 	spec := engine.Spec{
 		Image:       r.image(EnvImage),
 		User:        r.user(EnvUser),
-		MemoryBytes: r.size(EnvMemory, 6<<20, 1<<40, "want a size of at least 6m, such as 512m or 1g"),
-		PidsLimit:   r.integer(EnvPids, 8, 1<<22, "want a whole number of at least 8"),
+		MemoryBytes: r.memory(EnvMemory),
+		PidsLimit:   r.pids(EnvPids),
 		NanoCPUs:    r.cpus(EnvCPUs),
 		OCIRuntime:  r.ociRuntime(EnvOCIRuntime),
 		NoFile:      capRlimit(rlimitNoFile, defaultNoFile),
 		NProc:       capRlimit(rlimitNProc, defaultNProc),
 	}
-	// The setting's 0 means "never stop", the session's negative.
-	idle := r.seconds(EnvIdle, 0, 365*24*3600, "want whole seconds, such as 300 (0: never stop)")
+	// The setting's 0 (or less) means "never stop", the session's negative.
+	idle := r.idleSeconds(EnvIdle, 365*24*3600)
 	c.Session = entrypoint.Options{
 		Spec:           spec,
 		IdleTimeout:    idle,
@@ -100,24 +112,22 @@ func Load(getenv func(string) string) (*Config, error) {
 		InputDir:       r.dir(EnvInputDir),
 		InputMaxBytes:  r.size(EnvInputMaxBytes, 1<<10, 16<<30, "want a size from 1k to 16g, such as 64m"),
 	}
-	if r.set(EnvIdle) && idle == 0 {
-		c.Session.IdleTimeout = -1
-	}
 	if r.set(EnvMaxImages) && c.Session.MaxImages == 0 {
 		c.Session.MaxImages = -1 // the setting's 0 is "none", the session's negative
 	}
-	defTimeout := r.seconds(EnvTimeout, 1, 24*3600, "want whole seconds from 1 to 86400")
-	maxTimeout := r.seconds(EnvMaxTimeout, 1, 24*3600, "want whole seconds from 1 to 86400")
+	defTimeout := r.timeout(EnvTimeout)
+	maxTimeout := r.timeout(EnvMaxTimeout)
 	c.Bridge = mcpbridge.Options{
 		Session:        c.Session,
 		DefaultTimeout: defTimeout,
 		MaxTimeout:     maxTimeout,
 		OutputMode:     r.outputMode(EnvOutputMode),
+		ToolResults:    r.toolResults(EnvToolResults),
 		OutputBudget:   int(r.size(EnvOutputBudget, 1<<10, 1<<30, "want a size from 1k to 1g, such as 32k")),
 		Discovery: mcpbridge.DiscoveryOptions{
-			StateDir:      r.get(EnvStateDir),
-			ServersConfig: r.get(EnvServersConfig),
-			AllowSelf:     r.flag(EnvAllowSelfServer),
+			StateDir:      r.path(EnvStateDir),
+			ServersConfig: r.path(EnvServersConfig),
+			AllowSelf:     r.originalFlag(EnvAllowSelfServer),
 		},
 	}
 	c.Bridge.PoolSize = defaultPoolSize
@@ -125,6 +135,9 @@ func Load(getenv func(string) string) (*Config, error) {
 		c.Bridge.PoolSize = int(r.integer(EnvPoolSize, 0, 64, "want a whole number from 0 to 64 (0: no warm pool)"))
 	}
 	c.Bridge.Replica = r.replica(EnvReplica)
+	c.Bridge.PolicyFile = r.path(EnvPolicy)
+	c.AuditLog = r.path(EnvAuditLog)
+	c.Audit.MaxBytes = r.size(EnvAuditMaxBytes, 4<<10, 1<<40, "want a size of at least 4k, such as 64m")
 	c.Bridge.MaxQueuedCalls = int(r.integer(EnvMaxQueuedCalls, 1, 1000, "want a whole number from 1 to 1000"))
 	sessionIdle := r.seconds(EnvSessionIdle, 0, 365*24*3600, "want whole seconds, such as 1800 (0: never)")
 	c.HTTP = mcpbridge.HTTPOptions{
@@ -144,6 +157,7 @@ func Load(getenv func(string) string) (*Config, error) {
 	if len(r.errs) > 0 {
 		return nil, fmt.Errorf("%w: %w", ErrInvalid, errors.Join(r.errs...))
 	}
+	c.Warnings = r.warns
 	return c, nil
 }
 
@@ -160,15 +174,19 @@ func (c *Config) SandboxSpec(session string, cmd []string) engine.Spec {
 
 // Logger returns a logger on w in the configured format (text unless
 // MCP_BRIDGE_LOG_FORMAT=json: one JSON object per line) at the configured
-// level, else def.
+// level, else def, and logs the Warnings on it.
 func (c *Config) Logger(w io.Writer, def slog.Level) *slog.Logger {
 	level := def
 	if c.LogLevel != nil {
 		level = *c.LogLevel
 	}
 	opts := &slog.HandlerOptions{Level: level}
+	log := slog.New(slog.NewTextHandler(w, opts))
 	if c.LogFormat == LogJSON {
-		return slog.New(slog.NewJSONHandler(w, opts))
+		log = slog.New(slog.NewJSONHandler(w, opts))
 	}
-	return slog.New(slog.NewTextHandler(w, opts))
+	for _, warning := range c.Warnings {
+		log.Warn("a setting is taken as the original bridge took it", "setting", warning)
+	}
+	return log
 }

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -15,7 +14,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine"
-	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge"
 )
 
 // The environment variables Load reads: the original bridge's names, and
@@ -54,6 +52,10 @@ const (
 	EnvEngines         = "MCP_BRIDGE_ENGINES"
 	EnvOpenProbes      = "MCP_BRIDGE_HTTP_OPEN_PROBES"
 	EnvReplica         = "MCP_BRIDGE_HTTP_REPLICA"
+	EnvToolResults     = "MCP_BRIDGE_TOOL_RESULTS"
+	EnvPolicy          = "MCP_BRIDGE_POLICY"
+	EnvAuditLog        = "MCP_BRIDGE_AUDIT_LOG"
+	EnvAuditMaxBytes   = "MCP_BRIDGE_AUDIT_MAX_BYTES"
 )
 
 // Log formats of MCP_BRIDGE_LOG_FORMAT.
@@ -81,6 +83,9 @@ const (
 type reader struct {
 	getenv func(string) string
 	errs   []error
+	// warns are values accepted as something else, as the original
+	// bridge took them (see warn).
+	warns []string
 }
 
 // get returns the variable name, trimmed.
@@ -148,19 +153,6 @@ func (r *reader) logFormat(name string) string {
 	return ""
 }
 
-// backend reads the engine's name; "" and "auto" auto-detect.
-func (r *reader) backend(name string) string {
-	switch v := strings.ToLower(r.get(name)); v {
-	case "", "auto":
-		return ""
-	case engine.BackendDocker, engine.BackendPodman:
-		return v
-	default:
-		r.bad(name, v, `want "docker", "podman" or unset (auto-detect)`)
-		return ""
-	}
-}
-
 // engines reads a list of engine endpoints; unset is none. The
 // variable's value is left out of the error (it may be long): the
 // parser's message names the entry.
@@ -219,7 +211,8 @@ func (r *reader) user(name string) string {
 	for _, id := range ids {
 		n, err := strconv.ParseUint(id, 10, 32)
 		if err != nil {
-			r.bad(name, v, "want numeric uid:gid such as 65534:65534")
+			r.bad(name, v, "want numeric uid:gid such as 65534:65534 (user names are not resolved: the sandbox's "+
+				"tmpfs mounts are owned by these numbers, and a name may be root in the image)")
 			return ""
 		}
 		if n == 0 {
@@ -244,13 +237,14 @@ func (r *reader) size(name string, lo, hi int64, want string) int64 {
 	return n
 }
 
-// integer reads a whole number from lo to hi; 0 when unset.
+// integer reads a whole number from lo to hi, as Python's int() spells
+// it ("+8", "1_000"); 0 when unset.
 func (r *reader) integer(name string, lo, hi int64, want string) int64 {
 	v := r.get(name)
 	if v == "" {
 		return 0
 	}
-	n, err := strconv.ParseInt(v, 10, 64)
+	n, err := pyInt(v)
 	if err != nil || n < lo || n > hi {
 		r.bad(name, v, want)
 		return 0
@@ -263,20 +257,6 @@ func (r *reader) seconds(name string, lo, hi int64, want string) time.Duration {
 	return time.Duration(r.integer(name, lo, hi, want)) * time.Second
 }
 
-// cpus reads a number of CPUs as billionths of a CPU; 0 when unset.
-func (r *reader) cpus(name string) int64 {
-	v := r.get(name)
-	if v == "" {
-		return 0
-	}
-	f, err := strconv.ParseFloat(v, 64)
-	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) || f < 0.01 || f > 1024 {
-		r.bad(name, v, "want a number of CPUs such as 1 or 0.5")
-		return 0
-	}
-	return int64(math.Round(f * 1e9))
-}
-
 // ociRuntime reads the name of an OCI runtime the engine knows.
 func (r *reader) ociRuntime(name string) string {
 	v := r.get(name)
@@ -287,27 +267,29 @@ func (r *reader) ociRuntime(name string) string {
 	return v
 }
 
-// outputMode reads the rendering of results' text.
-func (r *reader) outputMode(name string) string {
-	switch v := strings.ToLower(r.get(name)); v {
-	case "":
-		return ""
-	case mcpbridge.OutputCompact, mcpbridge.OutputTOON:
-		return v
-	default:
-		r.bad(name, v, "want compact or toon")
+// path reads a file path, "~" expanded (see expandHome) and made absolute
+// against the working directory (the file need not exist yet).
+func (r *reader) path(name string) string {
+	v := r.get(name)
+	if v == "" {
 		return ""
 	}
+	abs, err := filepath.Abs(expandHome(v))
+	if err != nil {
+		r.bad(name, v, "want a file path ("+err.Error()+")")
+		return ""
+	}
+	return abs
 }
 
-// dir reads the path of an existing directory, made absolute; "" when
-// unset.
+// dir reads the path of an existing directory, "~" expanded and made
+// absolute; "" when unset.
 func (r *reader) dir(name string) string {
 	v := r.get(name)
 	if v == "" {
 		return ""
 	}
-	abs, err := filepath.Abs(v)
+	abs, err := filepath.Abs(expandHome(v))
 	if err == nil {
 		var info os.FileInfo
 		if info, err = os.Stat(abs); err == nil && !info.IsDir() {

@@ -1,0 +1,213 @@
+package main
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/config"
+)
+
+// engineHint is the hint of an engine that does not answer.
+const engineHint = "start Docker or Podman (scripts/provision starts both), point DOCKER_HOST or CONTAINER_HOST " +
+	"at a running engine, or set " + config.EnvRuntime + " to the engine you have"
+
+// checkEngine checks the engine cfg selects, or each engine of
+// MCP_BRIDGE_ENGINES in turn, as checkOneEngine does.
+func (d *doctor) checkEngine(ctx context.Context, cfg *config.Config) {
+	if len(cfg.Engines) == 0 {
+		d.checkOneEngine(ctx, cfg)
+		return
+	}
+	for _, ep := range cfg.Engines {
+		one := *cfg
+		one.Engines = nil
+		one.Engine.Backend, one.Engine.Address, one.Engine.CertPath = ep.Backend, ep.Address, ep.CertPath
+		d.checkOneEngine(ctx, &one)
+	}
+}
+
+// checkOneEngine checks that the engine answers, that the sandbox image
+// is present, that a probe container starts hardened as the settings
+// ask, and that it ran under the OCI runtime asked for; a check whose
+// predecessor failed is skipped. The probe container is always removed.
+func (d *doctor) checkOneEngine(ctx context.Context, cfg *config.Config) {
+	eng, closeEngine := d.newEngine(cfg, d.log)
+	defer closeEngine()
+	spec := cfg.SandboxSpec("doctor", probeCommand)
+	info, ok := d.engineCheck(ctx, cfg, eng)
+	if !ok {
+		for _, c := range []string{"image", "hardening", "runtime"} {
+			d.report(skipped(c, "the container engine does not answer"))
+		}
+		return
+	}
+	if !d.imageCheck(ctx, eng, spec.WithDefaults().Image) {
+		for _, c := range []string{"hardening", "runtime"} {
+			d.report(skipped(c, "the sandbox image is not available"))
+		}
+		return
+	}
+	probe := d.hardeningCheck(ctx, eng, cfg, spec)
+	if !probe.started {
+		d.report(skipped("runtime", "the probe container did not start"))
+		return
+	}
+	d.report(runtimeResult(info, spec.OCIRuntime, probe))
+}
+
+// engineCheck connects to the engine and describes it.
+func (d *doctor) engineCheck(ctx context.Context, cfg *config.Config, eng engine.Engine) (engine.Info, bool) {
+	timeout := engineTimeout
+	if cfg.Engine.Backend != engine.BackendDocker && d.getenv("CONTAINER_HOST") == "" {
+		timeout = engineStartTimeout // the bridge may start a Podman service
+	}
+	began := time.Now()
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var info engine.Info
+	var err error
+	switch e := eng.(type) {
+	case engine.Describer:
+		info, err = e.Describe(ctx)
+	case engine.Pinger:
+		err = e.Ping(ctx)
+	default:
+		err = errors.New("the engine can be neither described nor pinged")
+	}
+	r := checkResult{Check: "engine", DurationMS: sinceMS(began), Engine: info.Backend, Version: info.Version,
+		APIVersion: info.APIVersion, Address: info.Address}
+	if err != nil {
+		r.Status = statusFail
+		r.Detail, r.Hint = d.engineFailure(ctx, cfg, err, timeout)
+		d.report(r)
+		return info, false
+	}
+	r.Status = statusOK
+	if info.Backend == "" {
+		r.Detail = "the engine answers (it does not describe itself)"
+	} else {
+		r.Detail = fmt.Sprintf("%s %s (API %s) at %s", info.Backend, orUnknown(info.Version), orUnknown(info.APIVersion), orUnknown(info.Address))
+		if info.DefaultOCIRuntime != "" {
+			r.Detail += ", default OCI runtime " + info.DefaultOCIRuntime
+		}
+	}
+	d.report(r)
+	return info, true
+}
+
+// engineFailure says why the engine did not answer, and what to do: the
+// advice the error ends with (Auto's, after ErrNoEngine), else
+// engineHint.
+func (d *doctor) engineFailure(ctx context.Context, cfg *config.Config, err error, timeout time.Duration) (detail, hint string) {
+	if ctx.Err() != nil && errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Sprintf("no answer from %s within %v: %v", d.engineWhere(cfg), timeout, err), engineHint
+	}
+	msg := err.Error()
+	for _, advice := range []string{"Start Docker or Podman", "The engine's TLS"} {
+		if i := strings.Index(msg, advice); i > 0 {
+			return strings.TrimSpace(msg[:i]), strings.ToLower(msg[i:i+1]) + msg[i+1:]
+		}
+	}
+	return msg, engineHint
+}
+
+// engineWhere names the engine cfg selects and where it is looked for.
+func (d *doctor) engineWhere(cfg *config.Config) string {
+	addr := cfg.Engine.Address
+	switch cfg.Engine.Backend {
+	case engine.BackendDocker:
+		addr = cmp.Or(addr, d.getenv("DOCKER_HOST"), "unix:///var/run/docker.sock")
+	case engine.BackendPodman:
+		addr = cmp.Or(addr, d.getenv("CONTAINER_HOST"), "the usual sockets")
+	default:
+		return "podman or docker"
+	}
+	return cfg.Engine.Backend + " at " + addr
+}
+
+// imageCheck checks that the image ref is present, pulling it when it is
+// missing, as Start would.
+func (d *doctor) imageCheck(ctx context.Context, eng engine.Engine, ref string) bool {
+	began := time.Now()
+	r := checkResult{Check: "image", Image: ref}
+	defer func() { r.DurationMS = sinceMS(began); d.report(r) }()
+	desc, ok := eng.(engine.Describer)
+	if !ok {
+		r.Status, r.Detail = statusWarn, ref+": this engine cannot be asked for images; the probe container pulls it when missing"
+		return true
+	}
+	ictx, cancel := context.WithTimeout(ctx, imageTimeout)
+	present, err := desc.HasImage(ictx, ref)
+	cancel()
+	if err != nil {
+		r.Status, r.Detail = statusFail, fmt.Sprintf("looking up image %s: %v", ref, err)
+		r.Hint = "the engine answered but could not look the image up; check its logs"
+		return false
+	}
+	if present {
+		r.Status, r.Detail = statusOK, ref+" is present"
+		return true
+	}
+	pctx, cancel := context.WithTimeout(ctx, pullTimeout)
+	err = desc.PullImage(pctx, ref)
+	timedOut := pctx.Err() != nil
+	cancel()
+	if err != nil {
+		if timedOut {
+			err = fmt.Errorf("no pull within %v: %w", pullTimeout, err)
+		}
+		r.Status, r.Detail = statusFail, fmt.Sprintf("%s is not present, and pulling it failed: %v", ref, err)
+		r.Hint = "without a registry, build it with scripts/provision (it makes localhost/sandbox-python:3.11), " +
+			"or set " + config.EnvImage + " to an image the engine has (docker images, podman images)"
+		return false
+	}
+	r.Status, r.Detail = statusOK, ref+" was not present; pulled it"
+	return true
+}
+
+// runtimeResult checks the OCI runtime the probe container ran under
+// against the one asked for (want; "": the engine's default).
+func runtimeResult(info engine.Info, want string, p probeOutcome) checkResult {
+	r := checkResult{Check: "runtime", DurationMS: p.inspect.Milliseconds(), Runtime: p.runtime}
+	wantEff := want
+	if wantEff == "" {
+		wantEff = info.DefaultOCIRuntime
+	}
+	r.WantRuntime = wantEff
+	asked := fmt.Sprintf("as %s asks", config.EnvOCIRuntime)
+	if want == "" {
+		asked = fmt.Sprintf("the engine's default (%s unset)", config.EnvOCIRuntime)
+	}
+	got := p.runtime
+	switch {
+	case errors.Is(p.runtimeErr, errNoRuntimeReport):
+		r.Status, r.Detail = statusWarn, p.runtimeErr.Error()+"; not checked"
+	case p.runtimeErr != nil:
+		r.Status, r.Detail = statusFail, fmt.Sprintf("asking the probe container's OCI runtime: %v", p.runtimeErr)
+		r.Hint = "the engine answered but could not inspect the container; check its logs"
+	case got == "":
+		r.Status, r.Detail = statusWarn, "the engine does not say which OCI runtime the probe container ran under"
+	case wantEff == "" || filepath.Base(got) == filepath.Base(wantEff):
+		r.Status, r.Detail = statusOK, fmt.Sprintf("the probe container ran under %s, %s", got, asked)
+	case want == "":
+		r.Status, r.Detail = statusWarn, fmt.Sprintf("the probe container ran under %s, but the engine's default is %s", got, wantEff)
+	default:
+		r.Status, r.Detail = statusFail, fmt.Sprintf("the probe container ran under %s, but %s asks for %s", got, config.EnvOCIRuntime, want)
+		r.Hint = fmt.Sprintf("register %s with the engine (Docker: \"runtimes\" in daemon.json; Podman: [engine.runtimes] in containers.conf) or unset %s",
+			want, config.EnvOCIRuntime)
+	}
+	return r
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "(unknown)"
+	}
+	return s
+}

@@ -1,0 +1,301 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/config"
+)
+
+// goodProbe is what probeProgram prints in a container hardened as the
+// default settings ask (cgroup v2).
+var goodProbe = map[string]any{
+	"uid": 65534, "gid": 65534, "euid": 65534, "egid": 65534,
+	"write_root": "OSError: [Errno 30] Read-only file system: '/.mcp-doctor-probe'",
+	"root":       map[string]any{"type": "overlay", "options": []string{"ro", "relatime"}},
+	"tmp":        map[string]any{"type": "tmpfs", "options": []string{"rw", "nosuid", "nodev", "noexec", "relatime"}},
+	"interfaces": []string{"lo"},
+	"connect":    "OSError: [Errno 101] Network is unreachable",
+	"cap_eff":    "0000000000000000", "no_new_privs": "1",
+	"mem_path": "/sys/fs/cgroup/memory.max", "mem": "536870912",
+	"pids_path": "/sys/fs/cgroup/pids.max", "pids": "128",
+}
+
+// A fakeEngine is an engine.Describer whose sandboxes print a canned probe
+// report.
+type fakeEngine struct {
+	info      engine.Info
+	infoErr   error
+	hasImage  bool
+	pullErr   error
+	startErr  error
+	probe     map[string]any // what the probe prints
+	exitCode  int
+	runtime   string // the sandboxes' OCI runtime
+	started   atomic.Int32
+	closed    atomic.Int32
+	lastSpec  engine.Spec
+	engClosed bool
+}
+
+func newFakeEngine() *fakeEngine {
+	return &fakeEngine{
+		info: engine.Info{Backend: "docker", Version: "20.10.24", APIVersion: "1.41",
+			Address: "unix:///var/run/docker.sock", DefaultOCIRuntime: "runc"},
+		hasImage: true, probe: goodProbe, runtime: "runc",
+	}
+}
+
+func (f *fakeEngine) Describe(context.Context) (engine.Info, error) { return f.info, f.infoErr }
+func (f *fakeEngine) HasImage(context.Context, string) (bool, error) {
+	return f.hasImage, nil
+}
+func (f *fakeEngine) PullImage(context.Context, string) error { return f.pullErr }
+
+func (f *fakeEngine) Start(_ context.Context, spec engine.Spec) (engine.Sandbox, error) {
+	f.lastSpec = spec
+	if f.startErr != nil {
+		return nil, f.startErr
+	}
+	f.started.Add(1)
+	out, _ := json.Marshal(f.probe)
+	return &fakeSandbox{f: f, stdout: bytes.NewReader(append(out, '\n'))}, nil
+}
+
+// A fakeSandbox prints its engine's probe report and exits.
+type fakeSandbox struct {
+	f      *fakeEngine
+	stdout io.Reader
+	stdin  bytes.Buffer
+}
+
+func (s *fakeSandbox) ID() string            { return "fake" }
+func (s *fakeSandbox) Stdin() io.WriteCloser { return nopWriteCloser{&s.stdin} }
+func (s *fakeSandbox) Stdout() io.Reader     { return s.stdout }
+func (s *fakeSandbox) Stderr() io.Reader     { return strings.NewReader("") }
+func (s *fakeSandbox) Close() error          { s.f.closed.Add(1); return nil }
+func (s *fakeSandbox) Wait(context.Context) (engine.ExitStatus, error) {
+	return engine.ExitStatus{Code: s.f.exitCode}, nil
+}
+func (s *fakeSandbox) OCIRuntime(context.Context) (string, error) { return s.f.runtime, nil }
+
+// doctorWith runs doctor with args on f, in a home and working directory
+// of their own holding files (relative to the home), and returns its
+// output and exit code.
+func doctorWith(t *testing.T, f *fakeEngine, env map[string]string, files map[string]string, args ...string) (string, string, int) {
+	t.Helper()
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Chdir(t.TempDir())
+	for name, content := range files {
+		path := filepath.Join(home, name)
+		os.MkdirAll(filepath.Dir(path), 0o755)
+		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var out, errb bytes.Buffer
+	code := runDoctor(context.Background(), args, &out, &errb, func(k string) string { return env[k] },
+		func(*config.Config, *slog.Logger) (engine.Engine, func()) {
+			return f, func() { f.engClosed = true }
+		})
+	return out.String(), errb.String(), code
+}
+
+// decodeReport decodes doctor's JSON, the whole of its stdout.
+func decodeReport(t *testing.T, out string) []map[string]any {
+	t.Helper()
+	var rs []map[string]any
+	if err := json.Unmarshal([]byte(out), &rs); err != nil {
+		t.Fatalf("stdout is not one JSON array: %v\n%s", err, out)
+	}
+	return rs
+}
+
+// statuses returns "check=status" for each result.
+func statuses(rs []map[string]any) []string {
+	var s []string
+	for _, r := range rs {
+		s = append(s, r["check"].(string)+"="+r["status"].(string))
+	}
+	return s
+}
+
+func TestDoctorAllGoodJSON(t *testing.T) {
+	f := newFakeEngine()
+	out, errs, code := doctorWith(t, f, nil, nil, "--json")
+	rs := decodeReport(t, out)
+	want := []string{"settings=ok", "engine=ok", "image=ok", "hardening=ok", "runtime=ok", "config=ok", "server=ok"}
+	if code != 0 || !slices.Equal(statuses(rs), want) {
+		t.Fatalf("code %d, %v; want 0, %v\nstdout %s\nstderr %s", code, statuses(rs), want, out, errs)
+	}
+	for _, r := range rs {
+		for _, k := range []string{"check", "status", "detail", "duration_ms"} {
+			if _, ok := r[k]; !ok {
+				t.Errorf("%v has no %q", r, k)
+			}
+		}
+		if _, ok := r["hint"]; ok {
+			t.Errorf("a passed check with a hint: %v", r)
+		}
+	}
+	eng := rs[1]
+	if eng["engine"] != "docker" || eng["version"] != "20.10.24" || eng["api_version"] != "1.41" ||
+		!strings.Contains(eng["detail"].(string), "docker 20.10.24 (API 1.41) at unix:///var/run/docker.sock") {
+		t.Errorf("engine: %v", eng)
+	}
+	hard := rs[3]
+	if _, ok := hard["start_ms"]; !ok || len(hard["properties"].([]any)) != 8 ||
+		!strings.Contains(hard["detail"].(string), "uid:gid 65534:65534") {
+		t.Errorf("hardening: %v", hard)
+	}
+	if rs[4]["runtime"] != "runc" || rs[4]["want_runtime"] != "runc" {
+		t.Errorf("runtime: %v", rs[4])
+	}
+	// The probe ran the bridge's own spec and its container was removed.
+	if f.started.Load() != 1 || f.closed.Load() != 1 || !f.engClosed {
+		t.Errorf("started %d, closed %d sandboxes; engine closed %v", f.started.Load(), f.closed.Load(), f.engClosed)
+	}
+	if f.lastSpec.Session != "doctor" || !slices.Equal(f.lastSpec.Cmd, probeCommand) {
+		t.Errorf("probe spec %+v", f.lastSpec)
+	}
+}
+
+func TestDoctorHumanFormat(t *testing.T) {
+	files := map[string]string{"MCPs/broken.json": "{\n  \"mcpServers\": {\n    \"a\": {\"command\": \"x\"},\n  }}}\n"}
+	out, _, code := doctorWith(t, newFakeEngine(), nil, files)
+	lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
+	if code != 1 || len(lines) != 8 {
+		t.Fatalf("code %d, %d lines:\n%s", code, len(lines), out)
+	}
+	for i, prefix := range []string{"ok    settings  ", "ok    engine    docker 20.10.24 (API 1.41) at unix:///var/run/docker.sock",
+		"ok    image     ", "ok    hardening uid:gid 65534:65534, / read-only", "ok    runtime   ", "FAIL  config    ",
+		"      hint: fix the file or remove it; other files are still read", "ok    server    no MCP server configured"} {
+		if !strings.HasPrefix(lines[i], prefix) {
+			t.Errorf("line %d: %q; want it to start with %q", i, lines[i], prefix)
+		}
+	}
+	if !strings.Contains(lines[5], filepath.Join("MCPs", "broken.json")+":4:5: '}' after the end of the document") {
+		t.Errorf("config line %q lacks the file's line and column", lines[5])
+	}
+	if !strings.HasSuffix(lines[1], " ms") {
+		t.Errorf("engine line %q has no duration", lines[1])
+	}
+}
+
+func TestDoctorFailures(t *testing.T) {
+	rootProbe := map[string]any{}
+	for k, v := range goodProbe {
+		rootProbe[k] = v
+	}
+	rootProbe["uid"], rootProbe["euid"] = 0, 0
+	rootProbe["mem"] = "max"
+	for _, tt := range []struct {
+		name   string
+		setup  func(f *fakeEngine)
+		env    map[string]string
+		want   []string
+		detail map[string]string // check → part of its detail
+		hint   map[string]string // check → part of its hint
+	}{
+		{name: "hardening", setup: func(f *fakeEngine) { f.probe = rootProbe },
+			want:   []string{"settings=ok", "engine=ok", "image=ok", "hardening=fail", "runtime=ok", "config=ok", "server=ok"},
+			detail: map[string]string{"hardening": "user: 0:65534, want 65534:65534; memory: max (/sys/fs/cgroup/memory.max), want 512 MiB"}},
+		{name: "image", setup: func(f *fakeEngine) { f.hasImage, f.pullErr = false, errors.New("no registry") },
+			want:   []string{"settings=ok", "engine=ok", "image=fail", "hardening=skip", "runtime=skip", "config=ok", "server=ok"},
+			detail: map[string]string{"image": "is not present, and pulling it failed: no registry", "hardening": "the sandbox image is not available"},
+			hint:   map[string]string{"image": "scripts/provision"}},
+		{name: "start", setup: func(f *fakeEngine) { f.startErr = errors.New("no such runtime") },
+			want:   []string{"settings=ok", "engine=ok", "image=ok", "hardening=fail", "runtime=skip", "config=ok", "server=ok"},
+			detail: map[string]string{"hardening": "starting the probe container: no such runtime"}},
+		{name: "probe exit", setup: func(f *fakeEngine) { f.exitCode = 127 },
+			want: []string{"settings=ok", "engine=ok", "image=ok", "hardening=fail", "runtime=ok", "config=ok", "server=ok"},
+			hint: map[string]string{"hardening": "python3"}},
+		{name: "runtime", setup: func(f *fakeEngine) {}, env: map[string]string{"MCP_BRIDGE_OCI_RUNTIME": "runsc"},
+			want:   []string{"settings=ok", "engine=ok", "image=ok", "hardening=fail", "runtime=fail", "config=ok", "server=ok"},
+			detail: map[string]string{"runtime": "ran under runc, but MCP_BRIDGE_OCI_RUNTIME asks for runsc"}},
+		{name: "engine", setup: func(f *fakeEngine) { f.infoErr = errors.New("connection refused") },
+			want:   []string{"settings=ok", "engine=fail", "image=skip", "hardening=skip", "runtime=skip", "config=ok", "server=ok"},
+			detail: map[string]string{"image": "the container engine does not answer"},
+			hint:   map[string]string{"engine": "DOCKER_HOST"}},
+		{name: "settings", setup: func(f *fakeEngine) {}, env: map[string]string{"MCP_BRIDGE_MEMORY": "lots"},
+			want:   []string{"settings=fail", "engine=skip", "image=skip", "hardening=skip", "runtime=skip", "config=skip", "server=skip"},
+			detail: map[string]string{"settings": "MCP_BRIDGE_MEMORY"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFakeEngine()
+			tt.setup(f)
+			out, errs, code := doctorWith(t, f, tt.env, nil, "-json")
+			rs := decodeReport(t, out)
+			if code != 1 || !slices.Equal(statuses(rs), tt.want) {
+				t.Fatalf("code %d, %v; want 1, %v\nstderr %s", code, statuses(rs), tt.want, errs)
+			}
+			for _, r := range rs {
+				c := r["check"].(string)
+				if d, ok := tt.detail[c]; ok && !strings.Contains(r["detail"].(string), d) {
+					t.Errorf("%s detail %q lacks %q", c, r["detail"], d)
+				}
+				if h, ok := tt.hint[c]; ok && !strings.Contains(r["hint"].(string), h) {
+					t.Errorf("%s hint %q lacks %q", c, r["hint"], h)
+				}
+				if r["status"] == statusFail && r["hint"] == nil && c != "runtime" && c != "hardening" {
+					t.Errorf("%s failed without a hint: %v", c, r)
+				}
+			}
+			if f.started.Load() != f.closed.Load() {
+				t.Errorf("%d probe containers started, %d closed", f.started.Load(), f.closed.Load())
+			}
+		})
+	}
+}
+
+func TestDoctorUsage(t *testing.T) {
+	for _, args := range [][]string{{"extra"}, {"-nope"}, {"-timeout", "0s"}, {"-timeout", "soon"}} {
+		out, errs, code := doctorWith(t, newFakeEngine(), nil, nil, args...)
+		if code != 2 || out != "" || errs == "" {
+			t.Errorf("doctor %q: code %d, stdout %q, stderr %q; want 2 and a message", args, code, out, errs)
+		}
+	}
+}
+
+// TestDoctorDeadEngine runs doctor on the real engine constructor against
+// a Docker address where nothing listens: the engine check fails at once,
+// naming the address, and the checks needing the engine are skipped.
+func TestDoctorDeadEngine(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	t.Setenv("DOCKER_HOST", "tcp://"+addr)
+	t.Setenv("HOME", t.TempDir())
+	t.Chdir(t.TempDir())
+	env := map[string]string{"MCP_BRIDGE_RUNTIME": "docker"}
+	began := time.Now()
+	var out, errb bytes.Buffer
+	code := run(context.Background(), []string{"doctor", "--json"}, io.NopCloser(strings.NewReader("")), nopWriteCloser{&out}, &errb,
+		func(k string) string { return env[k] })
+	took := time.Since(began)
+	rs := decodeReport(t, out.String())
+	want := []string{"settings=ok", "engine=fail", "image=skip", "hardening=skip", "runtime=skip", "config=ok", "server=ok"}
+	if code != 1 || !slices.Equal(statuses(rs), want) || took > 12*time.Second {
+		t.Fatalf("code %d, %v in %v; want 1, %v within 12 s\nstderr %s", code, statuses(rs), took, want, errb.String())
+	}
+	if d := rs[1]["detail"].(string); !strings.Contains(d, addr) || !strings.Contains(d, "no container engine is reachable") {
+		t.Errorf("engine detail %q does not name %s", d, addr)
+	}
+}

@@ -1,0 +1,55 @@
+//go:build remote
+
+package engine
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+
+	"github.com/containers/podman/v5/pkg/bindings/containers"
+	"github.com/containers/podman/v5/pkg/bindings/system"
+)
+
+// Describe implements Describer: it asks the service's system info (which
+// costs the service a few hundred milliseconds: it asks its OCI runtimes,
+// conmon, … for their versions).
+func (p *Podman) Describe(ctx context.Context) (Info, error) {
+	info := Info{Backend: BackendPodman, Address: p.uri}
+	sys, err := system.Info(p.ctx(ctx), nil)
+	if err != nil {
+		return info, fmt.Errorf("podman: asking the system info: %w", err)
+	}
+	if sys.Version.Version != "" {
+		info.Version, info.APIVersion = sys.Version.Version, sys.Version.APIVersion
+	}
+	if sys.Host != nil && sys.Host.OCIRuntime != nil {
+		info.DefaultOCIRuntime = sys.Host.OCIRuntime.Name
+	}
+	return info, nil
+}
+
+// HasImage implements Describer.
+func (p *Podman) HasImage(ctx context.Context, ref string) (bool, error) {
+	return p.imageExists(ctx, ref)
+}
+
+// PullImage implements Describer.
+func (p *Podman) PullImage(ctx context.Context, ref string) error {
+	return p.pullImage(ctx, ref)
+}
+
+// ociRuntime implements runtimeInspector: the base name of the
+// container's OCIRuntime, as checkOCIRuntime compares it.
+func (p *Podman) ociRuntime(ctx context.Context, id string) (string, error) {
+	info, err := containers.Inspect(p.ctx(ctx), id, nil)
+	if err != nil {
+		return "", err
+	}
+	if info.OCIRuntime == "" {
+		return "", nil
+	}
+	return filepath.Base(info.OCIRuntime), nil
+}
+
+var _ Describer = (*Podman)(nil)

@@ -1,0 +1,110 @@
+package mcpbridge
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync/atomic"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// maxConfirmArgs bounds the arguments shown in a confirmation question.
+const maxConfirmArgs = 2 << 10
+
+// A callInfo is what the bridge knows of a client session's run_python
+// call in progress, for the proxied calls its code makes.
+type callInfo struct {
+	// ctx is the MCP request's context: a question to the user sent with
+	// it goes to the client on that request's stream (over HTTP, the
+	// session that made the call), and ends with the call.
+	ctx context.Context
+	ss  *mcp.ServerSession
+	// toolCalls counts the proxied calls the code made so far.
+	toolCalls atomic.Int64
+}
+
+// Confirmation outcomes, as audit records spell them.
+const (
+	outcomeAccepted = "accepted"
+	outcomeDeclined = "declined"
+	outcomeUnasked  = "allowed_without_elicitation"
+)
+
+// confirm asks the user whether the code may call tool of server with
+// args, through MCP elicitation, and returns the outcome (accepted, or
+// allowed without asking when the client cannot be asked and the policy
+// says so) or an error wrapping ErrPolicy saying why the call may not run.
+// The question waits as long as the call's context lets it.
+func (b *Bridge) confirm(ctx context.Context, ci *callInfo, p *policy, v verdict, server, tool string, args map[string]any) (string, error) {
+	if ci == nil || ci.ss == nil {
+		return outcomeDeclined, fmt.Errorf("%w: %s.%s needs a person's confirmation (%s) and no run_python call is in progress to ask from",
+			ErrPolicy, server, tool, v.rule)
+	}
+	if why := cannotElicit(ci.ss); why != "" {
+		if p.confirmWithoutElicitation() {
+			return outcomeUnasked, nil
+		}
+		return outcomeDeclined, fmt.Errorf("%w: %s.%s needs a person's confirmation (%s) and this MCP client cannot be asked "+
+			"(%s); the policy's \"confirm_without_elicitation\": \"allow\" runs such tools unasked",
+			ErrPolicy, server, tool, v.rule, why)
+	}
+	// The question goes with the MCP request (its values) and ends with
+	// the proxied call's context (the call's timeout, a cancel).
+	qctx, cancel := context.WithCancel(ci.ctx)
+	defer cancel()
+	stop := context.AfterFunc(ctx, cancel)
+	defer stop()
+	res, err := ci.ss.Elicit(qctx, &mcp.ElicitParams{
+		Message:         confirmMessage(server, tool, args, p),
+		RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{}},
+	})
+	if err != nil {
+		if ctx.Err() != nil {
+			err = ctx.Err()
+		}
+		return outcomeDeclined, fmt.Errorf("%w: %s.%s was not confirmed: asking the user failed: %v", ErrPolicy, server, tool, err)
+	}
+	switch res.Action {
+	case "accept":
+		return outcomeAccepted, nil
+	case "decline", "cancel":
+		return outcomeDeclined, fmt.Errorf("%w: %s.%s was declined by the user (%s)", ErrPolicy, server, tool, res.Action)
+	default:
+		return outcomeDeclined, fmt.Errorf("%w: %s.%s was not confirmed: the client answered with action %q", ErrPolicy, server, tool, res.Action)
+	}
+}
+
+// elicitMaxProtocol is the last protocol version on which a server may
+// ask the client during a request; from 2026-07-28 on, a question is an
+// input-required result the client answers by calling again (SEP-2322),
+// which a run_python call in progress cannot be paused for yet.
+const elicitMaxProtocol = "2025-11-25"
+
+// cannotElicit says why the client of ss cannot be asked during a call,
+// or "" when it can.
+func cannotElicit(ss *mcp.ServerSession) string {
+	ip := ss.InitializeParams()
+	if ip == nil || ip.Capabilities == nil || ip.Capabilities.Elicitation == nil {
+		return "it has no elicitation capability"
+	}
+	if ip.ProtocolVersion > elicitMaxProtocol {
+		return "protocol " + ip.ProtocolVersion + " asks through input-required results, which the bridge does not send yet"
+	}
+	return ""
+}
+
+// confirmMessage is the question shown to the user: the server, the tool
+// and the arguments (redacted as in audit records, at most 2 KiB).
+func confirmMessage(server, tool string, args map[string]any, p *policy) string {
+	data, err := json.MarshalIndent(redact(args, p, 0), "", "  ")
+	shown := string(data)
+	if err != nil {
+		shown = "(arguments not shown: " + err.Error() + ")"
+	} else if len(shown) > maxConfirmArgs {
+		shown = strings.ToValidUTF8(shown[:maxConfirmArgs], "") + fmt.Sprintf("\n… (%d bytes in all)", len(data))
+	}
+	return fmt.Sprintf("Code running in the sandbox wants to call the tool %q of the MCP server %q with these arguments:\n%s\n\nAllow this call?",
+		tool, server, shown)
+}
