@@ -4,11 +4,16 @@ package integration
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // tsPolicyResult is what integration/node/policy.mjs prints.
@@ -135,4 +140,49 @@ func readAudit(t *testing.T, path string) []map[string]any {
 func mustJSON(v any) string {
 	data, _ := json.Marshal(v)
 	return string(data)
+}
+
+// TestPolicyConfirmOverHTTP serves two sessions over HTTP, each a go-sdk
+// client that can be asked (protocol 2025-11-25): a confirm tool called
+// in one session asks that session's user only, on its own call.
+func TestPolicyConfirmOverHTTP(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, e testEngine) {
+		home, _ := npmHome(t)
+		writeFile(t, filepath.Join(home, "MCPs", "policy.json"), everythingPolicy)
+		b := startHTTPBridge(t, e, httpOpts{env: []string{"HOME=" + home, "MCP_BRIDGE_POOL_SIZE=0"}})
+		var mu sync.Mutex
+		asked := map[string][]string{}
+		dial := func(name string) *mcp.ClientSession {
+			t.Helper()
+			copts := &mcp.ClientOptions{ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+				mu.Lock()
+				asked[name] = append(asked[name], req.Params.Message)
+				mu.Unlock()
+				return &mcp.ElicitResult{Action: "accept"}, nil
+			}}
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			tr := &mcp.StreamableClientTransport{Endpoint: b.url, HTTPClient: b.httpClient(b.token)}
+			cs, err := mcp.NewClient(&mcp.Implementation{Name: "integration-" + name, Version: "1"}, copts).
+				Connect(ctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { cs.Close() })
+			return cs
+		}
+		a, other := dial("a"), dial("b")
+		if text, isErr := runPython(t, other, map[string]any{"code": "print('b is here')"}); isErr || text != "b is here" {
+			t.Fatalf("session b: %q", text)
+		}
+		text, isErr := runPython(t, a, map[string]any{"servers": []string{"everything"}, "code": "print(await mcp_everything.get_sum(a=20, b=22))"})
+		if isErr || text != "The sum of 20 and 22 is 42." {
+			t.Fatalf("a confirmed call over HTTP: %q", text)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if len(asked["a"]) != 1 || len(asked["b"]) != 0 || !strings.Contains(asked["a"][0], `"a": 20`) {
+			t.Fatalf("questions: %q", asked)
+		}
+	})
 }

@@ -326,3 +326,20 @@ func TestPolicyBrokenFileRefusesEverything(t *testing.T) {
 		t.Fatalf("plain Python under a broken policy: %q", text)
 	}
 }
+
+func TestPolicyMalformedAnswers(t *testing.T) {
+	for _, answer := range []*mcp.ElicitResult{{Action: "maybe"}, {Action: ""}, {Action: "accept", Content: map[string]any{"unasked": 1}}} {
+		cs, _ := policyBridge(t, stubPolicy, func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) { return answer, nil })
+		_, text, _ := call(t, cs, map[string]any{"servers": []string{"stub"}, "code": "try:\n    print(await mcp_stub.get_sum(a=1, b=1))\nexcept MCPError as e:\n    print(e)"})
+		if answer.Action == "accept" {
+			// Content the bridge did not ask for is ignored: accept is accept.
+			if text != "{'sum': 2}" {
+				t.Errorf("accept with content: %q", text)
+			}
+			continue
+		}
+		if !strings.HasPrefix(text, "refused by the tool policy: stub.get-sum was not confirmed") {
+			t.Errorf("answer %+v: %q", answer, text)
+		}
+	}
+}
