@@ -62,6 +62,15 @@ func TestAuditBadPaths(t *testing.T) {
 	if _, err := OpenAudit(filepath.Join(dir, "no", "such", "dir", "a.jsonl"), nil); err == nil || !strings.Contains(err.Error(), "no such file") {
 		t.Errorf("a missing directory: %v", err)
 	}
+	// A read-only file that opens for root but refuses every write: the
+	// records are counted lost and the writer goes on.
+	if a, err := OpenAudit("/proc/version", nil); err == nil {
+		a.write(map[string]any{"event": "run_python"})
+		if a.dropped != 1 {
+			t.Errorf("/proc/version: %d records lost, want 1", a.dropped)
+		}
+		a.Close()
+	}
 	if os.Geteuid() != 0 { // root writes anyway
 		ro := filepath.Join(dir, "ro")
 		os.Mkdir(ro, 0o500)
