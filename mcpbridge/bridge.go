@@ -106,23 +106,35 @@ func (b *Bridge) Close() error {
 // CallsInFlight returns how many run_python calls are running or queued.
 func (b *Bridge) CallsInFlight() int { return int(b.calls.Load()) }
 
-// runPython is the run_python tool handler.
-func (b *Bridge) runPython(ctx context.Context, req *mcp.CallToolRequest) (result *mcp.CallToolResult, _ error) {
+// runPython is the run_python tool handler. A call whose client asks
+// through input-required results (protocol 2026-07-28) runs on its own
+// and may answer with a question first (suspend.go); the others run
+// here, in the handler.
+func (b *Bridge) runPython(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	if req.Params.RequestState != "" {
+		return b.resume(ctx, req), nil
+	}
 	b.calls.Add(1)
-	defer b.calls.Add(-1)
 	began := time.Now()
-	defer func() { b.metrics.call(resultStatus(result), time.Since(began)) }()
 	mode := b.opts.OutputMode
 	args, problem := parseArgs(req.Params.Arguments, b.opts.DefaultTimeout, b.opts.MaxTimeout, b.knownServer)
 	var cs *clientSession
-	var outBytes int
-	defer func() { b.auditRunPython(req, cs, args, began, resultStatus(result), outBytes) }()
+	// finish records a call that ended with result: metrics and audit.
+	finish := func(result *mcp.CallToolResult, outBytes int) {
+		b.metrics.call(resultStatus(result), time.Since(began))
+		b.auditRunPython(req, cs, args, began, resultStatus(result), outBytes)
+		b.calls.Add(-1)
+	}
 	if problem != "" {
-		return validationError(problem).toolResult(mode), nil
+		res := validationError(problem).toolResult(mode)
+		finish(res, 0)
+		return res, nil
 	}
 	cs, err := b.sessionOf(req.Session)
 	if err != nil {
-		return outcome{status: statusError, summary: "Sandbox error: " + err.Error(), err: err.Error()}.toolResult(mode), nil
+		res := outcome{status: statusError, summary: "Sandbox error: " + err.Error(), err: err.Error()}.toolResult(mode)
+		finish(res, 0)
+		return res, nil
 	}
 	// Every line of the call names its client session (the bridge's name
 	// and, over HTTP, the Mcp-Session-Id) and the call.
@@ -131,11 +143,25 @@ func (b *Bridge) runPython(ctx context.Context, req *mcp.CallToolRequest) (resul
 		log = log.With("mcp_session", req.Session.ID())
 	}
 	log.Debug("run_python call", "timeout", args.timeout, "servers", args.servers)
-	defer func() { log.Debug("run_python answered", "status", resultStatus(result), "took", time.Since(began)) }()
+	if asksByResult(req.Session) {
+		return b.runSuspendable(ctx, req, cs, args, log, finish), nil
+	}
 	ctx, cancel := b.callContext(ctx, req.Extra)
 	defer cancel()
 	stopHalt := context.AfterFunc(cs.halted, cancel) // its MCP session is ending
 	defer stopHalt()
+	res, outBytes := b.execute(ctx, req, cs, args, log, nil)
+	log.Debug("run_python answered", "status", resultStatus(res), "took", time.Since(began))
+	finish(res, outBytes)
+	return res, nil
+}
+
+// execute runs a validated call in its client session's sandbox and
+// returns its result and the bytes of output it made; log is the call's.
+// ask, when set, is how a confirmation asks the client (else it elicits
+// during the call).
+func (b *Bridge) execute(ctx context.Context, req *mcp.CallToolRequest, cs *clientSession, args callArgs, log *slog.Logger, ask askFunc) (*mcp.CallToolResult, int) {
+	mode := b.opts.OutputMode
 	call := &entrypoint.Call{Code: args.code, Timeout: args.timeout}
 	if token := req.Params.GetProgressToken(); token != nil && req.Session != nil {
 		// The client follows the call: heartbeats from here on (loading
@@ -150,16 +176,16 @@ func (b *Bridge) runPython(ctx context.Context, req *mcp.CallToolRequest) (resul
 	}
 	leave, err := cs.queue.enter(ctx)
 	if err != nil {
-		return outcome{status: statusError, summary: "Not run: " + err.Error(), err: err.Error()}.toolResult(mode), nil
+		return outcome{status: statusError, summary: "Not run: " + err.Error(), err: err.Error()}.toolResult(mode), 0
 	}
 	defer leave()
-	cs.current.Store(&callInfo{ctx: ctx, ss: req.Session})
+	cs.current.Store(&callInfo{ctx: ctx, ss: req.Session, ask: ask})
 	defer cs.current.Store(nil)
 	if err := b.syncSavedTools(withEvents(ctx, cs.events), cs); err != nil {
 		log.Warn("defining the tools saved since the sandbox started", "err", err)
 	}
 	if err := b.load(withEvents(ctx, cs.events), cs, args.servers); err != nil {
-		return outcome{status: statusError, summary: "Loading MCP servers failed: " + err.Error(), err: err.Error(), servers: args.servers}.toolResult(mode), nil
+		return outcome{status: statusError, summary: "Loading MCP servers failed: " + err.Error(), err: err.Error(), servers: args.servers}.toolResult(mode), 0
 	}
 	res, err := cs.session.Run(b.traceStart(withEvents(ctx, cs.events)), call)
 	if err != nil {
@@ -167,6 +193,7 @@ func (b *Bridge) runPython(ctx context.Context, req *mcp.CallToolRequest) (resul
 		b.metrics.startFailed(err)
 	}
 	b.metrics.output(res)
+	outBytes := 0
 	if res != nil {
 		outBytes = len(res.Stdout) + len(res.Stderr)
 	}
@@ -177,7 +204,7 @@ func (b *Bridge) runPython(ctx context.Context, req *mcp.CallToolRequest) (resul
 	out.applyBudget(b.opts.OutputBudget, func(whole string) string {
 		return outputURIPrefix + strconv.Itoa(cs.outputs.add(whole))
 	})
-	return out.toolResult(mode), nil
+	return out.toolResult(mode), outBytes
 }
 
 // traceStart returns ctx with a StartTrace that logs the phases of a

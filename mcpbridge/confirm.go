@@ -21,6 +21,9 @@ type callInfo struct {
 	// session that made the call), and ends with the call.
 	ctx context.Context
 	ss  *mcp.ServerSession
+	// ask, when set, asks the client through input-required results;
+	// else the bridge elicits during the call.
+	ask askFunc
 	// toolCalls counts the proxied calls the code made so far.
 	toolCalls atomic.Int64
 }
@@ -42,7 +45,7 @@ func (b *Bridge) confirm(ctx context.Context, ci *callInfo, p *policy, v verdict
 		return outcomeDeclined, fmt.Errorf("%w: %s.%s needs a person's confirmation (%s) and no run_python call is in progress to ask from",
 			ErrPolicy, server, tool, v.rule)
 	}
-	if why := cannotElicit(ci.ss); why != "" {
+	if why := cannotElicit(ci.ss, ci.ask != nil); why != "" {
 		if p.confirmWithoutElicitation() {
 			return outcomeUnasked, nil
 		}
@@ -56,10 +59,17 @@ func (b *Bridge) confirm(ctx context.Context, ci *callInfo, p *policy, v verdict
 	defer cancel()
 	stop := context.AfterFunc(ctx, cancel)
 	defer stop()
-	res, err := ci.ss.Elicit(qctx, &mcp.ElicitParams{
+	params := &mcp.ElicitParams{
 		Message:         confirmMessage(server, tool, args, p),
 		RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{}},
-	})
+	}
+	var res *mcp.ElicitResult
+	var err error
+	if ci.ask != nil {
+		res, err = ci.ask(ctx, params)
+	} else {
+		res, err = ci.ss.Elicit(qctx, params)
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			err = ctx.Err()
@@ -76,21 +86,20 @@ func (b *Bridge) confirm(ctx context.Context, ci *callInfo, p *policy, v verdict
 	}
 }
 
-// elicitMaxProtocol is the last protocol version on which a server may
-// ask the client during a request; from 2026-07-28 on, a question is an
-// input-required result the client answers by calling again (SEP-2322),
-// which a run_python call in progress cannot be paused for yet.
+// elicitMaxProtocol is the last protocol version on which a server asks
+// the client during a request; later ones ask through input-required
+// results (suspend.go).
 const elicitMaxProtocol = "2025-11-25"
 
-// cannotElicit says why the client of ss cannot be asked during a call,
-// or "" when it can.
-func cannotElicit(ss *mcp.ServerSession) string {
+// cannotElicit says why the client of ss cannot be asked, or "" when it
+// can; byResult says it is asked through input-required results.
+func cannotElicit(ss *mcp.ServerSession, byResult bool) string {
 	ip := ss.InitializeParams()
 	if ip == nil || ip.Capabilities == nil || ip.Capabilities.Elicitation == nil {
 		return "it has no elicitation capability"
 	}
-	if ip.ProtocolVersion > elicitMaxProtocol {
-		return "protocol " + ip.ProtocolVersion + " asks through input-required results, which the bridge does not send yet"
+	if ip.ProtocolVersion > elicitMaxProtocol && !byResult {
+		return "protocol " + ip.ProtocolVersion + " asks through input-required results, and this call cannot wait for one"
 	}
 	return ""
 }

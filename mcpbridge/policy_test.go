@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -157,6 +158,11 @@ func testLog(t *testing.T) *slog.Logger { return slog.New(slog.DiscardHandler) }
 // when it is set) to a bridge on the stub servers under the policy text,
 // with an audit log; it returns the client and the audit log's path.
 func policyBridge(t *testing.T, text string, answer func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error)) (*mcp.ClientSession, string) {
+	return policyBridgeOn(t, text, answer, elicitMaxProtocol)
+}
+
+// policyBridgeOn is policyBridge with the client on protocol version.
+func policyBridgeOn(t *testing.T, text string, answer func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error), version string) (*mcp.ClientSession, string) {
 	t.Helper()
 	dir := t.TempDir()
 	policyPath := filepath.Join(dir, "policy.json")
@@ -178,9 +184,8 @@ func policyBridge(t *testing.T, text string, answer func(context.Context, *mcp.E
 	if _, err := br.Server().Connect(context.Background(), st, nil); err != nil {
 		t.Fatal(err)
 	}
-	// The protocol on which the server may ask during a request.
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, copts).
-		Connect(context.Background(), ct, &mcp.ClientSessionOptions{ProtocolVersion: elicitMaxProtocol})
+		Connect(context.Background(), ct, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -341,5 +346,74 @@ func TestPolicyMalformedAnswers(t *testing.T) {
 		if !strings.HasPrefix(text, "refused by the tool policy: stub.get-sum was not confirmed") {
 			t.Errorf("answer %+v: %q", answer, text)
 		}
+	}
+}
+
+// TestPolicyConfirmByInputRequests confirms with a client of protocol
+// 2026-07-28, which is asked through input-required results: the call
+// waits, its code paused, while the client answers and calls again.
+func TestPolicyConfirmByInputRequests(t *testing.T) {
+	var mu sync.Mutex
+	var asked []string
+	cs, auditPath := policyBridgeOn(t, `{"servers": {"stub": {"confirm": ["get-sum"]}}}`, func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		mu.Lock()
+		asked = append(asked, req.Params.Message)
+		mu.Unlock()
+		if strings.Contains(req.Params.Message, `"a": 1,`) {
+			return &mcp.ElicitResult{Action: "decline"}, nil
+		}
+		return &mcp.ElicitResult{Action: "accept"}, nil
+	}, "2026-07-28")
+	if v := cs.InitializeResult().ProtocolVersion; v != "2026-07-28" {
+		t.Fatalf("protocol %s", v)
+	}
+	_, text, _ := call(t, cs, map[string]any{"servers": []string{"stub"}, "code": `import asyncio
+state = 'kept'
+print(await mcp_stub.get_sum(a=40, b=2))
+print(await mcp_stub.get_sum(a=2, b=3))
+try:
+    await mcp_stub.get_sum(a=1, b=1)
+except MCPError as e:
+    print(e)
+print(await asyncio.gather(mcp_stub.get_sum(a=5, b=5), mcp_stub.get_sum(a=6, b=6)))`})
+	want := "{'sum': 42}\n{'sum': 5}\nrefused by the tool policy: stub.get-sum was declined by the user (decline)\n[{'sum': 10}, {'sum': 12}]"
+	if text != want {
+		t.Fatalf("confirmations by input requests:\n%s\nwant:\n%s", text, want)
+	}
+	if _, text, _ := call(t, cs, map[string]any{"code": "print(state)"}); text != "kept" {
+		t.Fatalf("the session after: %q", text)
+	}
+	mu.Lock()
+	n := len(asked)
+	mu.Unlock()
+	if n != 5 {
+		t.Fatalf("%d questions, want 5", n)
+	}
+	outcomes := map[string]int{}
+	for _, rec := range auditRecords(t, auditPath) {
+		if rec["event"] == "tool_call" {
+			outcomes[rec["outcome"].(string)]++
+		}
+	}
+	if outcomes["accepted"] != 4 || outcomes["declined"] != 1 || outcomes["ok"] != 4 {
+		t.Fatalf("audit outcomes %v", outcomes)
+	}
+}
+
+// TestPolicyLateAnswerByInputRequests answers after the call's timeout:
+// the code goes on without the tool (refused), the call ends, and the
+// late answer matches nothing.
+func TestPolicyLateAnswerByInputRequests(t *testing.T) {
+	cs, _ := policyBridgeOn(t, stubPolicy, func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		time.Sleep(3 * time.Second)
+		return &mcp.ElicitResult{Action: "accept"}, nil
+	}, "2026-07-28")
+	began := time.Now()
+	res, text, _ := call(t, cs, map[string]any{"servers": []string{"stub"}, "timeout": 1, "code": "print(await mcp_stub.get_sum(a=1, b=1))"})
+	if !res.IsError || !strings.Contains(text, "matches no call waiting for one") || time.Since(began) > 30*time.Second {
+		t.Fatalf("a late answer: %q after %v", text, time.Since(began))
+	}
+	if _, text, _ := call(t, cs, map[string]any{"code": "print('next')"}); text != "next" {
+		t.Fatalf("the session after a late answer: %q", text)
 	}
 }

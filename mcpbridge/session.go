@@ -40,6 +40,9 @@ type clientSession struct {
 	// current is the run_python call in progress, for the proxied calls
 	// of its code (nil between calls).
 	current atomic.Pointer[callInfo]
+	// waiting holds its calls waiting for the client's answer to a
+	// question (protocol 2026-07-28).
+	waiting suspensions
 
 	mu       sync.Mutex
 	toolsGen int64 // the saved tools' generation its interpreter defines
