@@ -369,15 +369,22 @@ func defaultMaxSessions(limit int64) int {
 	return int(min(max(total/limit, 4), 1000))
 }
 
-// flag reads a switch: "1" (or true, yes, on) turns it on.
+// flag reads a switch: "1" (or true, yes, on) turns it on; "0" (or
+// false, no, off) or unset, off; any other value is refused.
 func (r *reader) flag(name string) bool {
+	return r.onOff(name, func(v string) { r.bad(name, v, "want 1 or 0") })
+}
+
+// onOff reads a switch, calling other with a value that is neither on
+// nor off (which is then off).
+func (r *reader) onOff(name string, other func(v string)) bool {
 	switch v := strings.ToLower(r.get(name)); v {
 	case "", "0", "false", "no", "off":
 		return false
 	case "1", "true", "yes", "on":
 		return true
 	default:
-		r.bad(name, v, "want 1 or 0")
+		other(v)
 		return false
 	}
 }

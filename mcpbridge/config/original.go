@@ -207,15 +207,9 @@ func (r *reader) toolResults(name string) string {
 // turn it on; 0, false, no, off turn it off. The original takes any other
 // value as off; so does this bridge, with a warning.
 func (r *reader) originalFlag(name string) bool {
-	switch v := strings.ToLower(r.get(name)); v {
-	case "", "0", "false", "no", "off":
-		return false
-	case "1", "true", "yes", "on":
-		return true
-	default:
+	return r.onOff(name, func(v string) {
 		r.warn(name, v, "taken as 0 (off), as the original takes any value other than 1, true or yes")
-		return false
-	}
+	})
 }
 
 // expandHome expands a leading "~" or "~user" of path as Python's

@@ -40,7 +40,7 @@
 //   gdrive              @modelcontextprotocol/server-gdrive 2025.1.14       GDRIVE_CREDENTIALS_PATH (a dummy file)
 //   everart             @modelcontextprotocol/server-everart 0.6.2          EVERART_API_KEY (dummy)
 //   aws-kb-retrieval    @modelcontextprotocol/server-aws-kb-retrieval 0.6.2 AWS_* (dummy)
-//   desktop-commander   @wonderwhy-er/desktop-commander 0.2.52
+//   desktop-commander   @wonderwhy-er/desktop-commander 0.2.52              node --import no-docker.mjs (see NO_DOCKER)
 //   playwright          @playwright/mcp 0.0.83                              (no browser is started to list)
 //   kubernetes          mcp-server-kubernetes 4.1.7                         KUBECONFIG (a dummy file)
 //   notion              @notionhq/notion-mcp-server 2.5.2                   NOTION_TOKEN (dummy)
@@ -97,7 +97,7 @@ const SERVERS = [
   { server: "gdrive", pkg: "@modelcontextprotocol/server-gdrive", version: "2025.1.14", bin: "dist/index.js", env: () => ({ GDRIVE_CREDENTIALS_PATH: file("gdrive-credentials.json", "{}") }) },
   { server: "everart", pkg: "@modelcontextprotocol/server-everart", version: "0.6.2", bin: "dist/index.js", env: { EVERART_API_KEY: DUMMY } },
   { server: "aws-kb-retrieval", pkg: "@modelcontextprotocol/server-aws-kb-retrieval", version: "0.6.2", bin: "dist/index.js", env: { AWS_ACCESS_KEY_ID: "AKIADUMMY", AWS_SECRET_ACCESS_KEY: DUMMY, AWS_REGION: "us-east-1" } },
-  { server: "desktop-commander", pkg: "@wonderwhy-er/desktop-commander", version: "0.2.52", bin: "dist/index.js" },
+  { server: "desktop-commander", pkg: "@wonderwhy-er/desktop-commander", version: "0.2.52", bin: "dist/index.js", node: () => ["--import", file("no-docker.mjs", NO_DOCKER)] },
   { server: "playwright", pkg: "@playwright/mcp", version: "0.0.83", bin: "cli.js" },
   { server: "kubernetes", pkg: "mcp-server-kubernetes", version: "4.1.7", bin: "dist/index.js", env: () => ({ KUBECONFIG: file("kubeconfig", KUBECONFIG) }) },
   { server: "notion", pkg: "@notionhq/notion-mcp-server", version: "2.5.2", bin: "bin/cli.mjs", env: { NOTION_TOKEN: "ntn_" + DUMMY } },
@@ -107,6 +107,14 @@ const SERVERS = [
   { server: "exa", pkg: "exa-mcp-server", version: "3.4.1", bin: "dist/stdio.cjs", env: { EXA_API_KEY: DUMMY } },
   { server: "airtable", pkg: "airtable-mcp-server", version: "1.14.0", bin: "dist/main.js", env: { AIRTABLE_API_KEY: "pat" + DUMMY } },
 ];
+
+// NO_DOCKER, preloaded into desktop-commander, hides /.dockerenv: inside a
+// container that server writes the container's mount points into its tool
+// descriptions, which would record the recording machine, not the server.
+const NO_DOCKER = `import fs from "node:fs";
+const existsSync = fs.existsSync;
+fs.existsSync = (p) => p !== "/.dockerenv" && existsSync(p);
+`;
 
 const KUBECONFIG = `apiVersion: v1
 kind: Config
@@ -156,7 +164,8 @@ async function record(s, sdk, date) {
   const args = typeof s.args === "function" ? s.args() : s.args || [];
   const extra = typeof s.env === "function" ? s.env() : s.env || {};
   const env = { PATH: process.env.PATH, HOME: dir("home-" + s.server), NODE_ENV: "production", ...extra };
-  const transport = new sdk.StdioClientTransport({ command: process.execPath, args: [main, ...args], env, cwd: dir("cwd-" + s.server), stderr: "pipe" });
+  const node = typeof s.node === "function" ? s.node() : [];
+  const transport = new sdk.StdioClientTransport({ command: process.execPath, args: [...node, main, ...args], env, cwd: dir("cwd-" + s.server), stderr: "pipe" });
   let stderr = "";
   transport.stderr?.on("data", (b) => { stderr += b; });
   const client = new sdk.Client({ name: "searcheval-record", version: "1.0.0" });
