@@ -18,6 +18,7 @@ type toolDoc struct {
 	Description string `json:"description,omitempty"`
 	InputSchema any    `json:"inputSchema,omitempty"`
 	Score       int    `json:"score,omitempty"`
+	Title       string `json:"-"` // the tool's title: searched, not shown
 }
 
 // toolDocs documents the tools of a server; full adds input schemas.
@@ -29,7 +30,7 @@ func toolDocs(server, serverAlias string, tools []*mcp.Tool, full bool) []toolDo
 	al := aliases(names, "tool")
 	docs := make([]toolDoc, len(tools))
 	for i, t := range tools {
-		docs[i] = toolDoc{Server: server, ServerAlias: serverAlias, Tool: t.Name, ToolAlias: al[i], Description: t.Description}
+		docs[i] = toolDoc{Server: server, ServerAlias: serverAlias, Tool: t.Name, ToolAlias: al[i], Description: t.Description, Title: t.Title}
 		if full {
 			docs[i].InputSchema = t.InputSchema
 		}

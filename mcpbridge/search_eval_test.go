@@ -45,8 +45,8 @@ var searchEvalMisses = flag.Bool("searcheval.misses", false, "log every query of
 // searchEvalFloors are the least figures each split may measure: today's,
 // rounded down to two decimals.
 var searchEvalFloors = map[string]searchEvalFigures{
-	"tune":    {Recall1: 0.51, Recall5: 0.73, MRR: 0.59},
-	"heldout": {Recall1: 0.45, Recall5: 0.72, MRR: 0.55},
+	"tune":    {Recall1: 0.83, Recall5: 0.96, MRR: 0.88},
+	"heldout": {Recall1: 0.65, Recall5: 0.86, MRR: 0.74},
 }
 
 // searchEvalK is the depth of the evaluation: search_tool_docs' default limit.
@@ -345,5 +345,46 @@ func BenchmarkSearchTools(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		searchTools(queries[i%len(queries)].Q, docs, schemas, defaultSearchLimit)
+	}
+}
+
+// TestSearchAblation measures the evaluation with each signal of the
+// ranker turned off in turn (searchOptions) and writes the table into
+// /tmp/search_ablation.md; it runs when MCP_SEARCHEVAL_ABLATION is set.
+//
+//	MCP_SEARCHEVAL_ABLATION=1 go test -count=1 -run SearchAblation -v ./mcpbridge/
+func TestSearchAblation(t *testing.T) {
+	if os.Getenv("MCP_SEARCHEVAL_ABLATION") == "" {
+		t.Skip("set MCP_SEARCHEVAL_ABLATION=1 to run the ablation")
+	}
+	servers, queries := loadSearchEval(t)
+	docs, schemas := searchEvalCorpus(servers)
+	var b strings.Builder
+	b.WriteString("| ranker | tune recall@1 | tune recall@5 | tune MRR | heldout recall@1 | heldout recall@5 | heldout MRR |\n")
+	b.WriteString("|---|---|---|---|---|---|---|\n")
+	for _, v := range []struct {
+		name string
+		opt  searchOptions
+	}{
+		{"all signals", searchOptions{}},
+		{"no stemming", searchOptions{NoStem: true}},
+		{"no synonyms", searchOptions{NoSynonyms: true}},
+		{"no WordNet synonyms (hand-written only)", searchOptions{NoWordNet: true}},
+		{"no name/title field", searchOptions{NoName: true}},
+		{"no server field", searchOptions{NoServer: true}},
+		{"no length normalisation", searchOptions{NoLengthNorm: true}},
+		{"no parameter fields", searchOptions{NoParams: true}},
+		{"no coverage bonuses", searchOptions{NoCoverage: true}},
+	} {
+		tallies := map[string]*searchEvalTally{"tune": {}, "heldout": {}}
+		for _, q := range queries {
+			tallies[q.Split].add(searchEvalRank(searchToolsWith(q.Q, docs, schemas, searchEvalK, v.opt), q.Want))
+		}
+		tu, ho := tallies["tune"].figures(), tallies["heldout"].figures()
+		fmt.Fprintf(&b, "| %s | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f |\n", v.name, tu.Recall1, tu.Recall5, tu.MRR, ho.Recall1, ho.Recall5, ho.MRR)
+	}
+	t.Log("\n" + b.String())
+	if err := os.WriteFile(filepath.Join(os.TempDir(), "search_ablation.md"), []byte(b.String()), 0o644); err != nil {
+		t.Error(err)
 	}
 }

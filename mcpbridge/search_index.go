@@ -1,0 +1,679 @@
+package mcpbridge
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"hash/maphash"
+	"math"
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/kljensen/snowball/english"
+)
+
+// The fields of a tool a search looks at.
+const (
+	fieldName      = iota // the tool's name, split on case, "_" and "-"
+	fieldTitle            // the tool's title
+	fieldServer           // the server's name and alias
+	fieldSummary          // the description's first sentence
+	fieldDesc             // the rest of the description
+	fieldParam            // the input schema's property names
+	fieldParamDesc        // the input schema's properties' descriptions
+	numFields
+)
+
+// Bounds on what one search reads of its query.
+const (
+	maxQueryRunes = 1000
+	maxQueryTerms = 64
+	maxNameTerms  = 32 // name words a tool's name coverage counts
+)
+
+// searchOptions turn the ranker's signals off one at a time (the
+// ablation in search_eval_test.go); the zero value is the ranker.
+type searchOptions struct {
+	NoStem       bool // words are compared as written (lowercased)
+	NoSynonyms   bool // a query word matches only itself
+	NoWordNet    bool // only the hand-written synonyms
+	NoName       bool // the tool's name and title are not searched
+	NoServer     bool // the server's name and alias are not searched
+	NoLengthNorm bool // a long description weighs as much as a short one
+	NoParams     bool // the input schema is not searched
+	NoCoverage   bool // no bonus for covering more of the query or of the tool's name, nor for its verb
+}
+
+// fieldWeight is how much a word weighs in each field; fieldB how much a
+// field's length normalizes (BM25's b). These and the weights below were
+// tuned on the tune split of the evaluation (search_eval_test.go) only.
+var (
+	fieldWeight = [numFields]float64{fieldName: 3, fieldTitle: 2, fieldServer: 1.5, fieldSummary: 1.2, fieldDesc: 0.6, fieldParam: 0.5, fieldParamDesc: 0.2}
+	fieldB      = [numFields]float64{fieldName: 0.3, fieldTitle: 0.3, fieldServer: 0.2, fieldSummary: 0.5, fieldDesc: 0.75, fieldParam: 0.5, fieldParamDesc: 0.75}
+)
+
+var (
+	bm25K1               = 0.8
+	handSynonymWeight    = 0.9 // a hand-written synonym's score, relative to the word itself
+	wordnetSynonymWeight = 0.2 // a WordNet synonym's
+	coverageBonus        = 1.0 // the score grows by this part for a query fully covered
+	nameBonus            = 3.0 // added, times the idf-weighted part of the tool's name the query covers
+	questionBonus        = 1.0 // added to a tool that only looks, for a question
+	verbBonus            = 1.0 // added when the tool name's verb is a query word (times a synonym's weight)
+)
+
+// A posting is one tool holding a word: how often in each field.
+type posting struct {
+	doc int32
+	tf  [numFields]uint16
+}
+
+// searchIndex holds what a search needs of a set of tools: their words
+// by field, with term and document frequencies.
+type searchIndex struct {
+	n        int
+	lens     [][numFields]float32 // words per field, per tool
+	avg      [numFields]float64
+	postings map[string][]posting
+	names    [][]string // the stems of each tool's name, in order
+	verbs    []int8     // the position in names of each tool's verb, -1 for none
+	readOnly []bool     // the tool's verb only looks (get, list, describe, …)
+	stemmed  bool
+}
+
+// actionVerbs are the verbs tools name their actions by: a tool's verb
+// is the first of its name's words that is one of them (stems too).
+var actionVerbs = map[string]bool{}
+
+func init() {
+	for _, w := range strings.Fields(`get list create update delete remove add search find read write edit
+		start stop kill run execute open close move copy rename upload download fetch scrape crawl extract
+		navigate click fill select hover press type drag drop evaluate take send post reply set query
+		describe explain apply patch scale rollout push fork merge generate toggle check cancel retrieve
+		insert save parse map monitor research inspect interact lookup resolve append toggle install
+		sequentialthinking`) {
+		actionVerbs[w] = true
+		actionVerbs[stemWord(w)] = true
+	}
+}
+
+// readVerbs are the action verbs of tools that only look: a question
+// ("what is…", "which…", "how many…") favours them.
+var readVerbs = map[string]bool{}
+
+// questionWords open a question.
+var questionWords = map[string]bool{
+	"what": true, "whats": true, "which": true, "where": true, "when": true, "who": true, "how": true,
+	"is": true, "are": true, "does": true, "do": true, "did": true, "has": true, "have": true, "why": true,
+}
+
+func init() {
+	for _, w := range strings.Fields("get list read search find describe explain query retrieve check lookup inspect") {
+		readVerbs[w] = true
+		readVerbs[stemWord(w)] = true
+	}
+}
+
+// isQuestion reports whether query asks a question: its first word is a
+// question word, or it ends with "?".
+func isQuestion(query string) bool {
+	if strings.HasSuffix(strings.TrimSpace(query), "?") {
+		return true
+	}
+	first := ""
+	splitWords(query[:min(len(query), 64)], func(w string) {
+		if first == "" {
+			first = w
+		}
+	})
+	return questionWords[first]
+}
+
+// splitWords splits text into lowercase words, breaking on anything but
+// a letter or digit, on "_" and "-", and on camelCase.
+func splitWords(text string, fn func(w string)) {
+	var buf [64]byte
+	cur := buf[:0]
+	flush := func() {
+		if len(cur) > 0 {
+			fn(string(cur))
+			cur = cur[:0]
+		}
+	}
+	prevLower := false
+	for _, r := range text {
+		switch {
+		case r < utf8.RuneSelf:
+			switch {
+			case 'A' <= r && r <= 'Z':
+				if prevLower {
+					flush()
+				}
+				cur = append(cur, byte(r)+'a'-'A')
+				prevLower = false
+			case 'a' <= r && r <= 'z':
+				cur = append(cur, byte(r))
+				prevLower = true
+			case '0' <= r && r <= '9':
+				cur = append(cur, byte(r))
+			default:
+				flush()
+				prevLower = false
+			}
+		case unicode.IsUpper(r):
+			if prevLower {
+				flush()
+			}
+			cur = utf8.AppendRune(cur, unicode.ToLower(r))
+			prevLower = false
+		case unicode.IsLetter(r) || unicode.IsDigit(r):
+			cur = utf8.AppendRune(cur, r)
+			prevLower = unicode.IsLower(r)
+		default:
+			flush()
+			prevLower = false
+		}
+		if len(cur) > 64 { // no word is that long: cut it
+			flush()
+		}
+	}
+	flush()
+}
+
+// stemCache memoizes stemWord; bounded, as queries bring any word.
+var stemCache = struct {
+	sync.RWMutex
+	m map[string]string
+}{m: map[string]string{}}
+
+const stemCacheMax = 200_000
+
+// stemWord is the Snowball (Porter2) stem of a lowercase word; a word
+// with other than ASCII letters is its own stem.
+func stemWord(w string) string {
+	stemCache.RLock()
+	s, ok := stemCache.m[w]
+	stemCache.RUnlock()
+	if ok {
+		return s
+	}
+	s = w
+	ascii := len(w) > 2
+	for i := 0; i < len(w) && ascii; i++ {
+		ascii = 'a' <= w[i] && w[i] <= 'z'
+	}
+	if ascii {
+		s = english.Stem(w, true)
+	}
+	stemCache.Lock()
+	if len(stemCache.m) < stemCacheMax {
+		stemCache.m[w] = s
+	}
+	stemCache.Unlock()
+	return s
+}
+
+// extraStopwords carry no meaning in a search for a tool, beyond
+// Snowball's English stopwords.
+var extraStopwords = map[string]bool{
+	"want": true, "need": true, "please": true, "let": true, "would": true, "could": true,
+	"like": true, "via": true, "also": true, "new": true, "whats": true, "im": true,
+	"ve": true, "ll": true, "re": true, "d": true, "m": true, "something": true, "thing": true,
+	"things": true, "may": true, "might": true, "must": true, "shall": true, "one": true,
+	"using": true, "use": true, "tool": true, "tools": true, "able": true, "someone": true,
+}
+
+func isStopword(w string) bool { return english.IsStopWord(w) || extraStopwords[w] }
+
+// normalizer maps a word to the form the index holds.
+func normalizer(stem bool) func(string) string {
+	if stem {
+		return stemWord
+	}
+	return func(w string) string { return w }
+}
+
+// buildSearchIndex indexes docs (schemas[i] is docs[i]'s input schema).
+func buildSearchIndex(docs []toolDoc, schemas []any, stem bool) *searchIndex {
+	norm := normalizer(stem)
+	ix := &searchIndex{
+		n:        len(docs),
+		lens:     make([][numFields]float32, len(docs)),
+		postings: make(map[string][]posting, 4096),
+		names:    make([][]string, len(docs)),
+		verbs:    make([]int8, len(docs)),
+		readOnly: make([]bool, len(docs)),
+		stemmed:  stem,
+	}
+	tfs := map[string]*[numFields]uint16{}
+	var order []string
+	for i, d := range docs {
+		clear(tfs)
+		order = order[:0]
+		addField := func(f int, text string) {
+			splitWords(text, func(w string) {
+				s := norm(w)
+				tf := tfs[s]
+				if tf == nil {
+					tf = new([numFields]uint16)
+					tfs[s] = tf
+					order = append(order, s)
+				}
+				if tf[f] < math.MaxUint16 {
+					tf[f]++
+				}
+				ix.lens[i][f]++
+			})
+		}
+		addField(fieldName, d.Tool)
+		splitWords(d.Tool, func(w string) {
+			if len(ix.names[i]) < maxNameTerms {
+				ix.names[i] = append(ix.names[i], norm(w))
+			}
+		})
+		ix.verbs[i] = -1
+		for j, w := range ix.names[i] {
+			if actionVerbs[w] || actionVerbs[stemWord(w)] {
+				ix.verbs[i] = int8(j)
+				ix.readOnly[i] = readVerbs[w]
+				break
+			}
+		}
+		addField(fieldTitle, d.Title)
+		addField(fieldServer, d.Server)
+		if d.ServerAlias != d.Server {
+			addField(fieldServer, d.ServerAlias)
+		}
+		summary, rest := firstSentence(d.Description)
+		addField(fieldSummary, summary)
+		addField(fieldDesc, rest)
+		var sch any
+		if i < len(schemas) {
+			sch = schemas[i]
+		}
+		for _, p := range schemaProps(sch) {
+			addField(fieldParam, p.name)
+			addField(fieldParamDesc, p.desc)
+		}
+		for _, s := range order {
+			ix.postings[s] = append(ix.postings[s], posting{doc: int32(i), tf: *tfs[s]})
+		}
+	}
+	if ix.n > 0 {
+		var sum [numFields]float64
+		for _, l := range ix.lens {
+			for f := range l {
+				sum[f] += float64(l[f])
+			}
+		}
+		for f := range sum {
+			ix.avg[f] = max(sum[f]/float64(ix.n), 1)
+		}
+	}
+	return ix
+}
+
+// firstSentence splits a description after its first sentence (or line).
+func firstSentence(s string) (string, string) {
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '\n':
+			return s[:i], s[i+1:]
+		case '.', '!', '?':
+			if i+1 == len(s) || s[i+1] == ' ' || s[i+1] == '\n' {
+				return s[:i+1], s[i+1:]
+			}
+		}
+	}
+	return s, ""
+}
+
+type schemaProp struct{ name, desc string }
+
+// schemaProps returns the top-level properties of a JSON schema with
+// their descriptions.
+func schemaProps(schema any) []schemaProp {
+	if schema == nil {
+		return nil
+	}
+	m, err := schemaObject(schema)
+	if err != nil {
+		return nil
+	}
+	props, ok := m["properties"].(map[string]any)
+	if !ok {
+		return nil
+	}
+	out := make([]schemaProp, 0, len(props))
+	for k, v := range props {
+		p := schemaProp{name: k}
+		if pm, ok := v.(map[string]any); ok {
+			p.desc, _ = pm["description"].(string)
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// indexCache keeps the indexes of the last sets of tools searched, found
+// again by a fingerprint of the tools (their servers, names, titles and
+// descriptions, and the identity of their input schemas: a tools/list
+// answer is not changed in place), so that searching the same tools
+// again, as every search_tool_docs does, does not index them again.
+var indexCache struct {
+	sync.Mutex
+	entries []indexCacheEntry
+}
+
+type indexCacheEntry struct {
+	key uint64
+	n   int
+	ix  *searchIndex
+}
+
+const indexCacheSize = 4
+
+var indexSeed = maphash.MakeSeed()
+
+// docsFingerprint hashes what buildSearchIndex reads of docs and schemas.
+func docsFingerprint(docs []toolDoc, schemas []any, stem bool) uint64 {
+	var h maphash.Hash
+	h.SetSeed(indexSeed)
+	if stem {
+		h.WriteByte(1)
+	}
+	var num [8]byte
+	writeInt := func(v uint64) {
+		binary.LittleEndian.PutUint64(num[:], v)
+		h.Write(num[:])
+	}
+	writeStr := func(s string) {
+		writeInt(uint64(len(s)))
+		h.WriteString(s)
+	}
+	writeInt(uint64(len(docs)))
+	for i := range docs {
+		d := &docs[i]
+		writeStr(d.Server)
+		writeStr(d.ServerAlias)
+		writeStr(d.Tool)
+		writeStr(d.Title)
+		writeStr(d.Description)
+		var sch any
+		if i < len(schemas) {
+			sch = schemas[i]
+		}
+		p, n, ok := schemaIdentity(sch)
+		if !ok { // a schema passed by value: its text
+			raw, _ := json.Marshal(sch)
+			writeStr(string(raw))
+			continue
+		}
+		writeInt(uint64(p))
+		writeInt(uint64(n))
+	}
+	return h.Sum64()
+}
+
+// schemaIdentity is where a schema held by reference lives (and its
+// length, for a slice); ok is false for one held by value.
+func schemaIdentity(s any) (p uintptr, n int, ok bool) {
+	if s == nil {
+		return 0, 0, true
+	}
+	v := reflect.ValueOf(s)
+	switch v.Kind() {
+	case reflect.Map, reflect.Pointer:
+		return v.Pointer(), 0, true
+	case reflect.Slice:
+		return v.Pointer(), v.Len(), true
+	}
+	return 0, 0, false
+}
+
+func cachedSearchIndex(docs []toolDoc, schemas []any, stem bool) *searchIndex {
+	if len(docs) == 0 {
+		return buildSearchIndex(docs, schemas, stem)
+	}
+	key := docsFingerprint(docs, schemas, stem)
+	indexCache.Lock()
+	for _, e := range indexCache.entries {
+		if e.key == key && e.n == len(docs) {
+			indexCache.Unlock()
+			return e.ix
+		}
+	}
+	indexCache.Unlock()
+	ix := buildSearchIndex(docs, schemas, stem)
+	indexCache.Lock()
+	indexCache.entries = append([]indexCacheEntry{{key: key, n: len(docs), ix: ix}}, indexCache.entries...)
+	if len(indexCache.entries) > indexCacheSize {
+		indexCache.entries = indexCache.entries[:indexCacheSize]
+	}
+	indexCache.Unlock()
+	return ix
+}
+
+// queryTerms are the distinct normalized words of a query, stopwords
+// left out, bounded.
+func queryTerms(query string, norm func(string) string) []string {
+	n := 0
+	for i := range query {
+		if n == maxQueryRunes {
+			query = query[:i]
+			break
+		}
+		n++
+	}
+	var terms []string
+	seen := map[string]bool{}
+	splitWords(query, func(w string) {
+		if len(terms) >= maxQueryTerms || isStopword(w) {
+			return
+		}
+		s := norm(w)
+		if !seen[s] {
+			seen[s] = true
+			terms = append(terms, s)
+		}
+	})
+	return terms
+}
+
+// A synonym is a word a query word widens to, and how much it weighs
+// relative to the word itself.
+type synonym struct {
+	term string
+	hand bool // from handSynonyms, else from wordnetSynonyms (or the word itself, in rank)
+}
+
+// weight is how much a synonym weighs relative to the word itself.
+func (s synonym) weight() float64 {
+	if s.hand {
+		return handSynonymWeight
+	}
+	return wordnetSynonymWeight
+}
+
+// synonymTables are the synonyms by normalized word: handSynonyms first
+// (weighing handSynonymWeight), then wordnetSynonyms (wordnetSynonymWeight),
+// at most maxSynonyms each.
+var synonymTables = struct {
+	once     [2]sync.Once
+	stemmed  map[string][]synonym
+	verbatim map[string][]synonym
+}{}
+
+const maxSynonyms = 8
+
+func synonymsOf(w string, stem bool) []synonym {
+	k := 0
+	if stem {
+		k = 1
+	}
+	synonymTables.once[k].Do(func() {
+		norm := normalizer(stem)
+		m := map[string][]synonym{}
+		add := func(table map[string][]string, hand bool) {
+			for from, tos := range table {
+				f := norm(from)
+				for _, to := range tos {
+					var words []string
+					splitWords(to, func(w string) { words = append(words, norm(w)) })
+					for _, t := range words {
+						if t != f && len(m[f]) < maxSynonyms && !slices.ContainsFunc(m[f], func(s synonym) bool { return s.term == t }) && !isStopword(t) {
+							m[f] = append(m[f], synonym{t, hand})
+						}
+					}
+				}
+			}
+		}
+		add(handSynonyms, true)
+		add(wordnetSynonyms, false)
+		if stem {
+			synonymTables.stemmed = m
+		} else {
+			synonymTables.verbatim = m
+		}
+	})
+	if stem {
+		return synonymTables.stemmed[w]
+	}
+	return synonymTables.verbatim[w]
+}
+
+// idf is BM25's inverse document frequency of a word in df of n tools.
+func idf(n, df int) float64 {
+	return math.Log(1 + (float64(n)-float64(df)+0.5)/(float64(df)+0.5))
+}
+
+// rank scores every tool of ix against query; scores[i] is docs[i]'s, 0
+// for a tool that matches nothing.
+func (ix *searchIndex) rank(query string, opt searchOptions) []float64 {
+	norm := normalizer(!opt.NoStem)
+	terms := queryTerms(query, norm)
+	if len(terms) == 0 || ix.n == 0 {
+		return nil
+	}
+	var weight [numFields]float64
+	for f := range weight {
+		weight[f] = fieldWeight[f]
+	}
+	if opt.NoName {
+		weight[fieldName], weight[fieldTitle] = 0, 0
+	}
+	if opt.NoServer {
+		weight[fieldServer] = 0
+	}
+	if opt.NoParams {
+		weight[fieldParam], weight[fieldParamDesc] = 0, 0
+	}
+	var bFor [numFields]float64
+	for f := range bFor {
+		if !opt.NoLengthNorm {
+			bFor[f] = fieldB[f]
+		}
+	}
+	scores := make([]float64, ix.n)
+	matched := make([]uint8, ix.n)
+	best := make([]float64, ix.n)
+	var touched []int32
+	// nameHit[i] marks which words of tool i's name the query holds.
+	nameHit := make([]uint32, ix.n)
+	verbHit := make([]float64, ix.n)
+	var variantsBuf []synonym
+	for _, t := range terms {
+		touched = touched[:0]
+		variants := append(variantsBuf[:0], synonym{term: t})
+		if !opt.NoSynonyms {
+			for _, sv := range synonymsOf(t, !opt.NoStem) {
+				if sv.hand || !opt.NoWordNet {
+					variants = append(variants, sv)
+				}
+			}
+		}
+		variantsBuf = variants
+		for k, sv := range variants {
+			v := sv.term
+			sw := 1.0
+			if k > 0 {
+				sw = sv.weight()
+			}
+			ps := ix.postings[v]
+			if len(ps) == 0 {
+				continue
+			}
+			w := idf(ix.n, len(ps)) * sw
+			for _, p := range ps {
+				var tf float64
+				for f := range numFields {
+					if p.tf[f] == 0 || weight[f] == 0 {
+						continue
+					}
+					norm := 1 - bFor[f] + bFor[f]*float64(ix.lens[p.doc][f])/ix.avg[f]
+					tf += weight[f] * float64(p.tf[f]) / norm
+				}
+				if tf == 0 {
+					continue
+				}
+				s := w * tf * (bm25K1 + 1) / (bm25K1 + tf)
+				if s <= 0 {
+					continue
+				}
+				if best[p.doc] == 0 {
+					touched = append(touched, p.doc)
+				}
+				if s > best[p.doc] {
+					best[p.doc] = s
+				}
+				if p.tf[fieldName] > 0 && weight[fieldName] > 0 {
+					for j, nw := range ix.names[p.doc] {
+						if nw == v {
+							nameHit[p.doc] |= 1 << j
+							if j == int(ix.verbs[p.doc]) {
+								verbHit[p.doc] = max(verbHit[p.doc], sw)
+							}
+						}
+					}
+				}
+			}
+		}
+		for _, d := range touched {
+			scores[d] += best[d]
+			matched[d]++
+			best[d] = 0
+		}
+	}
+	if opt.NoCoverage {
+		return scores
+	}
+	nq := float64(len(terms))
+	question := isQuestion(query)
+	for d := range scores {
+		if scores[d] == 0 {
+			continue
+		}
+		scores[d] *= 1 + coverageBonus*float64(matched[d])/nq
+		if names := ix.names[d]; len(names) > 0 && nameHit[d] != 0 {
+			var hit, all float64
+			for j, nw := range names {
+				w := idf(ix.n, len(ix.postings[nw]))
+				all += w
+				if nameHit[d]&(1<<j) != 0 {
+					hit += w
+				}
+			}
+			if all > 0 {
+				scores[d] += nameBonus * hit / all
+			}
+			scores[d] += verbBonus * verbHit[d]
+		}
+		if question && ix.readOnly[d] {
+			scores[d] += questionBonus
+		}
+	}
+	return scores
+}
