@@ -7,6 +7,7 @@ import (
 	"context"
 	"crypto/rand"
 	"log/slog"
+	"path/filepath"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -54,7 +55,7 @@ func New(eng engine.Engine, opts *Options) *Bridge {
 	}
 	o = o.withDefaults()
 	b := &Bridge{eng: eng, opts: o, log: o.Logger, sessions: map[*mcp.ServerSession]*clientSession{}}
-	b.catalog = newToolCatalog()
+	b.catalog = newToolCatalog(filepath.Join(o.Registry.stateDir(), "catalog"), b.log)
 	b.metrics = newMetrics(b)
 	b.shared = newProxyPool(o.Registry, o.Version, b.log, b.catalog, true)
 	b.shared.metrics = b.metrics

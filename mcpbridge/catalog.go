@@ -1,48 +1,214 @@
 package mcpbridge
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
+// maxCatalogFile bounds a catalog file read back from disk.
+const maxCatalogFile = 8 << 20
+
 // A toolCatalog remembers the tools each configured server listed last,
 // whichever instance of it listed them, so that searching and documenting
 // the tools of many servers does not start an instance of each in every
-// client session.
+// client session. With a directory it is persistent: each server's list
+// is also written there, keyed by the server's configuration, and read
+// back by a later bridge process, so that a search answers from it at once
+// while the server is listed again in the background.
 type toolCatalog struct {
-	mu      sync.Mutex
-	entries map[string]catalogEntry
+	dir string // "": in memory only
+	log *slog.Logger
+
+	mu         sync.Mutex
+	entries    map[string]catalogEntry
+	refreshing map[string]bool // servers being listed again in the background
 }
 
+// A catalogEntry is the tools one server listed.
 type catalogEntry struct {
-	cfg   serverConfig
-	tools []*mcp.Tool
+	cfg     serverConfig
+	tools   []*mcp.Tool
+	version string // the server's serverInfo.version, when it said
+	// fresh says an instance listed them in this process; else they
+	// were read from the catalog on disk.
+	fresh bool
 }
 
-func newToolCatalog() *toolCatalog { return &toolCatalog{entries: map[string]catalogEntry{}} }
+// A catalogFile is a catalog entry on disk.
+type catalogFile struct {
+	Server   string      `json:"server"`
+	Config   string      `json:"config"` // configFingerprint of its definition
+	Version  string      `json:"version,omitempty"`
+	Recorded time.Time   `json:"recorded"`
+	Tools    []*mcp.Tool `json:"tools"`
+}
 
-// put records the tools an instance of the server cfg listed.
-func (c *toolCatalog) put(cfg serverConfig, tools []*mcp.Tool) {
+// newToolCatalog returns a catalog kept in dir (none: memory only).
+func newToolCatalog(dir string, log *slog.Logger) *toolCatalog {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &toolCatalog{dir: dir, log: log, entries: map[string]catalogEntry{}, refreshing: map[string]bool{}}
+}
+
+// put records the tools an instance of the server cfg listed, and the
+// version it reported.
+func (c *toolCatalog) put(cfg serverConfig, tools []*mcp.Tool, version string) {
 	if c == nil {
 		return
 	}
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.entries[cfg.Name] = catalogEntry{cfg: cfg, tools: tools}
+	c.entries[cfg.Name] = catalogEntry{cfg: cfg, tools: tools, version: version, fresh: true}
+	c.mu.Unlock()
+	c.save(cfg, tools, version)
 }
 
 // get returns the tools last listed by the server cfg, if it is still
-// defined so.
-func (c *toolCatalog) get(cfg serverConfig) ([]*mcp.Tool, bool) {
+// defined so: from memory, else from the catalog on disk. stale says they
+// were read from disk and no instance listed them in this process yet.
+func (c *toolCatalog) get(cfg serverConfig) (tools []*mcp.Tool, stale, ok bool) {
 	if c == nil {
-		return nil, false
+		return nil, false, false
+	}
+	c.mu.Lock()
+	e, ok := c.entries[cfg.Name]
+	c.mu.Unlock()
+	if ok && sameConfig(e.cfg, cfg) {
+		return e.tools, !e.fresh, true
+	}
+	f, ok := c.load(cfg)
+	if !ok {
+		return nil, false, false
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	e, ok := c.entries[cfg.Name]
-	if !ok || !sameConfig(e.cfg, cfg) {
-		return nil, false
+	if e, ok := c.entries[cfg.Name]; ok && e.fresh && sameConfig(e.cfg, cfg) {
+		return e.tools, false, true // listed meanwhile
 	}
-	return e.tools, true
+	c.entries[cfg.Name] = catalogEntry{cfg: cfg, tools: f.Tools, version: f.Version}
+	return f.Tools, true, true
+}
+
+// startRefresh reports whether the caller should list server name again
+// in the background: false when a refresh of it is under way. done ends
+// the refresh.
+func (c *toolCatalog) startRefresh(name string) (start bool, done func()) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.refreshing[name] {
+		return false, nil
+	}
+	c.refreshing[name] = true
+	return true, func() {
+		c.mu.Lock()
+		delete(c.refreshing, name)
+		c.mu.Unlock()
+	}
+}
+
+// path returns the file of server name in the catalog directory: a
+// readable prefix of the name and a digest of it, so that any name maps
+// to one safe file name.
+func (c *toolCatalog) path(name string) string {
+	sum := sha256.Sum256([]byte(name))
+	safe := strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' {
+			return r
+		}
+		return '_'
+	}, name)
+	if len(safe) > 40 {
+		safe = safe[:40]
+	}
+	return filepath.Join(c.dir, safe+"-"+hex.EncodeToString(sum[:6])+".json")
+}
+
+// save writes the entry of cfg to disk, atomically (a temporary file
+// renamed); a failure is logged, never returned: the catalog is a cache.
+func (c *toolCatalog) save(cfg serverConfig, tools []*mcp.Tool, version string) {
+	if c.dir == "" {
+		return
+	}
+	data, err := json.Marshal(catalogFile{Server: cfg.Name, Config: configFingerprint(cfg), Version: version, Recorded: time.Now().UTC(), Tools: tools})
+	if err == nil && len(data) > maxCatalogFile {
+		err = errors.New("the tool list is larger than a catalog file may be")
+	}
+	if err == nil {
+		err = writeAtomic(c.path(cfg.Name), data)
+	}
+	if err != nil {
+		c.log.Warn("saving a server's tools in the catalog", "server", cfg.Name, "err", err)
+	}
+}
+
+// load reads the entry of cfg from disk, if one of the same definition is
+// there and parses.
+func (c *toolCatalog) load(cfg serverConfig) (catalogFile, bool) {
+	var f catalogFile
+	if c.dir == "" {
+		return f, false
+	}
+	file, err := os.Open(c.path(cfg.Name))
+	if err != nil {
+		if !errors.Is(err, fs.ErrNotExist) {
+			c.log.Warn("reading the catalog", "server", cfg.Name, "err", err)
+		}
+		return f, false
+	}
+	defer file.Close()
+	data, err := io.ReadAll(io.LimitReader(file, maxCatalogFile+1))
+	if err != nil || len(data) > maxCatalogFile || json.Unmarshal(data, &f) != nil {
+		c.log.Warn("ignoring an unreadable catalog file", "server", cfg.Name, "file", file.Name())
+		return catalogFile{}, false
+	}
+	if f.Server != cfg.Name || f.Config != configFingerprint(cfg) {
+		return catalogFile{}, false // the server is defined otherwise now
+	}
+	return f, true
+}
+
+// configFingerprint identifies what starts a server: its command, args,
+// environment and working directory (not its description or source).
+func configFingerprint(cfg serverConfig) string {
+	data, _ := json.Marshal(struct {
+		Command string            `json:"command"`
+		Args    []string          `json:"args"`
+		Env     map[string]string `json:"env"`
+		Cwd     string            `json:"cwd"`
+	}{cfg.Command, cfg.Args, cfg.Env, cfg.Cwd})
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:])
+}
+
+// writeAtomic writes data to path through a temporary file in its
+// directory (made, mode 0700, when missing), renamed into place.
+func writeAtomic(path string, data []byte) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
 }

@@ -264,7 +264,7 @@ func (c *proxyClient) session(ctx context.Context) (*mcp.ClientSession, error) {
 	dead := make(chan struct{})
 	go func() { cs.Wait(); close(dead) }()
 	c.cs, c.tools, c.dead = cs, tools, dead
-	c.catalog.put(c.cfg, tools)
+	c.catalog.put(c.cfg, tools, serverVersion(cs))
 	c.log.Info("proxied server started", "tools", len(tools), "took", time.Since(start))
 	return cs, nil
 }
@@ -286,7 +286,7 @@ func (c *proxyClient) refreshTools(cs *mcp.ClientSession) {
 	defer c.mu.Unlock()
 	if c.cs == cs || c.cs == nil {
 		c.tools = tools
-		c.catalog.put(c.cfg, tools)
+		c.catalog.put(c.cfg, tools, serverVersion(cs))
 	}
 	c.log.Debug("tool list changed", "tools", len(tools))
 }
@@ -417,4 +417,13 @@ func sameConfig(a, b serverConfig) bool {
 		}
 	}
 	return true
+}
+
+// serverVersion returns the version a proxied server reported in its
+// serverInfo, or "".
+func serverVersion(cs *mcp.ClientSession) string {
+	if res := cs.InitializeResult(); res != nil && res.ServerInfo != nil {
+		return res.ServerInfo.Version
+	}
+	return ""
 }

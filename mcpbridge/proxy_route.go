@@ -65,7 +65,10 @@ func (r proxyRoute) tools(ctx context.Context, name string) ([]*mcp.Tool, error)
 // instance, started for it.
 func (r proxyRoute) listed(ctx context.Context, name string) ([]*mcp.Tool, error) {
 	if sc, ok := r.b.opts.Registry.lookup(name); ok {
-		if tools, ok := r.b.catalog.get(sc); ok {
+		if tools, stale, ok := r.b.catalog.get(sc); ok {
+			if stale {
+				r.refresh(name)
+			}
 			p, err := r.b.policy.current()
 			if err != nil {
 				return nil, err
@@ -77,6 +80,28 @@ func (r proxyRoute) listed(ctx context.Context, name string) ([]*mcp.Tool, error
 		}
 	}
 	return r.tools(ctx, name)
+}
+
+// catalogRefreshTimeout bounds listing a server again in the background.
+const catalogRefreshTimeout = 2 * time.Minute
+
+// refresh lists server name again in the background, through the
+// session's instance of it, so that a catalog read from disk is replaced
+// by what the server lists now (put by the instance); one refresh of a
+// server at a time.
+func (r proxyRoute) refresh(name string) {
+	start, done := r.b.catalog.startRefresh(name)
+	if !start {
+		return
+	}
+	go func() {
+		defer done()
+		ctx, cancel := context.WithTimeout(context.Background(), catalogRefreshTimeout)
+		defer cancel()
+		if _, err := r.pool(name).tools(ctx, name); err != nil {
+			r.b.log.Warn("listing a server's tools again for the catalog", "server", name, "err", err)
+		}
+	}()
 }
 
 // call calls a tool of the session's instance of server name, as the

@@ -341,10 +341,22 @@ def query_tool_docs_sync(server, tool=None, detail="summary"):
     return tool_docs(server, tool, detail)
 
 
+class SearchResults(list):
+    """The hits of a search, best first: a list, with .notes naming the
+    servers left out of it and why (one that failed to start, one still
+    starting); the notes are also printed on stderr."""
+
+    notes = ()
+
+
 def search(query, limit, detail):
     """The host's ranking of every configured server's tools for query."""
     res = request({"type": "search_tool_docs", "query": str(query), "limit": limit_of(limit), "detail": detail_of(detail)})
-    return res.get("results") or []
+    hits = SearchResults(res.get("results") or [])
+    hits.notes = tuple(res.get("notes") or ())
+    for note in hits.notes:
+        print("search_tool_docs: " + note, file=sys.stderr)
+    return hits
 
 
 async def search_tool_docs(query, *, limit=SEARCH_LIMIT, detail="summary"):

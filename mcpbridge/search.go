@@ -4,9 +4,11 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/sync/errgroup"
@@ -20,10 +22,16 @@ const defaultSearchLimit = 5
 // searchConcurrency bounds the servers a search starts at once.
 const searchConcurrency = 8
 
-// searchDocs ranks the tools of every configured server (starting the
-// ones not yet running, concurrently) against query: the best limit of
-// them (defaultSearchLimit when limit is not positive); full adds their
-// input schemas.
+// searchWait bounds how long a search waits for servers that are in no
+// catalog yet to start and list their tools; those still starting are
+// left out, said so in the notes, and found by a later search.
+var searchWait = 10 * time.Second
+
+// searchDocs ranks the tools of every configured server against query:
+// from the catalog (memory, else disk) when a server is in it, else by
+// starting it (concurrently, at most searchWait). The result holds the
+// best limit tools (defaultSearchLimit when limit is not positive); full
+// adds their input schemas; notes name the servers left out and why.
 func (b *Bridge) searchDocs(ctx context.Context, proxies proxyRoute, query string, limit int, full bool) (any, error) {
 	if _, err := b.policy.current(); err != nil {
 		return nil, err
@@ -31,19 +39,45 @@ func (b *Bridge) searchDocs(ctx context.Context, proxies proxyRoute, query strin
 	al := b.serverAliases()
 	servers := b.opts.Registry.servers()
 	toolsOf := make([][]*mcp.Tool, len(servers))
+	notes := make([]string, len(servers))
+	wctx, cancel := context.WithTimeout(ctx, searchWait)
+	defer cancel()
 	var g errgroup.Group
 	g.SetLimit(searchConcurrency)
 	for i, sc := range servers {
 		g.Go(func() error {
-			tools, err := proxies.listed(ctx, sc.Name)
-			if errors.Is(err, ErrPolicy) {
-				return nil // a server the policy forbids is not searched
+			// The listing goes on past the wait (its start is not
+			// wasted: the catalog gets its tools for the next search).
+			type listing struct {
+				tools []*mcp.Tool
+				err   error
 			}
-			if err != nil {
-				b.log.Warn("search skips a server that does not start", "server", sc.Name, "err", err)
+			done := make(chan listing, 1)
+			go func() {
+				lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), catalogRefreshTimeout)
+				defer cancel()
+				tools, err := proxies.listed(lctx, sc.Name)
+				done <- listing{tools, err}
+			}()
+			var l listing
+			select {
+			case l = <-done:
+			case <-wctx.Done():
+				if ctx.Err() == nil {
+					notes[i] = fmt.Sprintf("server %s is still starting; its tools were not searched (search again shortly)", pyRepr(sc.Name))
+				}
 				return nil
 			}
-			toolsOf[i] = tools
+			tools, err := l.tools, l.err
+			switch {
+			case errors.Is(err, ErrPolicy):
+				// a server the policy forbids is not searched
+			case err != nil:
+				b.log.Warn("search skips a server that does not start", "server", sc.Name, "err", err)
+				notes[i] = fmt.Sprintf("server %s was not searched: %v", pyRepr(sc.Name), err)
+			default:
+				toolsOf[i] = tools
+			}
 			return nil
 		})
 	}
@@ -59,7 +93,11 @@ func (b *Bridge) searchDocs(ctx context.Context, proxies proxyRoute, query strin
 	if limit <= 0 {
 		limit = defaultSearchLimit
 	}
-	return map[string]any{"results": searchTools(query, docs, schemas, limit)}, nil
+	res := map[string]any{"results": searchTools(query, docs, schemas, limit)}
+	if notes = slices.DeleteFunc(notes, func(n string) bool { return n == "" }); len(notes) > 0 {
+		res["notes"] = notes
+	}
+	return res, nil
 }
 
 // searchTools ranks docs by relevance to query (schemas[i] is the input

@@ -31,6 +31,10 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
+// stubStartDelayEnv makes the stub server wait that many milliseconds
+// before it serves.
+const stubStartDelayEnv = "MCPBRIDGE_STUB_START_DELAY_MS"
+
 // stubSlowEnv gives the stub server two more tools: sleep and pid.
 const stubSlowEnv = "MCPBRIDGE_STUB_SLOW"
 
@@ -56,6 +60,9 @@ type readIn struct {
 }
 
 func runStubServer() error {
+	if ms, _ := strconv.Atoi(os.Getenv(stubStartDelayEnv)); ms > 0 {
+		time.Sleep(time.Duration(ms) * time.Millisecond) // a server slow to start
+	}
 	if os.Getenv("MCPBRIDGE_STUB_NOISE") == "1" {
 		// A chatty server: a banner and blank lines among its messages.
 		fmt.Println("stub server starting, have fun")

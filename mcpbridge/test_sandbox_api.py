@@ -13,6 +13,7 @@ interpreter does and feeds it this file.
 """
 
 import asyncio
+import contextlib
 import inspect
 import io
 import os
@@ -335,6 +336,18 @@ class DiscoveryAndDocsTest(APITest):
                 {"type": "search_tool_docs", "query": "42", "limit": 3, "detail": "full"},
             ],
         )
+
+    def test_search_notes(self):
+        self.answer(lambda p: {"results": [{"tool": "echo"}], "notes": ["server 'x' was not searched: boom"]})
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err):
+            hits = self.runtime.search_tool_docs_sync("say it")
+        self.assertEqual(hits, [{"tool": "echo"}])
+        self.assertIsInstance(hits, list)
+        self.assertEqual(hits.notes, ("server 'x' was not searched: boom",))
+        self.assertEqual(err.getvalue(), "search_tool_docs: server 'x' was not searched: boom\n")
+        self.answer(lambda p: {"results": []})
+        self.assertEqual(self.runtime.search_tool_docs_sync("nothing").notes, ())
 
     def test_detail_and_limit_as_the_original_reads_them(self):
         # detail: 'full' in any case, anything else 'summary'; limit: a
