@@ -16,6 +16,11 @@ type toolDoc struct {
 	Tool        string `json:"tool"`
 	ToolAlias   string `json:"toolAlias"`
 	Description string `json:"description,omitempty"`
+	// Signature is how the sandbox calls it:
+	// mcp_github.create_issue(*, owner: str, title: str, body: str = None).
+	Signature string `json:"signature,omitempty"`
+	// Summary is the first sentence of its description.
+	Summary     string `json:"summary,omitempty"`
 	InputSchema any    `json:"inputSchema,omitempty"`
 	Score       int    `json:"score,omitempty"`
 	Title       string `json:"-"` // the tool's title: searched, not shown
@@ -30,7 +35,8 @@ func toolDocs(server, serverAlias string, tools []*mcp.Tool, full bool) []toolDo
 	al := aliases(names, "tool")
 	docs := make([]toolDoc, len(tools))
 	for i, t := range tools {
-		docs[i] = toolDoc{Server: server, ServerAlias: serverAlias, Tool: t.Name, ToolAlias: al[i], Description: t.Description, Title: t.Title}
+		docs[i] = toolDoc{Server: server, ServerAlias: serverAlias, Tool: t.Name, ToolAlias: al[i], Description: t.Description, Title: t.Title,
+			Signature: signature(serverAlias, al[i], t.InputSchema), Summary: summaryOf(t.Description)}
 		if full {
 			docs[i].InputSchema = t.InputSchema
 		}
@@ -77,4 +83,50 @@ func (b *Bridge) queryDocs(ctx context.Context, proxies proxyRoute, server, tool
 		}
 	}
 	return map[string]any{"docs": docs}, nil
+}
+
+// maxSummary bounds a tool's summary, in bytes.
+const maxSummary = 200
+
+// signature renders how sandbox code calls a tool: its proxy's Python
+// signature, keyword-only, required parameters first as the proxy has
+// them, the others defaulting to None; properties that cannot be Python
+// parameters go through **arguments. A schema it cannot read gives
+// (**arguments).
+func signature(serverAlias, toolAlias string, schema any) string {
+	params, err := toolParams(schema)
+	var parts, extra []string
+	for _, p := range params {
+		if p.Kind == paramExtra {
+			extra = append(extra, p.Name)
+			continue
+		}
+		part := p.Name + ": " + p.Annotation
+		if !p.Required {
+			part += " = None"
+		}
+		parts = append(parts, part)
+	}
+	if len(parts) > 0 {
+		parts = append([]string{"*"}, parts...)
+	}
+	if err != nil || len(extra) > 0 {
+		parts = append(parts, "**arguments")
+	}
+	return "mcp_" + serverAlias + "." + toolAlias + "(" + strings.Join(parts, ", ") + ")"
+}
+
+// summaryOf returns the first sentence of a description (firstSentence),
+// trimmed, at most maxSummary bytes (cut at a word).
+func summaryOf(desc string) string {
+	desc, _ = firstSentence(strings.TrimSpace(desc))
+	desc = strings.TrimSpace(desc)
+	if len(desc) > maxSummary {
+		cut := strings.LastIndexByte(desc[:maxSummary], ' ')
+		if cut < maxSummary/2 {
+			cut = maxSummary
+		}
+		desc = strings.ToValidUTF8(desc[:cut], "") + "…"
+	}
+	return desc
 }

@@ -91,7 +91,7 @@ except mcp.runtime.MCPError as e:
 	res, text, _ := call(t, cs, map[string]any{"servers": []string{"stub"}, "code": code})
 	want := "['crash', 'echo', 'get-sum', 'read_text_file']\n" +
 		"echo\n" +
-		"['description', 'inputSchema', 'server', 'serverAlias', 'tool', 'toolAlias']\n" +
+		"['description', 'inputSchema', 'server', 'serverAlias', 'signature', 'summary', 'tool', 'toolAlias']\n" +
 		"True\n" +
 		"True\n" +
 		"RuntimeError: stub.read_text_file failed: no such file: /x\n" +
