@@ -288,8 +288,11 @@ func (s *Session) ensure(ctx context.Context) (*container, string, error) {
 		engine.TracePhase(ctx, PhaseInit, time.Since(began))
 	}
 	placed := placedOn(ctr.sb)
-	s.log.Info("sandbox ready", "python", ctr.python, "runtime", ctr.version, "id", ctr.sb.ID(),
-		"took", time.Since(start), "engine", placed)
+	attrs := []any{"python", ctr.python, "runtime", ctr.version, "id", ctr.sb.ID(), "took", time.Since(start)}
+	if placed != "" {
+		attrs = append(attrs, "engine", placed)
+	}
+	s.log.Info("sandbox ready", attrs...)
 	if in != nil {
 		ctr.inputPrint = in.fingerprint()
 	}
