@@ -100,11 +100,14 @@ func FuzzConfigFile(f *testing.F) {
 				tables = append(tables, serverTables(p)...)
 			}
 		}
+		// A file's own description describes its servers that have none,
+		// as in the original.
+		fileDesc, _ := doc["description"].(string)
 		for _, s := range servers {
 			if strings.TrimSpace(s.Name) == "" || strings.TrimSpace(s.Command) == "" || s.Source != path {
 				t.Fatalf("a half-valid server: %+v", s)
 			}
-			if !fromSomeTable(s, tables) {
+			if !fromSomeTable(s, tables, fileDesc) {
 				t.Fatalf("server %+v is no entry of the document's tables", s)
 			}
 		}
@@ -129,8 +132,9 @@ func serverTables(doc map[string]any) []map[string]any {
 }
 
 // fromSomeTable reports whether one of tables has an entry named s.Name
-// with s's command, cwd, description, number of args and env variables.
-func fromSomeTable(s serverConfig, tables []map[string]any) bool {
+// with s's command, cwd, description (or none, and s has the file's
+// fileDesc), number of args and env variables.
+func fromSomeTable(s serverConfig, tables []map[string]any, fileDesc string) bool {
 	for _, t := range tables {
 		e, ok := t[s.Name].(map[string]any)
 		if !ok || e["command"] != s.Command {
@@ -140,7 +144,8 @@ func fromSomeTable(s serverConfig, tables []map[string]any) bool {
 		env, _ := e["env"].(map[string]any)
 		cwd, _ := e["cwd"].(string)
 		desc, _ := e["description"].(string)
-		if len(args) == len(s.Args) && len(env) == len(s.Env) && cwd == s.Cwd && desc == s.Description {
+		if len(args) == len(s.Args) && len(env) == len(s.Env) && cwd == s.Cwd &&
+			(desc == s.Description || desc == "" && s.Description == fileDesc) {
 			return true
 		}
 	}
