@@ -53,12 +53,6 @@ func (b *Bridge) confirm(ctx context.Context, ci *callInfo, p *policy, v verdict
 			"(%s); the policy's \"confirm_without_elicitation\": \"allow\" runs such tools unasked",
 			ErrPolicy, server, tool, v.rule, why)
 	}
-	// The question goes with the MCP request (its values) and ends with
-	// the proxied call's context (the call's timeout, a cancel).
-	qctx, cancel := context.WithCancel(ci.ctx)
-	defer cancel()
-	stop := context.AfterFunc(ctx, cancel)
-	defer stop()
 	params := &mcp.ElicitParams{
 		Message:         confirmMessage(server, tool, args, p),
 		RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{}},
@@ -68,7 +62,13 @@ func (b *Bridge) confirm(ctx context.Context, ci *callInfo, p *policy, v verdict
 	if ci.ask != nil {
 		res, err = ci.ask(ctx, params)
 	} else {
+		// The question goes with the MCP request (its values) and ends
+		// with the proxied call's context (the call's timeout, a cancel).
+		qctx, cancel := context.WithCancel(ci.ctx)
+		stop := context.AfterFunc(ctx, cancel)
 		res, err = ci.ss.Elicit(qctx, params)
+		stop()
+		cancel()
 	}
 	if err != nil {
 		if ctx.Err() != nil {

@@ -30,12 +30,8 @@ func (r proxyRoute) pool(name string) *proxyPool {
 // start makes sure every named server runs, starting them concurrently;
 // a server the policy forbids to load is refused before any starts.
 func (r proxyRoute) start(ctx context.Context, names []string) error {
-	p, err := r.b.policy.current()
-	if err != nil {
-		return err
-	}
 	for _, name := range names {
-		if err := loadRefusal(p, name); err != nil {
+		if _, err := r.loadable(name); err != nil {
 			return err
 		}
 	}
@@ -46,14 +42,21 @@ func (r proxyRoute) start(ctx context.Context, names []string) error {
 	return g.Wait()
 }
 
-// tools returns the tools of the session's instance of server name that
-// the policy lets exist.
-func (r proxyRoute) tools(ctx context.Context, name string) ([]*mcp.Tool, error) {
+// loadable returns the policy in force when it lets server name be
+// loaded, else why not (a policy that cannot be used included).
+func (r proxyRoute) loadable(name string) (*policy, error) {
 	p, err := r.b.policy.current()
 	if err != nil {
 		return nil, err
 	}
-	if err := loadRefusal(p, name); err != nil {
+	return p, loadRefusal(p, name)
+}
+
+// tools returns the tools of the session's instance of server name that
+// the policy lets exist.
+func (r proxyRoute) tools(ctx context.Context, name string) ([]*mcp.Tool, error) {
+	p, err := r.loadable(name)
+	if err != nil {
 		return nil, err
 	}
 	tools, err := r.pool(name).tools(ctx, name)
@@ -62,19 +65,17 @@ func (r proxyRoute) tools(ctx context.Context, name string) ([]*mcp.Tool, error)
 
 // listed returns the tools server name lists: the catalog's when an
 // instance of it listed them already, else those of the session's
-// instance, started for it.
+// instance, started for it. The policy is asked first, so that a server
+// it forbids is neither started nor listed again in the background.
 func (r proxyRoute) listed(ctx context.Context, name string) ([]*mcp.Tool, error) {
+	p, err := r.loadable(name)
+	if err != nil {
+		return nil, err
+	}
 	if sc, ok := r.b.opts.Registry.lookup(name); ok {
 		if tools, stale, ok := r.b.catalog.get(sc); ok {
 			if stale {
 				r.refresh(name)
-			}
-			p, err := r.b.policy.current()
-			if err != nil {
-				return nil, err
-			}
-			if err := loadRefusal(p, name); err != nil {
-				return nil, err
 			}
 			return p.visible(name, tools), nil
 		}
