@@ -34,8 +34,10 @@ import (
 // of the report comes from the same run on the same machine.
 
 var (
-	reportPath = flag.String("report", "", "write the benchmark report (markdown) to this file after the run")
-	benchPlan  = flag.String("benchplan", "", "run the benchmarks in steps, space-separated `PATTERN=BENCHTIME` pairs "+
+	reportPath   = flag.String("report", "", "write the benchmark report (markdown) to this file after the run")
+	searchReport = flag.String("searchreport", "", "a markdown section to add to the report: the tool search's, "+
+		"written by the mcpbridge package's TestSearchReport (scripts/bench runs it first)")
+	benchPlan = flag.String("benchplan", "", "run the benchmarks in steps, space-separated `PATTERN=BENCHTIME` pairs "+
 		"(such as 'WarmCall$=200x FreshContainer$=10x'): each step runs the benchmarks -test.bench PATTERN selects "+
 		"with -test.benchtime BENCHTIME (overriding both flags), tests only in the first step")
 )

@@ -140,6 +140,16 @@ func (r *benchReport) markdown() string {
 			fmt.Fprintf(&b, "\n%s\n", n)
 		}
 	}
+	if *searchReport != "" {
+		raw, err := os.ReadFile(*searchReport)
+		if err != nil {
+			fmt.Fprintf(&b, "\n## 13. Tool search\n\nnot measured: %v\n", err)
+		} else {
+			b.WriteString("\n")
+			b.Write(bytes.TrimSpace(raw))
+			b.WriteString("\n")
+		}
+	}
 	b.WriteString(findings)
 	return b.String()
 }
@@ -187,6 +197,12 @@ const findings = `
   stay near the warm call (p50 11 to 13 ms with 30 sessions sharing two cores). A pool sized for the
   expected burst (` + "`MCP_BRIDGE_POOL_SIZE`" + `) moves those starts before the sessions arrive. Each session
   costs the bridge about 1 MiB and its container about 14 MiB.
+- **Tool search** (item 13): 160 queries written after the ranker, by an author who saw only the tools,
+  showed how much tuning had fitted the first 230 (recall@5 0.97 → 0.84 on the tune split). Plain-English
+  groups of the actions and things tools name, and weights re-tuned on the larger tune split only, brought
+  it to 0.92 (tune) and 0.89 (held out); every signal now helps on both splits in the ablation. Queries
+  sharing no word with their tool stay the weak kind (0.58 held out); GloVe word vectors gained nothing
+  on the tune split and are not shipped.
 `
 
 // compareKeys orders section keys by their number, then the rest: 1, 1b,

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"hash/maphash"
+	"maps"
 	"math"
 	"reflect"
 	"slices"
@@ -51,18 +52,18 @@ type searchOptions struct {
 // field's length normalizes (BM25's b). These and the weights below were
 // tuned on the tune split of the evaluation (search_eval_test.go) only.
 var (
-	fieldWeight = [numFields]float64{fieldName: 3, fieldTitle: 2, fieldServer: 1.5, fieldSummary: 1.2, fieldDesc: 0.6, fieldParam: 0.5, fieldParamDesc: 0.2}
-	fieldB      = [numFields]float64{fieldName: 0.3, fieldTitle: 0.3, fieldServer: 0.2, fieldSummary: 0.5, fieldDesc: 0.75, fieldParam: 0.5, fieldParamDesc: 0.75}
+	fieldWeight = [numFields]float64{fieldName: 0.8, fieldTitle: 0.8, fieldServer: 1.5, fieldSummary: 1.2, fieldDesc: 0.6, fieldParam: 0.5, fieldParamDesc: 0.8}
+	fieldB      = [numFields]float64{fieldName: 0.3, fieldTitle: 0.3, fieldServer: 0.2, fieldSummary: 0.5, fieldDesc: 0.2, fieldParam: 0.5, fieldParamDesc: 0.75}
 )
 
 var (
 	bm25K1               = 0.8
-	handSynonymWeight    = 0.9 // a hand-written synonym's score, relative to the word itself
-	wordnetSynonymWeight = 0.2 // a WordNet synonym's
-	coverageBonus        = 1.0 // the score grows by this part for a query fully covered
-	nameBonus            = 3.0 // added, times the idf-weighted part of the tool's name the query covers
-	questionBonus        = 1.0 // added to a tool that only looks, for a question
-	verbBonus            = 1.0 // added when the tool name's verb is a query word (times a synonym's weight)
+	handSynonymWeight    = 0.5  // a hand-written synonym's score, relative to the word itself
+	wordnetSynonymWeight = 0.2  // a WordNet synonym's
+	coverageBonus        = 0.25 // the score grows by this part for a query fully covered
+	nameBonus            = 3.0  // added, times the idf-weighted part of the tool's name the query covers
+	questionBonus        = 2.0  // added to a tool that only looks, for a question
+	verbBonus            = 1.0  // added when the tool name's verb is a query word (times a synonym's weight)
 )
 
 // A posting is one tool holding a word: how often in each field.
@@ -498,8 +499,9 @@ func (s synonym) weight() float64 {
 	return wordnetSynonymWeight
 }
 
-// synonymTables are the synonyms by normalized word: handSynonyms first
-// (weighing handSynonymWeight), then wordnetSynonyms (wordnetSynonymWeight),
+// synonymTables are the synonyms by normalized word: handSynonyms and
+// actionWords first (weighing handSynonymWeight), then wordnetSynonyms
+// (wordnetSynonymWeight),
 // at most maxSynonyms each.
 var synonymTables = struct {
 	once     [2]sync.Once
@@ -518,20 +520,24 @@ func synonymsOf(w string, stem bool) []synonym {
 		norm := normalizer(stem)
 		m := map[string][]synonym{}
 		add := func(table map[string][]string, hand bool) {
-			for from, tos := range table {
+			// In the order of the words, so that which synonyms a word
+			// keeps (maxSynonyms) does not depend on the map's order.
+			for _, from := range slices.Sorted(maps.Keys(table)) {
+				tos := table[from]
 				f := norm(from)
 				for _, to := range tos {
 					var words []string
 					splitWords(to, func(w string) { words = append(words, norm(w)) })
 					for _, t := range words {
 						if t != f && len(m[f]) < maxSynonyms && !slices.ContainsFunc(m[f], func(s synonym) bool { return s.term == t }) && !isStopword(t) {
-							m[f] = append(m[f], synonym{t, hand})
+							m[f] = append(m[f], synonym{term: t, hand: hand})
 						}
 					}
 				}
 			}
 		}
 		add(handSynonyms, true)
+		add(actionSynonyms(), true)
 		add(wordnetSynonyms, false)
 		if stem {
 			synonymTables.stemmed = m

@@ -105,7 +105,7 @@ func TestSearchToolsBadInput(t *testing.T) {
 		{"   \t\n", ""},
 		{"'; DROP TABLE tools; --", ""},
 		{"{{7*7}}", ""},
-		{"</script><script>alert(1)</script>", ""},
+		{"</script><script>alert(1)</script>", "*"}, // its words ("script", "alert") may match
 		{"run a SQL query'; DROP TABLE users; --", "query"},
 		{"read a file {{7*7}} </script>", "read_text_file"},
 		{"café", "café_lookup"},
@@ -115,7 +115,7 @@ func TestSearchToolsBadInput(t *testing.T) {
 		{"écrire fichier", ""},
 		{"près", "café_lookup"},
 	} {
-		if got := first(tt.query); got != tt.want {
+		if got := first(tt.query); got != tt.want && tt.want != "*" {
 			t.Errorf("%q: first %q, want %q", tt.query, got, tt.want)
 		}
 	}
@@ -225,6 +225,35 @@ func TestSignatureAndSummary(t *testing.T) {
 	} {
 		if got := summaryOf(desc); got != want {
 			t.Errorf("summaryOf(%.30q) = %q, want %q", desc, got, want)
+		}
+	}
+}
+
+// TestActionSynonyms: the plain-English groups widen a word to their
+// tools' words, and every word of a group is a plain lowercase word.
+func TestActionSynonyms(t *testing.T) {
+	has := func(word, want string) bool {
+		for _, s := range synonymsOf(stemWord(word), true) {
+			if s.term == stemWord(want) {
+				return s.hand
+			}
+		}
+		return false
+	}
+	for _, c := range [][2]string{{"halt", "stop"}, {"scrap", "delete"}, {"folder", "directory"}, {"altitude", "elevation"}, {"paint", "image"}} {
+		if !has(c[0], c[1]) {
+			t.Errorf("%q does not widen to %q: %v", c[0], c[1], synonymsOf(stemWord(c[0]), true))
+		}
+	}
+	for _, groups := range []map[string][]string{actionWords, thingWords} {
+		for tools, words := range groups {
+			for _, w := range words {
+				var split []string
+				splitWords(w, func(x string) { split = append(split, x) })
+				if len(split) != 1 || split[0] != w {
+					t.Errorf("group %q: %q is not one lowercase word", tools, w)
+				}
+			}
 		}
 	}
 }
