@@ -50,6 +50,7 @@ MAX_PROGRESS_MESSAGE = 1024
 RUNTIME_VERSION = "1.0"
 MAX_FRAME = 16 << 20
 READ_CHUNK = 1 << 16
+PUMP_DELAY = 0.001  # seconds an output pump waits before sending what it woke for
 CELL_PREFIX = "<run_python#"
 # Defaults of an exec frame's image limits.
 DEFAULT_MAX_IMAGES = 10
@@ -61,21 +62,46 @@ class RPCError(Exception):
 
 
 class Channel:
-    """Writes frames to the private protocol descriptor."""
+    """Writes frames to the private protocol descriptor.
+
+    Between hold() and release() frames are kept and then written at once,
+    in order: the end of a call (its last output, progress, files and its
+    result) costs one write and one trip through the engine instead of
+    one per frame.
+    """
 
     def __init__(self, fd):
         self.fd = fd
         self.lock = threading.Lock()
+        self.held = None
 
     def send(self, frame, limit=0):
         data = (json.dumps(frame, separators=(",", ":")) + "\n").encode("ascii")
         if limit and len(data) > limit:
             raise RPCError("the RPC request is %d bytes, over the %d-byte frame limit" % (len(data), limit))
         with self.lock:
-            view = memoryview(data)
-            while view:
-                n = os.write(self.fd, view)
-                view = view[n:]
+            if self.held is not None:
+                self.held.append(data)
+                return
+            self._write(data)
+
+    def hold(self):
+        with self.lock:
+            if self.held is None:
+                self.held = []
+
+    def release(self):
+        """Writes the frames kept since hold()."""
+        with self.lock:
+            held, self.held = self.held, None
+            if held:
+                self._write(b"".join(held))
+
+    def _write(self, data):
+        view = memoryview(data)
+        while view:
+            n = os.write(self.fd, view)
+            view = view[n:]
 
 
 def log(msg):
@@ -112,6 +138,12 @@ class Pump(threading.Thread):
                 poller.poll()
             except InterruptedError:
                 continue
+            # Let a short call end first: the main thread then sends its
+            # output itself with the result, in one write, and this
+            # thread does not take the interpreter from it meanwhile. A
+            # longer call's output is sent PUMP_DELAY after it is written,
+            # in fewer, larger frames.
+            time.sleep(PUMP_DELAY)
             with self.lock:
                 if not self.drain():
                     return
@@ -286,7 +318,7 @@ class Runtime:
         buf = bytearray()
         while True:
             try:
-                chunk = os.read(self.in_fd, 1 << 20)
+                chunk = os.read(self.in_fd, READ_CHUNK)
             except InterruptedError:
                 continue
             except OSError as e:
@@ -701,13 +733,17 @@ class Runtime:
             call.dropped["files"] = more
         self.fail_pending_rpcs()
         self.restore_stdio()
-        self.sync_output()
-        self.flush_progress(call)
-        result["dropped"] = dict(call.dropped)
-        with self.state_lock:
-            self.call = None
-        call.ended.set()
-        self.chan.send(result)
+        self.chan.hold()
+        try:
+            self.sync_output()
+            self.flush_progress(call)
+            result["dropped"] = dict(call.dropped)
+            with self.state_lock:
+                self.call = None
+            call.ended.set()
+            self.chan.send(result)
+        finally:
+            self.chan.release()
 
     def execute(self, source, call_id):
         """Compiles and runs source; returns the status members of the result.

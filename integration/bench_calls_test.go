@@ -341,14 +341,32 @@ func BenchmarkProxiedChain(b *testing.B) {
 	sec := report.section("8", "A proxied chain: one `run_python` calling `get-sum`, then `echo` with its result",
 		"variant", "calls", "p50", "p95", "mean")
 	sec.note("After 10 warm-up calls. Client → bridge → sandbox → (get-sum → server-everything) → sandbox → " +
-		"(echo → server-everything) → sandbox → client.")
+		"(echo → server-everything) → sandbox → client. The peer is UTCP's code-mode (npm `@utcp/code-mode`, " +
+		"`integration/utcp/chain.mjs`): the same two calls to the same server-everything build over stdio, from code run by " +
+		"`callToolChain` in a V8 isolate (`isolated-vm`, Node 22), timed around each execution after 10 warm-up ones.")
+	var mu sync.Mutex
+	ours := map[string]time.Duration{}
 	forEachVariant(b, func(b *testing.B, v variant) {
 		home, _ := npmHome(b)
 		cs := connectBridge(b, v.engine, append(v.env(), "HOME="+home)...)
 		st := loopCalls(b, cs, map[string]any{"code": chainCode, "servers": []string{"everything"}}, "3", 10)
 		sec.row(v.label, v.label, fmt.Sprint(st.n), ms(st.p50), ms(st.p95), ms(st.mean))
+		mu.Lock()
+		ours[v.label] = st.p50
+		mu.Unlock()
 		if v.oci == "" {
 			report.headline("get-sum → echo chain p50, "+v.label, "≤ 4 ms", ms(st.p50), st.p50 <= 4*time.Millisecond)
+		}
+	})
+	b.Run("utcp-code-mode", func(b *testing.B) {
+		peer := utcpChain(b, b.N)
+		sec.row("~utcp", "UTCP code-mode "+peer.Version+" ("+peer.Node+")", fmt.Sprint(peer.N), msf(peer.P50), msf(peer.P95), msf(peer.Mean))
+		b.ReportMetric(peer.P50, "p50-ms")
+		for _, label := range []string{"docker", "podman"} {
+			if d, ok := ours[label]; ok && d > 0 {
+				ratio := peer.P50 / (float64(d.Microseconds()) / 1000)
+				report.headline("chain: UTCP code-mode p50 / ours, "+label, "≥ 2×", fmt.Sprintf("%.1f× (%s vs %s)", ratio, msf(peer.P50), ms(d)), ratio >= 2)
+			}
 		}
 	})
 }

@@ -1,0 +1,155 @@
+//go:build integration
+
+package integration
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/entrypoint"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge"
+)
+
+// BenchmarkWarmCallParts splits the warm call (item 1) into its hops, in
+// one process so that a -cpuprofile covers the client, the bridge and the
+// host side of the sandbox: (a) Session.Execute("print(1)") alone; (b)
+// run_python through the bridge in process, the client on the other end
+// of a pipe speaking the stdio transport's framing; (c) the same through
+// the built binary over real stdio (item 1). One op is one call of each.
+func BenchmarkWarmCallParts(b *testing.B) {
+	sec := report.section("1c", "Where a warm call's time goes: the same `print(1)` hop by hop",
+		"variant", "path", "calls", "p50", "p95", "mean")
+	sec.note("(0) a frame-sized line written to a container running a bare `os.read`/`os.write` loop and read back: the engine's attach path, the floor of any call; (a) `Session.Execute` in process (the sandbox round trip and the runtime); (b) `run_python` through the bridge in process, " +
+		"its client on the other end of an in-process pipe with the stdio transport's framing (adds MCP decoding, validation, " +
+		"the bridge's call path and result rendering); (c) the bridge as its own process over stdio (item 1: adds the process hop). " +
+		"The three loops interleave call by call, so they share the machine's state.")
+	forEachVariant(b, func(b *testing.B, v variant) {
+		ctx := context.Background()
+		spec := settings(b).SandboxSpec("bench-parts", nil)
+		spec.OCIRuntime = v.oci
+		s := entrypoint.New(connect(b, v.engine), &entrypoint.Options{Spec: spec, Logger: testLogger()})
+		defer s.Close()
+
+		cfg := settings(b)
+		opts := cfg.Bridge
+		opts.Logger = testLogger()
+		opts.Session.Spec.OCIRuntime = v.oci
+		opts.PoolSize = 0
+		br := mcpbridge.New(connect(b, v.engine), &opts)
+		defer br.Close()
+		var tIn, tOut time.Time
+
+		var pre, handler, post []time.Duration
+		br.Server().AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+			return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+				if method != "tools/call" {
+					return next(ctx, method, req)
+				}
+				tIn = time.Now()
+				r, err := next(ctx, method, req)
+				tOut = time.Now()
+				return r, err
+			}
+		})
+		sr, cw := io.Pipe()
+		cr, sw := io.Pipe()
+		go br.Server().Run(ctx, &mcp.IOTransport{Reader: sr, Writer: sw})
+		inproc, err := mcp.NewClient(&mcp.Implementation{Name: "parts", Version: "1"}, nil).Connect(ctx, &mcp.IOTransport{Reader: cr, Writer: cw}, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer inproc.Close()
+		stdio := connectBridge(b, v.engine, v.env()...)
+
+		// The floor: a line echoed by a plain Python loop in a container
+		// of the same image and hardening, over the same attached streams.
+		echoSpec := settings(b).SandboxSpec("bench-echo", []string{"python3", "-u", "-c",
+			"import os\nwhile True:\n    b = os.read(0, 65536)\n    if not b: break\n    os.write(1, b)\n"})
+		echoSpec.OCIRuntime = v.oci
+		echo, err := connect(b, v.engine).Start(ctx, echoSpec)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer echo.Close()
+		echoOut := bufio.NewReader(echo.Stdout())
+		line := []byte(`{"t":"exec","id":"1","code":"print(1)","max_output":0}` + "\n")
+
+		args := map[string]any{"code": "print(1)"}
+		paths := []struct {
+			name string
+			call func() time.Duration
+		}{
+			{"(0) a line echoed through the container", func() time.Duration {
+				began := time.Now()
+				if _, err := echo.Stdin().Write(line); err != nil {
+					b.Fatal(err)
+				}
+				if _, err := echoOut.ReadSlice('\n'); err != nil {
+					b.Fatal(err)
+				}
+				return time.Since(began)
+			}},
+			{"(a0) Execute pass", func() time.Duration {
+				began := time.Now()
+				res, err := s.Execute(ctx, "pass", 0)
+				took := time.Since(began)
+				if err != nil || res.Status != entrypoint.StatusSuccess {
+					b.Fatalf("%+v %v", res, err)
+				}
+				return took
+			}},
+			{"(a) Execute", func() time.Duration {
+				began := time.Now()
+				res, err := s.Execute(ctx, "print(1)", 0)
+				took := time.Since(began)
+				if err != nil || res.Status != entrypoint.StatusSuccess {
+					b.Fatalf("%+v %v", res, err)
+				}
+				return took
+			}},
+			{"(b) bridge in process", func() time.Duration {
+				began := time.Now()
+				d := timedCall(b, inproc, args, "1")
+				end := began.Add(d)
+				pre, handler, post = append(pre, tIn.Sub(began)), append(handler, tOut.Sub(tIn)), append(post, end.Sub(tOut))
+
+				return d
+			}},
+			{"(c) bridge over stdio", func() time.Duration { return timedCall(b, stdio, args, "1") }},
+		}
+		samples := make([][]time.Duration, len(paths))
+		for range 20 {
+			for _, p := range paths {
+				p.call()
+			}
+		}
+		pre, handler, post = nil, nil, nil
+		for b.Loop() {
+			for i, p := range paths {
+				samples[i] = append(samples[i], p.call())
+			}
+		}
+		for i, p := range paths {
+			st := summarize(samples[i])
+			sec.row(v.label+p.name, v.label, p.name, fmt.Sprint(st.n), ms(st.p50), ms(st.p95), ms(st.mean))
+			b.ReportMetric(float64(st.p50.Microseconds())/1000, fmt.Sprintf("p50-ms-%d", i))
+		}
+		for _, part := range []struct {
+			name    string
+			samples []time.Duration
+		}{
+			{"(b) of which: client → the bridge's tools/call handler", pre},
+			{"(b) of which: the handler (the bridge's call path, Session.Run)", handler},
+			{"(b) of which: handler → client", post},
+		} {
+			st := summarize(part.samples)
+			sec.row(v.label+part.name, v.label, part.name, fmt.Sprint(st.n), ms(st.p50), ms(st.p95), ms(st.mean))
+		}
+	})
+}
