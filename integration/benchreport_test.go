@@ -167,9 +167,26 @@ const findings = `
   the start. ` + "`runtime`" + ` (about 50 ms) is Python importing asyncio and the runtime's modules and
   compiling the runtime; the image is read-only and ` + "`PYTHONDONTWRITEBYTECODE`" + ` is set, so nothing is cached
   between containers. The warm pool hides all of it (item 12a); none is used here, by design of the measurement.
-- **The warm call** (item 1) is about 0.4 ms of sandbox round trip (item 1b) plus the MCP hop: JSON-RPC
-  over the stdio pipes, go-sdk's argument validation and our result rendering (see
-  ` + "`mcpbridge.BenchmarkRunPythonInMemory`" + `); no single hotspot, most of the CPU is the Go scheduler and GC.
+- **Where the warm call goes** (item 1c, interleaved call by call): the engine's attach path alone, a line
+  echoed by a bare loop in the same image, is about 0.5 ms (Docker and Podman) and 1.3 ms under gVisor: the floor
+  of any call. ` + "`Session.Execute`" + ` adds about 0.6 ms: the runtime's work per call (stdio checks, the
+  ` + "`/workspace/out`" + ` snapshots, compiling, the ` + "`started`" + ` frame, the scan for leftover processes; each
+  10 to 80 µs here, where dockerd, containerd-shim and the bridge share two cores with the interpreter). The
+  bridge in process adds 0.7 to 0.9 ms: about 0.35 ms in the go-sdk's two hops (client → handler, handler →
+  client), 60 µs of the bridge's own call path, the rest the session's ` + "`Run`" + ` under that load. The
+  process hop over stdio adds 0.35 to 0.5 ms. The go-sdk allocates about 390 KB per call (its internal
+  ` + "`json.Unmarshal`" + ` makes a new segmentio ` + "`Decoder`" + ` with its own buffer per message): GC pressure,
+  not latency (GOGC=400 made no difference in an A/B).
+- **The runtime's hand-off** (2026-11-23): the reader thread read each host frame into a fresh 1 MiB bytes
+  object (an mmap, mremap and munmap per frame, seen with strace), and 140 to 200 µs passed between reading
+  an exec frame and the main thread starting it; reading 64 KiB at a time brought that to 30 to 80 µs. With
+  the end of a call written at once (last output, progress and result in one write) and the output pumps
+  waiting 1 ms so a short call's output travels with its result, an A/B alternated twice (Docker, p50)
+  measured the warm call 2.10 and 1.90 ms before, 1.93 and 1.53 ms after, and ` + "`Execute(\"print(1)\")`" + `
+  1.39 to 1.50 ms before, 1.10 to 1.20 ms after. The pump's wait is why print → progress (item 9) is about
+  1 ms longer than before.
+- **UTCP code-mode** (item 8) creates a V8 isolate for every ` + "`callToolChain`" + ` (about 10 ms of its
+  11 to 14 ms per chain, measured by its peer script); its two MCP calls cost about 1.8 ms.
 - **gVisor** costs every system call a trip through its Sentry: the warm call is 3 to 5 times as long and a
   new session about three times (Python's imports are file-system heavy). A fresh ` + "`docker run`" + `
   under runsc is also slower, so the ratio to the warm call stays large but under 200×.
