@@ -65,6 +65,18 @@ func BenchmarkWarmCall(b *testing.B) {
 	})
 }
 
+// timedExecute times one s.Execute of code, which must succeed.
+func timedExecute(b testing.TB, ctx context.Context, s *entrypoint.Session, code string) time.Duration {
+	b.Helper()
+	began := time.Now()
+	res, err := s.Execute(ctx, code, 0)
+	took := time.Since(began)
+	if err != nil || res.Status != entrypoint.StatusSuccess {
+		b.Fatalf("%+v %v", res, err)
+	}
+	return took
+}
+
 // BenchmarkWarmExecute is the warm call without MCP: entrypoint.Session's
 // Execute of `pass` in process, the floor of item 1. One op is one Execute.
 func BenchmarkWarmExecute(b *testing.B) {
@@ -77,16 +89,7 @@ func BenchmarkWarmExecute(b *testing.B) {
 		s := entrypoint.New(connect(b, v.engine), &entrypoint.Options{Spec: spec, Logger: testLogger()})
 		defer s.Close()
 		ctx := context.Background()
-		execute := func() time.Duration {
-			began := time.Now()
-			res, err := s.Execute(ctx, "pass", 0)
-			took := time.Since(began)
-			if err != nil || res.Status != entrypoint.StatusSuccess {
-				b.Fatalf("%+v %v", res, err)
-			}
-			return took
-		}
-		st := loopSamples(b, 20, execute)
+		st := loopSamples(b, 20, func() time.Duration { return timedExecute(b, ctx, s, "pass") })
 		sec.row(v.label, v.label, fmt.Sprint(st.n), ms(st.p50), ms(st.p95))
 	})
 }

@@ -95,24 +95,8 @@ func BenchmarkWarmCallParts(b *testing.B) {
 				}
 				return time.Since(began)
 			}},
-			{"(a0) Execute pass", func() time.Duration {
-				began := time.Now()
-				res, err := s.Execute(ctx, "pass", 0)
-				took := time.Since(began)
-				if err != nil || res.Status != entrypoint.StatusSuccess {
-					b.Fatalf("%+v %v", res, err)
-				}
-				return took
-			}},
-			{"(a) Execute", func() time.Duration {
-				began := time.Now()
-				res, err := s.Execute(ctx, "print(1)", 0)
-				took := time.Since(began)
-				if err != nil || res.Status != entrypoint.StatusSuccess {
-					b.Fatalf("%+v %v", res, err)
-				}
-				return took
-			}},
+			{"(a0) Execute pass", func() time.Duration { return timedExecute(b, ctx, s, "pass") }},
+			{"(a) Execute", func() time.Duration { return timedExecute(b, ctx, s, "print(1)") }},
 			{"(b) bridge in process", func() time.Duration {
 				began := time.Now()
 				d := timedCall(b, inproc, args, "1")

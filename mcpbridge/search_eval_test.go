@@ -381,16 +381,9 @@ func TestSearchAblation(t *testing.T) {
 	}
 	servers, queries := loadSearchEval(t)
 	docs, schemas := searchEvalCorpus(servers)
-	var b strings.Builder
-	b.WriteString("| ranker | tune recall@1 | tune recall@5 | tune MRR | heldout recall@1 | heldout recall@5 | heldout MRR |\n")
-	b.WriteString("|---|---|---|---|---|---|---|\n")
-	for _, v := range searchAblations {
-		tallies := searchEvalTallies(queries, docs, schemas, v.opt, nil)
-		tu, ho := tallies["tune"].figures(), tallies["heldout"].figures()
-		fmt.Fprintf(&b, "| %s | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f |\n", v.name, tu.Recall1, tu.Recall5, tu.MRR, ho.Recall1, ho.Recall5, ho.MRR)
-	}
-	t.Log("\n" + b.String())
-	if err := os.WriteFile(filepath.Join(os.TempDir(), "search_ablation.md"), []byte(b.String()), 0o644); err != nil {
+	table := searchAblationTable(queries, docs, schemas)
+	t.Log("\n" + table)
+	if err := os.WriteFile(filepath.Join(os.TempDir(), "search_ablation.md"), []byte(table), 0o644); err != nil {
 		t.Error(err)
 	}
 }

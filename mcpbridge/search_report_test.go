@@ -26,6 +26,19 @@ var searchAblations = []struct {
 	{"no coverage, name or verb bonuses", searchOptions{NoCoverage: true}},
 }
 
+// searchAblationTable is the evaluation with each of searchAblations in
+// turn, as a markdown table.
+func searchAblationTable(queries []searchEvalQuery, docs []toolDoc, schemas []any) string {
+	var b strings.Builder
+	b.WriteString("| ranker | tune recall@1 | tune recall@5 | tune MRR | heldout recall@1 | heldout recall@5 | heldout MRR |\n|---|---|---|---|---|---|---|\n")
+	for _, v := range searchAblations {
+		tl := searchEvalTallies(queries, docs, schemas, v.opt, nil)
+		tu, ho := tl["tune"].figures(), tl["heldout"].figures()
+		fmt.Fprintf(&b, "| %s | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f |\n", v.name, tu.Recall1, tu.Recall5, tu.MRR, ho.Recall1, ho.Recall5, ho.MRR)
+	}
+	return b.String()
+}
+
 // TestSearchReport writes the tool-search section of BENCHMARKS.md (the
 // evaluation by split and kind, the ablation, and times at 1,000 and
 // 10,000 tools) to the file MCP_SEARCHEVAL_REPORT names; scripts/bench
@@ -60,12 +73,7 @@ func TestSearchReport(t *testing.T) {
 		}
 	}
 	b.WriteString("\nAblation: each signal of the ranker turned off in turn (`searchOptions`), same queries.\n\n")
-	b.WriteString("| ranker | tune recall@1 | tune recall@5 | tune MRR | heldout recall@1 | heldout recall@5 | heldout MRR |\n|---|---|---|---|---|---|---|\n")
-	for _, v := range searchAblations {
-		tl := searchEvalTallies(queries, docs, schemas, v.opt, nil)
-		tu, ho := tl["tune"].figures(), tl["heldout"].figures()
-		fmt.Fprintf(&b, "| %s | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f |\n", v.name, tu.Recall1, tu.Recall5, tu.MRR, ho.Recall1, ho.Recall5, ho.MRR)
-	}
+	b.WriteString(searchAblationTable(queries, docs, schemas))
 	b.WriteString("\nTime (the evaluation's tools replicated; a query is one of the evaluation's in turn, each timed after its index is built; `go test -bench SearchTools ./mcpbridge/`).\n\n")
 	b.WriteString("| tools | index build | per query (mean) | allocated per query |\n|---|---|---|---|\n")
 	for _, n := range []int{1000, 10000} {
