@@ -96,8 +96,20 @@ const cancelGrace = time.Second
 func (p *proxyPool) client(name string) (*proxyClient, error) {
 	cfg, ok := p.reg.lookup(name)
 	if !ok {
-		return nil, fmt.Errorf("%w: server %q is not configured", errServerUnavailable, name)
+		return nil, notConfigured(name)
 	}
+	return p.clientOf(cfg), nil
+}
+
+// notConfigured is the error for a server no configuration defines.
+func notConfigured(name string) error {
+	return fmt.Errorf("%w: server %q is not configured", errServerUnavailable, name)
+}
+
+// clientOf returns the client of the server cfg defines (cfg as the
+// registry gives it now), made anew when its definition changed.
+func (p *proxyPool) clientOf(cfg serverConfig) *proxyClient {
+	name := cfg.Name
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	c, ok := p.clients[name]
@@ -108,7 +120,7 @@ func (p *proxyPool) client(name string) (*proxyClient, error) {
 		c = &proxyClient{cfg: cfg, version: p.version, log: p.log.With("server", name), catalog: p.catalog, shared: p.shared}
 		p.clients[name] = c
 	}
-	return c, nil
+	return c
 }
 
 // start makes sure every named server runs, starting them concurrently.
@@ -142,13 +154,11 @@ func (p *proxyPool) tools(ctx context.Context, name string) ([]*mcp.Tool, error)
 }
 
 // call calls a tool of server name.
-func (p *proxyPool) call(ctx context.Context, name, tool string, args map[string]any) (res *mcp.CallToolResult, err error) {
+func (p *proxyPool) call(ctx context.Context, cfg serverConfig, tool string, args map[string]any) (res *mcp.CallToolResult, err error) {
+	name := cfg.Name
 	outcome := proxiedError
 	defer func() { p.metrics.proxiedCall(name, tool, outcome) }()
-	c, err := p.client(name)
-	if err != nil {
-		return nil, err
-	}
+	c := p.clientOf(cfg)
 	cs, err := c.session(ctx)
 	if err != nil {
 		return nil, err

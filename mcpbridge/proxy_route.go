@@ -21,7 +21,13 @@ func (b *Bridge) proxiesOf(cs *clientSession) proxyRoute { return proxyRoute{b: 
 
 // pool returns the pool that runs server name for the session.
 func (r proxyRoute) pool(name string) *proxyPool {
-	if sc, ok := r.b.opts.Registry.lookup(name); ok && sc.Shared {
+	sc, ok := r.b.opts.Registry.lookup(name)
+	return r.poolOf(sc, ok)
+}
+
+// poolOf is pool for a server whose configuration is sc (ok: it has one).
+func (r proxyRoute) poolOf(sc serverConfig, ok bool) *proxyPool {
+	if ok && sc.Shared {
 		return r.b.shared
 	}
 	return r.cs.own
@@ -140,7 +146,14 @@ func (r proxyRoute) call(ctx context.Context, name, tool string, args map[string
 			return nil, err
 		}
 	}
-	res, err := r.pool(name).call(ctx, name, tool, args)
+	// One look at the configuration per call (it stats every location).
+	sc, ok := r.b.opts.Registry.lookup(name)
+	if !ok {
+		err := notConfigured(name)
+		audit(outcomeError, err)
+		return nil, err
+	}
+	res, err := r.poolOf(sc, true).call(ctx, sc, tool, args)
 	switch {
 	case err != nil:
 		audit(outcomeError, err)

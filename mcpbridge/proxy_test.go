@@ -99,7 +99,11 @@ func TestProxiesAnnounceTheBridgeVersion(t *testing.T) {
 	reg := NewRegistry(DiscoveryOptions{Home: home, Cwd: t.TempDir(), AllowSelf: true})
 	pool := newProxyPool(reg, "1.2.3", slog.New(slog.DiscardHandler), nil, false)
 	defer pool.close()
-	res, err := pool.call(context.Background(), "info", "client_info", map[string]any{})
+	cfg, ok := reg.lookup("info")
+	if !ok {
+		t.Fatal("server info is not configured")
+	}
+	res, err := pool.call(context.Background(), cfg, "client_info", map[string]any{})
 	if err != nil {
 		t.Fatal(err)
 	}
