@@ -351,16 +351,13 @@ func BenchmarkProxiedChain(b *testing.B) {
 		"(echo → server-everything) → sandbox → client. The peer is UTCP's code-mode (npm `@utcp/code-mode`, " +
 		"`integration/utcp/chain.mjs`): the same two calls to the same server-everything build over stdio, from code run by " +
 		"`callToolChain` in a V8 isolate (`isolated-vm`, Node 22), timed around each execution after 10 warm-up ones.")
-	var mu sync.Mutex
-	ours := map[string]time.Duration{}
+	ours := map[string]time.Duration{} // the variants run one after another
 	forEachVariant(b, func(b *testing.B, v variant) {
 		home, _ := npmHome(b)
 		cs := connectBridge(b, v.engine, append(v.env(), "HOME="+home)...)
 		st := loopCalls(b, cs, map[string]any{"code": chainCode, "servers": []string{"everything"}}, "3", 10)
 		sec.row(v.label, v.label, fmt.Sprint(st.n), ms(st.p50), ms(st.p95), ms(st.mean))
-		mu.Lock()
 		ours[v.label] = st.p50
-		mu.Unlock()
 		if v.oci == "" {
 			report.headline("get-sum → echo chain p50, "+v.label, "≤ 4 ms", ms(st.p50), st.p50 <= 4*time.Millisecond)
 		}

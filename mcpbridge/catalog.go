@@ -146,7 +146,7 @@ func (c *toolCatalog) save(cfg serverConfig, tools []*mcp.Tool, version string) 
 		err = errors.New("the tool list is larger than a catalog file may be")
 	}
 	if err == nil {
-		err = writeAtomic(c.path(cfg.Name), data)
+		err = writeFile(c.path(cfg.Name), data)
 	}
 	if err != nil {
 		c.log.Warn("saving a server's tools in the catalog", "server", cfg.Name, "err", err)
@@ -190,25 +190,4 @@ func configFingerprint(cfg serverConfig) string {
 	}{cfg.Command, cfg.Args, cfg.Env, cfg.Cwd})
 	sum := sha256.Sum256(data)
 	return hex.EncodeToString(sum[:])
-}
-
-// writeAtomic writes data to path through a temporary file in its
-// directory (made, mode 0700, when missing), renamed into place.
-func writeAtomic(path string, data []byte) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }

@@ -85,16 +85,28 @@ func (s *store) readMemory(key string) (memoryRecord, bool, error) {
 	return r, true, nil
 }
 
-// writeFile writes data to path atomically.
+// writeFile writes data to path atomically, mode 0600: through a
+// temporary file of its own in path's directory (made, mode 0700, when
+// missing), renamed into place, so that bridges sharing the state
+// directory never write one temporary file together.
 func writeFile(path string, data []byte) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, data, 0o600); err != nil {
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
 		return err
 	}
-	return os.Rename(tmp, path)
+	defer os.Remove(tmp.Name()) // gone already once renamed
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
 }
 
 // memory serves one memory request: op is save, load, delete, list,

@@ -21,13 +21,13 @@ func (b *Bridge) proxiesOf(cs *clientSession) proxyRoute { return proxyRoute{b: 
 
 // pool returns the pool that runs server name for the session.
 func (r proxyRoute) pool(name string) *proxyPool {
-	sc, ok := r.b.opts.Registry.lookup(name)
-	return r.poolOf(sc, ok)
+	sc, _ := r.b.opts.Registry.lookup(name) // none: not shared
+	return r.poolOf(sc)
 }
 
-// poolOf is pool for a server whose configuration is sc (ok: it has one).
-func (r proxyRoute) poolOf(sc serverConfig, ok bool) *proxyPool {
-	if ok && sc.Shared {
+// poolOf is pool for the server whose configuration is sc.
+func (r proxyRoute) poolOf(sc serverConfig) *proxyPool {
+	if sc.Shared {
 		return r.b.shared
 	}
 	return r.cs.own
@@ -153,7 +153,7 @@ func (r proxyRoute) call(ctx context.Context, name, tool string, args map[string
 		audit(outcomeError, err)
 		return nil, err
 	}
-	res, err := r.poolOf(sc, true).call(ctx, sc, tool, args)
+	res, err := r.poolOf(sc).call(ctx, sc, tool, args)
 	switch {
 	case err != nil:
 		audit(outcomeError, err)

@@ -160,22 +160,3 @@ func searchToolsWith(query string, docs []toolDoc, schemas []any, limit int, opt
 	}
 	return out
 }
-
-// schemaParams returns the property names of a JSON schema, sorted; none
-// for a schema that is not an object or has no properties.
-func schemaParams(schema any) []string {
-	m, err := schemaObject(schema)
-	if err != nil {
-		return nil
-	}
-	props, ok := m["properties"].(map[string]any)
-	if !ok {
-		return nil
-	}
-	names := make([]string, 0, len(props))
-	for k := range props {
-		names = append(names, k)
-	}
-	slices.Sort(names)
-	return names
-}

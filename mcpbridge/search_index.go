@@ -94,7 +94,7 @@ func init() {
 		start stop kill run execute open close move copy rename upload download fetch scrape crawl extract
 		navigate click fill select hover press type drag drop evaluate take send post reply set query
 		describe explain apply patch scale rollout push fork merge generate toggle check cancel retrieve
-		insert save parse map monitor research inspect interact lookup resolve append toggle install
+		insert save parse map monitor research inspect interact lookup resolve append install
 		sequentialthinking`) {
 		actionVerbs[w] = true
 		actionVerbs[stemWord(w)] = true

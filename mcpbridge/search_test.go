@@ -178,19 +178,24 @@ func TestSearchIndexCache(t *testing.T) {
 	}
 }
 
-func TestSchemaParams(t *testing.T) {
+func TestSchemaProps(t *testing.T) {
 	for _, tt := range []struct {
 		schema any
 		want   []string
 	}{
-		{map[string]any{"properties": map[string]any{"b": true, "a": true}}, []string{"a", "b"}},
-		{json.RawMessage(`{"properties":{"x":{}}}`), []string{"x"}},
+		{map[string]any{"properties": map[string]any{"b": true, "a": map[string]any{"description": "the a"}}}, []string{"a: the a", "b: "}},
+		{json.RawMessage(`{"properties":{"x":{}}}`), []string{"x: "}},
 		{json.RawMessage(`[1]`), nil},
 		{map[string]any{"properties": []any{"a"}}, nil},
 		{nil, nil},
 	} {
-		if got := schemaParams(tt.schema); !slices.Equal(got, tt.want) {
-			t.Errorf("schemaParams(%v) = %q, want %q", tt.schema, got, tt.want)
+		var got []string
+		for _, p := range schemaProps(tt.schema) {
+			got = append(got, p.name+": "+p.desc)
+		}
+		slices.Sort(got)
+		if !slices.Equal(got, tt.want) {
+			t.Errorf("schemaProps(%v) = %q, want %q", tt.schema, got, tt.want)
 		}
 	}
 }

@@ -40,6 +40,9 @@ func searchTunables() []searchTunable {
 //
 //	MCP_SEARCHEVAL_TUNE=1 go test -count=1 -run SearchTune -v ./mcpbridge/
 //
+// The weights are read when ranking, not when indexing, so the cached
+// index of the evaluation's tools serves every trial.
+//
 // The objective is recall@5 + MRR over the tune split; a move is taken
 // only when it gains at least the worth of one query, so that weights
 // are not moved for ties.
@@ -56,7 +59,6 @@ func TestSearchTune(t *testing.T) {
 		}
 	}
 	objective := func() float64 {
-		resetSearchIndexes()
 		var ty searchEvalTally
 		for _, q := range tune {
 			ty.add(searchEvalRank(searchTools(q.Q, docs, schemas, searchEvalK), q.Want))
@@ -73,7 +75,6 @@ func TestSearchTune(t *testing.T) {
 		for i, tn := range ts {
 			*tn.p = saved[i]
 		}
-		resetSearchIndexes()
 	}()
 	eps := 1 / float64(len(tune))
 	best := objective()
@@ -107,12 +108,4 @@ func TestSearchTune(t *testing.T) {
 		fmt.Fprintf(&b, "%s=%v ", tn.name, *tn.p)
 	}
 	t.Logf("end: %.4f\n%s", best, b.String())
-}
-
-// resetSearchIndexes forgets the indexes built (none of the weights is
-// read when indexing today; this keeps the tuner right if one is).
-func resetSearchIndexes() {
-	indexCache.Lock()
-	indexCache.entries = nil
-	indexCache.Unlock()
 }
