@@ -9,6 +9,7 @@ require (
 	github.com/docker/cli v28.5.2+incompatible
 	github.com/docker/docker v28.5.2+incompatible
 	github.com/docker/go-units v0.5.0
+	github.com/google/pprof v0.0.0-20250403155104-27863c87afa6
 	github.com/kljensen/snowball v0.10.0
 	github.com/modelcontextprotocol/go-sdk v1.8.0
 	github.com/moonrhythm/toon v0.0.0-20260702100246-6fcdad0a6a12

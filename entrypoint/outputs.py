@@ -12,7 +12,9 @@ import importlib.abc
 import importlib.util
 import io
 import os
+import stat
 import sys
+import time
 
 # IMAGE_TYPES are the MIME types sent as image content.
 IMAGE_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp", "image/svg+xml")
@@ -31,6 +33,10 @@ OUT_DIR = "/workspace/out"
 # the directory entries a snapshot looks at.
 MAX_OUT_FILES = 100
 MAX_OUT_ENTRIES = 10000
+# SETTLE_NS is how long before a look an empty files-out directory must
+# have last changed for later looks to trust its unchanged status (its
+# change time's clock is coarse).
+SETTLE_NS = 100_000_000
 # Files out sent with the result instead of read through the engine: each
 # up to INLINE_MAX bytes while they total INLINE_TOTAL, and images (by
 # extension) within the call's image bytes.
@@ -194,7 +200,7 @@ def snapshot(root=None):
     Zero root: OUT_DIR."""
     root = root or OUT_DIR
     try:
-        if not os.path.isdir(root) or os.path.islink(root):
+        if not stat.S_ISDIR(os.lstat(root).st_mode):
             return None
     except OSError:
         return None
@@ -220,6 +226,60 @@ def snapshot(root=None):
                 except OSError:
                     continue
     return files
+
+
+class Watch:
+    """A Watch reports the files under a directory that are new or changed
+    since its previous look: a call's files out are what changed since the
+    end of the call before it, so the directory is walked once per call.
+    An empty directory whose status is unchanged since it settled is not
+    walked again (a file made or removed in it changes its status)."""
+
+    def __init__(self, root=None):
+        self._root = root
+        self.files = None
+        self.looked = False
+        self.settled = None
+
+    @property
+    def root(self):
+        """The directory watched. Zero root: OUT_DIR, as it is at each look."""
+        return self._root or OUT_DIR
+
+    def start(self):
+        """Takes the first look, once; later calls keep the previous one."""
+        if not self.looked:
+            self.files = self.snapshot()
+            self.looked = True
+
+    def changes(self):
+        """The files new or changed since the previous look, as changed()."""
+        self.start()
+        after = self.snapshot()
+        before, self.files = self.files, after
+        return changed(before, after)
+
+    def snapshot(self):
+        try:
+            st = os.lstat(self.root)
+        except OSError:
+            st = None
+        if st is None or not stat.S_ISDIR(st.st_mode):
+            self.settled = None
+            return None
+        key = (st.st_dev, st.st_ino, st.st_ctime_ns, st.st_mtime_ns, st.st_nlink)
+        if key == self.settled:
+            return {}
+        now = time.time_ns()
+        files = snapshot(self.root)
+        self.settled = None
+        if files == {} and now - max(st.st_ctime_ns, st.st_mtime_ns) > SETTLE_NS:
+            try:
+                if not os.listdir(self.root):
+                    self.settled = key
+            except OSError:
+                pass
+        return files
 
 
 def changed(before, after):

@@ -20,6 +20,7 @@ import os
 import queue
 import select
 import signal
+import _signal
 import sys
 import threading
 import time
@@ -164,10 +165,12 @@ class Pump(threading.Thread):
                 return False
             self.emit(chunk)
 
-    def finish(self):
-        """Sends everything written so far, for the end of a call."""
+    def finish(self, pending=True):
+        """Sends everything written so far, for the end of a call (the pipe
+        is read when pending is set)."""
         with self.lock:
-            self.drain()
+            if pending:
+                self.drain()
             self.emit(b"", final=True)
             self.decoder.reset()
 
@@ -252,6 +255,7 @@ class Runtime:
         self.rpc_next = 0
         self.rpc_pending = {}
         self.cells = 0
+        self.out = outputs.Watch()
         self.progress_wake = threading.Event()
         self.main_ident = threading.get_ident()
         self.loop = asyncio.new_event_loop()
@@ -276,13 +280,16 @@ class Runtime:
         self.std_ids = {0: file_id(self.null_fd), 1: file_id(self.out_w), 2: file_id(self.err_w)}
         self.chan = Channel(out_fd)
         self.pumps = [Pump(self, "stdout", out_r), Pump(self, "stderr", err_r)]
+        self.out_poll = select.poll()
         for p in self.pumps:
+            self.out_poll.register(p.rfd, select.POLLIN)
             p.start()
         self.restore_stdio()
 
-    def restore_stdio(self):
-        """Points fds 0-2 and sys.std* back at the runtime's ends, if changed."""
-        if self.stdio_intact():
+    def restore_stdio(self, descriptors=True):
+        """Points fds 0-2 and sys.std* back at the runtime's ends, if changed
+        (fds 0-2 are looked at when descriptors is set)."""
+        if self.stdio_intact(descriptors):
             return
         os.dup2(self.null_fd, 0)
         os.dup2(self.out_w, 1)
@@ -293,10 +300,12 @@ class Runtime:
         sys.__stdin__, sys.__stdout__, sys.__stderr__ = sys.stdin, sys.stdout, sys.stderr
         self.std = (sys.stdin, sys.stdout, sys.stderr)
 
-    def stdio_intact(self):
+    def stdio_intact(self, descriptors=True):
         std = getattr(self, "std", None)
         if std is None or (sys.stdin, sys.stdout, sys.stderr) != std or any(f.closed for f in std):
             return False
+        if not descriptors:
+            return True
         try:
             return all(file_id(fd) == self.std_ids[fd] for fd in (0, 1, 2))
         except OSError:
@@ -704,10 +713,14 @@ class Runtime:
             self.run_call(*item)
 
     def run_call(self, call, code):
-        self.restore_stdio()
-        signal.signal(signal.SIGINT, self.on_sigint)
+        # The previous call ended with every descriptor checked; between
+        # calls only its threads could have moved them, so the Python
+        # objects are checked here and the descriptors at the end.
+        self.restore_stdio(descriptors=False)
+        if _signal.getsignal(signal.SIGINT) != self.on_sigint:  # signal.getsignal builds an enum
+            signal.signal(signal.SIGINT, self.on_sigint)
         result = {"t": "result", "id": call.id}
-        out_before = outputs.snapshot()
+        self.out.start()
         start = time.perf_counter()
         try:
             result.update(self.execute(code, call.id))
@@ -725,7 +738,7 @@ class Runtime:
             except Exception:  # user code may have put anything there
                 pass
         result["killed"] = self.kill_leftovers()
-        files, more = outputs.changed(out_before, outputs.snapshot())
+        files, more = self.out.changes()
         if files:
             result["files"] = files
             self.send_files(call, files)
@@ -819,6 +832,8 @@ class Runtime:
 
     def kill_leftovers(self):
         """Kills every process the call left behind; returns how many."""
+        if self.sandbox and self.alone():
+            return 0
         me = os.getpid()
         seen = set()
         for attempt in range(200):
@@ -831,6 +846,19 @@ class Runtime:
                 time.sleep(0.001 * min(attempt, 20))
         self.reap()
         return len(seen)
+
+    @staticmethod
+    def alone():
+        """Reports, in one system call, that the sandbox has no process but
+        init and this one: kill(-1, 0) signals nothing and fails with ESRCH
+        when there is no other process it may signal (zombies count)."""
+        try:
+            os.kill(-1, 0)
+        except ProcessLookupError:
+            return True
+        except OSError:
+            pass
+        return False
 
     def kill_once(self, others=None):
         """Sends SIGKILL to the leftover processes once and reaps them."""
@@ -888,9 +916,17 @@ class Runtime:
                 return
 
     def sync_output(self):
-        """Sends the output written before now, before the call's result."""
+        """Sends the output written before now, before the call's result.
+
+        One poll finds the pipes holding output; the others are not read
+        (a pump in the middle of sending holds its lock, which finish
+        waits for)."""
+        try:
+            ready = {fd for fd, _ in self.out_poll.poll(0)}
+        except InterruptedError:
+            ready = None
         for pump in self.pumps:
-            pump.finish()
+            pump.finish(ready is None or pump.rfd in ready)
 
 
 RUNTIME_FILE = Runtime.on_sigint.__code__.co_filename

@@ -270,6 +270,80 @@ if __name__ == "__main__":
     unittest.main()
 
 
+class WatchTest(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, self.dir)
+        self.watch = outputs.Watch(self.dir)
+        self.watch.start()
+
+    def write(self, name, data):
+        with open(os.path.join(self.dir, name), "w") as f:
+            f.write(data)
+
+    def names(self):
+        files, more = self.watch.changes()
+        self.assertEqual(more, 0)
+        return [os.path.relpath(f["path"], self.dir) for f in files]
+
+    def test_reports_each_change_once(self):
+        self.write("a.txt", "1")
+        self.assertEqual(self.names(), ["a.txt"])
+        self.assertEqual(self.names(), [], "unchanged since the last look")
+        self.write("a.txt", "22")
+        os.mkdir(os.path.join(self.dir, "sub"))
+        self.write("sub/b.txt", "3")
+        self.assertEqual(self.names(), ["a.txt", "sub/b.txt"])
+        self.write("sub/b.txt", "44")  # the root's status does not change
+        self.assertEqual(self.names(), ["sub/b.txt"])
+
+    def test_start_keeps_the_previous_look(self):
+        self.write("a.txt", "1")
+        self.watch.start()  # a call's start after the first: no new baseline
+        self.assertEqual(self.names(), ["a.txt"], "written between two calls, reported with the next")
+
+    def test_settled_empty_directory_sees_a_new_file(self):
+        old = outputs.SETTLE_NS
+        outputs.SETTLE_NS = -(10**12)  # settle at once, whatever the clock
+        self.addCleanup(setattr, outputs, "SETTLE_NS", old)
+        self.assertEqual(self.names(), [])
+        self.assertIsNotNone(self.watch.settled)
+        self.assertEqual(self.names(), [], "settled: not walked, still empty")
+        self.write("new.txt", "x")
+        self.assertEqual(self.names(), ["new.txt"])
+        self.assertIsNone(self.watch.settled, "not empty: walked at every look")
+        os.remove(os.path.join(self.dir, "new.txt"))
+        self.assertEqual(self.names(), [])
+        os.mkdir(os.path.join(self.dir, "d"))
+        self.assertEqual(self.names(), [])
+        self.assertIsNone(self.watch.settled, "a subdirectory's files do not change the root's status")
+        self.write("d/x.txt", "y")
+        self.assertEqual(self.names(), ["d/x.txt"])
+
+    def test_unsettled_directory_is_walked(self):
+        old = outputs.SETTLE_NS
+        outputs.SETTLE_NS = 10**18  # never settles
+        self.addCleanup(setattr, outputs, "SETTLE_NS", old)
+        self.assertEqual(self.names(), [])
+        self.assertIsNone(self.watch.settled)
+        self.write("a.txt", "1")
+        self.assertEqual(self.names(), ["a.txt"])
+
+    def test_directory_gone_or_a_link(self):
+        shutil.rmtree(self.dir)
+        self.assertEqual(self.watch.changes(), ([], 0))
+        target = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, target)
+        with open(os.path.join(target, "t.txt"), "w") as f:
+            f.write("t")
+        os.symlink(target, self.dir)
+        self.assertEqual(self.watch.changes(), ([], 0), "a link is not followed")
+        os.remove(self.dir)
+        os.mkdir(self.dir)
+        self.write("c.txt", "1")
+        self.assertEqual(self.names(), ["c.txt"])
+
+
 class InlineTest(unittest.TestCase):
     def test_small_files_and_images_within_budgets(self):
         d = tempfile.mkdtemp()

@@ -6,14 +6,12 @@ import (
 	"bufio"
 	"context"
 	"fmt"
-	"io"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/entrypoint"
-	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge"
 )
 
 // BenchmarkWarmCallParts splits the warm call (item 1) into its hops, in
@@ -36,17 +34,9 @@ func BenchmarkWarmCallParts(b *testing.B) {
 		s := entrypoint.New(connect(b, v.engine), &entrypoint.Options{Spec: spec, Logger: testLogger()})
 		defer s.Close()
 
-		cfg := settings(b)
-		opts := cfg.Bridge
-		opts.Logger = testLogger()
-		opts.Session.Spec.OCIRuntime = v.oci
-		opts.PoolSize = 0
-		br := mcpbridge.New(connect(b, v.engine), &opts)
-		defer br.Close()
 		var tIn, tOut time.Time
-
 		var pre, handler, post []time.Duration
-		br.Server().AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		inproc := inProcessBridge(b, v, func(next mcp.MethodHandler) mcp.MethodHandler {
 			return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 				if method != "tools/call" {
 					return next(ctx, method, req)
@@ -57,14 +47,6 @@ func BenchmarkWarmCallParts(b *testing.B) {
 				return r, err
 			}
 		})
-		sr, cw := io.Pipe()
-		cr, sw := io.Pipe()
-		go br.Server().Run(ctx, &mcp.IOTransport{Reader: sr, Writer: sw})
-		inproc, err := mcp.NewClient(&mcp.Implementation{Name: "parts", Version: "1"}, nil).Connect(ctx, &mcp.IOTransport{Reader: cr, Writer: cw}, nil)
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer inproc.Close()
 		stdio := connectBridge(b, v.engine, v.env()...)
 
 		// The floor: a line echoed by a plain Python loop in a container
