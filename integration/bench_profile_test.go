@@ -72,8 +72,8 @@ func BenchmarkRuntimeProfile(b *testing.B) {
 	const top = 12
 	sec := report.section("1d", "The runtime's per-call work in the sandbox, profiled with cProfile",
 		"variant", "thread", "function", "calls per call", "own µs per call", "cumulative µs per call")
-	sec.note("`Session.Execute(\"pass\")` in a warm session, b.N calls under Python's cProfile, started and read by code run in the sandbox " +
-		"(it wraps the runtime's `run_call`, the main thread's whole call, and `handle`, the reader thread's decoding of a host frame, " +
+	sec.note("`Session.Execute(\"pass\")` in a warm session, b.N calls under Python's cProfile, started and read by code run in the sandbox "+
+		"(it wraps the runtime's `run_call`, the main thread's whole call, and `handle`, the reader thread's decoding of a host frame, "+
 		"so the idle wait between calls is not counted). Rows: each thread's busy time, then its top %d functions by own time. "+
 		"cProfile's own cost inflates small functions; the first row of each variant is the same calls' p50 without the profiler, for scale.", top)
 	forEachVariant(b, func(b *testing.B, v variant) {
