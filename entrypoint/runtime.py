@@ -249,8 +249,8 @@ class Runtime:
         self.call = None
         self.interruptible = False
         self.state_lock = threading.Lock()
-        self.inbox = queue.Queue()
-        self.interrupts = queue.Queue()
+        self.inbox = queue.SimpleQueue()
+        self.interrupts = queue.SimpleQueue()
         self.rpc_lock = threading.Lock()
         self.rpc_next = 0
         self.rpc_pending = {}
