@@ -77,6 +77,15 @@ func timedExecute(b testing.TB, ctx context.Context, s *entrypoint.Session, code
 	return took
 }
 
+// benchSession returns a session on v named name, closed when b ends.
+func benchSession(b *testing.B, v variant, name string) *entrypoint.Session {
+	spec := settings(b).SandboxSpec(name, nil)
+	spec.OCIRuntime = v.oci
+	s := entrypoint.New(connect(b, v.engine), &entrypoint.Options{Spec: spec, Logger: testLogger()})
+	b.Cleanup(func() { s.Close() })
+	return s
+}
+
 // BenchmarkWarmExecute is the warm call without MCP: entrypoint.Session's
 // Execute of `pass` in process, the floor of item 1. One op is one Execute.
 func BenchmarkWarmExecute(b *testing.B) {
@@ -84,10 +93,7 @@ func BenchmarkWarmExecute(b *testing.B) {
 		"variant", "calls", "p50", "p95")
 	sec.note("After 20 warm-up calls on the same session.")
 	forEachVariant(b, func(b *testing.B, v variant) {
-		spec := settings(b).SandboxSpec("bench", nil)
-		spec.OCIRuntime = v.oci
-		s := entrypoint.New(connect(b, v.engine), &entrypoint.Options{Spec: spec, Logger: testLogger()})
-		defer s.Close()
+		s := benchSession(b, v, "bench")
 		ctx := context.Background()
 		st := loopSamples(b, 20, func() time.Duration { return timedExecute(b, ctx, s, "pass") })
 		sec.row(v.label, v.label, fmt.Sprint(st.n), ms(st.p50), ms(st.p95))

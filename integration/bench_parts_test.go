@@ -10,8 +10,6 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/mcp-code-exec/mcp-server-code-execution-mode/entrypoint"
 )
 
 // BenchmarkWarmCallParts splits the warm call (item 1) into its hops, in
@@ -29,10 +27,7 @@ func BenchmarkWarmCallParts(b *testing.B) {
 		"The three loops interleave call by call, so they share the machine's state.")
 	forEachVariant(b, func(b *testing.B, v variant) {
 		ctx := context.Background()
-		spec := settings(b).SandboxSpec("bench-parts", nil)
-		spec.OCIRuntime = v.oci
-		s := entrypoint.New(connect(b, v.engine), &entrypoint.Options{Spec: spec, Logger: testLogger()})
-		defer s.Close()
+		s := benchSession(b, v, "bench-parts")
 
 		var tIn, tOut time.Time
 		var pre, handler, post []time.Duration

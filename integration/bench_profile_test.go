@@ -78,10 +78,7 @@ func BenchmarkRuntimeProfile(b *testing.B) {
 		"cProfile's own cost inflates small functions; the first row of each variant is the same calls' p50 without the profiler, for scale.", top)
 	forEachVariant(b, func(b *testing.B, v variant) {
 		ctx := context.Background()
-		spec := settings(b).SandboxSpec("bench-profile", nil)
-		spec.OCIRuntime = v.oci
-		s := entrypoint.New(connect(b, v.engine), &entrypoint.Options{Spec: spec, Logger: testLogger()})
-		defer s.Close()
+		s := benchSession(b, v, "bench-profile")
 		for range 20 {
 			timedExecute(b, ctx, s, "pass")
 		}
