@@ -204,6 +204,11 @@ def snapshot(root=None):
             return None
     except OSError:
         return None
+    return walk(root)
+
+
+def walk(root):
+    """snapshot of the directory root, without looking at root itself."""
     files = {}
     stack = [root]
     seen = 0
@@ -271,7 +276,7 @@ class Watch:
         if key == self.settled:
             return {}
         now = time.time_ns()
-        files = snapshot(self.root)
+        files = walk(self.root)
         self.settled = None
         if files == {} and now - max(st.st_ctime_ns, st.st_mtime_ns) > SETTLE_NS:
             try:
