@@ -194,21 +194,10 @@ def install_backend():
 # ------------------------------------------------------------ files out
 
 
-def snapshot(root=None):
-    """Maps each regular file under root to (mtime_ns, size, inode); symbolic
-    links are neither followed nor listed. None when root is absent.
-    Zero root: OUT_DIR."""
-    root = root or OUT_DIR
-    try:
-        if not stat.S_ISDIR(os.lstat(root).st_mode):
-            return None
-    except OSError:
-        return None
-    return walk(root)
-
-
 def walk(root):
-    """snapshot of the directory root, without looking at root itself."""
+    """Maps each regular file under the directory root to (mtime_ns, size,
+    inode), at most MAX_OUT_ENTRIES entries looked at; symbolic links are
+    neither followed nor listed."""
     files = {}
     stack = [root]
     seen = 0
@@ -265,11 +254,14 @@ class Watch:
         return changed(before, after)
 
     def snapshot(self):
+        """The files under root as walk maps them: None when root is absent
+        or not a directory (a link is not followed), {} when it is empty and
+        settled, without walking it."""
         try:
             st = os.lstat(self.root)
         except OSError:
             st = None
-        if st is None or not stat.S_ISDIR(st.st_mode):
+        if st is None or not stat.S_ISDIR(st.st_mode):  # absent, or a link
             self.settled = None
             return None
         key = (st.st_dev, st.st_ino, st.st_ctime_ns, st.st_mtime_ns, st.st_nlink)

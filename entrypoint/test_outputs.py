@@ -262,7 +262,7 @@ class SniffTest(unittest.TestCase):
                 self.assertEqual(outputs.sniff(data), want)
 
     def test_snapshot_of_missing_dir(self):
-        self.assertIsNone(outputs.snapshot("/nonexistent/out"))
+        self.assertIsNone(outputs.Watch("/nonexistent/out").snapshot())
         self.assertEqual(outputs.changed(None, None), ([], 0))
 
 

@@ -500,9 +500,8 @@ func (s synonym) weight() float64 {
 }
 
 // synonymTables are the synonyms by normalized word: handSynonyms and
-// actionWords first (weighing handSynonymWeight), then wordnetSynonyms
-// (wordnetSynonymWeight),
-// at most maxSynonyms each.
+// actionSynonyms first (weighing handSynonymWeight), then wordnetSynonyms
+// (wordnetSynonymWeight), at most maxSynonyms each.
 var synonymTables = struct {
 	once     [2]sync.Once
 	stemmed  map[string][]synonym
