@@ -90,8 +90,14 @@ func TestMetricsOfPoolStarts(t *testing.T) {
 	for {
 		body := scrape(t, h)
 		if metricValue(t, body, `mcp_bridge_pool_ready`) == 1 {
+			// A scrape reads its collectors concurrently, not at one
+			// instant: this one may have read the counter before the
+			// start's last phase and the gauge after it. The start is
+			// counted before the sandbox joins the pool, so a scrape
+			// begun after this one sees it.
+			body = scrape(t, h)
 			if got := metricValue(t, body, `mcp_bridge_sandbox_starts_total{outcome="success"}`); got != 1 {
-				t.Fatalf("pool starts = %v, want 1", got)
+				t.Fatalf("pool starts = %v, want 1\n%s", got, body)
 			}
 			return
 		}
