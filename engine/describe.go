@@ -21,6 +21,9 @@ type Info struct {
 	// Address is where the engine was reached: a unix://, tcp:// or
 	// ssh:// address.
 	Address string
+	// Context is the name of the Docker context Address comes from; ""
+	// when none named it (and always for Podman).
+	Context string
 	// DefaultOCIRuntime is the OCI runtime the engine runs a container
 	// with when its Spec names none, such as "runc" or "crun".
 	DefaultOCIRuntime string
@@ -93,7 +96,7 @@ var errNoDescription = errors.New("the engine's client cannot describe the engin
 
 // Describe implements Describer: it asks the daemon's version and info.
 func (d *Docker) Describe(ctx context.Context) (Info, error) {
-	info := Info{Backend: BackendDocker, Address: d.e.addr}
+	info := Info{Backend: BackendDocker, Address: d.e.addr, Context: d.context}
 	api, ok := d.api.(dockerDescribeAPI)
 	if !ok {
 		return info, fmt.Errorf("docker: %w", errNoDescription)

@@ -26,7 +26,7 @@ func (f *describingDocker) Info(context.Context) (system.Info, error) {
 
 func TestDockerDescribe(t *testing.T) {
 	f := &describingDocker{fakeDocker: newFakeDocker(t)}
-	d, err := newDockerWithClient(context.Background(), f, fakeHost, &DockerOptions{})
+	d, err := newDockerWithClient(context.Background(), f, dockerEndpoint{Host: fakeHost}, &DockerOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +90,7 @@ func TestAutoDescribesItsBackend(t *testing.T) {
 	f := &describingDocker{fakeDocker: newFakeDocker(t)}
 	a := NewAuto(&AutoOptions{Backend: BackendDocker})
 	a.docker = func(ctx context.Context) (backend, error) {
-		return newDockerWithClient(ctx, f, fakeHost, &DockerOptions{})
+		return newDockerWithClient(ctx, f, dockerEndpoint{Host: fakeHost}, &DockerOptions{})
 	}
 	defer a.Close()
 	ctx := context.Background()

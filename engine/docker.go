@@ -9,11 +9,9 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
-	"github.com/docker/cli/cli/connhelper"
 	"github.com/docker/docker/api/types"
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
@@ -26,14 +24,26 @@ import (
 
 // DockerOptions configure NewDocker. The zero value is ready to use.
 type DockerOptions struct {
-	// Host is the daemon address (unix://, tcp://, ssh://). Zero:
-	// DOCKER_HOST, else the platform default socket, with the TLS
-	// settings of DOCKER_TLS_VERIFY and DOCKER_CERT_PATH.
+	// Host is the daemon address (unix://, tcp://, ssh://). Zero: the
+	// daemon the docker CLI would reach: that of Context, else
+	// DOCKER_HOST (with the TLS settings of DOCKER_TLS_VERIFY and
+	// DOCKER_CERT_PATH), else that of the context DOCKER_CONTEXT names,
+	// else that of the currentContext of the CLI's config.json
+	// ($DOCKER_CONFIG/config.json, else ~/.docker/config.json), else the
+	// platform default socket (with the same TLS settings).
 	Host string
+	// Context is the name of a Docker context (`docker context ls`)
+	// whose daemon to reach, with the TLS files the CLI stored for it;
+	// "default" is the daemon of DOCKER_HOST, else the default socket.
+	// As `docker --context`, it overrides DOCKER_HOST; it may not be set
+	// with Host. Zero: DOCKER_CONTEXT, or config.json's currentContext,
+	// when DOCKER_HOST is unset (see Host).
+	Context string
 	// CertPath is a directory holding ca.pem, cert.pem and key.pem: the
 	// daemon is reached over TLS, verified against ca.pem, with cert.pem
-	// as the client certificate. Zero: DOCKER_CERT_PATH when Host is
-	// zero too, else no TLS.
+	// as the client certificate. Zero: DOCKER_CERT_PATH for the daemon
+	// of DOCKER_HOST or the default socket when Host is zero too, the
+	// TLS files the docker CLI stored for a context, else no TLS.
 	CertPath string
 	// Logger receives progress and clean-up reports. Zero: discarded.
 	Logger *slog.Logger
@@ -72,23 +82,31 @@ var _ dockerAPI = (*client.Client)(nil)
 type Docker struct {
 	api dockerAPI
 	e   *containerEngine
+	// context is the Docker context the daemon's address comes from; ""
+	// when none.
+	context string
 }
 
 // NewDocker connects to a Docker daemon, negotiates the API version, and
 // removes containers left behind by bridge processes that no longer run.
+// It finds the daemon as the docker CLI does, contexts included (see
+// DockerOptions.Host), and logs which it chose and why.
 func NewDocker(ctx context.Context, opts *DockerOptions) (*Docker, error) {
 	if opts == nil {
 		opts = &DockerOptions{}
 	}
-	host := opts.Host
-	copts := []client.Opt{client.WithAPIVersionNegotiation()}
-	if host == "" {
-		// The environment's daemon, with its TLS settings.
-		copts = append(copts, client.FromEnv)
-		host = os.Getenv("DOCKER_HOST")
+	log := loggerOrDiscard(opts.Logger)
+	ep, err := resolveDockerEndpoint(opts, os.Getenv)
+	if err != nil {
+		return nil, err
 	}
-	if host == "" {
-		host = client.DefaultDockerHost
+	if ep.Warning != "" {
+		log.Warn("docker daemon address", "warning", ep.Warning)
+	}
+	log.Info("docker daemon address", ep.logArgs()...)
+	copts, err := ep.clientOpts()
+	if err != nil {
+		return nil, err
 	}
 	if opts.CertPath != "" {
 		copts = append(copts, client.WithTLSClientConfig(
@@ -96,35 +114,30 @@ func NewDocker(ctx context.Context, opts *DockerOptions) (*Docker, error) {
 			filepath.Join(opts.CertPath, "cert.pem"),
 			filepath.Join(opts.CertPath, "key.pem")))
 	}
-	if strings.HasPrefix(host, "ssh://") {
-		helper, err := connhelper.GetConnectionHelper(host)
-		if err != nil {
-			return nil, fmt.Errorf("docker at %s: setting up ssh connection: %w", host, err)
-		}
-		copts = append(copts, client.WithHost(helper.Host), client.WithDialContext(helper.Dialer))
-	} else {
-		copts = append(copts, client.WithHost(host))
-	}
 	cli, err := client.NewClientWithOpts(copts...)
 	if err != nil {
-		return nil, fmt.Errorf("docker at %s: %w", host, err)
+		return nil, fmt.Errorf("docker at %s: %w", ep.where(), err)
 	}
-	return newDockerWithClient(ctx, cli, host, opts)
+	return newDockerWithClient(ctx, cli, ep, opts)
 }
 
 // newDockerWithClient is NewDocker on a client already made for the
-// daemon at host. It pings the daemon and closes api when that fails.
-func newDockerWithClient(ctx context.Context, api dockerAPI, host string, opts *DockerOptions) (*Docker, error) {
+// daemon at ep. It pings the daemon and closes api when that fails.
+func newDockerWithClient(ctx context.Context, api dockerAPI, ep dockerEndpoint, opts *DockerOptions) (*Docker, error) {
 	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	ping, err := api.Ping(pctx)
 	if err != nil {
 		api.Close()
-		return nil, fmt.Errorf("docker at %s: %w", host, err)
+		return nil, fmt.Errorf("docker at %s: %w", ep.where(), err)
 	}
-	d := &Docker{api: api}
-	d.e = newContainerEngine(BackendDocker, host, d, loggerOrDiscard(opts.Logger), opts.StopGrace)
-	d.e.log.Info("connected to docker", "host", host, "api", ping.APIVersion, "negotiated", api.ClientVersion())
+	d := &Docker{api: api, context: ep.Context}
+	d.e = newContainerEngine(BackendDocker, ep.Host, d, loggerOrDiscard(opts.Logger), opts.StopGrace)
+	args := []any{"host", ep.Host}
+	if ep.Context != "" {
+		args = append(args, "context", ep.Context)
+	}
+	d.e.log.Info("connected to docker", append(args, "api", ping.APIVersion, "negotiated", api.ClientVersion())...)
 	d.e.removeOrphans(ctx)
 	return d, nil
 }

@@ -48,7 +48,7 @@ func newTestDocker(t *testing.T, f *fakeDocker, logs io.Writer) *Docker {
 		logs = io.Discard
 	}
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	d, err := newDockerWithClient(context.Background(), f, fakeHost, &DockerOptions{Logger: log})
+	d, err := newDockerWithClient(context.Background(), f, dockerEndpoint{Host: fakeHost}, &DockerOptions{Logger: log})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -388,7 +388,7 @@ func TestNewDockerPingFails(t *testing.T) {
 		}
 		return nil
 	}
-	_, err := newDockerWithClient(context.Background(), f, fakeHost, &DockerOptions{})
+	_, err := newDockerWithClient(context.Background(), f, dockerEndpoint{Host: fakeHost}, &DockerOptions{})
 	if !errors.Is(err, down) || !strings.Contains(err.Error(), "docker at "+fakeHost) {
 		t.Fatalf("err = %v", err)
 	}
@@ -553,7 +553,7 @@ func TestDockerStopAndGrace(t *testing.T) {
 		{0, 2}, {1500 * time.Millisecond, 2}, {5 * time.Second, 5},
 	} {
 		f := newFakeDocker(t)
-		d, err := newDockerWithClient(context.Background(), f, fakeHost, &DockerOptions{StopGrace: tt.grace})
+		d, err := newDockerWithClient(context.Background(), f, dockerEndpoint{Host: fakeHost}, &DockerOptions{StopGrace: tt.grace})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -18,8 +18,8 @@ type Endpoint struct {
 	// Backend is BackendDocker or BackendPodman.
 	Backend string
 	// Address is the engine's address (unix://, tcp://, ssh://). Zero:
-	// the backend's default (DOCKER_HOST, CONTAINER_HOST, the usual
-	// sockets).
+	// the backend's default (DOCKER_HOST or the Docker context,
+	// CONTAINER_HOST, the usual sockets).
 	Address string
 	// CertPath is a directory with ca.pem, cert.pem and key.pem for
 	// mutual TLS to a Docker daemon at a tcp:// address. Zero: no TLS.

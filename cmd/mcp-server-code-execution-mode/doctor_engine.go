@@ -81,7 +81,7 @@ func (d *doctor) engineCheck(ctx context.Context, cfg *config.Config, eng engine
 		err = errors.New("the engine can be neither described nor pinged")
 	}
 	r := checkResult{Check: "engine", DurationMS: sinceMS(began), Engine: info.Backend, Version: info.Version,
-		APIVersion: info.APIVersion, Address: info.Address}
+		APIVersion: info.APIVersion, Address: info.Address, Context: info.Context}
 	if err != nil {
 		r.Status = statusFail
 		r.Detail, r.Hint = d.engineFailure(ctx, cfg, err, timeout)
@@ -93,6 +93,9 @@ func (d *doctor) engineCheck(ctx context.Context, cfg *config.Config, eng engine
 		r.Detail = "the engine answers (it does not describe itself)"
 	} else {
 		r.Detail = fmt.Sprintf("%s %s (API %s) at %s", info.Backend, orUnknown(info.Version), orUnknown(info.APIVersion), orUnknown(info.Address))
+		if info.Context != "" {
+			r.Detail += fmt.Sprintf(" (docker context %q)", info.Context)
+		}
 		if info.DefaultOCIRuntime != "" {
 			r.Detail += ", default OCI runtime " + info.DefaultOCIRuntime
 		}
@@ -117,12 +120,21 @@ func (d *doctor) engineFailure(ctx context.Context, cfg *config.Config, err erro
 	return msg, engineHint
 }
 
-// engineWhere names the engine cfg selects and where it is looked for.
+// engineWhere names the engine cfg selects and where it is looked for:
+// for Docker, where the docker CLI would look (DOCKER_HOST, the Docker
+// context, the default socket), and the context.
 func (d *doctor) engineWhere(cfg *config.Config) string {
 	addr := cfg.Engine.Address
 	switch cfg.Engine.Backend {
 	case engine.BackendDocker:
-		addr = cmp.Or(addr, d.getenv("DOCKER_HOST"), "unix:///var/run/docker.sock")
+		host, dctx, err := engine.DockerEndpoint(addr, d.getenv)
+		switch {
+		case err != nil:
+			return fmt.Sprintf("docker (%v)", err)
+		case dctx != "":
+			return fmt.Sprintf("docker at %s (docker context %q)", host, dctx)
+		}
+		addr = host
 	case engine.BackendPodman:
 		addr = cmp.Or(addr, d.getenv("CONTAINER_HOST"), "the usual sockets")
 	default:

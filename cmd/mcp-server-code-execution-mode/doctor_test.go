@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"io"
@@ -297,5 +299,52 @@ func TestDoctorDeadEngine(t *testing.T) {
 	}
 	if d := rs[1]["detail"].(string); !strings.Contains(d, addr) || !strings.Contains(d, "no container engine is reachable") {
 		t.Errorf("engine detail %q does not name %s", d, addr)
+	}
+}
+
+// TestDoctorDockerContext checks that the engine check names the Docker
+// context the daemon was found through, when it answers and when it
+// does not.
+func TestDoctorDockerContext(t *testing.T) {
+	f := newFakeEngine()
+	f.info.Address, f.info.Context = "unix:///home/u/.colima/default/docker.sock", "colima"
+	out, errs, code := doctorWith(t, f, nil, nil, "-json")
+	rs := decodeReport(t, out)
+	if code != 0 || rs[1]["context"] != "colima" ||
+		!strings.Contains(rs[1]["detail"].(string), `at unix:///home/u/.colima/default/docker.sock (docker context "colima")`) {
+		t.Errorf("code %d, engine %v\nstderr %s", code, rs[1], errs)
+	}
+
+	dir := t.TempDir()
+	sum := sha256.Sum256([]byte("colima"))
+	meta := filepath.Join(dir, "contexts", "meta", hex.EncodeToString(sum[:]), "meta.json")
+	if err := os.MkdirAll(filepath.Dir(meta), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(meta, []byte(`{"Name":"colima","Endpoints":{"docker":{"Host":"unix:///c.sock"}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "config.json"), []byte(`{"currentContext":"colima"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		env  map[string]string
+		addr string
+		want string
+	}{
+		{env: map[string]string{}, want: `docker at unix:///c.sock (docker context "colima")`},
+		{env: map[string]string{"DOCKER_HOST": "tcp://h:1"}, want: "docker at tcp://h:1"},
+		{env: map[string]string{"DOCKER_HOST": "tcp://h:1"}, addr: "tcp://a:2", want: "docker at tcp://a:2"},
+		{env: map[string]string{"DOCKER_CONTEXT": "default"}, want: `docker at unix:///var/run/docker.sock (docker context "default")`},
+		{env: map[string]string{"DOCKER_CONTEXT": "gone"},
+			want: `docker (docker context "gone": not found in ` + filepath.Join(dir, "contexts") + " (set by DOCKER_CONTEXT))"},
+	} {
+		tt.env["DOCKER_CONFIG"] = dir
+		d := &doctor{getenv: func(k string) string { return tt.env[k] }}
+		cfg := &config.Config{}
+		cfg.Engine.Backend, cfg.Engine.Address = engine.BackendDocker, tt.addr
+		if got := d.engineWhere(cfg); got != tt.want {
+			t.Errorf("engineWhere with %v, address %q: %q; want %q", tt.env, tt.addr, got, tt.want)
+		}
 	}
 }

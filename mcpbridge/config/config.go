@@ -6,8 +6,9 @@
 // the engine's (AutoOptions, the sandbox Spec), the session's
 // (entrypoint.Options) and the MCP server's (mcpbridge.Options). No other
 // package reads these variables. The engines' own client variables
-// (DOCKER_HOST, DOCKER_CERT_PATH, CONTAINER_HOST, XDG_RUNTIME_DIR) are read
-// by the engine backends, as their CLIs read them.
+// (DOCKER_HOST, DOCKER_CERT_PATH, DOCKER_CONTEXT, DOCKER_CONFIG,
+// CONTAINER_HOST, XDG_RUNTIME_DIR) are read by the engine backends, as
+// their CLIs read them.
 package config
 
 import (
