@@ -52,7 +52,7 @@ type searchOptions struct {
 // field's length normalizes (BM25's b). These and the weights below were
 // tuned on the tune split of the evaluation (search_eval_test.go) only.
 var (
-	fieldWeight = [numFields]float64{fieldName: 0.8, fieldTitle: 0.8, fieldServer: 1.5, fieldSummary: 1.2, fieldDesc: 0.6, fieldParam: 0.5, fieldParamDesc: 0.8}
+	fieldWeight = [numFields]float64{fieldName: 0.8, fieldTitle: 0.8, fieldServer: 3, fieldSummary: 3, fieldDesc: 0.6, fieldParam: 0.5, fieldParamDesc: 0.8}
 	fieldB      = [numFields]float64{fieldName: 0.3, fieldTitle: 0.3, fieldServer: 0.2, fieldSummary: 0.5, fieldDesc: 0.2, fieldParam: 0.5, fieldParamDesc: 0.75}
 )
 
