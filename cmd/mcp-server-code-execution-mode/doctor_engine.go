@@ -15,7 +15,8 @@ import (
 
 // engineHint is the hint of an engine that does not answer.
 const engineHint = "start Docker or Podman (scripts/provision starts both), point DOCKER_HOST or CONTAINER_HOST " +
-	"at a running engine, or set " + config.EnvRuntime + " to the engine you have"
+	"at a running engine (or choose a Docker context: DOCKER_CONTEXT, or `docker context use`), " +
+	"or set " + config.EnvRuntime + " to the engine you have"
 
 // checkEngine checks the engine cfg selects, or each engine of
 // MCP_BRIDGE_ENGINES in turn, as checkOneEngine does.
