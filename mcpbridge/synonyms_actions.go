@@ -77,7 +77,7 @@ var thingWords = map[string][]string{
 // its groups' tool words.
 func actionSynonyms() map[string][]string {
 	m := map[string][]string{}
-	for _, groups := range []map[string][]string{actionWords, thingWords} {
+	for _, groups := range []map[string][]string{actionWords, thingWords, conceptWords} {
 		for _, tools := range slices.Sorted(maps.Keys(groups)) {
 			for _, w := range groups[tools] {
 				m[w] = append(m[w], tools)
