@@ -117,6 +117,7 @@ func (b *Bridge) runPython(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 	}
 	b.calls.Add(1)
 	began := time.Now()
+	warmSynonyms()
 	mode := b.opts.OutputMode
 	args, problem := parseArgs(req.Params.Arguments, b.opts.DefaultTimeout, b.opts.MaxTimeout, b.knownServer)
 	var cs *clientSession

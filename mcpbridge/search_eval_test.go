@@ -23,7 +23,7 @@ package mcpbridge
 //	go test -count=1 -run SearchEval -v ./mcpbridge/                              # the table
 //	MCP_SEARCHEVAL_MISSES=1 go test -count=1 -run SearchEval -v ./mcpbridge/      # and every miss
 //	go test -count=1 -run SearchEval -v ./mcpbridge/ -args -searcheval.misses     # the same
-//	go test -run XXX -bench SearchTools ./mcpbridge/                              # time per query, 1,000 tools
+//	go test -run XXX -bench SearchTools ./mcpbridge/                              # time per query, 1,000 and 10,000 tools
 
 import (
 	"encoding/json"
@@ -45,8 +45,8 @@ var searchEvalMisses = flag.Bool("searcheval.misses", false, "log every query of
 // searchEvalFloors are the least figures each split may measure: today's,
 // rounded down to two decimals.
 var searchEvalFloors = map[string]searchEvalFigures{
-	"tune":    {Recall1: 0.63, Recall5: 0.87, MRR: 0.72},
-	"heldout": {Recall1: 0.58, Recall5: 0.84, MRR: 0.68},
+	"tune":    {Recall1: 0.67, Recall5: 0.92, MRR: 0.77},
+	"heldout": {Recall1: 0.62, Recall5: 0.88, MRR: 0.73},
 }
 
 // searchEvalK is the depth of the evaluation: search_tool_docs' default limit.
@@ -330,15 +330,21 @@ func TestSearchEval(t *testing.T) {
 }
 
 // BenchmarkSearchTools times one query (the evaluation's queries in turn)
-// over the recorded tools replicated to 1,000, as if that many were
-// configured; the issue's target is at most 5 ms a query.
+// over the recorded tools replicated to 1,000 and to 10,000, as if that
+// many were configured; the issue's target is at most 5 ms a query over
+// 1,000.
 func BenchmarkSearchTools(b *testing.B) {
 	servers, queries := loadSearchEval(b)
-	docs, schemas := searchEvalReplicated(b, servers, 1000)
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		searchTools(queries[i%len(queries)].Q, docs, schemas, defaultSearchLimit)
+	for _, n := range []int{1000, 10000} {
+		b.Run(fmt.Sprintf("tools=%d", n), func(b *testing.B) {
+			docs, schemas := searchEvalReplicated(b, servers, n)
+			searchTools(queries[0].Q, docs, schemas, defaultSearchLimit) // the index, cached
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				searchTools(queries[i%len(queries)].Q, docs, schemas, defaultSearchLimit)
+			}
+		})
 	}
 }
 

@@ -41,6 +41,7 @@ type searchOptions struct {
 	NoStem       bool // words are compared as written (lowercased)
 	NoSynonyms   bool // a query word matches only itself
 	NoWordNet    bool // only the hand-written synonyms
+	NoConcepts   bool // no synonyms from conceptWords
 	NoName       bool // the tool's name and title are not searched
 	NoServer     bool // the server's name and alias are not searched
 	NoLengthNorm bool // a long description weighs as much as a short one
@@ -201,20 +202,26 @@ func stemWord(w string) string {
 	if ok {
 		return s
 	}
-	s = w
-	ascii := len(w) > 2
-	for i := 0; i < len(w) && ascii; i++ {
-		ascii = 'a' <= w[i] && w[i] <= 'z'
-	}
-	if ascii {
-		s = english.Stem(w, true)
-	}
+	s = stemOf(w)
 	stemCache.Lock()
 	if len(stemCache.m) < stemCacheMax {
 		stemCache.m[w] = s
 	}
 	stemCache.Unlock()
 	return s
+}
+
+// stemOf is stemWord, uncached.
+func stemOf(w string) string {
+	if len(w) <= 2 {
+		return w
+	}
+	for i := 0; i < len(w); i++ {
+		if w[i] < 'a' || 'z' < w[i] {
+			return w
+		}
+	}
+	return english.Stem(w, true)
 }
 
 // extraStopwords carry no meaning in a search for a tool, beyond
@@ -487,8 +494,9 @@ func queryTerms(query string, norm func(string) string) []string {
 // A synonym is a word a query word widens to, and how much it weighs
 // relative to the word itself.
 type synonym struct {
-	term string
-	hand bool // from handSynonyms, else from wordnetSynonyms (or the word itself, in rank)
+	term    string
+	hand    bool // from handSynonyms or groupSynonyms, else from WordNet (or the word itself, in rank)
+	concept bool // from conceptWords
 }
 
 // weight is how much a synonym weighs relative to the word itself.
@@ -499,55 +507,127 @@ func (s synonym) weight() float64 {
 	return wordnetSynonymWeight
 }
 
-// synonymTables are the synonyms by normalized word: handSynonyms and
-// actionSynonyms first (weighing handSynonymWeight), then wordnetSynonyms
-// (wordnetSynonymWeight), at most maxSynonyms each.
-var synonymTables = struct {
-	once     [2]sync.Once
-	stemmed  map[string][]synonym
-	verbatim map[string][]synonym
-}{}
+// A synonymTable holds the synonyms of normalized words: hand holds those
+// of handSynonyms and of the groups (groupSynonyms: actionWords and
+// thingWords, then conceptWords; weighing handSynonymWeight), at most
+// maxSynonyms a word; wordnet holds all of WordNet's (wordnetData; weighing
+// wordnetSynonymWeight), in order, but for the word itself, stopwords and
+// the word's hand-written synonyms. Of a word's WordNet synonyms a search
+// uses only those the tools it searches hold (searchIndex.synonyms).
+type synonymTable struct {
+	hand    map[string][]synonym
+	wordnet wordnetTable
+}
 
-const maxSynonyms = 8
+// synonymTables are the tables of stemmed and of verbatim words, each
+// built on the first search that needs it.
+var synonymTables struct {
+	once [2]sync.Once
+	tab  [2]synonymTable
+}
 
-func synonymsOf(w string, stem bool) []synonym {
+const (
+	maxSynonyms        = 8 // hand-written synonyms of a word at most
+	maxWordNetSynonyms = 5 // WordNet synonyms of a word a search uses, at most
+)
+
+// synonymsFor is the synonym table of stemmed words, or of verbatim ones.
+func synonymsFor(stem bool) *synonymTable {
 	k := 0
 	if stem {
 		k = 1
 	}
-	synonymTables.once[k].Do(func() {
-		norm := normalizer(stem)
-		m := map[string][]synonym{}
-		add := func(table map[string][]string, hand bool) {
-			// In the order of the words, so that which synonyms a word
-			// keeps (maxSynonyms) does not depend on the map's order.
-			for _, from := range slices.Sorted(maps.Keys(table)) {
-				tos := table[from]
-				f := norm(from)
-				for _, to := range tos {
-					var words []string
-					splitWords(to, func(w string) { words = append(words, norm(w)) })
-					for _, t := range words {
-						if t != f && len(m[f]) < maxSynonyms && !slices.ContainsFunc(m[f], func(s synonym) bool { return s.term == t }) && !isStopword(t) {
-							m[f] = append(m[f], synonym{term: t, hand: hand})
-						}
-					}
+	synonymTables.once[k].Do(func() { synonymTables.tab[k] = buildSynonymTable(stem) })
+	return &synonymTables.tab[k]
+}
+
+// warmSynonymsOnce starts the stemmed synonym table's build once.
+var warmSynonymsOnce sync.Once
+
+// warmSynonyms builds the stemmed synonym table in the background, the
+// first time it is called, so that the first search_tool_docs does not
+// wait for WordNet's table (about 90 ms on two cores). The bridge calls it
+// on its first run_python rather than at start, so that a bridge that
+// never runs code never pays for it and its start is not slowed.
+func warmSynonyms() {
+	warmSynonymsOnce.Do(func() { go synonymsFor(true) })
+}
+
+// buildSynonymTable builds the synonym table of stemmed words, or of
+// verbatim ones.
+func buildSynonymTable(stem bool) synonymTable {
+	norm := func(w string) string { return w }
+	if stem {
+		// Not stemWord: its cache is for the words of queries and tools,
+		// and WordNet's would fill it. A stem is kept once, and as the
+		// file's own word when it is one.
+		stems := make(map[string]string, 1<<16) // by word
+		kept := make(map[string]string, 1<<15)  // by itself
+		norm = func(w string) string {
+			s, ok := stems[w]
+			if !ok {
+				if s = stemOf(w); s == w {
+					s = w
 				}
+				if k, ok := kept[s]; ok {
+					s = k
+				} else {
+					kept[s] = s
+				}
+				stems[w] = s
+			}
+			return s
+		}
+	}
+	hand := map[string][]synonym{}
+	add := func(table map[string][]string, concept bool) {
+		// In the order of the words, so that which synonyms a word keeps
+		// (maxSynonyms) does not depend on the map's order.
+		for _, from := range slices.Sorted(maps.Keys(table)) {
+			f := norm(from)
+			for _, to := range table[from] {
+				splitWords(to, func(w string) {
+					t := norm(w)
+					if t != f && len(hand[f]) < maxSynonyms && !slices.ContainsFunc(hand[f], func(s synonym) bool { return s.term == t }) && !isStopword(t) {
+						hand[f] = append(hand[f], synonym{term: t, hand: true, concept: concept})
+					}
+				})
 			}
 		}
-		add(handSynonyms, true)
-		add(actionSynonyms(), true)
-		add(wordnetSynonyms, false)
-		if stem {
-			synonymTables.stemmed = m
-		} else {
-			synonymTables.verbatim = m
-		}
-	})
-	if stem {
-		return synonymTables.stemmed[w]
 	}
-	return synonymTables.verbatim[w]
+	add(handSynonyms, false)
+	add(groupSynonyms(actionWords, thingWords), false)
+	add(groupSynonyms(conceptWords), true)
+	return synonymTable{hand: hand, wordnet: loadWordNet(norm, hand)}
+}
+
+// synonyms appends to variants the synonyms of the normalized query word
+// t that opt leaves on: its hand-written ones, then the first
+// maxWordNetSynonyms of its WordNet ones that ix holds.
+func (ix *searchIndex) synonyms(variants []synonym, t string, opt searchOptions) []synonym {
+	if opt.NoSynonyms {
+		return variants
+	}
+	tab := synonymsFor(!opt.NoStem)
+	for _, s := range tab.hand[t] {
+		if !s.concept || !opt.NoConcepts {
+			variants = append(variants, s)
+		}
+	}
+	if opt.NoWordNet {
+		return variants
+	}
+	n := 0
+	for _, s := range tab.wordnet.synonyms(t) {
+		if n == maxWordNetSynonyms {
+			break
+		}
+		if len(ix.postings[s]) > 0 {
+			variants = append(variants, synonym{term: s})
+			n++
+		}
+	}
+	return variants
 }
 
 // idf is BM25's inverse document frequency of a word in df of n tools.
@@ -592,14 +672,7 @@ func (ix *searchIndex) rank(query string, opt searchOptions) []float64 {
 	var variantsBuf []synonym
 	for _, t := range terms {
 		touched = touched[:0]
-		variants := append(variantsBuf[:0], synonym{term: t})
-		if !opt.NoSynonyms {
-			for _, sv := range synonymsOf(t, !opt.NoStem) {
-				if sv.hand || !opt.NoWordNet {
-					variants = append(variants, sv)
-				}
-			}
-		}
+		variants := ix.synonyms(append(variantsBuf[:0], synonym{term: t}), t, opt)
 		variantsBuf = variants
 		for k, sv := range variants {
 			v := sv.term

@@ -19,6 +19,7 @@ var searchAblations = []struct {
 	{"no stemming", searchOptions{NoStem: true}},
 	{"no synonyms", searchOptions{NoSynonyms: true}},
 	{"no WordNet synonyms", searchOptions{NoWordNet: true}},
+	{"no concept groups", searchOptions{NoConcepts: true}},
 	{"no name/title field", searchOptions{NoName: true}},
 	{"no server field", searchOptions{NoServer: true}},
 	{"no length normalisation", searchOptions{NoLengthNorm: true}},

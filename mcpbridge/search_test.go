@@ -238,19 +238,19 @@ func TestSignatureAndSummary(t *testing.T) {
 // tools' words, and every word of a group is a plain lowercase word.
 func TestActionSynonyms(t *testing.T) {
 	has := func(word, want string) bool {
-		for _, s := range synonymsOf(stemWord(word), true) {
+		for _, s := range synonymsFor(true).hand[stemWord(word)] {
 			if s.term == stemWord(want) {
 				return s.hand
 			}
 		}
 		return false
 	}
-	for _, c := range [][2]string{{"halt", "stop"}, {"scrap", "delete"}, {"folder", "directory"}, {"altitude", "elevation"}, {"paint", "image"}} {
+	for _, c := range [][2]string{{"halt", "stop"}, {"scrap", "delete"}, {"folder", "directory"}, {"altitude", "elevation"}, {"paint", "image"}, {"nuke", "kill"}, {"latitude", "geocode"}} {
 		if !has(c[0], c[1]) {
-			t.Errorf("%q does not widen to %q: %v", c[0], c[1], synonymsOf(stemWord(c[0]), true))
+			t.Errorf("%q does not widen to %q: %v", c[0], c[1], synonymsFor(true).hand[stemWord(c[0])])
 		}
 	}
-	for _, groups := range []map[string][]string{actionWords, thingWords} {
+	for _, groups := range []map[string][]string{actionWords, thingWords, conceptWords} {
 		for tools, words := range groups {
 			for _, w := range words {
 				var split []string

@@ -73,13 +73,13 @@ var thingWords = map[string][]string{
 	"tab":                   {"window", "windows"},
 }
 
-// actionSynonyms is actionWords and thingWords as a table from a word to
-// its groups' tool words.
-func actionSynonyms() map[string][]string {
+// groupSynonyms is groups (each as actionWords) as a table from a word
+// to its groups' tool words.
+func groupSynonyms(groups ...map[string][]string) map[string][]string {
 	m := map[string][]string{}
-	for _, groups := range []map[string][]string{actionWords, thingWords, conceptWords} {
-		for _, tools := range slices.Sorted(maps.Keys(groups)) {
-			for _, w := range groups[tools] {
+	for _, g := range groups {
+		for _, tools := range slices.Sorted(maps.Keys(g)) {
+			for _, w := range g[tools] {
 				m[w] = append(m[w], tools)
 			}
 		}

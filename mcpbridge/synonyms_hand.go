@@ -1,7 +1,7 @@
 package mcpbridge
 
 // handSynonyms widen a word an agent may use to the words tools use for
-// it, where WordNet (synonyms_wordnet.go) lacks them: abbreviations and
+// it, where WordNet (synonyms_wordnet.txt) lacks them: abbreviations and
 // terms of the trade (k8s, pr, db, xhr, repo, …) and the verbs tools name
 // their actions by. Each word weighs less than the query's own (see
 // synonymWeight); they come before WordNet's.

@@ -1,10 +1,9 @@
-// Command gensynonyms writes mcpbridge/synonyms_wordnet.go: a table from
-// a word an agent may use in a tool search to the words MCP tools use for
-// the same thing, taken from WordNet (Debian's wordnet-base:
-// /usr/share/wordnet) and bounded by the tool vocabulary, i.e. every word
-// in the names and descriptions of the tools recorded in
-// mcpbridge/testdata/searcheval/servers/*.json (the tools only; never the
-// evaluation's queries).
+// Command gensynonyms writes mcpbridge/synonyms_wordnet.txt: a table
+// from an English word an agent may use in a tool search to its synonyms,
+// taken from WordNet 3.0 (Debian's wordnet-base: /usr/share/wordnet). The
+// table is general: it is not bounded by the words of any set of tools.
+// The search keeps, at query time, only the synonyms the tools being
+// searched use (mcpbridge/search_index.go).
 //
 // It is run by hand, from the repository's root, never by the tests or
 // at run time:
@@ -17,32 +16,48 @@
 // it is the first; at most maxSenses), and from them, in that order, the
 // other single-word lemmas of the sense's synset (with -hypernyms, then
 // those of a verb's hypernym: off, as they proved noise: "walk", "go" and
-// "draw" all became "move"); it keeps those whose Snowball stem is a stem
-// of the tool vocabulary and differs from the lemma's own, at most
-// maxTargets of them. With -known=false it maps only the words the tools
-// do not use themselves.
+// "draw" all became "move"); it keeps those whose Snowball stem differs
+// from the lemma's own and from those of the targets kept before, at most
+// maxTargets of them, and leaves out a lemma with none.
+//
+// The file holds WordNet's licence notice first, as lines starting with
+// "#", then one line a word, sorted: the word and its targets, in order,
+// separated by single spaces. It would be written gzip-compressed, as
+// synonyms_wordnet.txt.gz, were the plain text larger than gzipAbove (it
+// is about 1.1 MB); mcpbridge/synonyms_wordnet.go, which embeds the file
+// and reads it, would then have to read that one.
 package main
 
 import (
 	"bufio"
-	"encoding/json"
+	"bytes"
+	"compress/gzip"
 	"flag"
-	"fmt"
-	"go/format"
 	"log"
 	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
-	"unicode"
 
 	"github.com/kljensen/snowball/english"
 )
 
 const (
-	maxTargets = 5 // targets of a word at most
+	// maxTargets bounds a word's targets. The search uses the first five
+	// a word has among the words of the tools it searches, so the bound
+	// must leave room ahead of those for the targets no tool uses. With
+	// the recorded evaluation tools as a stand-in for a user's, a bound
+	// of 10 would lose 109 of the 7,001 targets the old, tool-bounded
+	// table held (on 87 words: arrest → check, stop; conduct → carry;
+	// capture → get), 20 loses 6 on 4 words, and the file grows by only
+	// 1.5% from 10 to 20 (47 of its 37,480 words have more than 20; at
+	// most 32: "pile").
+	maxTargets = 20
 	maxSenses  = 3 // senses of a word looked at, at most
+	// gzipAbove is the size of plain text above which the file is
+	// written gzip-compressed.
+	gzipAbove = 1_500_000
 )
 
 type synset struct {
@@ -52,29 +67,30 @@ type synset struct {
 
 func main() {
 	wn := flag.String("wordnet", "/usr/share/wordnet", "WordNet's dict directory")
-	servers := flag.String("servers", "mcpbridge/testdata/searcheval/servers", "recorded tools/list answers")
-	out := flag.String("o", "mcpbridge/synonyms_wordnet.go", "the Go file to write")
-	known := flag.Bool("known", true, "map the words of the tool vocabulary too, not only the words tools do not use")
+	out := flag.String("o", "mcpbridge/synonyms_wordnet.txt", "the file to write (with .gz appended when compressed)")
 	hypernyms := flag.Bool("hypernyms", false, "add a verb's hypernyms' lemmas after its synonyms")
 	flag.Parse()
 
-	vocab := toolVocabulary(*servers)
 	table := map[string][]string{}
+	var notice []string
 	for _, pos := range []string{"noun", "verb", "adj"} {
-		synsets := readData(filepath.Join(*wn, "data."+pos))
+		synsets, licence := readData(filepath.Join(*wn, "data."+pos))
+		if notice == nil {
+			notice = licence
+		}
 		readIndex(filepath.Join(*wn, "index."+pos), func(lemma string, tagged int, offsets []string) {
 			if !singleWord(lemma) {
 				return
 			}
 			n := min(len(offsets), maxSenses, max(1, tagged))
 			own := english.Stem(lemma, false)
-			if !*known && vocab[own] {
-				return
-			}
 			targets := table[lemma]
 			add := func(w string) {
+				if len(targets) >= maxTargets || !singleWord(w) {
+					return
+				}
 				s := english.Stem(w, false)
-				if len(targets) >= maxTargets || s == own || !vocab[s] || !singleWord(w) {
+				if s == own {
 					return
 				}
 				for _, t := range targets {
@@ -103,7 +119,10 @@ func main() {
 			}
 		})
 	}
-	write(*out, table)
+	if len(notice) == 0 {
+		log.Fatal("no licence notice at the head of WordNet's data.noun")
+	}
+	write(*out, notice, table)
 }
 
 // singleWord reports whether w is one lowercase word of letters.
@@ -119,84 +138,29 @@ func singleWord(w string) bool {
 	return true
 }
 
-// toolVocabulary is the set of stems of the words in the recorded tools'
-// names and descriptions.
-func toolVocabulary(dir string) map[string]bool {
-	files, err := filepath.Glob(filepath.Join(dir, "*.json"))
-	if err != nil || len(files) == 0 {
-		log.Fatalf("no recorded servers in %s", dir)
-	}
-	vocab := map[string]bool{}
-	for _, f := range files {
-		raw, err := os.ReadFile(f)
-		if err != nil {
-			log.Fatal(err)
-		}
-		var s struct {
-			Tools []struct {
-				Name        string `json:"name"`
-				Title       string `json:"title"`
-				Description string `json:"description"`
-			} `json:"tools"`
-		}
-		if err := json.Unmarshal(raw, &s); err != nil {
-			log.Fatalf("%s: %v", f, err)
-		}
-		for _, t := range s.Tools {
-			for _, w := range split(t.Name + " " + t.Title + " " + t.Description) {
-				vocab[english.Stem(w, false)] = true
-			}
-		}
-	}
-	return vocab
-}
-
-// split breaks text into lowercase words on anything but a letter,
-// and on camelCase.
-func split(text string) []string {
-	var out []string
-	var cur []rune
-	prevLower := false
-	for _, r := range text {
-		switch {
-		case unicode.IsUpper(r):
-			if prevLower && len(cur) > 0 {
-				out = append(out, string(cur))
-				cur = cur[:0]
-			}
-			cur = append(cur, unicode.ToLower(r))
-			prevLower = false
-		case unicode.IsLetter(r):
-			cur = append(cur, r)
-			prevLower = true
-		default:
-			if len(cur) > 0 {
-				out = append(out, string(cur))
-				cur = cur[:0]
-			}
-			prevLower = false
-		}
-	}
-	if len(cur) > 0 {
-		out = append(out, string(cur))
-	}
-	return out
-}
-
-// readData reads a data.<pos> file: synsets by offset.
-func readData(path string) map[string]synset {
+// readData reads a data.<pos> file: synsets by offset, and the licence
+// notice that heads it (its lines' text, without their line numbers).
+func readData(path string) (map[string]synset, []string) {
 	f, err := os.Open(path)
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer f.Close()
 	m := map[string]synset{}
+	var licence []string
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for sc.Scan() {
 		line := sc.Text()
-		if strings.HasPrefix(line, "  ") {
-			continue // the licence
+		if strings.HasPrefix(line, "  ") { // the licence: "  N text  "
+			text := strings.TrimSpace(line)
+			if i := strings.IndexByte(text, ' '); i >= 0 {
+				text = strings.TrimSpace(text[i+1:])
+			} else {
+				text = ""
+			}
+			licence = append(licence, text)
+			continue
 		}
 		if i := strings.Index(line, " | "); i >= 0 {
 			line = line[:i]
@@ -234,7 +198,7 @@ func readData(path string) map[string]synset {
 	if err := sc.Err(); err != nil {
 		log.Fatal(err)
 	}
-	return m
+	return m, licence
 }
 
 // readIndex calls fn with every lemma of an index.<pos> file, its number
@@ -269,36 +233,57 @@ func readIndex(path string, fn func(lemma string, tagged int, offsets []string))
 	}
 }
 
-func write(path string, table map[string][]string) {
+// write writes the notice and the table to path, or, gzip-compressed, to
+// path+".gz" (and removes the other one, so that only one is embedded).
+func write(path string, notice []string, table map[string][]string) {
 	keys := make([]string, 0, len(table))
-	for k := range table {
+	targets := 0
+	for k, ts := range table {
 		keys = append(keys, k)
+		targets += len(ts)
 	}
 	sort.Strings(keys)
-	var b strings.Builder
-	b.WriteString("// Code generated by go run ./mcpbridge/internal/gensynonyms; DO NOT EDIT.\n\n")
-	b.WriteString("package mcpbridge\n\n")
-	b.WriteString("// wordnetSynonyms maps a word an agent may use to at most five words of\n")
-	b.WriteString("// the recorded tools' vocabulary that WordNet gives as its synonyms (or,\n")
-	b.WriteString("// for a verb, its hypernym's), from its most frequent senses first.\n")
-	b.WriteString("var wordnetSynonyms = map[string][]string{\n")
-	for _, k := range keys {
-		fmt.Fprintf(&b, "\t%q: {", k)
-		for i, t := range table[k] {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			fmt.Fprintf(&b, "%q", t)
+	var b bytes.Buffer
+	b.WriteString("# WordNet synonyms for the tool search of package mcpbridge: a word, then\n")
+	b.WriteString("# its synonyms, from its most frequent senses first. Generated from\n")
+	b.WriteString("# WordNet 3.0 by go run ./mcpbridge/internal/gensynonyms; DO NOT EDIT.\n")
+	b.WriteString("#\n")
+	b.WriteString("# WordNet's licence, which asks that this notice accompany all copies:\n")
+	b.WriteString("#\n")
+	for _, l := range notice {
+		if l == "" {
+			b.WriteString("#\n")
+			continue
 		}
-		b.WriteString("},\n")
+		b.WriteString("# " + l + "\n")
 	}
-	b.WriteString("}\n")
-	src, err := format.Source([]byte(b.String()))
-	if err != nil {
+	for _, k := range keys {
+		b.WriteString(k)
+		for _, t := range table[k] {
+			b.WriteByte(' ')
+			b.WriteString(t)
+		}
+		b.WriteByte('\n')
+	}
+	plain := b.Len()
+	data, other := b.Bytes(), path+".gz"
+	if plain > gzipAbove {
+		var z bytes.Buffer
+		zw, err := gzip.NewWriterLevel(&z, gzip.BestCompression)
+		if err != nil {
+			log.Fatal(err)
+		}
+		zw.Write(data)
+		if err := zw.Close(); err != nil {
+			log.Fatal(err)
+		}
+		data, path, other = z.Bytes(), path+".gz", path
+	}
+	if err := os.WriteFile(path, data, 0o644); err != nil {
 		log.Fatal(err)
 	}
-	if err := os.WriteFile(path, src, 0o644); err != nil {
+	if err := os.Remove(other); err != nil && !os.IsNotExist(err) {
 		log.Fatal(err)
 	}
-	log.Printf("%s: %d words", path, len(keys))
+	log.Printf("%s: %d words, %d targets, %d bytes (%d as plain text)", path, len(keys), targets, len(data), plain)
 }
