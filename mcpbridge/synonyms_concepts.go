@@ -1,5 +1,14 @@
 package mcpbridge
 
+// conceptWords group the everyday words, jargon, abbreviations and idioms
+// an agent or its user may use for a need under the words MCP tools use
+// for it, as actionWords does for actions: a word of a group widens to the
+// group's tool words (the key's words, each found in some recorded tool's
+// name, title or description). They were written by hand from the tools'
+// lists of the search evaluation's 23 servers, concept by concept, never
+// from the evaluation's queries; they name those servers' concepts, and
+// help other servers where they use the same words. NoConcepts leaves them
+// out (the ablation in search_report_test.go).
 var conceptWords = map[string][]string{
 	// Airtable: bases, tables, records, fields, comments, attachments.
 	"base tables":       {"workbook", "workbooks", "airtable"},
@@ -18,9 +27,9 @@ var conceptWords = map[string][]string{
 	"web search":                        {"websearch", "serp", "duckduckgo", "ddg", "searchengine", "neural"},
 	"news recent events":                {"today", "breaking", "happening", "happened", "trending", "press", "journalism", "nowadays", "realtime", "uptodate"},
 	"blog articles":                     {"substack", "newsletter", "newsletters", "editorial", "essay", "essays"},
-	"local businesses":                  {"cafe", "cafes", "coffee", "pub", "bakery", "pizza", "diner", "eatery", "food", "lunch", "dinner", "brunch"},
+	"local businesses":                  {"cafe", "cafes", "coffee", "pub", "bakery", "pizza", "diner", "eatery", "food", "lunch", "dinner", "brunch", "sushi", "burger", "tacos", "bistro", "takeout", "brewery", "ramen"},
 	"businesses services":               {"pharmacy", "hotel", "hotels", "gym", "dentist", "plumber", "grocery", "supermarket", "salon", "mechanic"},
-	"local near":                        {"closest", "nearest", "neighborhood", "neighbourhood", "vicinity"},
+	"local near":                        {"closest", "nearest", "neighborhood", "neighbourhood", "vicinity", "downtown"},
 	"ratings":                           {"stars", "yelp", "tripadvisor"},
 	"opening hours":                     {"closing", "closes", "timetable", "tonight"},
 	"phone numbers":                     {"telephone", "tel", "dial"},
@@ -53,7 +62,7 @@ var conceptWords = map[string][]string{
 	"create directory":       {"mkdir", "mkdirs", "mkdirp"},
 	"listing directory":      {"ls", "dirlist", "lsdir"},
 	"tree recursive":         {"hierarchy", "hierarchical", "nesting"},
-	"size sizes":             {"gb", "gigabytes", "megabytes", "footprint", "huge", "bloat", "bloated", "heavy", "storage"},
+	"size sizes":             {"gb", "gigabytes", "megabytes", "footprint", "huge", "bloat", "bloated", "heavy", "storage", "du", "biggest", "large"},
 	"rename":                 {"retitle", "relabel", "rebrand"},
 	"move":                   {"reorganize", "reorganise", "rehome"},
 	"glob pattern":           {"wildcard", "wildcards", "asterisk", "fnmatch"},
@@ -61,7 +70,7 @@ var conceptWords = map[string][]string{
 	"content search":         {"ripgrep", "rg", "fulltext", "occurrence"},
 	"metadata":               {"stat", "mtime", "ctime", "filesize", "owner", "lastmodified"},
 	"modified creation time": {"timestamp", "dated", "age", "mtime", "ctime"},
-	"permissions":            {"chmod", "chown", "writable", "rwx", "perms"},
+	"permissions":            {"chmod", "chown", "writable", "rwx", "perms", "owns", "ownership"},
 	"replace replacement":    {"substitute", "substitution", "swap", "refactor", "reword", "sed"},
 	"diff":                   {"delta", "difference", "differences", "changeset", "unidiff"},
 	"repl interactive":       {"interpreter", "ipython", "jupyter", "irb", "stdin", "pipe", "python"},
@@ -69,7 +78,7 @@ var conceptWords = map[string][]string{
 	"terminate stuck":        {"hung", "hang", "hanging", "frozen", "freeze", "unresponsive"},
 	"processes cpu":          {"ram", "hog", "hogging", "top", "htop", "ps", "tasklist", "taskmgr", "utilization", "slow", "sluggish"},
 	"sessions":               {"tmux", "tty", "ttys", "detached", "backgrounded"},
-	"usage statistics":       {"counters", "dashboard", "breakdown", "kpi", "kpis", "analytics"},
+	"usage statistics":       {"counters", "dashboard", "breakdown", "kpi", "kpis", "analytics", "frequency", "activity"},
 	"history recent":         {"past", "previously", "ago", "audit", "trail", "lately", "yesterday", "earlier"},
 	"recent calls history":   {"invocations", "invocation", "transcript"},
 	"feedback survey":        {"complain", "complaining", "kudos", "testimonial", "nps", "grievance", "dislike"},
@@ -81,10 +90,10 @@ var conceptWords = map[string][]string{
 	"encoding encodings":     {"utf8", "utf", "ascii", "unicode", "charset", "latin1", "mojibake"},
 	"audio":                  {"sound", "mp3", "wav", "music", "song", "podcast", "ogg", "flac", "recording"},
 	"mime":                   {"mimetype", "contenttype", "filetype"},
-	"base64":                 {"b64", "blob", "encode"},
+	"base64":                 {"b64", "blob", "encode", "bytes"},
 
 	// EverArt: image generation.
-	"generate images":  {"dalle", "midjourney", "txt2img", "text2image", "imagine", "visualize", "visualise", "depict", "conjure"},
+	"generate images":  {"dalle", "midjourney", "txt2img", "text2image", "imagine", "visualize", "visualise", "depict", "conjure", "logo", "mockup"},
 	"image images":     {"wallpaper", "poster", "banner", "portrait", "meme", "sticker", "avatar"},
 	"photorealistic":   {"realistic", "lifelike", "photoreal", "hyperrealistic"},
 	"vector art style": {"flat", "clipart", "cartoon", "anime"},
@@ -93,17 +102,17 @@ var conceptWords = map[string][]string{
 	// Everything: the reference server's test tools.
 	"echo":                    {"parrot", "loopback", "roundtrip", "repeat"},
 	"annotations annotated":   {"labelled", "labeled", "tagged", "marked"},
-	"environment variables":   {"printenv", "dotenv", "envvar", "envvars", "setenv"},
+	"environment variables":   {"printenv", "dotenv", "envvar", "envvars", "setenv", "vars"},
 	"links link":              {"hyperlink", "hyperlinks", "href", "hrefs", "uri", "uris", "backlinks"},
 	"structured schema":       {"jsonschema", "parseable", "tabular", "typed", "shape"},
-	"sum":                     {"plus", "addition", "arithmetic", "calculator", "math", "maths", "compute", "summation", "tally"},
+	"sum":                     {"plus", "addition", "arithmetic", "calculator", "math", "maths", "compute", "summation", "tally", "total"},
 	"calculate":               {"compute", "computing", "calc", "estimate"},
 	"tiny image logo":         {"mini", "icon", "favicon", "emblem", "mascot"},
 	"gzip compression":        {"zip", "archive", "tar", "tarball", "targz", "gz", "deflate", "squeeze", "pack"},
 	"logging":                 {"verbosity", "loglevel", "logger", "tracing", "syslog"},
-	"toggle":                  {"flip", "activate", "deactivate", "mute", "unmute"},
+	"toggle":                  {"flip", "activate", "deactivate", "mute", "unmute", "switch"},
 	"subscription subscriber": {"unsubscribe", "listen", "listener", "pubsub"},
-	"long operation":          {"lengthy", "async", "asynchronous", "timeconsuming", "longrunning"},
+	"long operation":          {"lengthy", "async", "asynchronous", "timeconsuming", "longrunning", "slow"},
 	"progress":                {"percent", "percentage", "progressbar", "eta"},
 	"simulated demonstrates":  {"mock", "dummy", "demo", "synthetic", "placeholder", "toy"},
 	"research deep":           {"investigate", "investigation", "deepdive", "dossier", "thorough", "indepth"},
@@ -111,7 +120,7 @@ var conceptWords = map[string][]string{
 
 	// Firecrawl: scraping, crawling, maps, monitors, papers, credits.
 	"scrape extract":            {"rip", "webscraping", "webscrape", "scraper", "screenscrape"},
-	"crawl":                     {"spider", "spidering", "traverse", "sitewide", "wget"},
+	"crawl":                     {"spider", "spidering", "traverse", "sitewide", "wget", "mirror"},
 	"sitemap website structure": {"subpages", "siteindex", "urllist", "robots"},
 	"html":                      {"markup", "htm", "xhtml", "viewsource"},
 	"branding":                  {"fonts", "font", "palette", "typography", "styleguide"},
@@ -122,38 +131,38 @@ var conceptWords = map[string][]string{
 	"retail prices pricing":     {"cost", "cheapest", "cheap", "shopping", "buy", "discount", "deals", "msrp", "ecommerce"},
 	"jobs":                      {"hiring", "vacancy", "vacancies", "careers", "employment", "salary", "salaries", "recruiting", "postings"},
 	"interact live browser":     {"automate", "automation", "headless"},
-	"parse document":            {"ocr", "ingest", "digitize", "pptx", "odt", "textract"},
-	"monitor":                   {"watch", "watching", "watcher", "watchdog", "surveil", "oversee", "changedetection"},
-	"recurring schedule":        {"cron", "crontab", "hourly", "weekly", "nightly", "periodically", "regularly"},
+	"parse document":            {"ocr", "ingest", "digitize", "pptx", "odt", "textract", "scanned"},
+	"monitor":                   {"watch", "watching", "watcher", "watchdog", "surveil", "oversee", "changedetection", "track", "tracker"},
+	"recurring schedule":        {"cron", "crontab", "hourly", "weekly", "nightly", "periodically", "regularly", "daily"},
 	"webhook":                   {"callback", "callbacks", "hook", "zapier", "ifttt"},
 	"notifications":             {"alert", "alerting", "pager", "pagerduty", "sms", "notify"},
 	"immediate":                 {"asap", "instantly", "ondemand"},
 	"status":                    {"pending", "outcome", "polling"},
 	"agent":                     {"autonomous", "autopilot", "delegate"},
 	"papers scientific":         {"publication", "publications", "journal", "journals", "preprint", "preprints", "studies", "academic", "scholarly", "scholar", "thesis"},
-	"biomedical clinical":       {"medical", "medicine", "disease", "drug", "drugs", "trial", "trials", "cancer", "gene", "genes", "protein"},
+	"biomedical clinical":       {"medical", "medicine", "disease", "drug", "drugs", "trial", "trials", "cancer", "gene", "genes", "protein", "covid", "vaccine", "diabetes", "virus", "patient"},
 	"citation":                  {"bibliography", "footnote", "footnotes", "citedby", "influential"},
 	"abstract abstracts":        {"synopsis", "tldr", "overview"},
-	"authors author":            {"writer", "writers", "researcher", "researchers", "scientist", "byline"},
+	"authors author":            {"writer", "writers", "researcher", "researchers", "scientist", "byline", "wrote"},
 	"related similar":           {"alike", "lookalike", "comparable", "akin", "resembling"},
 	"developer programming":     {"coding", "coder", "dev", "devs", "software", "stackoverflow", "engineer", "engineering"},
 	"credit credits":            {"quota", "allowance", "topup", "prepaid", "wallet", "remaining"},
 	"billing":                   {"invoice", "invoices", "charges", "charged", "payment", "payments", "paying"},
 
 	// Google Drive.
-	"drive": {"gdrive", "gdocs", "googledocs", "gsheets", "gsuite", "onedrive", "dropbox"},
+	"drive": {"gdrive", "gdocs", "googledocs", "gsheets", "gsuite", "onedrive", "dropbox", "slides", "presentation", "deck"},
 
 	// GitHub and GitLab.
 	"repositories":         {"starred", "opensource", "oss", "gh"},
 	"create repository":    {"init", "initialize", "newrepo"},
-	"commits":              {"sha", "shas", "hash", "changelog", "gitlog", "blame"},
+	"commits":              {"sha", "shas", "hash", "changelog", "gitlog", "blame", "history"},
 	"push commit":          {"checkin", "checkins", "sync", "gitpush"},
 	"issue issues":         {"jira", "enhancement", "regression", "glitch", "incident", "triage", "backlog"},
-	"branch":               {"hotfix", "bugfix", "trunk", "master", "featurebranch"},
-	"update branch latest": {"rebase", "behind", "outdated", "stale"},
+	"branch":               {"hotfix", "bugfix", "trunk", "master", "featurebranch", "checkout"},
+	"update branch latest": {"rebase", "behind", "outdated", "stale", "refresh", "sync"},
 	"merge":                {"rebase", "fastforward", "mergeable"},
-	"search code":          {"symbol", "symbols", "implementation", "definition", "sourcecode", "callers", "usages"},
-	"users":                {"username", "usernames", "maintainer", "maintainers", "contributor", "contributors", "someone", "somebody", "staff"},
+	"search code":          {"symbol", "symbols", "implementation", "definition", "sourcecode", "callers", "usages", "defined", "function"},
+	"users":                {"username", "usernames", "maintainer", "maintainers", "contributor", "contributors", "someone", "somebody", "staff", "everyone", "team"},
 	"files changed":        {"touched", "affected", "diffstat", "altered"},
 	"status checks":        {"ci", "pipeline", "pipelines", "passing", "failing", "green", "jenkins", "travis"},
 	"reviews review":       {"lgtm", "nit", "nits", "signoff"},
@@ -165,30 +174,30 @@ var conceptWords = map[string][]string{
 	"places place":                {"poi", "pois", "landmark", "landmarks", "attraction", "attractions", "sights", "museum", "park"},
 	"distance travel time":        {"eta", "howfar", "mileage", "meters", "metres", "away", "traffic", "journey", "trip"},
 	"origins destinations matrix": {"waypoint", "waypoints", "pickup", "dropoff", "pairwise", "crosstab"},
-	"elevation":                   {"sea", "level", "tall", "mountain", "mountains", "hill", "hills", "peak", "summit", "topography", "topographic"},
+	"elevation":                   {"sea", "level", "tall", "mountain", "mountains", "hill", "hills", "peak", "summit", "topography", "topographic", "high", "feet"},
 	"directions":                  {"bike", "biking", "cycling", "bicycle", "bus", "train", "subway", "metro", "itinerary", "satnav"},
 	"geographic earth":            {"geo", "geography", "world", "planet", "gis"},
 	"maps":                        {"gmaps", "googlemaps", "osm", "openstreetmap", "mapbox", "cartography"},
 
 	// Kubernetes.
-	"cleanup":                          {"garbage", "gc", "leftover", "leftovers", "orphaned", "dangling"},
+	"cleanup":                          {"garbage", "gc", "leftover", "leftovers", "orphaned", "dangling", "clean", "reset"},
 	"kubernetes":                       {"eks", "gke", "aks", "openshift", "minikube", "k3s", "microk8s", "orchestration"},
-	"kubernetes resources":             {"configmap", "configmaps", "secret", "secrets", "ingress", "svc", "pvc", "pv"},
+	"kubernetes resources":             {"configmap", "configmaps", "secret", "secrets", "ingress", "svc", "pvc", "pv", "deployments", "objects"},
 	"deployment statefulset daemonset": {"replicaset", "replicasets", "cronjob", "cronjobs"},
-	"describe":                         {"troubleshoot", "diagnose", "unhealthy", "crashloop", "crashloopbackoff", "oomkilled", "imagepullbackoff", "evicted"},
-	"apply manifest":                   {"kustomize", "declarative", "spec", "specs", "yml", "iac", "gitops"},
-	"logs":                             {"journalctl", "traceback", "stacktrace", "exception", "exceptions"},
-	"scale":                            {"autoscale", "autoscaler", "replica", "replicas", "instances", "horizontal", "upsize", "downsize", "capacity", "hpa"},
+	"describe":                         {"troubleshoot", "diagnose", "unhealthy", "crashloop", "crashloopbackoff", "oomkilled", "imagepullbackoff", "evicted", "structure", "columns", "events"},
+	"apply manifest":                   {"kustomize", "declarative", "spec", "specs", "yml", "iac", "gitops", "deploy", "definition"},
+	"logs":                             {"journalctl", "traceback", "stacktrace", "exception", "exceptions", "output", "tail"},
+	"scale":                            {"autoscale", "autoscaler", "replica", "replicas", "instances", "horizontal", "upsize", "downsize", "capacity", "hpa", "shrink", "increase", "decrease"},
 	"rollout":                          {"rollback", "revert", "restart", "redeploy", "bounce", "roll", "canary", "undo", "resume"},
-	"kubectl context":                  {"kubectx", "kubeconfig", "prod", "production", "staging"},
+	"kubectl context":                  {"kubectx", "kubeconfig", "prod", "production", "staging", "cluster"},
 	"reconnect connections":            {"disconnected", "reestablish", "reauth", "relogin", "lost"},
-	"alive responsive":                 {"heartbeat", "healthcheck", "reachable", "liveness", "connectivity", "pong", "uptime"},
+	"alive responsive":                 {"heartbeat", "healthcheck", "reachable", "liveness", "connectivity", "pong", "uptime", "health"},
 	"explain":                          {"meaning", "manpage", "whatis", "define"},
 	"helm chart":                       {"helmfile", "artifacthub", "bitnami", "tiller"},
 	"install":                          {"deploy", "setup", "provision", "bootstrap"},
 	"upgrade":                          {"newer", "bump", "modernize"},
-	"uninstall":                        {"undeploy", "decommission", "teardown"},
-	"cordon drain":                     {"maintenance", "evict", "eviction", "unschedulable", "schedulable", "isolate", "quarantine", "reboot"},
+	"uninstall":                        {"undeploy", "decommission", "teardown", "remove", "delete"},
+	"cordon drain":                     {"maintenance", "evict", "eviction", "unschedulable", "schedulable", "isolate", "quarantine", "reboot", "rotation"},
 	"node management":                  {"vm", "vms", "kubelet", "ec2"},
 	"port forward":                     {"tunnel", "tunneling", "expose", "localhost", "proxy", "portforward", "socat"},
 	"exec pod":                         {"ssh", "shell", "remote", "docker"},
@@ -198,16 +207,16 @@ var conceptWords = map[string][]string{
 	"labels":                           {"selector", "selectors", "matchlabels"},
 
 	// Memory: the knowledge graph.
-	"knowledge graph": {"kg", "ontology", "triples", "triple", "rdf", "neo4j", "graphdb", "memorize", "memorise", "recall", "recollect", "export", "backup"},
+	"knowledge graph": {"kg", "ontology", "triples", "triple", "rdf", "neo4j", "graphdb", "memorize", "memorise", "recall", "recollect", "export", "backup", "memory", "remember"},
 	"entities entity": {"concept", "concepts", "noun", "nouns"},
-	"relations":       {"relationship", "relationships", "edge", "edges", "association", "associations", "linked"},
-	"observations":    {"memo", "jot", "tidbit", "trivia", "unlearn"},
+	"relations":       {"relationship", "relationships", "edge", "edges", "association", "associations", "linked", "unlink", "disconnect"},
+	"observations":    {"memo", "jot", "tidbit", "trivia", "unlearn", "trait"},
 
 	// Notion.
-	"self bot":             {"myself", "whoami", "botuser", "identity"},
-	"title":                {"named", "called", "caption"},
-	"block blocks":         {"paragraph", "bullet", "bullets", "checklist", "callout", "widget"},
-	"children":             {"child", "descendants", "subitems", "subblocks", "kids"},
+	"self bot":             {"myself", "whoami", "botuser", "identity", "integration"},
+	"title":                {"named", "called", "caption", "heading"},
+	"block blocks":         {"paragraph", "bullet", "bullets", "checklist", "callout", "widget", "heading", "todo", "checkbox"},
+	"children":             {"child", "descendants", "subitems", "subblocks", "kids", "nested"},
 	"notion page":          {"wiki", "wikis", "confluence", "evernote", "obsidian", "writeup", "notebook"},
 	"properties property":  {"props", "prop", "frontmatter"},
 	"data source database": {"tracker", "kanban", "board", "collection"},
@@ -217,26 +226,26 @@ var conceptWords = map[string][]string{
 	"browser":                {"chrome", "chromium", "firefox", "safari", "webkit", "headless", "webdriver"},
 	"playwright puppeteer":   {"selenium", "cypress", "automation", "automate", "e2e", "scripted"},
 	"resize window":          {"maximize", "minimize", "fullscreen", "breakpoint", "mobile", "iphone", "tablet", "ipad"},
-	"console messages":       {"devtools", "js", "javascript", "errors", "warnings", "uncaught"},
+	"console messages":       {"devtools", "js", "javascript", "errors", "warnings", "uncaught", "exception"},
 	"dialog":                 {"messagebox", "lightbox", "overlay", "interstitial"},
 	"dark color scheme":      {"darkmode", "nightmode", "theme", "themes", "lightmode", "appearance"},
 	"emulate":                {"spoof", "mimic", "pretend", "mock"},
 	"evaluate javascript":    {"eval", "js", "inject", "dom", "jquery", "queryselector", "scripting", "bookmarklet"},
 	"drag drop":              {"dnd", "draganddrop", "reorder", "rearrange", "sortable", "slider", "swipe"},
-	"accessibility snapshot": {"a11y", "aria", "screenreader", "wcag", "dom", "domtree"},
+	"accessibility snapshot": {"a11y", "aria", "screenreader", "wcag", "dom", "domtree", "outline"},
 	"fill form":              {"populate", "autofill", "prefill", "signup", "questionnaire", "submit"},
 	"press key":              {"hotkey", "ctrl", "esc", "arrow", "backspace", "spacebar", "keypress", "keydown"},
 	"type editable":          {"textbox", "textarea", "inputbox", "searchbox", "fillin"},
 	"navigate":               {"redirect", "jump", "hop", "openurl", "nav"},
-	"back previous":          {"backward", "backwards", "goback", "backbutton"},
+	"back previous":          {"backward", "backwards", "goback", "backbutton", "prior"},
 	"network requests":       {"http", "https", "traffic", "har", "sniff", "sniffing", "graphql", "websocket"},
-	"headers body":           {"cookie", "cookies", "useragent", "authorization", "bearer", "payload", "statuscode"},
+	"headers body":           {"cookie", "cookies", "useragent", "authorization", "bearer", "payload", "statuscode", "response"},
 	"screenshot":             {"screencap", "printscreen", "snap", "snip", "thumbnail"},
-	"click":                  {"tap", "button", "buttons", "doubleclick", "rightclick"},
-	"hover":                  {"mouseover", "mouse", "tooltip", "tooltips", "mouseenter", "flyout"},
+	"click":                  {"tap", "button", "buttons", "doubleclick", "rightclick", "hit"},
+	"hover":                  {"mouseover", "mouse", "tooltip", "tooltips", "mouseenter", "flyout", "cursor"},
 	"select option dropdown": {"choose", "pick", "combobox", "combo", "listbox", "menu", "picklist", "choice"},
 	"tabs":                   {"newtab", "browsertab", "multitab"},
-	"wait":                   {"sleep", "await", "hold", "idle", "linger", "pause"},
+	"wait":                   {"sleep", "await", "hold", "idle", "linger", "pause", "seconds", "delay"},
 	"appear disappear":       {"visible", "invisible", "vanish", "vanishes"},
 
 	// Postgres.
@@ -255,4 +264,104 @@ var conceptWords = map[string][]string{
 	"reaction emoji":       {"thumbs", "thumbsup", "upvote", "react", "heart", "smiley", "emoticon", "tada", "checkmark", "plusone", "ack"},
 	"history messages":     {"scrollback", "catchup", "missed", "unread", "transcript"},
 	"profile":              {"bio", "avatar", "timezone", "displayname", "pronouns"},
+
+	// A second pass, by another author: each tool phrased five ways without its
+	// own words, and a group added where no table led a phrasing to the tool
+	// (words for keys above were added to their groups there).
+
+	// Airtable: rows, sheets, columns, names and descriptions.
+	"records":        {"sheet", "spreadsheet", "worksheet"},
+	"containing":     {"mention", "keyword", "phrase", "includes"},
+	"table tables":   {"worksheet"},
+	"specific":       {"particular"},
+	"multiple":       {"several", "batch", "bulk", "handful"},
+	"simultaneously": {"together", "concurrently"},
+	"edit":           {"typo"},
+	"name":           {"retitle", "relabel"},
+	"description":    {"explanation", "blurb"},
+	"comment":        {"annotate"},
+
+	// AWS knowledge base.
+	"retrieval kb": {"intranet", "handbook", "policy", "faq", "semantic"},
+
+	// Web and local search.
+	"news recent": {"latest", "newest"},
+
+	// Context7.
+	"library id":    {"slug"},
+	"documentation": {"guide", "official"},
+
+	// Desktop Commander and the filesystem server.
+	"config configuration": {"telemetry"},
+	"results":              {"hits"},
+	"more":                 {"next", "further"},
+	"active running":       {"ongoing", "underway"},
+	"input":                {"feed"},
+	"terminal":             {"console", "shell"},
+	"terminate":            {"end", "stop", "abort"},
+	"calls":                {"invoked"},
+	"onboarding":           {"tutorial", "guide", "orientation"},
+	"media":                {"clip", "video"},
+	"tree":                 {"outline", "layout"},
+
+	// EverArt and the Everything reference server.
+	"annotations":        {"audience", "hints"},
+	"resource resources": {"asset"},
+	"reference":          {"pointer"},
+	"tiny":               {"small", "little", "miniature"},
+	"simulates":          {"pretend"},
+
+	// Firecrawl and Tavily.
+	"website":           {"domain"},
+	"website structure": {"sitemap"},
+	"providers":         {"dataset", "feeds"},
+	"research":          {"dig", "dive"},
+	"live":              {"remote"},
+	"schedule":          {"cadence", "interval"},
+	"historical":        {"history", "past"},
+	"paper":             {"manuscript"},
+	"passages":          {"excerpts", "quote"},
+	"balance credit":    {"spend", "spent", "paid"},
+
+	// GitHub and GitLab.
+	"organization":    {"org", "organisation"},
+	"update":          {"reopen"},
+	"checks":          {"tests"},
+	"review comments": {"inline"},
+	"project":         {"repo", "codebase"},
+	"issue":           {"feature", "crash"},
+
+	// Google Maps.
+	"place":       {"hotel", "motel", "gas", "petrol", "cafe", "hours", "phone"},
+	"travel time": {"commute", "duration"},
+
+	// Kubernetes.
+	"delete":    {"nuke"},
+	"reconnect": {"refresh", "renew", "reset"},
+
+	// Memory: the knowledge graph.
+	"entire": {"whole"},
+
+	// Notion.
+	"properties": {"tags"},
+	"property":   {"rollup"},
+
+	// Playwright and Puppeteer.
+	"close":         {"quit"},
+	"handle dialog": {"accept", "dismiss"},
+	"emulate media": {"stylesheet", "prefers", "motion", "simulate"},
+	"upload":        {"attach"},
+	"drop":          {"dropzone"},
+	"form":          {"registration", "checkout"},
+	"press":         {"hit"},
+	"fill editable": {"enter", "input", "password"},
+	"fill":          {"form", "textbox"},
+	"url urls":      {"link", "homepage"},
+	"disappear":     {"gone"},
+	"select":        {"dropdown"},
+
+	// Slack.
+	"replies reply": {"responses"},
+	"thread":        {"conversation"},
+	"slack":         {"chat"},
 }
