@@ -45,7 +45,7 @@ var searchEvalMisses = flag.Bool("searcheval.misses", false, "log every query of
 // searchEvalFloors are the least figures each split may measure: today's,
 // rounded down to two decimals.
 var searchEvalFloors = map[string]searchEvalFigures{
-	"tune":    {Recall1: 0.70, Recall5: 0.92, MRR: 0.79},
+	"tune":    {Recall1: 0.70, Recall5: 0.93, MRR: 0.80},
 	"heldout": {Recall1: 0.64, Recall5: 0.89, MRR: 0.74},
 }
 

@@ -5,14 +5,15 @@ package mcpbridge
 // for it, as actionWords does for actions: a word of a group widens to the
 // group's tool words (the key's words, each found in some recorded tool's
 // name, title or description). They were written by hand from the tools'
-// lists of the search evaluation's 23 servers, concept by concept, never
-// from the evaluation's queries; they name those servers' concepts, and
+// lists of the search evaluation's 23 servers, never from the evaluation's
+// queries, in three passes by three authors: concept by concept; each tool
+// phrased five ways without its own words; ten task situations a server; they name those servers' concepts, and
 // help other servers where they use the same words. NoConcepts leaves them
 // out (the ablation in search_report_test.go).
 var conceptWords = map[string][]string{
 	// Airtable: bases, tables, records, fields, comments, attachments.
 	"base tables":       {"workbook", "workbooks", "airtable"},
-	"records table":     {"crm", "lead", "leads", "contacts", "roster", "ledger"},
+	"records table":     {"crm", "lead", "leads", "contacts", "roster", "ledger", "waitlist"},
 	"field fields":      {"cell", "cells", "datatype"},
 	"describe schema":   {"ddl", "layout", "introspect", "introspection"},
 	"filter":            {"criteria", "criterion", "conditions", "subset", "narrow"},
@@ -24,26 +25,26 @@ var conceptWords = map[string][]string{
 	"retrieval kb aws": {"rag", "embedding", "embeddings", "vectorstore", "grounding", "corpus", "amazon", "bedrock"},
 
 	// Web search (Brave, Exa, Tavily, Firecrawl).
-	"web search":                        {"websearch", "serp", "duckduckgo", "ddg", "searchengine", "neural"},
+	"web search":                        {"websearch", "serp", "duckduckgo", "ddg", "searchengine", "neural", "weather", "forecast", "scores", "bitcoin", "crypto"},
 	"news recent events":                {"today", "breaking", "happening", "happened", "trending", "press", "journalism", "nowadays", "realtime", "uptodate"},
 	"blog articles":                     {"substack", "newsletter", "newsletters", "editorial", "essay", "essays"},
 	"local businesses":                  {"cafe", "cafes", "coffee", "pub", "bakery", "pizza", "diner", "eatery", "food", "lunch", "dinner", "brunch", "sushi", "burger", "tacos", "bistro", "takeout", "brewery", "ramen"},
-	"businesses services":               {"pharmacy", "hotel", "hotels", "gym", "dentist", "plumber", "grocery", "supermarket", "salon", "mechanic"},
+	"businesses services":               {"pharmacy", "hotel", "hotels", "gym", "dentist", "plumber", "grocery", "supermarket", "salon", "mechanic", "vet", "veterinarian", "clinic", "doctor", "hospital", "barber", "barbershop", "drugstore", "chemist", "hairdresser", "laundromat", "florist", "locksmith", "electrician", "atm"},
 	"local near":                        {"closest", "nearest", "neighborhood", "neighbourhood", "vicinity", "downtown"},
 	"ratings":                           {"stars", "yelp", "tripadvisor"},
 	"opening hours":                     {"closing", "closes", "timetable", "tonight"},
 	"phone numbers":                     {"telephone", "tel", "dial"},
 	"pagination offset":                 {"paging", "paged", "cursor"},
-	"companies company":                 {"startup", "startups", "firm", "firms", "corporation", "enterprise", "vendor", "vendors", "competitor", "competitors", "crunchbase"},
+	"companies company":                 {"startup", "startups", "firm", "firms", "corporation", "enterprise", "vendor", "vendors", "competitor", "competitors", "crunchbase", "rival", "rivals"},
 	"people linkedin profiles founders": {"bio", "biography", "cv", "ceo", "cto", "cofounder", "executive", "executives", "employee", "employees", "recruiter", "headhunter"},
 	"clean markdown":                    {"readable", "reader", "plaintext", "distill", "declutter"},
 	"markdown":                          {"md", "commonmark", "gfm", "mdx", "richtext"},
 	"summary":                           {"tldr", "gist", "synopsis", "recap", "nutshell", "abridged"},
 
 	// Context7: library documentation.
-	"documentation code examples":   {"howto", "tutorial", "tutorials", "syntax", "sample", "samples", "cookbook", "recipe"},
+	"documentation code examples":   {"howto", "tutorial", "tutorials", "syntax", "sample", "samples", "cookbook", "recipe", "signature"},
 	"library package":               {"npm", "pypi", "crate", "gem", "dependency", "dependencies", "module"},
-	"framework programming library": {"react", "nextjs", "django", "angular", "flask", "rails", "laravel", "svelte", "tailwind", "pandas", "numpy", "fastapi"},
+	"framework programming library": {"react", "nextjs", "django", "angular", "flask", "rails", "laravel", "svelte", "tailwind", "pandas", "numpy", "fastapi", "prisma", "supabase", "pydantic", "vue", "nuxt", "nestjs", "langchain", "pytorch", "tensorflow", "sqlalchemy", "vite", "redux", "axios", "lodash", "zod", "tanstack", "drizzle", "mongoose", "sveltekit", "htmx", "expressjs", "sklearn", "scikit", "matplotlib", "keras", "useeffect", "usestate"},
 	"resolve":                       {"disambiguate", "identify", "canonicalize"},
 
 	// Desktop Commander: configuration, files, search, processes.
@@ -75,8 +76,8 @@ var conceptWords = map[string][]string{
 	"diff":                   {"delta", "difference", "differences", "changeset", "unidiff"},
 	"repl interactive":       {"interpreter", "ipython", "jupyter", "irb", "stdin", "pipe", "python"},
 	"kill terminate force":   {"nuke", "sigkill", "sigterm", "pkill", "killall", "taskkill", "zombie", "runaway"},
-	"terminate stuck":        {"hung", "hang", "hanging", "frozen", "freeze", "unresponsive"},
-	"processes cpu":          {"ram", "hog", "hogging", "top", "htop", "ps", "tasklist", "taskmgr", "utilization", "slow", "sluggish"},
+	"terminate stuck":        {"hung", "hang", "hanging", "frozen", "freeze", "unresponsive", "wedged", "stalled", "deadlock"},
+	"processes cpu":          {"ram", "hog", "hogging", "top", "htop", "ps", "tasklist", "taskmgr", "utilization", "slow", "sluggish", "leak"},
 	"sessions":               {"tmux", "tty", "ttys", "detached", "backgrounded"},
 	"usage statistics":       {"counters", "dashboard", "breakdown", "kpi", "kpis", "analytics", "frequency", "activity"},
 	"history recent":         {"past", "previously", "ago", "audit", "trail", "lately", "yesterday", "earlier"},
@@ -93,7 +94,7 @@ var conceptWords = map[string][]string{
 	"base64":                 {"b64", "blob", "encode", "bytes"},
 
 	// EverArt: image generation.
-	"generate images":  {"dalle", "midjourney", "txt2img", "text2image", "imagine", "visualize", "visualise", "depict", "conjure", "logo", "mockup"},
+	"generate images":  {"dalle", "midjourney", "txt2img", "text2image", "imagine", "visualize", "visualise", "depict", "conjure", "logo", "mockup", "thumbnail", "sprite"},
 	"image images":     {"wallpaper", "poster", "banner", "portrait", "meme", "sticker", "avatar"},
 	"photorealistic":   {"realistic", "lifelike", "photoreal", "hyperrealistic"},
 	"vector art style": {"flat", "clipart", "cartoon", "anime"},
@@ -130,9 +131,9 @@ var conceptWords = map[string][]string{
 	"government spending":       {"grants", "procurement", "federal", "taxpayer", "subsidy", "subsidies"},
 	"retail prices pricing":     {"cost", "cheapest", "cheap", "shopping", "buy", "discount", "deals", "msrp", "ecommerce"},
 	"jobs":                      {"hiring", "vacancy", "vacancies", "careers", "employment", "salary", "salaries", "recruiting", "postings"},
-	"interact live browser":     {"automate", "automation", "headless"},
+	"interact live browser":     {"automate", "automation", "headless", "login", "signin"},
 	"parse document":            {"ocr", "ingest", "digitize", "pptx", "odt", "textract", "scanned"},
-	"monitor":                   {"watch", "watching", "watcher", "watchdog", "surveil", "oversee", "changedetection", "track", "tracker"},
+	"monitor":                   {"watch", "watching", "watcher", "watchdog", "surveil", "oversee", "changedetection", "track", "tracker", "whenever"},
 	"recurring schedule":        {"cron", "crontab", "hourly", "weekly", "nightly", "periodically", "regularly", "daily"},
 	"webhook":                   {"callback", "callbacks", "hook", "zapier", "ifttt"},
 	"notifications":             {"alert", "alerting", "pager", "pagerduty", "sms", "notify"},
@@ -150,7 +151,7 @@ var conceptWords = map[string][]string{
 	"billing":                   {"invoice", "invoices", "charges", "charged", "payment", "payments", "paying"},
 
 	// Google Drive.
-	"drive": {"gdrive", "gdocs", "googledocs", "gsheets", "gsuite", "onedrive", "dropbox", "slides", "presentation", "deck"},
+	"drive": {"gdrive", "gdocs", "googledocs", "gsheets", "gsuite", "onedrive", "dropbox", "slides", "presentation", "deck", "spreadsheet", "nda", "contract", "proposal", "powerpoint", "sharepoint", "icloud"},
 
 	// GitHub and GitLab.
 	"repositories":         {"starred", "opensource", "oss", "gh"},
@@ -170,7 +171,7 @@ var conceptWords = map[string][]string{
 
 	// Google Maps.
 	"geocode coordinates":         {"latitude", "longitude", "lat", "lng", "lon", "gps", "latlng", "geolocate", "geolocation", "pinpoint"},
-	"address":                     {"postcode", "zipcode", "postal", "city", "town", "suburb", "whereabouts"},
+	"address":                     {"postcode", "zipcode", "postal", "city", "town", "suburb", "whereabouts", "avenue", "boulevard", "blvd", "parkway", "ave"},
 	"places place":                {"poi", "pois", "landmark", "landmarks", "attraction", "attractions", "sights", "museum", "park"},
 	"distance travel time":        {"eta", "howfar", "mileage", "meters", "metres", "away", "traffic", "journey", "trip"},
 	"origins destinations matrix": {"waypoint", "waypoints", "pickup", "dropoff", "pairwise", "crosstab"},
@@ -188,7 +189,7 @@ var conceptWords = map[string][]string{
 	"apply manifest":                   {"kustomize", "declarative", "spec", "specs", "yml", "iac", "gitops", "deploy", "definition"},
 	"logs":                             {"journalctl", "traceback", "stacktrace", "exception", "exceptions", "output", "tail"},
 	"scale":                            {"autoscale", "autoscaler", "replica", "replicas", "instances", "horizontal", "upsize", "downsize", "capacity", "hpa", "shrink", "increase", "decrease"},
-	"rollout":                          {"rollback", "revert", "restart", "redeploy", "bounce", "roll", "canary", "undo", "resume"},
+	"rollout":                          {"rollback", "revert", "restart", "redeploy", "bounce", "roll", "canary", "undo", "resume", "kick", "recycle"},
 	"kubectl context":                  {"kubectx", "kubeconfig", "prod", "production", "staging", "cluster"},
 	"reconnect connections":            {"disconnected", "reestablish", "reauth", "relogin", "lost"},
 	"alive responsive":                 {"heartbeat", "healthcheck", "reachable", "liveness", "connectivity", "pong", "uptime", "health"},
@@ -209,7 +210,7 @@ var conceptWords = map[string][]string{
 	// Memory: the knowledge graph.
 	"knowledge graph": {"kg", "ontology", "triples", "triple", "rdf", "neo4j", "graphdb", "memorize", "memorise", "recall", "recollect", "export", "backup", "memory", "remember"},
 	"entities entity": {"concept", "concepts", "noun", "nouns"},
-	"relations":       {"relationship", "relationships", "edge", "edges", "association", "associations", "linked", "unlink", "disconnect"},
+	"relations":       {"relationship", "relationships", "edge", "edges", "association", "associations", "linked", "unlink", "disconnect", "manages", "ties"},
 	"observations":    {"memo", "jot", "tidbit", "trivia", "unlearn", "trait"},
 
 	// Notion.
@@ -230,7 +231,7 @@ var conceptWords = map[string][]string{
 	"dialog":                 {"messagebox", "lightbox", "overlay", "interstitial"},
 	"dark color scheme":      {"darkmode", "nightmode", "theme", "themes", "lightmode", "appearance"},
 	"emulate":                {"spoof", "mimic", "pretend", "mock"},
-	"evaluate javascript":    {"eval", "js", "inject", "dom", "jquery", "queryselector", "scripting", "bookmarklet"},
+	"evaluate javascript":    {"eval", "js", "inject", "dom", "jquery", "queryselector", "scripting", "bookmarklet", "scroll"},
 	"drag drop":              {"dnd", "draganddrop", "reorder", "rearrange", "sortable", "slider", "swipe"},
 	"accessibility snapshot": {"a11y", "aria", "screenreader", "wcag", "dom", "domtree", "outline"},
 	"fill form":              {"populate", "autofill", "prefill", "signup", "questionnaire", "submit"},
@@ -246,23 +247,23 @@ var conceptWords = map[string][]string{
 	"select option dropdown": {"choose", "pick", "combobox", "combo", "listbox", "menu", "picklist", "choice"},
 	"tabs":                   {"newtab", "browsertab", "multitab"},
 	"wait":                   {"sleep", "await", "hold", "idle", "linger", "pause", "seconds", "delay"},
-	"appear disappear":       {"visible", "invisible", "vanish", "vanishes"},
+	"appear disappear":       {"visible", "invisible", "vanish", "vanishes", "spinner", "loader", "throbber"},
 
 	// Postgres.
-	"sql": {"postgres", "postgresql", "psql", "pg", "mysql", "sqlite", "rdbms", "join", "joins", "groupby"},
+	"sql": {"postgres", "postgresql", "psql", "pg", "mysql", "sqlite", "rdbms", "join", "joins", "groupby", "average", "median", "percentile", "cohort", "churn", "retention", "dau", "mau", "signups", "count", "orders", "transactions", "revenue"},
 
 	// Sequential thinking.
-	"thinking thoughts": {"ponder", "deliberate", "contemplate", "cot", "stepwise", "strategize", "metacognition"},
-	"problem solving":   {"tricky", "puzzle", "puzzles", "complicated", "decompose", "breakdown", "tackle"},
+	"thinking thoughts": {"ponder", "deliberate", "contemplate", "cot", "stepwise", "strategize", "metacognition", "tradeoff", "pros", "cons", "weigh", "methodically", "systematically"},
+	"problem solving":   {"tricky", "puzzle", "puzzles", "complicated", "decompose", "breakdown", "tackle", "logic", "riddle", "brainteaser"},
 	"hypothesis":        {"theory", "conjecture", "assumption", "assumptions", "hunch", "premise"},
-	"revise revision":   {"rethink", "revisit", "redo", "refine", "iterate"},
+	"revise revision":   {"rethink", "revisit", "redo", "refine", "iterate", "flaw"},
 
 	// Slack.
 	"channels channel":     {"chatroom", "chatrooms", "conversation", "conversations", "discord", "groupchat"},
 	"post message":         {"shout", "blast", "fyi", "remind", "reminder"},
 	"thread replies reply": {"followup", "subthread", "respond"},
-	"reaction emoji":       {"thumbs", "thumbsup", "upvote", "react", "heart", "smiley", "emoticon", "tada", "checkmark", "plusone", "ack"},
-	"history messages":     {"scrollback", "catchup", "missed", "unread", "transcript"},
+	"reaction emoji":       {"thumbs", "thumbsup", "upvote", "react", "heart", "smiley", "emoticon", "tada", "checkmark", "plusone", "ack", "acknowledge"},
+	"history messages":     {"scrollback", "catchup", "missed", "unread", "transcript", "said"},
 	"profile":              {"bio", "avatar", "timezone", "displayname", "pronouns"},
 
 	// A second pass, by another author: each tool phrased five ways without its
@@ -282,7 +283,7 @@ var conceptWords = map[string][]string{
 	"comment":        {"annotate"},
 
 	// AWS knowledge base.
-	"retrieval kb": {"intranet", "handbook", "policy", "faq", "semantic"},
+	"retrieval kb": {"intranet", "handbook", "policy", "faq", "semantic", "internal", "inhouse", "proprietary", "runbook", "runbooks", "playbook", "playbooks", "guidelines", "sop", "knowledgebase", "chunks", "vectordb", "compliance", "hr"},
 
 	// Web and local search.
 	"news recent": {"latest", "newest"},
@@ -312,7 +313,7 @@ var conceptWords = map[string][]string{
 	"simulates":          {"pretend"},
 
 	// Firecrawl and Tavily.
-	"website":           {"domain"},
+	"website":           {"domain", "site"},
 	"website structure": {"sitemap"},
 	"providers":         {"dataset", "feeds"},
 	"research":          {"dig", "dive"},
@@ -332,7 +333,7 @@ var conceptWords = map[string][]string{
 	"issue":           {"feature", "crash"},
 
 	// Google Maps.
-	"place":       {"hotel", "motel", "gas", "petrol", "cafe", "hours", "phone"},
+	"place":       {"hotel", "motel", "gas", "petrol", "cafe", "hours", "phone", "bakery", "yelp", "tripadvisor"},
 	"travel time": {"commute", "duration"},
 
 	// Kubernetes.
@@ -364,4 +365,13 @@ var conceptWords = map[string][]string{
 	"replies reply": {"responses"},
 	"thread":        {"conversation"},
 	"slack":         {"chat"},
+
+	// A third pass, by a third author: ten task situations a server, written
+	// before reading its tools' descriptions (words for keys above were added
+	// to their groups there).
+	"delete records":    {"dedupe", "dedup", "deduplicate"},
+	"search":            {"comb", "scour", "sift", "rummage"},
+	"art style":         {"watercolor", "pixel", "isometric", "lowpoly", "impressionist", "surreal", "painterly"},
+	"verify hypothesis": {"sanity", "doublecheck", "crosscheck"},
+	"depth":             {"deep", "levels"},
 }
