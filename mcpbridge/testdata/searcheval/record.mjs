@@ -24,7 +24,8 @@
 // falls back to an older release when the newest wants a newer Node), run the
 // script with --only NAME, and write queries for its tools in queries.json.
 //
-// Packages, versions and what each needed (recorded 2026-11-23 on Node 20):
+// Packages, versions and what each needed (recorded 2026-11-23 on Node 20, the
+// last six 2026-11-24):
 //
 //   everything          @modelcontextprotocol/server-everything 2026.8.31   args: stdio
 //   filesystem          @modelcontextprotocol/server-filesystem 2026.8.31   args: a scratch folder
@@ -49,6 +50,12 @@
 //   context7            @upstash/context7-mcp 4.1.1
 //   exa                 exa-mcp-server 3.4.1                                EXA_API_KEY (dummy)
 //   airtable            airtable-mcp-server 1.14.0                          AIRTABLE_API_KEY (dummy)
+//   sentry              @sentry/mcp-server 0.36.0                           SENTRY_ACCESS_TOKEN (dummy); 0.37.0 and later want Node 22.13
+//   mongodb             mongodb-mcp-server 3.0.4                            (no connection string: nothing is connected to)
+//   git                 @cyanheads/git-mcp-server 2.15.3                    (no repository is opened to list)
+//   todoist             @doist/todoist-mcp 11.0.0                           TODOIST_API_KEY (dummy)
+//   hubspot             @hubspot/mcp-server 0.4.0                           PRIVATE_APP_ACCESS_TOKEN (dummy)
+//   linear              linear-mcp-server 0.1.0                             LINEAR_API_KEY (dummy)
 //
 // The fixtures are the servers' answers as they were (name, title,
 // description and inputSchema of each tool, in the server's order). A server that does not answer within TIMEOUT_MS is
@@ -106,6 +113,12 @@ const SERVERS = [
   { server: "context7", pkg: "@upstash/context7-mcp", version: "4.1.1", bin: "dist/index.js" },
   { server: "exa", pkg: "exa-mcp-server", version: "3.4.1", bin: "dist/stdio.cjs", env: { EXA_API_KEY: DUMMY } },
   { server: "airtable", pkg: "airtable-mcp-server", version: "1.14.0", bin: "dist/main.js", env: { AIRTABLE_API_KEY: "pat" + DUMMY } },
+  { server: "sentry", pkg: "@sentry/mcp-server", version: "0.36.0", bin: "dist/index.js", env: { SENTRY_ACCESS_TOKEN: DUMMY } },
+  { server: "mongodb", pkg: "mongodb-mcp-server", version: "3.0.4", bin: "dist/esm/index.js" },
+  { server: "git", pkg: "@cyanheads/git-mcp-server", version: "2.15.3", bin: "dist/index.js" },
+  { server: "todoist", pkg: "@doist/todoist-mcp", version: "11.0.0", bin: "dist/main.js", env: { TODOIST_API_KEY: DUMMY } },
+  { server: "hubspot", pkg: "@hubspot/mcp-server", version: "0.4.0", bin: "dist/index.js", env: { PRIVATE_APP_ACCESS_TOKEN: "pat-na1-" + DUMMY } },
+  { server: "linear", pkg: "linear-mcp-server", version: "0.1.0", bin: "build/index.js", env: { LINEAR_API_KEY: "lin_api_" + DUMMY } },
 ];
 
 // NO_DOCKER, preloaded into desktop-commander, hides /.dockerenv: inside a
