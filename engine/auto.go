@@ -138,7 +138,7 @@ func (a *Auto) connect(ctx context.Context) (backend, error) {
 	}
 	tried := strings.Join(why, "; ")
 	hint := "Start Docker or Podman (scripts/provision starts both), point DOCKER_HOST or CONTAINER_HOST " +
-		"at a running engine (or choose a Docker context: DOCKER_CONTEXT, or `docker context use`), " +
+		"at a running engine (or choose a Docker context, DOCKER_CONTEXT or `docker context use`, or a Podman connection, CONTAINER_CONNECTION), " +
 		"or set MCP_BRIDGE_RUNTIME to the engine you have"
 	if tlsFailure(tried) {
 		hint = "The engine's TLS is refused or misconfigured: DOCKER_CERT_PATH (or certs= in MCP_BRIDGE_ENGINES) " +

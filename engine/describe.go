@@ -21,8 +21,9 @@ type Info struct {
 	// Address is where the engine was reached: a unix://, tcp:// or
 	// ssh:// address.
 	Address string
-	// Context is the name of the Docker context Address comes from; ""
-	// when none named it (and always for Podman).
+	// Context is the name of the Docker context (Docker) or of the
+	// Podman connection (Podman: `podman system connection ls`)
+	// Address comes from; "" when none named it.
 	Context string
 	// DefaultOCIRuntime is the OCI runtime the engine runs a container
 	// with when its Spec names none, such as "runc" or "crun".

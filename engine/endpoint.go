@@ -18,8 +18,9 @@ type Endpoint struct {
 	// Backend is BackendDocker or BackendPodman.
 	Backend string
 	// Address is the engine's address (unix://, tcp://, ssh://). Zero:
-	// the backend's default (DOCKER_HOST or the Docker context,
-	// CONTAINER_HOST, the usual sockets).
+	// the backend's default (Docker: DOCKER_HOST or the Docker context;
+	// Podman: the connection CONTAINER_CONNECTION names, CONTAINER_HOST,
+	// the usual sockets, the default Podman connection).
 	Address string
 	// CertPath is a directory with ca.pem, cert.pem and key.pem for
 	// mutual TLS to a Docker daemon at a tcp:// address. Zero: no TLS.

@@ -21,46 +21,51 @@ import (
 
 // A Podman is an Engine on Podman's REST API through its Go bindings.
 type Podman struct {
-	uri  string
+	uri string
+	// ep is where uri comes from, with the identity each sandbox's own
+	// connection to it authenticates with.
+	ep   podmanEndpoint
 	conn context.Context // carries the bindings connection
 	svc  *podmanService  // the service we started, if any
 	e    *containerEngine
 }
 
-// NewPodman connects to a Podman service (see PodmanOptions.URI for the
-// order tried), starting one when none listens and the podman binary is
-// installed, and removes containers left behind by dead bridge processes.
+// NewPodman connects to a Podman service, found as the podman remote
+// client finds it, named connections included (see PodmanOptions.URI for
+// the order tried), starting one when nothing names a service, none
+// listens and the podman binary is installed; it logs which it chose and
+// why, and removes containers left behind by dead bridge processes.
 func NewPodman(ctx context.Context, opts *PodmanOptions) (*Podman, error) {
 	if opts == nil {
 		opts = &PodmanOptions{}
 	}
 	log := loggerOrDiscard(opts.Logger)
 	routeBindingsLogs(log)
-	candidates := []string{opts.URI}
-	if opts.URI == "" {
-		candidates = podmanSocketCandidates(os.Getenv, os.Geteuid())
-	}
-	var tried []string
-	for _, uri := range candidates {
-		if !unixSocketAnswers(uri) {
-			tried = append(tried, uri+": no service listening")
-			continue
+	var conn context.Context
+	try := func(ep podmanEndpoint) error {
+		if !unixSocketAnswers(ep.URI) {
+			return errors.New("no service listening")
 		}
-		conn, err := podmanConnect(ctx, uri)
-		if err != nil {
-			tried = append(tried, uri+": "+err.Error())
-			continue
-		}
-		return newPodman(ctx, conn, uri, nil, opts, log), nil
+		c, err := podmanConnect(ctx, ep)
+		conn = c
+		return err
 	}
-	if opts.URI == "" && os.Getenv("CONTAINER_HOST") == "" {
+	ep, tried, mayStart, err := findPodman(opts, os.Getenv, podmanSocketCandidates(os.Getenv, os.Geteuid()), log, try)
+	if err != nil {
+		return nil, err
+	}
+	if ep != nil {
+		return newPodman(ctx, conn, *ep, nil, opts, log), nil
+	}
+	if mayStart {
 		svc, err := startPodmanService(ctx, log)
 		if err != nil {
 			tried = append(tried, err.Error())
 		} else {
-			conn, err := podmanConnect(ctx, svc.URI)
+			ep := podmanEndpoint{URI: svc.URI, Source: podmanSourceService}
+			conn, err := podmanConnect(ctx, ep)
 			if err == nil {
-				return newPodman(ctx, conn, svc.URI, svc, opts, log), nil
+				return newPodman(ctx, conn, ep, svc, opts, log), nil
 			}
 			svc.Close()
 			tried = append(tried, svc.URI+": "+err.Error())
@@ -69,21 +74,27 @@ func NewPodman(ctx context.Context, opts *PodmanOptions) (*Podman, error) {
 	return nil, fmt.Errorf("podman: %s", strings.Join(tried, "; "))
 }
 
-func newPodman(ctx context.Context, conn context.Context, uri string, svc *podmanService, opts *PodmanOptions, log *slog.Logger) *Podman {
-	p := &Podman{uri: uri, conn: conn, svc: svc}
-	p.e = newContainerEngine(BackendPodman, uri, p, log, opts.StopGrace)
+func newPodman(ctx context.Context, conn context.Context, ep podmanEndpoint, svc *podmanService, opts *PodmanOptions, log *slog.Logger) *Podman {
+	p := &Podman{uri: ep.URI, ep: ep, conn: conn, svc: svc}
+	p.e = newContainerEngine(BackendPodman, ep.URI, p, log, opts.StopGrace)
 	// The API version the ping reported: system.Version would cost 0.4 s
 	// here (the service gathers the versions of conmon, runtimes, …).
-	log.Info("connected to podman", "uri", uri, "api", bindings.ServiceVersion(conn).String())
+	args := []any{"uri", ep.URI}
+	if ep.Connection != "" {
+		args = append(args, "connection", ep.Connection)
+	}
+	log.Info("connected to podman", append(args, "api", bindings.ServiceVersion(conn).String())...)
 	p.e.removeOrphans(ctx)
 	return p
 }
 
-// podmanConnect opens a bindings connection to uri and pings it.
-func podmanConnect(ctx context.Context, uri string) (context.Context, error) {
+// podmanConnect opens a bindings connection to ep, with its identity
+// and machine mode (none: as the bindings do, CONTAINER_SSHKEY, ssh_config
+// and the ssh agent for an ssh:// address), and pings it.
+func podmanConnect(ctx context.Context, ep podmanEndpoint) (context.Context, error) {
 	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	conn, err := bindings.NewConnection(pctx, uri)
+	conn, err := bindings.NewConnectionWithIdentity(pctx, ep.URI, ep.Identity, ep.Machine)
 	if err != nil {
 		return nil, err
 	}

@@ -35,7 +35,7 @@ type podmanContainer struct {
 func (c *podmanContainer) attach(ctx context.Context, stdout, stderr *boundedPipe) (io.WriteCloser, <-chan struct{}, error) {
 	// Attach swaps the transport of the connection it is given, so each
 	// sandbox attaches over a connection of its own.
-	conn, err := podmanConnect(ctx, c.p.uri)
+	conn, err := podmanConnect(ctx, c.p.ep)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -20,7 +20,11 @@ import (
 	"time"
 )
 
-// podmanSocketCandidates lists the service sockets to try, in order.
+// podmanSocketCandidates lists the local service sockets to try, in
+// order: the rootful one (as root), then the rootless one. CONTAINER_HOST,
+// when set, replaces them; NewPodman takes it (and CONTAINER_CONNECTION)
+// before, through resolvePodmanEndpoint, and asks for sockets only when
+// neither is set.
 func podmanSocketCandidates(getenv func(string) string, uid int) []string {
 	if h := getenv("CONTAINER_HOST"); h != "" {
 		return []string{h}
@@ -80,8 +84,10 @@ func startPodmanService(ctx context.Context, log *slog.Logger) (*podmanService, 
 	// inherit it and write files there (an "oom" file when a sandbox is
 	// OOM-killed).
 	cmd.Dir = dir
-	// The service runs locally: a CONTAINER_HOST in our environment would
-	// turn the podman CLI into a remote client that has no service command.
+	// The service runs locally: a CONTAINER_HOST or CONTAINER_CONNECTION
+	// in our environment would turn the podman CLI into a remote client
+	// that has no service command (the connection files, read only by a
+	// remote client, need no such care).
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, "CONTAINER_HOST=") && !strings.HasPrefix(kv, "CONTAINER_CONNECTION=") {
 			cmd.Env = append(cmd.Env, kv)

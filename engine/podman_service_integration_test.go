@@ -22,7 +22,7 @@ func TestStartPodmanService(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	conn, err := podmanConnect(ctx, svc.URI)
+	conn, err := podmanConnect(ctx, podmanEndpoint{URI: svc.URI})
 	if err != nil {
 		svc.Close()
 		t.Fatal(err)

@@ -38,7 +38,7 @@ type checkResult struct {
 	Version    string `json:"version,omitempty"`
 	APIVersion string `json:"api_version,omitempty"`
 	Address    string `json:"address,omitempty"`
-	Context    string `json:"context,omitempty"` // the Docker context Address comes from
+	Context    string `json:"context,omitempty"` // the Docker context or Podman connection Address comes from
 	// image, hardening
 	Image string `json:"image,omitempty"`
 	// hardening: the container's start and what its probe found;

@@ -15,7 +15,7 @@ import (
 
 // engineHint is the hint of an engine that does not answer.
 const engineHint = "start Docker or Podman (scripts/provision starts both), point DOCKER_HOST or CONTAINER_HOST " +
-	"at a running engine (or choose a Docker context: DOCKER_CONTEXT, or `docker context use`), " +
+	"at a running engine (or choose a Docker context, DOCKER_CONTEXT or `docker context use`, or a Podman connection, CONTAINER_CONNECTION), " +
 	"or set " + config.EnvRuntime + " to the engine you have"
 
 // checkEngine checks the engine cfg selects, or each engine of
@@ -65,7 +65,7 @@ func (d *doctor) checkOneEngine(ctx context.Context, cfg *config.Config) {
 // engineCheck connects to the engine and describes it.
 func (d *doctor) engineCheck(ctx context.Context, cfg *config.Config, eng engine.Engine) (engine.Info, bool) {
 	timeout := engineTimeout
-	if cfg.Engine.Backend != engine.BackendDocker && d.getenv("CONTAINER_HOST") == "" {
+	if cfg.Engine.Backend != engine.BackendDocker && d.getenv("CONTAINER_HOST") == "" && d.getenv("CONTAINER_CONNECTION") == "" {
 		timeout = engineStartTimeout // the bridge may start a Podman service
 	}
 	began := time.Now()
@@ -95,7 +95,7 @@ func (d *doctor) engineCheck(ctx context.Context, cfg *config.Config, eng engine
 	} else {
 		r.Detail = fmt.Sprintf("%s %s (API %s) at %s", info.Backend, orUnknown(info.Version), orUnknown(info.APIVersion), orUnknown(info.Address))
 		if info.Context != "" {
-			r.Detail += fmt.Sprintf(" (docker context %q)", info.Context)
+			r.Detail += " (" + contextWords(info.Backend, info.Context) + ")"
 		}
 		if info.DefaultOCIRuntime != "" {
 			r.Detail += ", default OCI runtime " + info.DefaultOCIRuntime
@@ -123,7 +123,10 @@ func (d *doctor) engineFailure(ctx context.Context, cfg *config.Config, err erro
 
 // engineWhere names the engine cfg selects and where it is looked for:
 // for Docker, where the docker CLI would look (DOCKER_HOST, the Docker
-// context, the default socket), and the context.
+// context, the default socket), and the context; for Podman, where the
+// podman remote client would (CONTAINER_CONNECTION's connection,
+// CONTAINER_HOST), else the usual sockets and the default connection
+// tried after them, and the connection.
 func (d *doctor) engineWhere(cfg *config.Config) string {
 	addr := cfg.Engine.Address
 	switch cfg.Engine.Backend {
@@ -133,15 +136,34 @@ func (d *doctor) engineWhere(cfg *config.Config) string {
 		case err != nil:
 			return fmt.Sprintf("docker (%v)", err)
 		case dctx != "":
-			return fmt.Sprintf("docker at %s (docker context %q)", host, dctx)
+			return fmt.Sprintf("docker at %s (%s)", host, contextWords(engine.BackendDocker, dctx))
 		}
 		addr = host
 	case engine.BackendPodman:
-		addr = cmp.Or(addr, d.getenv("CONTAINER_HOST"), "the usual sockets")
+		t, err := engine.PodmanEndpoint(addr, d.getenv)
+		switch {
+		case err != nil:
+			return fmt.Sprintf("podman (%v)", err)
+		case t.Connection != "":
+			return fmt.Sprintf("podman at %s (%s)", t.Address, contextWords(engine.BackendPodman, t.Connection))
+		case t.DefaultConnection != "":
+			return fmt.Sprintf("podman at the usual sockets, then at %s (default %s)", t.DefaultAddress,
+				contextWords(engine.BackendPodman, t.DefaultConnection))
+		}
+		addr = cmp.Or(t.Address, "the usual sockets")
 	default:
 		return "podman or docker"
 	}
 	return cfg.Engine.Backend + " at " + addr
+}
+
+// contextWords names what an engine's address came from: a Docker
+// context, or a Podman connection.
+func contextWords(backend, name string) string {
+	if backend == engine.BackendPodman {
+		return fmt.Sprintf("podman connection %q", name)
+	}
+	return fmt.Sprintf("docker context %q", name)
 }
 
 // imageCheck checks that the image ref is present, pulling it when it is

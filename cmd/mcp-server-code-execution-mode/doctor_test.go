@@ -348,3 +348,60 @@ func TestDoctorDockerContext(t *testing.T) {
 		}
 	}
 }
+
+// TestDoctorPodmanConnection checks that the engine check names the
+// Podman connection the service was found through, when it answers and
+// when it does not.
+func TestDoctorPodmanConnection(t *testing.T) {
+	f := newFakeEngine()
+	f.info.Backend, f.info.Address, f.info.Context = engine.BackendPodman, "ssh://core@127.0.0.1:50123/run/user/501/podman/podman.sock", "podman-machine-default"
+	out, errs, code := doctorWith(t, f, nil, nil, "-json")
+	rs := decodeReport(t, out)
+	if code != 0 || rs[1]["context"] != "podman-machine-default" ||
+		!strings.Contains(rs[1]["detail"].(string), `at ssh://core@127.0.0.1:50123/run/user/501/podman/podman.sock (podman connection "podman-machine-default")`) {
+		t.Errorf("code %d, engine %v\nstderr %s", code, rs[1], errs)
+	}
+
+	dir := t.TempDir()
+	conns := filepath.Join(dir, "podman-connections.json")
+	noDefault := filepath.Join(dir, "no-default.json")
+	conf := filepath.Join(dir, "containers.conf")
+	for file, content := range map[string]string{
+		conns: `{"Connection":{"Default":"podman-machine-default","Connections":{
+			"podman-machine-default":{"URI":"ssh://core@127.0.0.1:50123/run/user/501/podman/podman.sock","Identity":"/k","IsMachine":true},
+			"remote":{"URI":"ssh://me@build.example.com/run/podman/podman.sock"}}}}`,
+		noDefault: `{"Connection":{"Connections":{"remote":{"URI":"ssh://me@build.example.com/run/podman/podman.sock"}}}}`,
+		conf:      "",
+	} {
+		if err := os.WriteFile(file, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tt := range []struct {
+		env  map[string]string
+		addr string
+		want string
+	}{
+		{env: map[string]string{},
+			want: `podman at the usual sockets, then at ssh://core@127.0.0.1:50123/run/user/501/podman/podman.sock (default podman connection "podman-machine-default")`},
+		{env: map[string]string{"PODMAN_CONNECTIONS_CONF": noDefault}, want: "podman at the usual sockets"},
+		{env: map[string]string{"CONTAINER_CONNECTION": "remote"},
+			want: `podman at ssh://me@build.example.com/run/podman/podman.sock (podman connection "remote")`},
+		{env: map[string]string{"CONTAINER_HOST": "tcp://h:1"}, want: "podman at tcp://h:1"},
+		{env: map[string]string{"CONTAINER_CONNECTION": "remote"}, addr: "tcp://a:2", want: "podman at tcp://a:2"},
+		{env: map[string]string{"CONTAINER_CONNECTION": "gone"},
+			want: `podman (podman connection "gone": not found in ` + conns + ` nor in [engine.service_destinations] of ` + conf +
+				" (set by CONTAINER_CONNECTION))"},
+	} {
+		tt.env["CONTAINERS_CONF"] = conf // not the host's
+		if tt.env["PODMAN_CONNECTIONS_CONF"] == "" {
+			tt.env["PODMAN_CONNECTIONS_CONF"] = conns
+		}
+		d := &doctor{getenv: func(k string) string { return tt.env[k] }}
+		cfg := &config.Config{}
+		cfg.Engine.Backend, cfg.Engine.Address = engine.BackendPodman, tt.addr
+		if got := d.engineWhere(cfg); got != tt.want {
+			t.Errorf("engineWhere with %v, address %q: %q; want %q", tt.env, tt.addr, got, tt.want)
+		}
+	}
+}
