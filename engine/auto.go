@@ -32,6 +32,10 @@ type AutoOptions struct {
 	Address string
 	// CertPath is DockerOptions.CertPath. Zero: no TLS files.
 	CertPath string
+	// Context is the Docker context (DockerOptions.Context) or Podman
+	// connection (PodmanOptions.Connection) to reach the engine through;
+	// it may not be set with Address. Zero: each backend's default.
+	Context string
 	// Logger receives connection, pull and clean-up reports. Zero:
 	// discarded.
 	Logger *slog.Logger
@@ -65,17 +69,27 @@ func NewAuto(opts *AutoOptions) *Auto {
 	}
 	a.log = loggerOrDiscard(a.opts.Logger)
 	a.docker = func(ctx context.Context) (backend, error) {
-		return NewDocker(ctx, &DockerOptions{Host: a.opts.Address, CertPath: a.opts.CertPath,
-			Logger: a.log, StopGrace: a.opts.StopGrace})
+		return NewDocker(ctx, a.dockerOptions())
 	}
 	a.podman = func(ctx context.Context) (backend, error) {
-		p, err := NewPodman(ctx, &PodmanOptions{URI: a.opts.Address, Logger: a.log, StopGrace: a.opts.StopGrace})
+		p, err := NewPodman(ctx, a.podmanOptions())
 		if err != nil {
 			return nil, err
 		}
 		return p, nil
 	}
 	return a
+}
+
+// dockerOptions are the options the Docker backend is connected with.
+func (a *Auto) dockerOptions() *DockerOptions {
+	return &DockerOptions{Host: a.opts.Address, Context: a.opts.Context, CertPath: a.opts.CertPath,
+		Logger: a.log, StopGrace: a.opts.StopGrace}
+}
+
+// podmanOptions are the options the Podman backend is connected with.
+func (a *Auto) podmanOptions() *PodmanOptions {
+	return &PodmanOptions{URI: a.opts.Address, Connection: a.opts.Context, Logger: a.log, StopGrace: a.opts.StopGrace}
 }
 
 // Start implements Engine.

@@ -129,3 +129,34 @@ func TestAutoNoEngineHints(t *testing.T) {
 		}
 	}
 }
+
+func TestAutoHandsContextToBackend(t *testing.T) {
+	a := NewAuto(&AutoOptions{Backend: BackendDocker, Context: "colima"})
+	if d := a.dockerOptions(); d.Context != "colima" || d.Host != "" || d.CertPath != "" {
+		t.Errorf("docker options %+v, want Context colima and no Host", d)
+	}
+	if p := a.podmanOptions(); p.Connection != "colima" || p.URI != "" {
+		t.Errorf("podman options %+v, want Connection colima and no URI", p)
+	}
+	a = NewAuto(&AutoOptions{Backend: BackendDocker, Address: "tcp://h:1", CertPath: "/certs"})
+	if d := a.dockerOptions(); d.Host != "tcp://h:1" || d.CertPath != "/certs" || d.Context != "" {
+		t.Errorf("docker options %+v, want Host and CertPath, no Context", d)
+	}
+	if p := a.podmanOptions(); p.URI != "tcp://h:1" || p.Connection != "" {
+		t.Errorf("podman options %+v, want URI, no Connection", p)
+	}
+}
+
+func TestAutoDockerContextIsLookedUp(t *testing.T) {
+	// The context reaches NewDocker: a context not in the store is an
+	// error naming it, though DOCKER_HOST is set (a context overrides it).
+	t.Setenv("DOCKER_CONFIG", t.TempDir())
+	t.Setenv("DOCKER_HOST", "tcp://127.0.0.1:9")
+	t.Setenv("DOCKER_CONTEXT", "")
+	a := NewAuto(&AutoOptions{Backend: BackendDocker, Context: "nosuchctx"})
+	defer a.Close()
+	_, err := a.Start(context.Background(), Spec{Cmd: []string{"true"}})
+	if !errors.Is(err, ErrNoEngine) || !strings.Contains(err.Error(), `docker context "nosuchctx": not found`) {
+		t.Fatalf("Start: %v; want ErrNoEngine naming the context", err)
+	}
+}

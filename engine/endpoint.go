@@ -6,14 +6,20 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 )
 
 // maxEndpoints bounds the engines one list may name.
 const maxEndpoints = 64
 
+// contextNameRE is what a Docker context or Podman connection an entry
+// names may be called: the docker CLI's rule for context names.
+var contextNameRE = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9_.+-]+$`)
+
 // An Endpoint is one container engine a Multi may place sandboxes on: a
-// backend and the address it answers at.
+// backend and the address it answers at, or the Docker context or Podman
+// connection it is reached through.
 type Endpoint struct {
 	// Backend is BackendDocker or BackendPodman.
 	Backend string
@@ -25,24 +31,38 @@ type Endpoint struct {
 	// CertPath is a directory with ca.pem, cert.pem and key.pem for
 	// mutual TLS to a Docker daemon at a tcp:// address. Zero: no TLS.
 	CertPath string
+	// Context is the Docker context (DockerOptions.Context) or Podman
+	// connection (PodmanOptions.Connection) the engine is reached
+	// through; it names its own address, so Address is then zero. Zero:
+	// none.
+	Context string
 }
 
 // Name names the endpoint in logs, errors, metrics and health reports:
-// "docker", or "docker@tcp://10.0.0.5:2376" when it has an address.
+// "docker", "docker@tcp://10.0.0.5:2376" when it has an address, or
+// "docker@colima" when it is reached through a context. (An address has
+// a "://" no context name has, so the names of the two never meet.)
 func (ep Endpoint) Name() string {
-	if ep.Address == "" {
-		return ep.Backend
+	switch {
+	case ep.Context != "":
+		return ep.Backend + "@" + ep.Context
+	case ep.Address != "":
+		return ep.Backend + "@" + ep.Address
 	}
-	return ep.Backend + "@" + ep.Address
+	return ep.Backend
 }
 
 // ParseEndpoints parses a list of engines as MCP_BRIDGE_ENGINES spells it:
-// entries separated by commas or white space, each BACKEND or
+// entries separated by commas or white space, each BACKEND,
 // BACKEND=ADDRESS, where a Docker tcp:// address may end in
-// ?certs=DIR (mutual TLS with DIR's ca.pem, cert.pem and key.pem):
+// ?certs=DIR (mutual TLS with DIR's ca.pem, cert.pem and key.pem), or
+// BACKEND@NAME, the Docker context or Podman connection called NAME (two
+// or more letters, digits, '_', '.', '+' and '-', the first a letter or
+// digit, as the docker CLI allows):
 //
 //	docker, podman=unix:///run/podman/podman.sock,
-//	docker=tcp://10.0.0.5:2376?certs=/etc/mcp/tls/b
+//	docker=tcp://10.0.0.5:2376?certs=/etc/mcp/tls/b,
+//	docker@colima, podman@machine-default
 //
 // An error names the entry and what is wrong with it.
 func ParseEndpoints(s string) ([]Endpoint, error) {
@@ -74,9 +94,26 @@ func ParseEndpoints(s string) ([]Endpoint, error) {
 // parseEndpoint parses one entry of a list of engines.
 func parseEndpoint(f string) (Endpoint, error) {
 	backend, addr, hasAddr := strings.Cut(f, "=")
+	backend, name, hasName := strings.Cut(backend, "@")
 	ep := Endpoint{Backend: strings.ToLower(backend)}
 	if ep.Backend != BackendDocker && ep.Backend != BackendPodman {
 		return Endpoint{}, fmt.Errorf("unknown backend %q: want %q or %q", backend, BackendDocker, BackendPodman)
+	}
+	if hasName {
+		what := "docker context"
+		if ep.Backend == BackendPodman {
+			what = "podman connection"
+		}
+		switch {
+		case name == "":
+			return Endpoint{}, fmt.Errorf("empty %s name after %q", what, "@")
+		case !contextNameRE.MatchString(name):
+			return Endpoint{}, fmt.Errorf("%s name %q: want a letter or digit, then one or more letters, digits, '_', '.', '+' or '-'", what, name)
+		case hasAddr:
+			return Endpoint{}, fmt.Errorf("%s %q and address %q: a context names its own address; give one", what, name, addr)
+		}
+		ep.Context = name
+		return ep, nil
 	}
 	if !hasAddr {
 		return ep, nil

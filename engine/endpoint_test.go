@@ -32,6 +32,14 @@ func TestParseEndpoints(t *testing.T) {
 			want: []Endpoint{{Backend: "docker"}, {Backend: "docker", Address: "tcp://127.0.0.1:2376", CertPath: certs}}},
 		{in: "podman=tcp://10.0.0.5:8080", want: []Endpoint{{Backend: "podman", Address: "tcp://10.0.0.5:8080"}}},
 		{in: "docker=ssh://me@host", want: []Endpoint{{Backend: "docker", Address: "ssh://me@host"}}},
+		{in: "docker@colima, Docker@prod-tls podman@machine-default",
+			want: []Endpoint{{Backend: "docker", Context: "colima"}, {Backend: "docker", Context: "prod-tls"},
+				{Backend: "podman", Context: "machine-default"}}},
+		{in: "docker,docker@default,docker=unix:///var/run/docker.sock,docker@my_ctx.v2+x",
+			want: []Endpoint{{Backend: "docker"}, {Backend: "docker", Context: "default"},
+				{Backend: "docker", Address: "unix:///var/run/docker.sock"}, {Backend: "docker", Context: "my_ctx.v2+x"}}},
+		{in: "docker@ab,podman@ab", want: []Endpoint{{Backend: "docker", Context: "ab"}, {Backend: "podman", Context: "ab"}}},
+		{in: "docker@Prod,docker@prod", want: []Endpoint{{Backend: "docker", Context: "Prod"}, {Backend: "docker", Context: "prod"}}},
 
 		{in: "", wantErr: "lists no engine"},
 		{in: " , ,", wantErr: "lists no engine"},
@@ -53,6 +61,20 @@ func TestParseEndpoints(t *testing.T) {
 		{in: "docker,docker", wantErr: `engine 2 ("docker"): the same engine as engine 1`},
 		{in: "docker=tcp://h:1,docker=tcp://h:1", wantErr: "the same engine as engine 1"},
 		{in: strings.Repeat("docker=tcp://h:1,", 65), wantErr: "at most 64"},
+		{in: "docker@", wantErr: `engine 1 ("docker@"): empty docker context name after "@"`},
+		{in: "podman@", wantErr: "empty podman connection name"},
+		{in: "docker@=tcp://h:1", wantErr: "empty docker context name"},
+		{in: "dockr@colima", wantErr: `unknown backend "dockr"`},
+		{in: "@colima", wantErr: `unknown backend ""`},
+		{in: "docker@-x", wantErr: `docker context name "-x": want a letter or digit`},
+		{in: "docker@x", wantErr: `docker context name "x"`},
+		{in: "docker@a/b", wantErr: `docker context name "a/b"`},
+		{in: "docker@tcp://h:1", wantErr: `docker context name "tcp://h:1"`},
+		{in: "podman@my@conn", wantErr: `podman connection name "my@conn"`},
+		{in: "docker@colima=unix:///x.sock", wantErr: `docker context "colima" and address "unix:///x.sock": a context names its own address`},
+		{in: "podman@machine=tcp://h:1", wantErr: "a context names its own address"},
+		{in: "docker@colima, docker@colima", wantErr: `engine 2 ("docker@colima"): the same engine as engine 1`},
+		{in: "docker@ab,podman,Docker@ab", wantErr: `engine 3 ("Docker@ab"): the same engine as engine 1`},
 	} {
 		got, err := ParseEndpoints(tc.in)
 		if tc.wantErr != "" {
@@ -78,12 +100,20 @@ func TestEndpointName(t *testing.T) {
 	if n := (Endpoint{Backend: "docker", Address: "tcp://h:1", CertPath: "/x"}).Name(); n != "docker@tcp://h:1" {
 		t.Errorf("Name %q", n)
 	}
+	if n := (Endpoint{Backend: "docker", Context: "colima"}).Name(); n != "docker@colima" {
+		t.Errorf("Name %q", n)
+	}
+	if n := (Endpoint{Backend: "podman", Context: "machine-default"}).Name(); n != "podman@machine-default" {
+		t.Errorf("Name %q", n)
+	}
 }
 
 // FuzzParseEndpoints checks that no input panics and that every list
-// parsed names only known backends.
+// parsed names only known backends, each with an address or a context
+// (well named), not both, and no two of the same name.
 func FuzzParseEndpoints(f *testing.F) {
-	for _, s := range []string{"docker", "docker,podman=unix:///run/x.sock", "docker=tcp://h:1?certs=/x", "=", "docker=tcp://[::1]:2"} {
+	for _, s := range []string{"docker", "docker,podman=unix:///run/x.sock", "docker=tcp://h:1?certs=/x", "=", "docker=tcp://[::1]:2",
+		"docker@colima,podman@machine-default", "docker@x=unix:///y", "podman@", "docker@a@b"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -91,10 +121,18 @@ func FuzzParseEndpoints(f *testing.F) {
 		if err != nil {
 			return
 		}
+		names := map[string]bool{}
 		for _, ep := range eps {
 			if ep.Backend != BackendDocker && ep.Backend != BackendPodman {
 				t.Fatalf("parsed backend %q", ep.Backend)
 			}
+			if ep.Context != "" && (ep.Address != "" || ep.CertPath != "" || !contextNameRE.MatchString(ep.Context)) {
+				t.Fatalf("parsed %+v", ep)
+			}
+			if names[ep.Name()] {
+				t.Fatalf("parsed %q twice", ep.Name())
+			}
+			names[ep.Name()] = true
 		}
 	})
 }

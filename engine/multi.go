@@ -95,7 +95,7 @@ func NewMulti(opts *MultiOptions) (*Multi, error) {
 	}
 	m.log = loggerOrDiscard(m.opts.Logger)
 	for _, ep := range m.opts.Endpoints {
-		a := NewAuto(&AutoOptions{Backend: ep.Backend, Address: ep.Address, CertPath: ep.CertPath,
+		a := NewAuto(&AutoOptions{Backend: ep.Backend, Address: ep.Address, CertPath: ep.CertPath, Context: ep.Context,
 			Logger: m.log.With("endpoint", ep.Name()), StopGrace: m.opts.StopGrace})
 		m.members = append(m.members, &member{name: ep.Name(), eng: a})
 	}

@@ -347,3 +347,31 @@ func TestMultiSilentEngineCostsProbeTimeout(t *testing.T) {
 		t.Fatalf("a's state %+v", st[0])
 	}
 }
+
+func TestNewMultiHandsContextsToBackends(t *testing.T) {
+	eps, err := ParseEndpoints("docker@colima, podman@machine-default, docker=tcp://127.0.0.1:1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := NewMulti(&MultiOptions{Endpoints: eps})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	want := []struct{ name, dockerCtx, podmanConn, host string }{
+		{"docker@colima", "colima", "colima", ""},
+		{"podman@machine-default", "machine-default", "machine-default", ""},
+		{"docker@tcp://127.0.0.1:1", "", "", "tcp://127.0.0.1:1"},
+	}
+	for i, mb := range m.members {
+		a, ok := mb.eng.(*Auto)
+		if !ok {
+			t.Fatalf("member %d is a %T, want *Auto", i, mb.eng)
+		}
+		d, p := a.dockerOptions(), a.podmanOptions()
+		if mb.name != want[i].name || a.opts.Backend != eps[i].Backend || d.Context != want[i].dockerCtx ||
+			p.Connection != want[i].podmanConn || d.Host != want[i].host || p.URI != want[i].host {
+			t.Errorf("member %d: name %q, docker %+v, podman %+v; want %+v", i, mb.name, d, p, want[i])
+		}
+	}
+}

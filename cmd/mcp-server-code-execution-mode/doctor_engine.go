@@ -29,6 +29,7 @@ func (d *doctor) checkEngine(ctx context.Context, cfg *config.Config) {
 		one := *cfg
 		one.Engines = nil
 		one.Engine.Backend, one.Engine.Address, one.Engine.CertPath = ep.Backend, ep.Address, ep.CertPath
+		one.Engine.Context = ep.Context
 		d.checkOneEngine(ctx, &one)
 	}
 }
@@ -65,7 +66,8 @@ func (d *doctor) checkOneEngine(ctx context.Context, cfg *config.Config) {
 // engineCheck connects to the engine and describes it.
 func (d *doctor) engineCheck(ctx context.Context, cfg *config.Config, eng engine.Engine) (engine.Info, bool) {
 	timeout := engineTimeout
-	if cfg.Engine.Backend != engine.BackendDocker && d.getenv("CONTAINER_HOST") == "" && d.getenv("CONTAINER_CONNECTION") == "" {
+	if cfg.Engine.Backend != engine.BackendDocker && cfg.Engine.Context == "" &&
+		d.getenv("CONTAINER_HOST") == "" && d.getenv("CONTAINER_CONNECTION") == "" {
 		timeout = engineStartTimeout // the bridge may start a Podman service
 	}
 	began := time.Now()
@@ -126,8 +128,13 @@ func (d *doctor) engineFailure(ctx context.Context, cfg *config.Config, err erro
 // context, the default socket), and the context; for Podman, where the
 // podman remote client would (CONTAINER_CONNECTION's connection,
 // CONTAINER_HOST), else the usual sockets and the default connection
-// tried after them, and the connection.
+// tried after them, and the connection. For an engine reached through a
+// Docker context or Podman connection (docker@NAME in
+// MCP_BRIDGE_ENGINES), it is that context's address, and its name.
 func (d *doctor) engineWhere(cfg *config.Config) string {
+	if name := cfg.Engine.Context; name != "" {
+		return d.namedWhere(cfg.Engine.Backend, name)
+	}
 	addr := cfg.Engine.Address
 	switch cfg.Engine.Backend {
 	case engine.BackendDocker:
@@ -155,6 +162,40 @@ func (d *doctor) engineWhere(cfg *config.Config) string {
 		return "podman or docker"
 	}
 	return cfg.Engine.Backend + " at " + addr
+}
+
+// namedWhere names the engine reached through the Docker context or
+// Podman connection called name: "docker at ADDRESS (docker context
+// "NAME")", or "docker (docker context "NAME")" when its address cannot
+// be read (the engine's own error says why).
+func (d *doctor) namedWhere(backend, name string) string {
+	// As the backend does, with the name set explicitly: it overrides
+	// DOCKER_CONTEXT and DOCKER_HOST (bar the context "default", which is
+	// DOCKER_HOST's daemon), or CONTAINER_CONNECTION and CONTAINER_HOST.
+	getenv := func(k string) string {
+		switch {
+		case backend == engine.BackendDocker && k == "DOCKER_CONTEXT",
+			backend == engine.BackendPodman && k == "CONTAINER_CONNECTION":
+			return name
+		case backend == engine.BackendDocker && k == "DOCKER_HOST" && name != "default":
+			return ""
+		}
+		return d.getenv(k)
+	}
+	var addr string
+	var err error
+	switch backend {
+	case engine.BackendDocker:
+		addr, _, err = engine.DockerEndpoint("", getenv)
+	case engine.BackendPodman:
+		var t engine.PodmanTarget
+		t, err = engine.PodmanEndpoint("", getenv)
+		addr = t.Address
+	}
+	if err != nil || addr == "" {
+		return fmt.Sprintf("%s (%s)", backend, contextWords(backend, name))
+	}
+	return fmt.Sprintf("%s at %s (%s)", backend, addr, contextWords(backend, name))
 }
 
 // contextWords names what an engine's address came from: a Docker

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -330,6 +331,7 @@ func TestDoctorDockerContext(t *testing.T) {
 	for _, tt := range []struct {
 		env  map[string]string
 		addr string
+		name string // the Docker context or Podman connection an endpoint names
 		want string
 	}{
 		{env: map[string]string{}, want: `docker at unix:///c.sock (docker context "colima")`},
@@ -338,13 +340,21 @@ func TestDoctorDockerContext(t *testing.T) {
 		{env: map[string]string{"DOCKER_CONTEXT": "default"}, want: `docker at unix:///var/run/docker.sock (docker context "default")`},
 		{env: map[string]string{"DOCKER_CONTEXT": "gone"},
 			want: `docker (docker context "gone": not found in ` + filepath.Join(dir, "contexts") + " (set by DOCKER_CONTEXT))"},
+		// docker@NAME in MCP_BRIDGE_ENGINES: the context overrides the
+		// environment's.
+		{env: map[string]string{"DOCKER_HOST": "tcp://h:1", "DOCKER_CONTEXT": "gone"}, name: "colima",
+			want: `docker at unix:///c.sock (docker context "colima")`},
+		{env: map[string]string{"DOCKER_HOST": "tcp://h:1"}, name: "default", want: `docker at tcp://h:1 (docker context "default")`},
+		{env: map[string]string{"DOCKER_CONTEXT": "colima"}, name: "default",
+			want: `docker at unix:///var/run/docker.sock (docker context "default")`},
+		{env: map[string]string{}, name: "gone", want: `docker (docker context "gone")`},
 	} {
 		tt.env["DOCKER_CONFIG"] = dir
 		d := &doctor{getenv: func(k string) string { return tt.env[k] }}
 		cfg := &config.Config{}
-		cfg.Engine.Backend, cfg.Engine.Address = engine.BackendDocker, tt.addr
+		cfg.Engine.Backend, cfg.Engine.Address, cfg.Engine.Context = engine.BackendDocker, tt.addr, tt.name
 		if got := d.engineWhere(cfg); got != tt.want {
-			t.Errorf("engineWhere with %v, address %q: %q; want %q", tt.env, tt.addr, got, tt.want)
+			t.Errorf("engineWhere with %v, address %q, context %q: %q; want %q", tt.env, tt.addr, tt.name, got, tt.want)
 		}
 	}
 }
@@ -380,6 +390,7 @@ func TestDoctorPodmanConnection(t *testing.T) {
 	for _, tt := range []struct {
 		env  map[string]string
 		addr string
+		name string // the Docker context or Podman connection an endpoint names
 		want string
 	}{
 		{env: map[string]string{},
@@ -392,6 +403,11 @@ func TestDoctorPodmanConnection(t *testing.T) {
 		{env: map[string]string{"CONTAINER_CONNECTION": "gone"},
 			want: `podman (podman connection "gone": not found in ` + conns + ` nor in [engine.service_destinations] of ` + conf +
 				" (set by CONTAINER_CONNECTION))"},
+		// podman@NAME in MCP_BRIDGE_ENGINES: the connection overrides the
+		// environment's.
+		{env: map[string]string{"CONTAINER_HOST": "tcp://h:1", "CONTAINER_CONNECTION": "gone"}, name: "remote",
+			want: `podman at ssh://me@build.example.com/run/podman/podman.sock (podman connection "remote")`},
+		{env: map[string]string{}, name: "gone", want: `podman (podman connection "gone")`},
 	} {
 		tt.env["CONTAINERS_CONF"] = conf // not the host's
 		if tt.env["PODMAN_CONNECTIONS_CONF"] == "" {
@@ -399,9 +415,33 @@ func TestDoctorPodmanConnection(t *testing.T) {
 		}
 		d := &doctor{getenv: func(k string) string { return tt.env[k] }}
 		cfg := &config.Config{}
-		cfg.Engine.Backend, cfg.Engine.Address = engine.BackendPodman, tt.addr
+		cfg.Engine.Backend, cfg.Engine.Address, cfg.Engine.Context = engine.BackendPodman, tt.addr, tt.name
 		if got := d.engineWhere(cfg); got != tt.want {
-			t.Errorf("engineWhere with %v, address %q: %q; want %q", tt.env, tt.addr, got, tt.want)
+			t.Errorf("engineWhere with %v, address %q, connection %q: %q; want %q", tt.env, tt.addr, tt.name, got, tt.want)
 		}
+	}
+}
+
+// TestDoctorEnginesWithContexts checks that each engine of
+// MCP_BRIDGE_ENGINES that names a Docker context or Podman connection is
+// checked through it.
+func TestDoctorEnginesWithContexts(t *testing.T) {
+	t.Setenv("HOME", t.TempDir())
+	t.Chdir(t.TempDir())
+	env := map[string]string{config.EnvEngines: "docker@colima, podman@machine-default, docker=tcp://h:1"}
+	f := newFakeEngine()
+	var got []string
+	var out, errb bytes.Buffer
+	code := runDoctor(context.Background(), []string{"-json"}, &out, &errb, func(k string) string { return env[k] },
+		func(cfg *config.Config, _ *slog.Logger) (engine.Engine, func()) {
+			got = append(got, fmt.Sprintf("%s %q %q", cfg.Engine.Backend, cfg.Engine.Context, cfg.Engine.Address))
+			return f, func() {}
+		})
+	want := []string{`docker "colima" ""`, `podman "machine-default" ""`, `docker "" "tcp://h:1"`}
+	if !slices.Equal(got, want) {
+		t.Errorf("engines checked %q; want %q (exit %d)\nstderr %s", got, want, code, errb.String())
+	}
+	if rs := decodeReport(t, out.String()); !strings.Contains(rs[0]["detail"].(string), "docker@colima") {
+		t.Errorf("settings %v do not name docker@colima", rs[0])
 	}
 }
