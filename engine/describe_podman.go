@@ -15,7 +15,7 @@ import (
 // costs the service a few hundred milliseconds: it asks its OCI runtimes,
 // conmon, … for their versions).
 func (p *Podman) Describe(ctx context.Context) (Info, error) {
-	info := Info{Backend: BackendPodman, Address: p.uri, Context: p.ep.Connection}
+	info := Info{Backend: BackendPodman, Address: p.ep.URI, Context: p.ep.Connection}
 	sys, err := system.Info(p.ctx(ctx), nil)
 	if err != nil {
 		return info, fmt.Errorf("podman: asking the system info: %w", err)

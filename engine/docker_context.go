@@ -176,6 +176,17 @@ func dockerConfigDir(getenv func(string) string) string {
 	if dir := getenv("DOCKER_CONFIG"); dir != "" {
 		return dir
 	}
+	home := homeDir(getenv)
+	if home == "" {
+		return ""
+	}
+	return filepath.Join(home, ".docker")
+}
+
+// homeDir returns the user's home directory as the engines' CLIs find
+// it: HOME (USERPROFILE on Windows), else the account's; "" when there is
+// none.
+func homeDir(getenv func(string) string) string {
 	home := getenv("HOME")
 	if runtime.GOOS == "windows" {
 		home = getenv("USERPROFILE")
@@ -185,10 +196,7 @@ func dockerConfigDir(getenv func(string) string) string {
 			home = u.HomeDir
 		}
 	}
-	if home == "" {
-		return ""
-	}
-	return filepath.Join(home, ".docker")
+	return home
 }
 
 // readCurrentContext returns the currentContext of the docker CLI's
@@ -242,14 +250,15 @@ func (ep dockerEndpoint) clientOpts() ([]client.Opt, error) {
 }
 
 // DockerEndpoint returns the address of the Docker daemon NewDocker
-// reaches when its DockerOptions.Host is host, reading the environment
-// with getenv (nil: os.Getenv), and the name of the Docker context that
-// address comes from ("" when none did). It connects to nothing; an error
-// is one NewDocker would return, such as a context that does not exist.
-func DockerEndpoint(host string, getenv func(string) string) (addr, contextName string, err error) {
+// reaches when its DockerOptions.Host is host and its Context is context,
+// reading the environment with getenv (nil: os.Getenv), and the name of
+// the Docker context that address comes from ("" when none did). It
+// connects to nothing; an error is one NewDocker would return, such as a
+// context that does not exist.
+func DockerEndpoint(host, context string, getenv func(string) string) (addr, contextName string, err error) {
 	if getenv == nil {
 		getenv = os.Getenv
 	}
-	ep, err := resolveDockerEndpoint(&DockerOptions{Host: host}, getenv)
+	ep, err := resolveDockerEndpoint(&DockerOptions{Host: host, Context: context}, getenv)
 	return ep.Host, ep.Context, err
 }

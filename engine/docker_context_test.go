@@ -432,14 +432,14 @@ func TestDockerContextClientOpts(t *testing.T) {
 func TestDockerEndpoint(t *testing.T) {
 	dir := writeDockerConfig(t, "colima", testDockerContext{name: "colima", host: "unix:///c.sock"})
 	env := map[string]string{"DOCKER_CONFIG": dir}
-	if addr, name, err := DockerEndpoint("", mapGetenv(env)); addr != "unix:///c.sock" || name != "colima" || err != nil {
+	if addr, name, err := DockerEndpoint("", "", mapGetenv(env)); addr != "unix:///c.sock" || name != "colima" || err != nil {
 		t.Errorf("currentContext: %q, %q, %v", addr, name, err)
 	}
-	if addr, name, err := DockerEndpoint("tcp://h:1", mapGetenv(env)); addr != "tcp://h:1" || name != "" || err != nil {
+	if addr, name, err := DockerEndpoint("tcp://h:1", "", mapGetenv(env)); addr != "tcp://h:1" || name != "" || err != nil {
 		t.Errorf("host: %q, %q, %v", addr, name, err)
 	}
 	env["DOCKER_CONTEXT"] = "gone"
-	if _, _, err := DockerEndpoint("", mapGetenv(env)); err == nil || !strings.Contains(err.Error(), `docker context "gone": not found`) {
+	if _, _, err := DockerEndpoint("", "", mapGetenv(env)); err == nil || !strings.Contains(err.Error(), `docker context "gone": not found`) {
 		t.Errorf("missing context: %v", err)
 	}
 }

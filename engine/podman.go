@@ -21,9 +21,8 @@ import (
 
 // A Podman is an Engine on Podman's REST API through its Go bindings.
 type Podman struct {
-	uri string
-	// ep is where uri comes from, with the identity each sandbox's own
-	// connection to it authenticates with.
+	// ep is the service's address and what chose it, with the identity
+	// each sandbox's own connection to it authenticates with.
 	ep   podmanEndpoint
 	conn context.Context // carries the bindings connection
 	svc  *podmanService  // the service we started, if any
@@ -75,7 +74,7 @@ func NewPodman(ctx context.Context, opts *PodmanOptions) (*Podman, error) {
 }
 
 func newPodman(ctx context.Context, conn context.Context, ep podmanEndpoint, svc *podmanService, opts *PodmanOptions, log *slog.Logger) *Podman {
-	p := &Podman{uri: ep.URI, ep: ep, conn: conn, svc: svc}
+	p := &Podman{ep: ep, conn: conn, svc: svc}
 	p.e = newContainerEngine(BackendPodman, ep.URI, p, log, opts.StopGrace)
 	// The API version the ping reported: system.Version would cost 0.4 s
 	// here (the service gathers the versions of conmon, runtimes, …).

@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
-	"os/user"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -422,12 +421,7 @@ func podmanUserConf(getenv func(string) string) string {
 	if dir := getenv("XDG_CONFIG_HOME"); dir != "" {
 		return filepath.Join(dir, "containers", "containers.conf")
 	}
-	home := getenv("HOME")
-	if home == "" {
-		if u, err := user.Current(); err == nil {
-			home = u.HomeDir
-		}
-	}
+	home := homeDir(getenv)
 	if home == "" {
 		return ""
 	}
@@ -507,17 +501,17 @@ type PodmanTarget struct {
 }
 
 // PodmanEndpoint returns where NewPodman looks for the Podman service
-// when its PodmanOptions.URI is uri, reading the environment with getenv
+// when its PodmanOptions.URI is uri and its Connection is connection, reading the environment with getenv
 // (nil: os.Getenv) and the podman client's connection files (see
 // PodmanOptions.URI). It connects to nothing; an error is one NewPodman
 // would return, such as a connection that does not exist, or, when
 // nothing names the service, what is wrong with the default connection
 // (which NewPodman logs and goes on without).
-func PodmanEndpoint(uri string, getenv func(string) string) (PodmanTarget, error) {
+func PodmanEndpoint(uri, connection string, getenv func(string) string) (PodmanTarget, error) {
 	if getenv == nil {
 		getenv = os.Getenv
 	}
-	ep, named, err := resolvePodmanEndpoint(&PodmanOptions{URI: uri}, getenv)
+	ep, named, err := resolvePodmanEndpoint(&PodmanOptions{URI: uri, Connection: connection}, getenv)
 	if err != nil || named {
 		return PodmanTarget{Address: ep.URI, Connection: ep.Connection}, err
 	}

@@ -462,7 +462,7 @@ func TestPodmanEndpoint(t *testing.T) {
 			err: `podman connection "gone": not found in ` + good.json},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := PodmanEndpoint(tt.uri, mapGetenv(tt.env))
+			got, err := PodmanEndpoint(tt.uri, "", mapGetenv(tt.env))
 			if (tt.err == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tt.err)) {
 				t.Fatalf("err = %v; want %q", err, tt.err)
 			}

@@ -119,7 +119,7 @@ func (c *podmanContainer) start(ctx context.Context) error {
 // watchMemory implements memoryWatcher: it starts an oomWatch when the
 // engine is local and uses cgroup v1; see oomWatch for why.
 func (c *podmanContainer) watchMemory(ctx context.Context) {
-	if !strings.HasPrefix(c.p.uri, "unix://") {
+	if !strings.HasPrefix(c.p.ep.URI, "unix://") {
 		return
 	}
 	if _, err := os.Stat(memoryCgroupV1); err != nil {

@@ -132,14 +132,14 @@ func (d *doctor) engineFailure(ctx context.Context, cfg *config.Config, err erro
 // Docker context or Podman connection (docker@NAME in
 // MCP_BRIDGE_ENGINES), it is that context's address, and its name.
 func (d *doctor) engineWhere(cfg *config.Config) string {
-	if name := cfg.Engine.Context; name != "" {
-		return d.namedWhere(cfg.Engine.Backend, name)
-	}
-	addr := cfg.Engine.Address
+	addr, name := cfg.Engine.Address, cfg.Engine.Context
 	switch cfg.Engine.Backend {
 	case engine.BackendDocker:
-		host, dctx, err := engine.DockerEndpoint(addr, d.getenv)
+		host, dctx, err := engine.DockerEndpoint(addr, name, d.getenv)
 		switch {
+		case err != nil && name != "":
+			// The engine's own error says why.
+			return fmt.Sprintf("docker (%s)", contextWords(engine.BackendDocker, name))
 		case err != nil:
 			return fmt.Sprintf("docker (%v)", err)
 		case dctx != "":
@@ -147,8 +147,10 @@ func (d *doctor) engineWhere(cfg *config.Config) string {
 		}
 		addr = host
 	case engine.BackendPodman:
-		t, err := engine.PodmanEndpoint(addr, d.getenv)
+		t, err := engine.PodmanEndpoint(addr, name, d.getenv)
 		switch {
+		case err != nil && name != "":
+			return fmt.Sprintf("podman (%s)", contextWords(engine.BackendPodman, name))
 		case err != nil:
 			return fmt.Sprintf("podman (%v)", err)
 		case t.Connection != "":
@@ -162,40 +164,6 @@ func (d *doctor) engineWhere(cfg *config.Config) string {
 		return "podman or docker"
 	}
 	return cfg.Engine.Backend + " at " + addr
-}
-
-// namedWhere names the engine reached through the Docker context or
-// Podman connection called name: "docker at ADDRESS (docker context
-// "NAME")", or "docker (docker context "NAME")" when its address cannot
-// be read (the engine's own error says why).
-func (d *doctor) namedWhere(backend, name string) string {
-	// As the backend does, with the name set explicitly: it overrides
-	// DOCKER_CONTEXT and DOCKER_HOST (bar the context "default", which is
-	// DOCKER_HOST's daemon), or CONTAINER_CONNECTION and CONTAINER_HOST.
-	getenv := func(k string) string {
-		switch {
-		case backend == engine.BackendDocker && k == "DOCKER_CONTEXT",
-			backend == engine.BackendPodman && k == "CONTAINER_CONNECTION":
-			return name
-		case backend == engine.BackendDocker && k == "DOCKER_HOST" && name != "default":
-			return ""
-		}
-		return d.getenv(k)
-	}
-	var addr string
-	var err error
-	switch backend {
-	case engine.BackendDocker:
-		addr, _, err = engine.DockerEndpoint("", getenv)
-	case engine.BackendPodman:
-		var t engine.PodmanTarget
-		t, err = engine.PodmanEndpoint("", getenv)
-		addr = t.Address
-	}
-	if err != nil || addr == "" {
-		return fmt.Sprintf("%s (%s)", backend, contextWords(backend, name))
-	}
-	return fmt.Sprintf("%s at %s (%s)", backend, addr, contextWords(backend, name))
 }
 
 // contextWords names what an engine's address came from: a Docker

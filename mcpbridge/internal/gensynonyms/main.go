@@ -22,16 +22,13 @@
 //
 // The file holds WordNet's licence notice first, as lines starting with
 // "#", then one line a word, sorted: the word and its targets, in order,
-// separated by single spaces. It would be written gzip-compressed, as
-// synonyms_wordnet.txt.gz, were the plain text larger than gzipAbove (it
-// is about 1.1 MB); mcpbridge/synonyms_wordnet.go, which embeds the file
-// and reads it, would then have to read that one.
+// separated by single spaces (about 1.1 MB); mcpbridge/synonyms_wordnet.go
+// embeds it.
 package main
 
 import (
 	"bufio"
 	"bytes"
-	"compress/gzip"
 	"flag"
 	"log"
 	"os"
@@ -55,9 +52,6 @@ const (
 	// most 32: "pile").
 	maxTargets = 20
 	maxSenses  = 3 // senses of a word looked at, at most
-	// gzipAbove is the size of plain text above which the file is
-	// written gzip-compressed.
-	gzipAbove = 1_500_000
 )
 
 type synset struct {
@@ -67,7 +61,7 @@ type synset struct {
 
 func main() {
 	wn := flag.String("wordnet", "/usr/share/wordnet", "WordNet's dict directory")
-	out := flag.String("o", "mcpbridge/synonyms_wordnet.txt", "the file to write (with .gz appended when compressed)")
+	out := flag.String("o", "mcpbridge/synonyms_wordnet.txt", "the file to write")
 	hypernyms := flag.Bool("hypernyms", false, "add a verb's hypernyms' lemmas after its synonyms")
 	flag.Parse()
 
@@ -233,8 +227,7 @@ func readIndex(path string, fn func(lemma string, tagged int, offsets []string))
 	}
 }
 
-// write writes the notice and the table to path, or, gzip-compressed, to
-// path+".gz" (and removes the other one, so that only one is embedded).
+// write writes the notice and the table to path.
 func write(path string, notice []string, table map[string][]string) {
 	keys := make([]string, 0, len(table))
 	targets := 0
@@ -265,25 +258,8 @@ func write(path string, notice []string, table map[string][]string) {
 		}
 		b.WriteByte('\n')
 	}
-	plain := b.Len()
-	data, other := b.Bytes(), path+".gz"
-	if plain > gzipAbove {
-		var z bytes.Buffer
-		zw, err := gzip.NewWriterLevel(&z, gzip.BestCompression)
-		if err != nil {
-			log.Fatal(err)
-		}
-		zw.Write(data)
-		if err := zw.Close(); err != nil {
-			log.Fatal(err)
-		}
-		data, path, other = z.Bytes(), path+".gz", path
-	}
-	if err := os.WriteFile(path, data, 0o644); err != nil {
+	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
 		log.Fatal(err)
 	}
-	if err := os.Remove(other); err != nil && !os.IsNotExist(err) {
-		log.Fatal(err)
-	}
-	log.Printf("%s: %d words, %d targets, %d bytes (%d as plain text)", path, len(keys), targets, len(data), plain)
+	log.Printf("%s: %d words, %d targets, %d bytes", path, len(keys), targets, b.Len())
 }
