@@ -465,32 +465,6 @@ func cachedSearchIndex(docs []toolDoc, schemas []any, stem bool) *searchIndex {
 	return ix
 }
 
-// queryTerms are the distinct normalized words of a query, stopwords
-// left out, bounded.
-func queryTerms(query string, norm func(string) string) []string {
-	n := 0
-	for i := range query {
-		if n == maxQueryRunes {
-			query = query[:i]
-			break
-		}
-		n++
-	}
-	var terms []string
-	seen := map[string]bool{}
-	splitWords(query, func(w string) {
-		if len(terms) >= maxQueryTerms || isStopword(w) {
-			return
-		}
-		s := norm(w)
-		if !seen[s] {
-			seen[s] = true
-			terms = append(terms, s)
-		}
-	})
-	return terms
-}
-
 // A synonym is a word a query word widens to, and how much it weighs
 // relative to the word itself.
 type synonym struct {
@@ -639,7 +613,7 @@ func idf(n, df int) float64 {
 // for a tool that matches nothing.
 func (ix *searchIndex) rank(query string, opt searchOptions) []float64 {
 	norm := normalizer(!opt.NoStem)
-	terms := queryTerms(query, norm)
+	terms, termWeights := queryTerms(query, norm)
 	if len(terms) == 0 || ix.n == 0 {
 		return nil
 	}
@@ -670,7 +644,7 @@ func (ix *searchIndex) rank(query string, opt searchOptions) []float64 {
 	nameHit := make([]uint32, ix.n)
 	verbHit := make([]float64, ix.n)
 	var variantsBuf []synonym
-	for _, t := range terms {
+	for ti, t := range terms {
 		touched = touched[:0]
 		variants := ix.synonyms(append(variantsBuf[:0], synonym{term: t}), t, opt)
 		variantsBuf = variants
@@ -684,7 +658,7 @@ func (ix *searchIndex) rank(query string, opt searchOptions) []float64 {
 			if len(ps) == 0 {
 				continue
 			}
-			w := idf(ix.n, len(ps)) * sw
+			w := idf(ix.n, len(ps)) * sw * termWeights[ti]
 			for _, p := range ps {
 				var tf float64
 				for f := range numFields {

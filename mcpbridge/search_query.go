@@ -1,0 +1,150 @@
+package mcpbridge
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// valueWeight is how much a word of a value in the query weighs, relative
+// to the query's other words (tuned on the tune split of the evaluation):
+// an agent names the things it acts on ("create a namespace called
+// team-a", "why is pod api-7f9 pending", "wait for 'Order confirmed'"),
+// and their words say little about which tool acts.
+var valueWeight = 0.2
+
+// queryTerms are the distinct normalized words of a query, stopwords
+// left out, bounded, each with its weight: 1, or valueWeight for a word
+// only ever seen inside a value.
+func queryTerms(query string, norm func(string) string) ([]string, []float64) {
+	n := 0
+	for i := range query {
+		if n == maxQueryRunes {
+			query = query[:i]
+			break
+		}
+		n++
+	}
+	var terms []string
+	var weights []float64
+	at := map[string]int{}
+	for _, seg := range querySegments(query) {
+		w := 1.0
+		if seg.value {
+			w = valueWeight
+		}
+		splitWords(seg.text, func(word string) {
+			if isStopword(word) {
+				return
+			}
+			s := norm(word)
+			if i, ok := at[s]; ok {
+				weights[i] = max(weights[i], w)
+				return
+			}
+			if len(terms) >= maxQueryTerms {
+				return
+			}
+			at[s] = len(terms)
+			terms = append(terms, s)
+			weights = append(weights, w)
+		})
+	}
+	return terms, weights
+}
+
+// A querySegment is a stretch of a query, and whether it names a value.
+type querySegment struct {
+	text  string
+	value bool
+}
+
+// valueIntroducers are the words after which an agent names a thing.
+var valueIntroducers = map[string]bool{"called": true, "named": true, "titled": true, "entitled": true}
+
+// querySegments cuts query into the stretches that name values (a string
+// in quotes, the token after "called" or "named", an identifier) and
+// those between them, in order.
+func querySegments(query string) []querySegment {
+	var segs []querySegment
+	plain := 0 // start of the current plain stretch
+	emit := func(from, to int, value bool) {
+		if plain < from {
+			segs = append(segs, querySegment{query[plain:from], false})
+		}
+		if from < to {
+			segs = append(segs, querySegment{query[from:to], value})
+		}
+		plain = to
+	}
+	prevWord := ""
+	for i := 0; i < len(query); {
+		r, size := utf8.DecodeRuneInString(query[i:])
+		if unicode.IsSpace(r) {
+			i += size
+			continue
+		}
+		// A token runs to the next space.
+		end := i
+		for end < len(query) {
+			r2, s2 := utf8.DecodeRuneInString(query[end:])
+			if unicode.IsSpace(r2) {
+				break
+			}
+			end += s2
+		}
+		tok := query[i:end]
+		if q := tok[0]; (q == '\'' || q == '"' || q == '`') && (i == 0 || !isWordByte(query[i-1])) {
+			if close := quoteEnd(query, i+1, q); close > 0 {
+				emit(i, close+1, true)
+				i = close + 1
+				prevWord = ""
+				continue
+			}
+		}
+		word := strings.ToLower(strings.Trim(tok, ".,;:!?()[]{}"))
+		if valueIntroducers[prevWord] || isIdentifier(tok) {
+			emit(i, end, true)
+		}
+		prevWord = word
+		i = end
+	}
+	emit(len(query), len(query), false)
+	return segs
+}
+
+// quoteEnd is the index of the quote q closing a string opened before
+// from: one followed by the end, a space or punctuation, within 200
+// bytes; -1 when there is none.
+func quoteEnd(query string, from int, q byte) int {
+	for j := from; j < len(query) && j < from+200; j++ {
+		if query[j] == q && j > from && (j+1 == len(query) || !isWordByte(query[j+1])) {
+			return j
+		}
+	}
+	return -1
+}
+
+func isWordByte(b byte) bool {
+	return b >= 0x80 || b == '_' || '0' <= b && b <= '9' || 'a' <= b && b <= 'z' || 'A' <= b && b <= 'Z'
+}
+
+// isIdentifier reports whether tok, a token of a query, names a thing
+// by an identifier: it mixes letters and digits (worker-3, api-7f9) and
+// is no address or path, whose words (a host's, a route's) often name
+// the service or what it holds.
+func isIdentifier(tok string) bool {
+	if strings.ContainsRune(tok, '/') {
+		return false
+	}
+	var letter, digit bool
+	for _, r := range tok {
+		switch {
+		case unicode.IsDigit(r):
+			digit = true
+		case unicode.IsLetter(r):
+			letter = true
+		}
+	}
+	return letter && digit
+}

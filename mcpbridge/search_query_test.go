@@ -1,0 +1,74 @@
+package mcpbridge
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestQuerySegments(t *testing.T) {
+	for _, c := range []struct {
+		query  string
+		values []string // the stretches that name values, in order
+	}{
+		{"create a namespace called team-a", []string{"team-a"}},
+		{"create a page titled Roadmap 2027", []string{"Roadmap"}},
+		{"wait until 'Order confirmed' shows up", []string{"'Order confirmed'"}},
+		{`label it "needs review" please`, []string{`"needs review"`}},
+		{"why is pod api-7f9 stuck in Pending?", []string{"api-7f9"}},
+		{"events of node worker-3, and pod db-0", []string{"worker-3,", "db-0"}},
+		// Apostrophes of English are no quotes.
+		{"what's in the page's header? I'm not sure", nil},
+		// An unclosed quote is text.
+		{"find 'unclosed and more", nil},
+		// Addresses and paths keep their words; plain numbers are no values.
+		{"replays at https://acme.sentry.io/replays/7e07485f and PR #77 of 2024", nil},
+		{"", nil},
+	} {
+		var values []string
+		var all strings.Builder
+		for _, s := range querySegments(c.query) {
+			all.WriteString(s.text)
+			if s.value {
+				values = append(values, s.text)
+			}
+		}
+		if all.String() != c.query {
+			t.Errorf("%q: segments join to %q", c.query, all.String())
+		}
+		if strings.Join(values, "|") != strings.Join(c.values, "|") {
+			t.Errorf("%q: values %q, want %q", c.query, values, c.values)
+		}
+	}
+}
+
+func TestQueryTermsWeights(t *testing.T) {
+	terms, weights := queryTerms("create a namespace called team-a for the team", stemWord)
+	got := map[string]float64{}
+	for i, term := range terms {
+		got[term] = weights[i]
+	}
+	want := map[string]float64{"creat": 1, "namespac": 1, "call": 1, "team": 1, "a": 0}
+	for term, w := range want {
+		if w == 0 {
+			if _, ok := got[term]; ok {
+				t.Errorf("stopword %q kept", term)
+			}
+			continue
+		}
+		if got[term] != w {
+			t.Errorf("%q weighs %v, want %v (all: %v)", term, got[term], w, got)
+		}
+	}
+	// A word seen only in a value weighs valueWeight.
+	terms, weights = queryTerms("describe pod api-7f9", stemWord)
+	for i, term := range terms {
+		if term == "api" && weights[i] != valueWeight {
+			t.Errorf("api weighs %v, want %v", weights[i], valueWeight)
+		}
+	}
+	// Bounds: a huge query keeps at most maxQueryTerms words.
+	terms, weights = queryTerms(strings.Repeat("'word' alpha"+strings.Repeat("x", 3)+" ", 5000), stemWord)
+	if len(terms) > maxQueryTerms || len(terms) != len(weights) {
+		t.Errorf("%d terms, %d weights", len(terms), len(weights))
+	}
+}
