@@ -46,7 +46,7 @@ type searchOptions struct {
 	NoServer     bool // the server's name and alias are not searched
 	NoLengthNorm bool // a long description weighs as much as a short one
 	NoParams     bool // the input schema is not searched
-	NoCoverage   bool // no bonus for covering more of the query or of the tool's name, nor for its verb
+	NoCoverage   bool // no bonus for covering more of the query or of the tool's name, nor for its verb or a plural it shares with the query
 }
 
 // fieldWeight is how much a word weighs in each field; fieldB how much a
@@ -65,6 +65,7 @@ var (
 	nameBonus            = 3.0  // added, times the idf-weighted part of the tool's name the query covers
 	questionBonus        = 2.0  // added to a tool that only looks, for a question
 	verbBonus            = 1.0  // added when the tool name's verb is a query word (times a synonym's weight)
+	pluralBonus          = 3.0  // added when the tool's name holds a plural noun of the query as written
 )
 
 // A posting is one tool holding a word: how often in each field.
@@ -81,6 +82,7 @@ type searchIndex struct {
 	avg      [numFields]float64
 	postings map[string][]posting
 	names    [][]string // the stems of each tool's name, in order
+	rawNames [][]string // the words of each tool's name as written (lowercased), in order
 	verbs    []int8     // the position in names of each tool's verb, -1 for none
 	readOnly []bool     // the tool's verb only looks (get, list, describe, …)
 	stemmed  bool
@@ -252,6 +254,7 @@ func buildSearchIndex(docs []toolDoc, schemas []any, stem bool) *searchIndex {
 		lens:     make([][numFields]float32, len(docs)),
 		postings: make(map[string][]posting, 4096),
 		names:    make([][]string, len(docs)),
+		rawNames: make([][]string, len(docs)),
 		verbs:    make([]int8, len(docs)),
 		readOnly: make([]bool, len(docs)),
 		stemmed:  stem,
@@ -280,6 +283,7 @@ func buildSearchIndex(docs []toolDoc, schemas []any, stem bool) *searchIndex {
 		splitWords(d.Tool, func(w string) {
 			if len(ix.names[i]) < maxNameTerms {
 				ix.names[i] = append(ix.names[i], norm(w))
+				ix.rawNames[i] = append(ix.rawNames[i], w)
 			}
 		})
 		ix.verbs[i] = -1
@@ -704,6 +708,7 @@ func (ix *searchIndex) rank(query string, opt searchOptions) []float64 {
 	}
 	nq := float64(len(terms))
 	question := isQuestion(query)
+	plurals := pluralWords(query)
 	for d := range scores {
 		if scores[d] == 0 {
 			continue
@@ -722,6 +727,9 @@ func (ix *searchIndex) rank(query string, opt searchOptions) []float64 {
 				scores[d] += nameBonus * hit / all
 			}
 			scores[d] += verbBonus * verbHit[d]
+		}
+		if len(plurals) > 0 && slices.ContainsFunc(ix.rawNames[d], func(w string) bool { return plurals[w] }) {
+			scores[d] += pluralBonus
 		}
 		if question && ix.readOnly[d] {
 			scores[d] += questionBonus

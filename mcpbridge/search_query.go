@@ -148,3 +148,31 @@ func isIdentifier(tok string) bool {
 	}
 	return letter && digit
 }
+
+// pluralWords are the words of query that look plural as written (more
+// than three letters, ending in "s" but not "ss", "us" or "is"), not
+// stopwords, bounded as queryTerms bounds a query. A tool whose name holds
+// one as written (list_issues, search_issues for "the open issues") acts
+// on many, as the query asks, where the stemmer folds it with the
+// singular of a tool acting on one (get_issue).
+func pluralWords(query string) map[string]bool {
+	if len(query) > 4*maxQueryRunes {
+		query = query[:4*maxQueryRunes]
+	}
+	var plurals map[string]bool
+	splitWords(query, func(w string) {
+		if len(plurals) >= maxQueryTerms || len(w) <= 3 || !strings.HasSuffix(w, "s") || isStopword(w) {
+			return
+		}
+		for _, not := range []string{"ss", "us", "is"} {
+			if strings.HasSuffix(w, not) {
+				return
+			}
+		}
+		if plurals == nil {
+			plurals = map[string]bool{}
+		}
+		plurals[w] = true
+	})
+	return plurals
+}

@@ -72,3 +72,41 @@ func TestQueryTermsWeights(t *testing.T) {
 		t.Errorf("%d terms, %d weights", len(terms), len(weights))
 	}
 }
+
+func TestPluralWords(t *testing.T) {
+	got := pluralWords("show the open issues and pull requests, its status, the analysis, classes of this")
+	for _, w := range []string{"issues", "requests", "classes"} {
+		if !got[w] {
+			t.Errorf("%q not taken as plural: %v", w, got)
+		}
+	}
+	for _, w := range []string{"show", "its", "status", "analysis", "this"} {
+		if got[w] {
+			t.Errorf("%q taken as plural: %v", w, got)
+		}
+	}
+	if got := pluralWords(strings.Repeat("files ", 1_000_000)); len(got) != 1 {
+		t.Errorf("a huge query: %v", got)
+	}
+}
+
+// TestSearchPlural: a plural noun of the query favours the tool whose
+// name holds it (acting on many) over the one whose name holds its
+// singular, which the stemmer makes the same word.
+func TestSearchPlural(t *testing.T) {
+	docs := []toolDoc{
+		{Server: "gh", Tool: "get_issue", Description: "Get details of a specific issue in a repository"},
+		{Server: "gh", Tool: "list_issues", Description: "List issues in a repository with filtering options"},
+		{Server: "gh", Tool: "create_issue", Description: "Create a new issue in a repository"},
+	}
+	got := searchTools("show me what is open: the issues of the repo", docs, nil, 0)
+	if len(got) == 0 || got[0].Tool != "list_issues" {
+		t.Fatalf("%v, want list_issues first", got)
+	}
+	saved := pluralBonus
+	defer func() { pluralBonus = saved }()
+	pluralBonus = 0
+	if without := searchTools("show me what is open: the issues of the repo", docs, nil, 0); without[0].Score >= got[0].Score {
+		t.Errorf("the bonus adds nothing: %d with it, %d without", got[0].Score, without[0].Score)
+	}
+}

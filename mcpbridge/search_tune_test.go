@@ -30,6 +30,8 @@ func searchTunables() []searchTunable {
 		searchTunable{"nameBonus", &nameBonus, []float64{0, 0.5, 1, 2, 3, 4}},
 		searchTunable{"questionBonus", &questionBonus, []float64{0, 0.5, 1, 2}},
 		searchTunable{"verbBonus", &verbBonus, []float64{0, 0.5, 1, 2}},
+		searchTunable{"pluralBonus", &pluralBonus, []float64{0, 1, 2, 3, 4}},
+		searchTunable{"valueWeight", &valueWeight, []float64{0, 0.1, 0.2, 0.5, 1}},
 	)
 }
 
