@@ -46,7 +46,7 @@ type searchOptions struct {
 	NoServer     bool // the server's name and alias are not searched
 	NoLengthNorm bool // a long description weighs as much as a short one
 	NoParams     bool // the input schema is not searched
-	NoCoverage   bool // no bonus for covering more of the query or of the tool's name, nor for its verb or a plural it shares with the query
+	NoCoverage   bool // no bonus for covering more of the query or of the tool's name, nor for its verb, a plural it shares with the query or neighbouring query words side by side
 }
 
 // fieldWeight is how much a word weighs in each field; fieldB how much a
@@ -66,6 +66,7 @@ var (
 	questionBonus        = 2.0  // added to a tool that only looks, for a question
 	verbBonus            = 1.0  // added when the tool name's verb is a query word (times a synonym's weight)
 	pluralBonus          = 3.0  // added when the tool's name holds a plural noun of the query as written
+	proximityBonus       = 1.0  // added for each pair of neighbouring query words the tool's text holds side by side
 )
 
 // A posting is one tool holding a word: how often in each field.
@@ -83,8 +84,10 @@ type searchIndex struct {
 	postings map[string][]posting
 	names    [][]string // the stems of each tool's name, in order
 	rawNames [][]string // the words of each tool's name as written (lowercased), in order
-	verbs    []int8     // the position in names of each tool's verb, -1 for none
-	readOnly []bool     // the tool's verb only looks (get, list, describe, …)
+	seq      [][]int32  // each tool's words (ids) in name, title and description, stopwords left out, -1 between fields
+	ids      map[string]int32
+	verbs    []int8 // the position in names of each tool's verb, -1 for none
+	readOnly []bool // the tool's verb only looks (get, list, describe, …)
 	stemmed  bool
 }
 
@@ -255,6 +258,8 @@ func buildSearchIndex(docs []toolDoc, schemas []any, stem bool) *searchIndex {
 		postings: make(map[string][]posting, 4096),
 		names:    make([][]string, len(docs)),
 		rawNames: make([][]string, len(docs)),
+		seq:      make([][]int32, len(docs)),
+		ids:      make(map[string]int32, 4096),
 		verbs:    make([]int8, len(docs)),
 		readOnly: make([]bool, len(docs)),
 		stemmed:  stem,
@@ -264,20 +269,29 @@ func buildSearchIndex(docs []toolDoc, schemas []any, stem bool) *searchIndex {
 	for i, d := range docs {
 		clear(tfs)
 		order = order[:0]
+		count := func(f int, w string) {
+			s := norm(w)
+			tf := tfs[s]
+			if tf == nil {
+				tf = new([numFields]uint16)
+				tfs[s] = tf
+				order = append(order, s)
+			}
+			if tf[f] < math.MaxUint16 {
+				tf[f]++
+			}
+		}
 		addField := func(f int, text string) {
 			splitWords(text, func(w string) {
-				s := norm(w)
-				tf := tfs[s]
-				if tf == nil {
-					tf = new([numFields]uint16)
-					tfs[s] = tf
-					order = append(order, s)
-				}
-				if tf[f] < math.MaxUint16 {
-					tf[f]++
-				}
+				count(f, w)
 				ix.lens[i][f]++
 			})
+			// Prose names things in mixed case (HubSpot, NoSQL, LinkedIn):
+			// the whole is a word too, as a query may write it. A name or
+			// a parameter's name is an identifier, whose case splits words.
+			if f != fieldName && f != fieldParam {
+				joinedWords(text, func(w string) { count(f, w) })
+			}
 		}
 		addField(fieldName, d.Tool)
 		splitWords(d.Tool, func(w string) {
@@ -300,6 +314,7 @@ func buildSearchIndex(docs []toolDoc, schemas []any, stem bool) *searchIndex {
 			addField(fieldServer, d.ServerAlias)
 		}
 		summary, rest := firstSentence(d.Description)
+		ix.seq[i] = ix.wordSequence(norm, d.Tool, d.Title, summary, rest)
 		addField(fieldSummary, summary)
 		addField(fieldDesc, rest)
 		var sch any
@@ -608,6 +623,74 @@ func (ix *searchIndex) synonyms(variants []synonym, t string, opt searchOptions)
 	return variants
 }
 
+// maxSeqWords bounds the words of a tool kept in order for proximity.
+const maxSeqWords = 512
+
+// wordSequence is the ids of the normalized words of texts, stopwords
+// left out, -1 between texts, at most maxSeqWords of them; ids are given
+// to new words as they come.
+func (ix *searchIndex) wordSequence(norm func(string) string, texts ...string) []int32 {
+	var seq []int32
+	for k, text := range texts {
+		if k > 0 && len(seq) > 0 && seq[len(seq)-1] != -1 {
+			seq = append(seq, -1)
+		}
+		splitWords(text, func(w string) {
+			if len(seq) >= maxSeqWords || isStopword(w) {
+				return
+			}
+			s := norm(w)
+			id, ok := ix.ids[s]
+			if !ok {
+				id = int32(len(ix.ids))
+				ix.ids[s] = id
+			}
+			seq = append(seq, id)
+		})
+	}
+	return slices.Clip(seq)
+}
+
+// queryIDs maps the ids of the query's terms to their position in terms,
+// from 1; nil when fewer than two terms are words of the tools.
+func (ix *searchIndex) queryIDs(terms []string) map[int32]int {
+	var q map[int32]int
+	for i, t := range terms {
+		if id, ok := ix.ids[t]; ok {
+			if q == nil {
+				q = make(map[int32]int, len(terms))
+			}
+			q[id] = i + 1
+		}
+	}
+	if len(q) < 2 {
+		return nil
+	}
+	return q
+}
+
+// neighbourPairs counts the pairs of neighbouring query terms (positions
+// i and i+1 in qids) that seq holds side by side, in either order, each
+// pair once.
+func neighbourPairs(seq []int32, qids map[int32]int) int {
+	var seen uint64
+	n := 0
+	for i := 0; i+1 < len(seq); i++ {
+		a, b := qids[seq[i]], qids[seq[i+1]]
+		if a == 0 || b == 0 {
+			continue
+		}
+		if a > b {
+			a, b = b, a
+		}
+		if b-a == 1 && a < 64 && seen&(1<<a) == 0 {
+			seen |= 1 << a
+			n++
+		}
+	}
+	return n
+}
+
 // idf is BM25's inverse document frequency of a word in df of n tools.
 func idf(n, df int) float64 {
 	return math.Log(1 + (float64(n)-float64(df)+0.5)/(float64(df)+0.5))
@@ -617,7 +700,17 @@ func idf(n, df int) float64 {
 // for a tool that matches nothing.
 func (ix *searchIndex) rank(query string, opt searchOptions) []float64 {
 	norm := normalizer(!opt.NoStem)
-	terms, termWeights := queryTerms(query, norm)
+	known := func(w string) bool {
+		if len(ix.postings[w]) > 0 {
+			return true
+		}
+		if opt.NoSynonyms {
+			return false
+		}
+		tab := synonymsFor(!opt.NoStem)
+		return len(tab.hand[w]) > 0 || len(tab.wordnet.synonyms(w)) > 0
+	}
+	terms, termWeights := queryTerms(query, norm, known)
 	if len(terms) == 0 || ix.n == 0 {
 		return nil
 	}
@@ -709,6 +802,7 @@ func (ix *searchIndex) rank(query string, opt searchOptions) []float64 {
 	nq := float64(len(terms))
 	question := isQuestion(query)
 	plurals := pluralWords(query)
+	qids := ix.queryIDs(terms)
 	for d := range scores {
 		if scores[d] == 0 {
 			continue
@@ -727,6 +821,9 @@ func (ix *searchIndex) rank(query string, opt searchOptions) []float64 {
 				scores[d] += nameBonus * hit / all
 			}
 			scores[d] += verbBonus * verbHit[d]
+		}
+		if qids != nil && matched[d] >= 2 {
+			scores[d] += proximityBonus * float64(neighbourPairs(ix.seq[d], qids))
 		}
 		if len(plurals) > 0 && slices.ContainsFunc(ix.rawNames[d], func(w string) bool { return plurals[w] }) {
 			scores[d] += pluralBonus

@@ -16,7 +16,7 @@ var valueWeight = 0.2
 // queryTerms are the distinct normalized words of a query, stopwords
 // left out, bounded, each with its weight: 1, or valueWeight for a word
 // only ever seen inside a value.
-func queryTerms(query string, norm func(string) string) ([]string, []float64) {
+func queryTerms(query string, norm func(string) string, known func(string) bool) ([]string, []float64) {
 	n := 0
 	for i := range query {
 		if n == maxQueryRunes {
@@ -33,7 +33,7 @@ func queryTerms(query string, norm func(string) string) ([]string, []float64) {
 		if seg.value {
 			w = valueWeight
 		}
-		splitWords(seg.text, func(word string) {
+		queryWords(seg.text, norm, known, func(word string) {
 			if isStopword(word) {
 				return
 			}
@@ -175,4 +175,65 @@ func pluralWords(query string) map[string]bool {
 		plurals[w] = true
 	})
 	return plurals
+}
+
+// isCamelRun reports whether run, letters and digits, changes from a
+// lowercase letter to an uppercase one (splitWords splits it there).
+func isCamelRun(run string) bool {
+	prevLower := false
+	for _, r := range run {
+		if unicode.IsUpper(r) && prevLower {
+			return true
+		}
+		prevLower = unicode.IsLower(r)
+	}
+	return false
+}
+
+// eachRun calls fn with every maximal run of letters and digits of text.
+func eachRun(text string, fn func(run string)) {
+	start := -1
+	for i, r := range text {
+		alnum := unicode.IsLetter(r) || unicode.IsDigit(r)
+		switch {
+		case alnum && start < 0:
+			start = i
+		case !alnum && start >= 0:
+			fn(text[start:i])
+			start = -1
+		}
+	}
+	if start >= 0 {
+		fn(text[start:])
+	}
+}
+
+// joinedWords calls fn with the lowercase whole of every run of text
+// that splitWords splits on its case (HubSpot, NoSQL, GitHub), no longer
+// than a word may be.
+func joinedWords(text string, fn func(w string)) {
+	eachRun(text, func(run string) {
+		if len(run) <= 64 && isCamelRun(run) {
+			fn(strings.ToLower(run))
+		}
+	})
+}
+
+// queryWords splits a query's text into words as splitWords does, but
+// keeps whole a run written in mixed case (NoSQL, HubSpot, LinkedIn) whose
+// normalized whole is a word known (to the tools or the synonyms).
+func queryWords(text string, norm func(string) string, known func(string) bool, fn func(w string)) {
+	if known == nil {
+		splitWords(text, fn)
+		return
+	}
+	eachRun(text, func(run string) {
+		if len(run) <= 64 && isCamelRun(run) {
+			if w := strings.ToLower(run); known(norm(w)) {
+				fn(w)
+				return
+			}
+		}
+		splitWords(run, fn)
+	})
 }

@@ -42,7 +42,7 @@ func TestQuerySegments(t *testing.T) {
 }
 
 func TestQueryTermsWeights(t *testing.T) {
-	terms, weights := queryTerms("create a namespace called team-a for the team", stemWord)
+	terms, weights := queryTerms("create a namespace called team-a for the team", stemWord, nil)
 	got := map[string]float64{}
 	for i, term := range terms {
 		got[term] = weights[i]
@@ -60,14 +60,14 @@ func TestQueryTermsWeights(t *testing.T) {
 		}
 	}
 	// A word seen only in a value weighs valueWeight.
-	terms, weights = queryTerms("describe pod api-7f9", stemWord)
+	terms, weights = queryTerms("describe pod api-7f9", stemWord, nil)
 	for i, term := range terms {
 		if term == "api" && weights[i] != valueWeight {
 			t.Errorf("api weighs %v, want %v", weights[i], valueWeight)
 		}
 	}
 	// Bounds: a huge query keeps at most maxQueryTerms words.
-	terms, weights = queryTerms(strings.Repeat("'word' alpha"+strings.Repeat("x", 3)+" ", 5000), stemWord)
+	terms, weights = queryTerms(strings.Repeat("'word' alpha"+strings.Repeat("x", 3)+" ", 5000), stemWord, nil)
 	if len(terms) > maxQueryTerms || len(terms) != len(weights) {
 		t.Errorf("%d terms, %d weights", len(terms), len(weights))
 	}
@@ -108,5 +108,62 @@ func TestSearchPlural(t *testing.T) {
 	pluralBonus = 0
 	if without := searchTools("show me what is open: the issues of the repo", docs, nil, 0); without[0].Score >= got[0].Score {
 		t.Errorf("the bonus adds nothing: %d with it, %d without", got[0].Score, without[0].Score)
+	}
+}
+
+func TestQueryWordsMixedCase(t *testing.T) {
+	known := func(w string) bool { return w == "nosql" || w == "hubspot" }
+	for query, want := range map[string]string{
+		"NoSQL store":        "nosql store",
+		"HubSpot's deals":    "hubspot s deals",
+		"getIssue of GitHub": "get issue of git hub", // not known: split on case
+		"plain words":        "plain words",
+	} {
+		var got []string
+		queryWords(query, func(w string) string { return w }, known, func(w string) { got = append(got, w) })
+		if strings.Join(got, " ") != want {
+			t.Errorf("%q: %q, want %q", query, got, want)
+		}
+	}
+	var joined []string
+	joinedWords("Query a NoSQL store on HubSpot, or getIssue; plain", func(w string) { joined = append(joined, w) })
+	if strings.Join(joined, " ") != "nosql hubspot getissue" {
+		t.Errorf("joinedWords: %q", joined)
+	}
+}
+
+// TestSearchMixedCase: a word written in mixed case is found whole, as
+// the tools' prose writes it, and not as its parts.
+func TestSearchMixedCase(t *testing.T) {
+	docs := []toolDoc{
+		{Server: "a", Tool: "run", Description: "Run a SQL statement"},
+		{Server: "b", Tool: "run", Description: "Run a statement on a NoSQL store"},
+	}
+	for _, q := range []string{"a NoSQL statement", "a nosql statement"} {
+		if got := searchTools(q, docs, nil, 1); len(got) != 1 || got[0].Server != "b" {
+			t.Errorf("%q: %v, want b/run first", q, got)
+		}
+	}
+}
+
+func TestNeighbourPairs(t *testing.T) {
+	// Query terms a b c d at positions 1..4 have ids 10, 11, 12, 13.
+	qids := map[int32]int{10: 1, 11: 2, 12: 3, 13: 4}
+	for _, c := range []struct {
+		seq  []int32
+		want int
+	}{
+		{[]int32{10, 11}, 1},            // a b
+		{[]int32{11, 10}, 1},            // b a: either order
+		{[]int32{10, 11, 7, 10, 11}, 1}, // each pair once
+		{[]int32{10, 11, 12, 13}, 3},    // a b, b c, c d
+		{[]int32{10, 12}, 0},            // a c: not neighbours in the query
+		{[]int32{10, -1, 11}, 0},        // a | b: another field
+		{[]int32{10, 7, 11}, 0},         // a x b
+		{nil, 0},
+	} {
+		if got := neighbourPairs(c.seq, qids); got != c.want {
+			t.Errorf("%v: %d pairs, want %d", c.seq, got, c.want)
+		}
 	}
 }

@@ -31,6 +31,7 @@ func searchTunables() []searchTunable {
 		searchTunable{"questionBonus", &questionBonus, []float64{0, 0.5, 1, 2}},
 		searchTunable{"verbBonus", &verbBonus, []float64{0, 0.5, 1, 2}},
 		searchTunable{"pluralBonus", &pluralBonus, []float64{0, 1, 2, 3, 4}},
+		searchTunable{"proximityBonus", &proximityBonus, []float64{0, 0.5, 1, 2}},
 		searchTunable{"valueWeight", &valueWeight, []float64{0, 0.1, 0.2, 0.5, 1}},
 	)
 }
