@@ -25,6 +25,7 @@ const (
 	fieldDesc             // the rest of the description
 	fieldParam            // the input schema's property names
 	fieldParamDesc        // the input schema's properties' descriptions
+	fieldAlias            // the words people use for the tool (toolAliases)
 	numFields
 )
 
@@ -46,6 +47,7 @@ type searchOptions struct {
 	NoServer     bool // the server's name and alias are not searched
 	NoLengthNorm bool // a long description weighs as much as a short one
 	NoParams     bool // the input schema is not searched
+	NoAliases    bool // the words people use for a tool (toolAliases) are not searched
 	NoCoverage   bool // no bonus for covering more of the query or of the tool's name, nor for its verb, a plural it shares with the query or neighbouring query words side by side
 }
 
@@ -53,8 +55,8 @@ type searchOptions struct {
 // field's length normalizes (BM25's b). These and the weights below were
 // tuned on the tune split of the evaluation (search_eval_test.go) only.
 var (
-	fieldWeight = [numFields]float64{fieldName: 2, fieldTitle: 0.8, fieldServer: 3, fieldSummary: 2.5, fieldDesc: 0.6, fieldParam: 0.5, fieldParamDesc: 0.2}
-	fieldB      = [numFields]float64{fieldName: 0.9, fieldTitle: 0.3, fieldServer: 0.2, fieldSummary: 0.5, fieldDesc: 0.2, fieldParam: 0.5, fieldParamDesc: 0.9}
+	fieldWeight = [numFields]float64{fieldName: 2, fieldTitle: 0.8, fieldServer: 3, fieldSummary: 2.5, fieldDesc: 0.6, fieldParam: 0.5, fieldParamDesc: 0.2, fieldAlias: 4}
+	fieldB      = [numFields]float64{fieldName: 0, fieldTitle: 0.3, fieldServer: 0.2, fieldSummary: 0.9, fieldDesc: 0.2, fieldParam: 0.5, fieldParamDesc: 0.9, fieldAlias: 0.5}
 )
 
 var (
@@ -325,6 +327,7 @@ func buildSearchIndex(docs []toolDoc, schemas []any, stem bool) *searchIndex {
 			addField(fieldParam, p.name)
 			addField(fieldParamDesc, p.desc)
 		}
+		addField(fieldAlias, aliasWords(d.Tool, summary))
 		for _, s := range order {
 			ix.postings[s] = append(ix.postings[s], posting{doc: int32(i), tf: *tfs[s]})
 		}
@@ -726,6 +729,9 @@ func (ix *searchIndex) rank(query string, opt searchOptions) []float64 {
 	}
 	if opt.NoParams {
 		weight[fieldParam], weight[fieldParamDesc] = 0, 0
+	}
+	if opt.NoAliases {
+		weight[fieldAlias] = 0
 	}
 	var bFor [numFields]float64
 	for f := range bFor {

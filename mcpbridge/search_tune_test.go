@@ -17,9 +17,9 @@ type searchTunable struct {
 
 func searchTunables() []searchTunable {
 	var ts []searchTunable
-	names := [numFields]string{"name", "title", "server", "summary", "desc", "param", "paramdesc"}
+	names := [numFields]string{"name", "title", "server", "summary", "desc", "param", "paramdesc", "alias"}
 	for f := range numFields {
-		ts = append(ts, searchTunable{"fieldWeight." + names[f], &fieldWeight[f], []float64{0.1, 0.2, 0.35, 0.5, 0.6, 0.8, 1, 1.2, 1.5, 2, 2.5, 3, 4}})
+		ts = append(ts, searchTunable{"fieldWeight." + names[f], &fieldWeight[f], []float64{0.1, 0.2, 0.35, 0.5, 0.6, 0.8, 1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8}})
 		ts = append(ts, searchTunable{"fieldB." + names[f], &fieldB[f], []float64{0, 0.2, 0.3, 0.5, 0.75, 0.9}})
 	}
 	return append(ts,
