@@ -654,32 +654,41 @@ func (ix *searchIndex) wordSequence(norm func(string) string, texts ...string) [
 	return slices.Clip(seq)
 }
 
-// queryIDs maps the ids of the query's terms to their position in terms,
-// from 1; nil when fewer than two terms are words of the tools.
-func (ix *searchIndex) queryIDs(terms []string) map[int32]int {
-	var q map[int32]int
+// queryPositions gives each word id of the tools its position in terms
+// (from 1), 0 for a word that is no term; nil when fewer than two terms
+// are words of the tools, as a pair needs two.
+func (ix *searchIndex) queryPositions(terms []string) []uint8 {
+	var pos []uint8
+	n := 0
 	for i, t := range terms {
-		if id, ok := ix.ids[t]; ok {
-			if q == nil {
-				q = make(map[int32]int, len(terms))
+		if id, ok := ix.ids[t]; ok && i < math.MaxUint8 {
+			if pos == nil {
+				pos = make([]uint8, len(ix.ids))
 			}
-			q[id] = i + 1
+			pos[id] = uint8(i + 1)
+			n++
 		}
 	}
-	if len(q) < 2 {
+	if n < 2 {
 		return nil
 	}
-	return q
+	return pos
 }
 
 // neighbourPairs counts the pairs of neighbouring query terms (positions
-// i and i+1 in qids) that seq holds side by side, in either order, each
+// i and i+1 in pos) that seq holds side by side, in either order, each
 // pair once.
-func neighbourPairs(seq []int32, qids map[int32]int) int {
+func neighbourPairs(seq []int32, pos []uint8) int {
 	var seen uint64
 	n := 0
+	at := func(id int32) int {
+		if id < 0 || int(id) >= len(pos) {
+			return 0
+		}
+		return int(pos[id])
+	}
 	for i := 0; i+1 < len(seq); i++ {
-		a, b := qids[seq[i]], qids[seq[i+1]]
+		a, b := at(seq[i]), at(seq[i+1])
 		if a == 0 || b == 0 {
 			continue
 		}
@@ -741,6 +750,7 @@ func (ix *searchIndex) rank(query string, opt searchOptions) []float64 {
 	}
 	scores := make([]float64, ix.n)
 	matched := make([]uint8, ix.n)
+	exact := make([]uint8, ix.n) // query terms a tool holds as themselves
 	best := make([]float64, ix.n)
 	var touched []int32
 	// nameHit[i] marks which words of tool i's name the query holds.
@@ -784,6 +794,9 @@ func (ix *searchIndex) rank(query string, opt searchOptions) []float64 {
 				if s > best[p.doc] {
 					best[p.doc] = s
 				}
+				if k == 0 && exact[p.doc] < math.MaxUint8 {
+					exact[p.doc]++
+				}
 				if p.tf[fieldName] > 0 && weight[fieldName] > 0 {
 					for j, nw := range ix.names[p.doc] {
 						if nw == v {
@@ -808,7 +821,7 @@ func (ix *searchIndex) rank(query string, opt searchOptions) []float64 {
 	nq := float64(len(terms))
 	question := isQuestion(query)
 	plurals := pluralWords(query)
-	qids := ix.queryIDs(terms)
+	qpos := ix.queryPositions(terms)
 	for d := range scores {
 		if scores[d] == 0 {
 			continue
@@ -828,8 +841,8 @@ func (ix *searchIndex) rank(query string, opt searchOptions) []float64 {
 			}
 			scores[d] += verbBonus * verbHit[d]
 		}
-		if qids != nil && matched[d] >= 2 {
-			scores[d] += proximityBonus * float64(neighbourPairs(ix.seq[d], qids))
+		if qpos != nil && exact[d] >= 2 {
+			scores[d] += proximityBonus * float64(neighbourPairs(ix.seq[d], qpos))
 		}
 		if len(plurals) > 0 && slices.ContainsFunc(ix.rawNames[d], func(w string) bool { return plurals[w] }) {
 			scores[d] += pluralBonus

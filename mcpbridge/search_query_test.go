@@ -148,7 +148,8 @@ func TestSearchMixedCase(t *testing.T) {
 
 func TestNeighbourPairs(t *testing.T) {
 	// Query terms a b c d at positions 1..4 have ids 10, 11, 12, 13.
-	qids := map[int32]int{10: 1, 11: 2, 12: 3, 13: 4}
+	qids := make([]uint8, 14)
+	qids[10], qids[11], qids[12], qids[13] = 1, 2, 3, 4
 	for _, c := range []struct {
 		seq  []int32
 		want int
