@@ -48,15 +48,15 @@ type searchOptions struct {
 	NoLengthNorm bool // a long description weighs as much as a short one
 	NoParams     bool // the input schema is not searched
 	NoAliases    bool // the words people use for a tool (toolAliases) are not searched
-	NoCoverage   bool // no bonus for covering more of the query or of the tool's name, nor for its verb, a plural it shares with the query or neighbouring query words side by side
+	NoCoverage   bool // no bonus for covering the query or the name, for the verb, a shared plural or neighbouring words side by side
 }
 
 // fieldWeight is how much a word weighs in each field; fieldB how much a
 // field's length normalizes (BM25's b). These and the weights below were
 // tuned on the tune split of the evaluation (search_eval_test.go) only.
 var (
-	fieldWeight = [numFields]float64{fieldName: 2, fieldTitle: 0.8, fieldServer: 3, fieldSummary: 2.5, fieldDesc: 0.6, fieldParam: 0.5, fieldParamDesc: 0.2, fieldAlias: 4}
-	fieldB      = [numFields]float64{fieldName: 0, fieldTitle: 0.3, fieldServer: 0.2, fieldSummary: 0.9, fieldDesc: 0.2, fieldParam: 0.5, fieldParamDesc: 0.9, fieldAlias: 0.5}
+	fieldWeight = [numFields]float64{fieldName: 2, fieldTitle: 0.8, fieldServer: 3, fieldSummary: 2.5, fieldDesc: 1.2, fieldParam: 1.2, fieldParamDesc: 0.2, fieldAlias: 0.8}
+	fieldB      = [numFields]float64{fieldName: 0, fieldTitle: 0.3, fieldServer: 0.2, fieldSummary: 0.9, fieldDesc: 0.2, fieldParam: 0.2, fieldParamDesc: 0.9, fieldAlias: 0.5}
 )
 
 var (
@@ -404,7 +404,8 @@ type indexCacheEntry struct {
 	ix  *searchIndex
 }
 
-const indexCacheSize = 4
+// indexCacheSize is how many indexes indexCache keeps.
+var indexCacheSize = 4
 
 var indexSeed = maphash.MakeSeed()
 

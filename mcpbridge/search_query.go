@@ -1,21 +1,23 @@
 package mcpbridge
 
 import (
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 )
 
 // valueWeight is how much a word of a value in the query weighs, relative
-// to the query's other words (tuned on the tune split of the evaluation):
-// an agent names the things it acts on ("create a namespace called
-// team-a", "why is pod api-7f9 pending", "wait for 'Order confirmed'"),
-// and their words say little about which tool acts.
-var valueWeight = 0.2
+// to the query's other words (tuned on the tune split of the evaluation:
+// nothing): an agent names the things it acts on ("create a namespace
+// called team-a", "why is pod api-7f9 pending", "wait for 'Order
+// confirmed'"), and their words say little about which tool acts. A query
+// that is all values is searched for them.
+var valueWeight = 0.0
 
 // queryTerms are the distinct normalized words of a query, stopwords
 // left out, bounded, each with its weight: 1, or valueWeight for a word
-// only ever seen inside a value.
+// only ever seen inside a value (1 all the same when every word is).
 func queryTerms(query string, norm func(string) string, known func(string) bool) ([]string, []float64) {
 	n := 0
 	for i := range query {
@@ -49,6 +51,13 @@ func queryTerms(query string, norm func(string) string, known func(string) bool)
 			terms = append(terms, s)
 			weights = append(weights, w)
 		})
+	}
+	// A query that is all values ("'Order confirmed'") is searched for
+	// them: nothing else says what it wants.
+	if !slices.ContainsFunc(weights, func(w float64) bool { return w == 1 }) {
+		for i := range weights {
+			weights[i] = 1
+		}
 	}
 	return terms, weights
 }

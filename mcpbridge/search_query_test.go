@@ -66,6 +66,11 @@ func TestQueryTermsWeights(t *testing.T) {
 			t.Errorf("api weighs %v, want %v", weights[i], valueWeight)
 		}
 	}
+	// A query that is all values is searched for them.
+	terms, weights = queryTerms("'Order confirmed'", stemWord, nil)
+	if len(terms) != 2 || weights[0] != 1 || weights[1] != 1 {
+		t.Errorf("all values: %v %v, want both words weighing 1", terms, weights)
+	}
 	// Bounds: a huge query keeps at most maxQueryTerms words.
 	terms, weights = queryTerms(strings.Repeat("'word' alpha"+strings.Repeat("x", 3)+" ", 5000), stemWord, nil)
 	if len(terms) > maxQueryTerms || len(terms) != len(weights) {

@@ -24,6 +24,7 @@ var searchAblations = []struct {
 	{"no server field", searchOptions{NoServer: true}},
 	{"no length normalisation", searchOptions{NoLengthNorm: true}},
 	{"no parameter fields", searchOptions{NoParams: true}},
+	{"no tool aliases", searchOptions{NoAliases: true}},
 	{"no coverage, name or verb bonuses", searchOptions{NoCoverage: true}},
 }
 
