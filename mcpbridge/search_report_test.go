@@ -74,6 +74,13 @@ func TestSearchReport(t *testing.T) {
 			fmt.Fprintf(&b, "| %s | %d | %.3f | %.3f | %.3f |\n", name, f.N, f.Recall1, f.Recall5, f.MRR)
 		}
 	}
+	b.WriteString("\nA server nobody wrote aliases for (`TestSearchEvalUnseen`): each server's tools without their aliases in turn, the other servers' kept, on the queries that server alone answers.\n\n")
+	b.WriteString("| split | queries | recall@1 | recall@5 | MRR |\n|---|---|---|---|---|\n")
+	unseen := searchEvalUnseen(servers, queries)
+	for _, split := range []string{"tune", "heldout", "all"} {
+		f := unseen[split].figures()
+		fmt.Fprintf(&b, "| %s | %d | %.3f | %.3f | %.3f |\n", split, f.N, f.Recall1, f.Recall5, f.MRR)
+	}
 	b.WriteString("\nAblation: each signal of the ranker turned off in turn (`searchOptions`), same queries.\n\n")
 	b.WriteString(searchAblationTable(queries, docs, schemas))
 	b.WriteString("\nTime (the evaluation's tools replicated; a query is one of the evaluation's in turn, each timed after its index is built; `go test -bench SearchTools ./mcpbridge/`).\n\n")
