@@ -267,11 +267,12 @@ func buildSearchIndex(docs []toolDoc, schemas []any, stem bool) *searchIndex {
 		stemmed:  stem,
 	}
 	tfs := map[string]*[numFields]uint16{}
+	var seq []int32
 	var order []string
 	for i, d := range docs {
 		clear(tfs)
 		order = order[:0]
-		count := func(f int, w string) {
+		count := func(f int, w string) string {
 			s := norm(w)
 			tf := tfs[s]
 			if tf == nil {
@@ -282,11 +283,22 @@ func buildSearchIndex(docs []toolDoc, schemas []any, stem bool) *searchIndex {
 			if tf[f] < math.MaxUint16 {
 				tf[f]++
 			}
+			return s
 		}
+		seq = seq[:0]
 		addField := func(f int, text string) {
+			// The name, title and description are also kept in order,
+			// for proximity (neighbourPairs), -1 between them.
+			inSeq := f == fieldName || f == fieldTitle || f == fieldSummary || f == fieldDesc
+			if inSeq && len(seq) > 0 && seq[len(seq)-1] != -1 {
+				seq = append(seq, -1)
+			}
 			splitWords(text, func(w string) {
-				count(f, w)
+				s := count(f, w)
 				ix.lens[i][f]++
+				if inSeq && len(seq) < maxSeqWords && !isStopword(w) {
+					seq = append(seq, ix.wordID(s))
+				}
 			})
 			// Prose names things in mixed case (HubSpot, NoSQL, LinkedIn):
 			// the whole is a word too, as a query may write it. A name or
@@ -316,7 +328,6 @@ func buildSearchIndex(docs []toolDoc, schemas []any, stem bool) *searchIndex {
 			addField(fieldServer, d.ServerAlias)
 		}
 		summary, rest := firstSentence(d.Description)
-		ix.seq[i] = ix.wordSequence(norm, d.Tool, d.Title, summary, rest)
 		addField(fieldSummary, summary)
 		addField(fieldDesc, rest)
 		var sch any
@@ -328,6 +339,7 @@ func buildSearchIndex(docs []toolDoc, schemas []any, stem bool) *searchIndex {
 			addField(fieldParamDesc, p.desc)
 		}
 		addField(fieldAlias, aliasWords(d.Tool, summary))
+		ix.seq[i] = slices.Clone(seq)
 		for _, s := range order {
 			ix.postings[s] = append(ix.postings[s], posting{doc: int32(i), tf: *tfs[s]})
 		}
@@ -630,29 +642,15 @@ func (ix *searchIndex) synonyms(variants []synonym, t string, opt searchOptions)
 // maxSeqWords bounds the words of a tool kept in order for proximity.
 const maxSeqWords = 512
 
-// wordSequence is the ids of the normalized words of texts, stopwords
-// left out, -1 between texts, at most maxSeqWords of them; ids are given
-// to new words as they come.
-func (ix *searchIndex) wordSequence(norm func(string) string, texts ...string) []int32 {
-	var seq []int32
-	for k, text := range texts {
-		if k > 0 && len(seq) > 0 && seq[len(seq)-1] != -1 {
-			seq = append(seq, -1)
-		}
-		splitWords(text, func(w string) {
-			if len(seq) >= maxSeqWords || isStopword(w) {
-				return
-			}
-			s := norm(w)
-			id, ok := ix.ids[s]
-			if !ok {
-				id = int32(len(ix.ids))
-				ix.ids[s] = id
-			}
-			seq = append(seq, id)
-		})
+// wordID is the id of the normalized word s in seq, given to new words
+// as they come.
+func (ix *searchIndex) wordID(s string) int32 {
+	id, ok := ix.ids[s]
+	if !ok {
+		id = int32(len(ix.ids))
+		ix.ids[s] = id
 	}
-	return slices.Clip(seq)
+	return id
 }
 
 // queryPositions gives each word id of the tools its position in terms
