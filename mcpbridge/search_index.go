@@ -55,14 +55,14 @@ type searchOptions struct {
 // field's length normalizes (BM25's b). These and the weights below were
 // tuned on the tune split of the evaluation (search_eval_test.go) only.
 var (
-	fieldWeight = [numFields]float64{fieldName: 2, fieldTitle: 0.8, fieldServer: 3, fieldSummary: 2.5, fieldDesc: 1.2, fieldParam: 1.2, fieldParamDesc: 0.2, fieldAlias: 0.8}
+	fieldWeight = [numFields]float64{fieldName: 4, fieldTitle: 0.8, fieldServer: 3, fieldSummary: 3, fieldDesc: 0.5, fieldParam: 1.2, fieldParamDesc: 0.2, fieldAlias: 0.8}
 	fieldB      = [numFields]float64{fieldName: 0, fieldTitle: 0.3, fieldServer: 0.2, fieldSummary: 0.9, fieldDesc: 0.2, fieldParam: 0.2, fieldParamDesc: 0.9, fieldAlias: 0.5}
 )
 
 var (
 	bm25K1               = 0.8
 	handSynonymWeight    = 0.7  // a hand-written synonym's score, relative to the word itself
-	wordnetSynonymWeight = 0.2  // a WordNet synonym's
+	wordnetSynonymWeight = 0.3  // a WordNet synonym's
 	coverageBonus        = 0.25 // the score grows by this part for a query fully covered
 	nameBonus            = 3.0  // added, times the idf-weighted part of the tool's name the query covers
 	questionBonus        = 2.0  // added to a tool that only looks, for a question

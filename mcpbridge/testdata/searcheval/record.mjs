@@ -25,7 +25,7 @@
 // script with --only NAME, and write queries for its tools in queries.json.
 //
 // Packages, versions and what each needed (recorded 2026-11-23 on Node 20, the
-// last six 2026-11-24):
+// next six 2026-11-24, the last four 2026-11-25):
 //
 //   everything          @modelcontextprotocol/server-everything 2026.8.31   args: stdio
 //   filesystem          @modelcontextprotocol/server-filesystem 2026.8.31   args: a scratch folder
@@ -56,6 +56,10 @@
 //   todoist             @doist/todoist-mcp 11.0.0                           TODOIST_API_KEY (dummy)
 //   hubspot             @hubspot/mcp-server 0.4.0                           PRIVATE_APP_ACCESS_TOKEN (dummy)
 //   linear              linear-mcp-server 0.1.0                             LINEAR_API_KEY (dummy)
+//   supabase            @supabase/mcp-server-supabase 0.13.0                SUPABASE_ACCESS_TOKEN (dummy); --features: all default ones but docs (it fetches its description)
+//   stripe              @stripe/mcp 0.2.5                                   args: --tools=all --api-key (dummy); 0.3.0 and later only relay to mcp.stripe.com
+//   gmail               @gongrzhe/server-gmail-autoauth-mcp 1.1.11          GMAIL_OAUTH_PATH (dummy OAuth client keys), GMAIL_CREDENTIALS_PATH
+//   datadog             @winor30/mcp-server-datadog 1.8.0                   DATADOG_API_KEY, DATADOG_APP_KEY (dummy)
 //
 // The fixtures are the servers' answers as they were (name, title,
 // description and inputSchema of each tool, in the server's order). A server that does not answer within TIMEOUT_MS is
@@ -119,6 +123,10 @@ const SERVERS = [
   { server: "todoist", pkg: "@doist/todoist-mcp", version: "11.0.0", bin: "dist/main.js", env: { TODOIST_API_KEY: DUMMY } },
   { server: "hubspot", pkg: "@hubspot/mcp-server", version: "0.4.0", bin: "dist/index.js", env: { PRIVATE_APP_ACCESS_TOKEN: "pat-na1-" + DUMMY } },
   { server: "linear", pkg: "linear-mcp-server", version: "0.1.0", bin: "build/index.js", env: { LINEAR_API_KEY: "lin_api_" + DUMMY } },
+  { server: "supabase", pkg: "@supabase/mcp-server-supabase", version: "0.13.0", bin: "dist/cli.js", args: ["--features=account,database,debugging,development,functions,branching"], env: { SUPABASE_ACCESS_TOKEN: "sbp_" + DUMMY } },
+  { server: "stripe", pkg: "@stripe/mcp", version: "0.2.5", bin: "dist/index.js", args: ["--tools=all", "--api-key=sk_test_" + DUMMY] },
+  { server: "gmail", pkg: "@gongrzhe/server-gmail-autoauth-mcp", version: "1.1.11", bin: "dist/index.js", env: () => ({ GMAIL_OAUTH_PATH: file("gmail-oauth.keys.json", JSON.stringify({ installed: { client_id: "dummy.apps.googleusercontent.com", client_secret: DUMMY, redirect_uris: ["http://localhost"] } })), GMAIL_CREDENTIALS_PATH: path.join(SCRATCH, "gmail-credentials.json") }) },
+  { server: "datadog", pkg: "@winor30/mcp-server-datadog", version: "1.8.0", bin: "build/index.js", env: { DATADOG_API_KEY: DUMMY, DATADOG_APP_KEY: DUMMY } },
 ];
 
 // NO_DOCKER, preloaded into desktop-commander, hides /.dockerenv: inside a
