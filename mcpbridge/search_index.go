@@ -639,6 +639,23 @@ func (ix *searchIndex) synonyms(variants []synonym, t string, opt searchOptions)
 	return variants
 }
 
+// pluralHits marks the tools whose name holds a plural word of query
+// (pluralWords) as written; nil when there is none.
+func (ix *searchIndex) pluralHits(query string, norm func(string) string) map[int32]bool {
+	var hits map[int32]bool
+	for w := range pluralWords(query) {
+		for _, p := range ix.postings[norm(w)] {
+			if p.tf[fieldName] > 0 && slices.Contains(ix.rawNames[p.doc], w) {
+				if hits == nil {
+					hits = map[int32]bool{}
+				}
+				hits[p.doc] = true
+			}
+		}
+	}
+	return hits
+}
+
 // maxSeqWords bounds the words of a tool kept in order for proximity.
 const maxSeqWords = 512
 
@@ -819,7 +836,7 @@ func (ix *searchIndex) rank(query string, opt searchOptions) []float64 {
 	}
 	nq := float64(len(terms))
 	question := isQuestion(query)
-	plurals := pluralWords(query)
+	plural := ix.pluralHits(query, norm)
 	qpos := ix.queryPositions(terms)
 	for d := range scores {
 		if scores[d] == 0 {
@@ -843,7 +860,7 @@ func (ix *searchIndex) rank(query string, opt searchOptions) []float64 {
 		if qpos != nil && exact[d] >= 2 {
 			scores[d] += proximityBonus * float64(neighbourPairs(ix.seq[d], qpos))
 		}
-		if len(plurals) > 0 && slices.ContainsFunc(ix.rawNames[d], func(w string) bool { return plurals[w] }) {
+		if plural[int32(d)] {
 			scores[d] += pluralBonus
 		}
 		if question && ix.readOnly[d] {
