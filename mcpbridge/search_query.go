@@ -221,11 +221,27 @@ func eachRun(text string, fn func(run string)) {
 // that splitWords splits on its case (HubSpot, NoSQL, GitHub), no longer
 // than a word may be.
 func joinedWords(text string, fn func(w string)) {
+	if !mayHaveCamel(text) {
+		return
+	}
 	eachRun(text, func(run string) {
 		if len(run) <= 64 && isCamelRun(run) {
 			fn(strings.ToLower(run))
 		}
 	})
+}
+
+// mayHaveCamel reports whether text may hold a lowercase letter followed
+// by an uppercase one: false only when its bytes are ASCII and it holds
+// none, so that most prose is not looked at twice.
+func mayHaveCamel(text string) bool {
+	for i := 0; i < len(text); i++ {
+		c := text[i]
+		if c >= utf8.RuneSelf || 'A' <= c && c <= 'Z' && i > 0 && 'a' <= text[i-1] && text[i-1] <= 'z' {
+			return true
+		}
+	}
+	return false
 }
 
 // queryWords splits a query's text into words as splitWords does, but
