@@ -1,12 +1,8 @@
 package mcpbridge
 
 import (
-	"encoding/binary"
-	"encoding/json"
-	"hash/maphash"
 	"maps"
 	"math"
-	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -400,106 +396,6 @@ func schemaProps(schema any) []schemaProp {
 	return out
 }
 
-// indexCache keeps the indexes of the last sets of tools searched, found
-// again by a fingerprint of the tools (their servers, names, titles and
-// descriptions, and the identity of their input schemas: a tools/list
-// answer is not changed in place), so that searching the same tools
-// again, as every search_tool_docs does, does not index them again.
-var indexCache struct {
-	sync.Mutex
-	entries []indexCacheEntry
-}
-
-type indexCacheEntry struct {
-	key uint64
-	n   int
-	ix  *searchIndex
-}
-
-// indexCacheSize is how many indexes indexCache keeps.
-var indexCacheSize = 4
-
-var indexSeed = maphash.MakeSeed()
-
-// docsFingerprint hashes what buildSearchIndex reads of docs and schemas.
-func docsFingerprint(docs []toolDoc, schemas []any, stem bool) uint64 {
-	var h maphash.Hash
-	h.SetSeed(indexSeed)
-	if stem {
-		h.WriteByte(1)
-	}
-	var num [8]byte
-	writeInt := func(v uint64) {
-		binary.LittleEndian.PutUint64(num[:], v)
-		h.Write(num[:])
-	}
-	writeStr := func(s string) {
-		writeInt(uint64(len(s)))
-		h.WriteString(s)
-	}
-	writeInt(uint64(len(docs)))
-	for i := range docs {
-		d := &docs[i]
-		writeStr(d.Server)
-		writeStr(d.ServerAlias)
-		writeStr(d.Tool)
-		writeStr(d.Title)
-		writeStr(d.Description)
-		var sch any
-		if i < len(schemas) {
-			sch = schemas[i]
-		}
-		p, n, ok := schemaIdentity(sch)
-		if !ok { // a schema passed by value: its text
-			raw, _ := json.Marshal(sch)
-			writeStr(string(raw))
-			continue
-		}
-		writeInt(uint64(p))
-		writeInt(uint64(n))
-	}
-	return h.Sum64()
-}
-
-// schemaIdentity is where a schema held by reference lives (and its
-// length, for a slice); ok is false for one held by value.
-func schemaIdentity(s any) (p uintptr, n int, ok bool) {
-	if s == nil {
-		return 0, 0, true
-	}
-	v := reflect.ValueOf(s)
-	switch v.Kind() {
-	case reflect.Map, reflect.Pointer:
-		return v.Pointer(), 0, true
-	case reflect.Slice:
-		return v.Pointer(), v.Len(), true
-	}
-	return 0, 0, false
-}
-
-func cachedSearchIndex(docs []toolDoc, schemas []any, stem bool) *searchIndex {
-	if len(docs) == 0 {
-		return buildSearchIndex(docs, schemas, stem)
-	}
-	key := docsFingerprint(docs, schemas, stem)
-	indexCache.Lock()
-	for _, e := range indexCache.entries {
-		if e.key == key && e.n == len(docs) {
-			indexCache.Unlock()
-			return e.ix
-		}
-	}
-	indexCache.Unlock()
-	ix := buildSearchIndex(docs, schemas, stem)
-	indexCache.Lock()
-	indexCache.entries = append([]indexCacheEntry{{key: key, n: len(docs), ix: ix}}, indexCache.entries...)
-	if len(indexCache.entries) > indexCacheSize {
-		indexCache.entries = indexCache.entries[:indexCacheSize]
-	}
-	indexCache.Unlock()
-	return ix
-}
-
 // A synonym is a word a query word widens to, and how much it weighs
 // relative to the word itself.
 type synonym struct {
@@ -637,86 +533,6 @@ func (ix *searchIndex) synonyms(variants []synonym, t string, opt searchOptions)
 		}
 	}
 	return variants
-}
-
-// pluralHits marks the tools whose name holds a plural word of query
-// (pluralWords) as written; nil when there is none.
-func (ix *searchIndex) pluralHits(query string, norm func(string) string) map[int32]bool {
-	var hits map[int32]bool
-	for w := range pluralWords(query) {
-		for _, p := range ix.postings[norm(w)] {
-			if p.tf[fieldName] > 0 && slices.Contains(ix.rawNames[p.doc], w) {
-				if hits == nil {
-					hits = map[int32]bool{}
-				}
-				hits[p.doc] = true
-			}
-		}
-	}
-	return hits
-}
-
-// maxSeqWords bounds the words of a tool kept in order for proximity.
-const maxSeqWords = 512
-
-// wordID is the id of the normalized word s in seq, given to new words
-// as they come.
-func (ix *searchIndex) wordID(s string) int32 {
-	id, ok := ix.ids[s]
-	if !ok {
-		id = int32(len(ix.ids))
-		ix.ids[s] = id
-	}
-	return id
-}
-
-// queryPositions gives each word id of the tools its position in terms
-// (from 1), 0 for a word that is no term; nil when fewer than two terms
-// are words of the tools, as a pair needs two.
-func (ix *searchIndex) queryPositions(terms []string) []uint8 {
-	var pos []uint8
-	n := 0
-	for i, t := range terms {
-		if id, ok := ix.ids[t]; ok && i < math.MaxUint8 {
-			if pos == nil {
-				pos = make([]uint8, len(ix.ids))
-			}
-			pos[id] = uint8(i + 1)
-			n++
-		}
-	}
-	if n < 2 {
-		return nil
-	}
-	return pos
-}
-
-// neighbourPairs counts the pairs of neighbouring query terms (positions
-// i and i+1 in pos) that seq holds side by side, in either order, each
-// pair once.
-func neighbourPairs(seq []int32, pos []uint8) int {
-	var seen uint64
-	n := 0
-	at := func(id int32) int {
-		if id < 0 || int(id) >= len(pos) {
-			return 0
-		}
-		return int(pos[id])
-	}
-	for i := 0; i+1 < len(seq); i++ {
-		a, b := at(seq[i]), at(seq[i+1])
-		if a == 0 || b == 0 {
-			continue
-		}
-		if a > b {
-			a, b = b, a
-		}
-		if b-a == 1 && a < 64 && seen&(1<<a) == 0 {
-			seen |= 1 << a
-			n++
-		}
-	}
-	return n
 }
 
 // idf is BM25's inverse document frequency of a word in df of n tools.
