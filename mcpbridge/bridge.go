@@ -27,14 +27,15 @@ type Bridge struct {
 	server *mcp.Server
 	seq    atomic.Int64
 
-	shared  *proxyPool   // the instances of the servers every session shares
-	catalog *toolCatalog // the tools every server listed last
-	store   *store
-	pool    *sandboxPool // warm sandboxes for new sessions (nil: none)
-	metrics *metrics
-	health  healthCache
-	policy  *policyFile // the tool policy (nil: none)
-	audit   *AuditLog   // nil: no audit records
+	shared        *proxyPool   // the instances of the servers every session shares
+	catalog       *toolCatalog // the tools every server listed last
+	store         *store
+	pool          *sandboxPool // warm sandboxes for new sessions (nil: none)
+	metrics       *metrics
+	health        healthCache
+	policy        *policyFile // the tool policy (nil: none)
+	searchAliases *aliasFile  // the operator's search aliases
+	audit         *AuditLog   // nil: no audit records
 
 	httpRequests sync.Map     // key of an HTTP request in flight → its context
 	calls        atomic.Int64 // run_python calls in flight
@@ -61,6 +62,7 @@ func New(eng engine.Engine, opts *Options) *Bridge {
 	b.shared.metrics = b.metrics
 	b.store = &store{dir: o.Registry.stateDir()}
 	b.policy = newPolicyFile(o.PolicyFile, o.Registry.stateDir(), b.log)
+	b.searchAliases = newAliasFile(o.SearchAliasesFile, o.Registry.stateDir(), b.log)
 	b.audit = o.Audit
 	b.server = mcp.NewServer(&mcp.Implementation{Name: implementationName, Version: o.Version}, &mcp.ServerOptions{
 		Instructions: serverInstructions,

@@ -24,6 +24,7 @@ type toolDoc struct {
 	InputSchema any    `json:"inputSchema,omitempty"`
 	Score       int    `json:"score,omitempty"`
 	Title       string `json:"-"` // the tool's title: searched, not shown
+	Aliases     string `json:"-"` // the operator's words for the tool (aliasFile): searched, not shown
 }
 
 // toolDocs documents the tools of a server; full adds input schemas.

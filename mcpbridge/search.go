@@ -84,10 +84,20 @@ func (b *Bridge) searchDocs(ctx context.Context, proxies proxyRoute, query strin
 	g.Wait()
 	var docs []toolDoc
 	var schemas []any
+	extra, err := b.searchAliases.current()
+	if err != nil {
+		notes = append(notes, err.Error())
+	}
 	for i, sc := range servers {
+		first := len(docs)
 		docs = append(docs, toolDocs(sc.Name, al[sc.Name], toolsOf[i], full)...)
 		for _, t := range toolsOf[i] {
 			schemas = append(schemas, t.InputSchema)
+		}
+		if words := extra[sc.Name]; words != nil {
+			for j := first; j < len(docs); j++ {
+				docs[j].Aliases = words[docs[j].Tool]
+			}
 		}
 	}
 	if limit <= 0 {

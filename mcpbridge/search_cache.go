@@ -53,6 +53,7 @@ func docsFingerprint(docs []toolDoc, schemas []any, stem bool) uint64 {
 		writeStr(d.Tool)
 		writeStr(d.Title)
 		writeStr(d.Description)
+		writeStr(d.Aliases)
 		var sch any
 		if i < len(schemas) {
 			sch = schemas[i]

@@ -335,6 +335,7 @@ func buildSearchIndex(docs []toolDoc, schemas []any, stem bool) *searchIndex {
 			addField(fieldParamDesc, p.desc)
 		}
 		addField(fieldAlias, aliasWords(d.Tool, summary))
+		addField(fieldAlias, d.Aliases)
 		ix.seq[i] = slices.Clone(seq)
 		for _, s := range order {
 			ix.postings[s] = append(ix.postings[s], posting{doc: int32(i), tf: *tfs[s]})

@@ -137,6 +137,7 @@ func Load(getenv func(string) string) (*Config, error) {
 	}
 	c.Bridge.Replica = r.replica(EnvReplica)
 	c.Bridge.PolicyFile = r.path(EnvPolicy)
+	c.Bridge.SearchAliasesFile = r.path(EnvSearchAliases)
 	c.AuditLog = r.path(EnvAuditLog)
 	c.Audit.MaxBytes = r.size(EnvAuditMaxBytes, 4<<10, 1<<40, "want a size of at least 4k, such as 64m")
 	c.Bridge.MaxQueuedCalls = int(r.integer(EnvMaxQueuedCalls, 1, 1000, "want a whole number from 1 to 1000"))

@@ -54,6 +54,7 @@ const (
 	EnvReplica         = "MCP_BRIDGE_HTTP_REPLICA"
 	EnvToolResults     = "MCP_BRIDGE_TOOL_RESULTS"
 	EnvPolicy          = "MCP_BRIDGE_POLICY"
+	EnvSearchAliases   = "MCP_BRIDGE_SEARCH_ALIASES"
 	EnvAuditLog        = "MCP_BRIDGE_AUDIT_LOG"
 	EnvAuditMaxBytes   = "MCP_BRIDGE_AUDIT_MAX_BYTES"
 )
