@@ -79,6 +79,10 @@ func TestLoadGood(t *testing.T) {
 			return d.StateDir == filepath.Join(home, "state") && d.ServersConfig == "/etc/mcp.json" && d.AllowSelf
 		}},
 		{map[string]string{EnvAllowSelfServer: "0"}, func(c *Config) bool { return !c.Bridge.Discovery.AllowSelf }},
+		{map[string]string{EnvPolicy: "/etc/mcp/policy.toml", EnvSearchAliases: "~/aliases.json"}, func(c *Config) bool {
+			home, _ := os.UserHomeDir()
+			return c.Bridge.PolicyFile == "/etc/mcp/policy.toml" && c.Bridge.SearchAliasesFile == filepath.Join(home, "aliases.json")
+		}},
 		// The bridge's session template is the session's settings.
 		{map[string]string{EnvMemory: "64m", EnvIdle: "9"}, func(c *Config) bool {
 			return c.Bridge.Session.Spec.MemoryBytes == 64<<20 && c.Bridge.Session.IdleTimeout == 9*time.Second
