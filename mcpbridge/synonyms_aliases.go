@@ -2,8 +2,12 @@ package mcpbridge
 
 // toolAliasData is toolAliases' table: a tool's name, the first sentence
 // of its description, and the words people use for it, grouped by the
-// server (npm package and version) whose tools/list it was written from.
-// Written by hand from the tools' lists alone; see toolAliases.
+// server (npm package and version) whose tools/list it was written from
+// (the search evaluation's recordings, testdata/searcheval/servers).
+// Written from the tools' lists alone, by authors who never saw the
+// evaluation's queries (README, "How tool search works"); a new server's
+// entries are written the same way, and TestToolAliasData checks each
+// against the recorded tools.
 var toolAliasData = []toolAlias{
 	// airtable: airtable-mcp-server 1.14.0
 	{"list_records", "List records from a table", "rows records list show entries spreadsheet database table items all browse filter sort query view grid sheet dump"},
