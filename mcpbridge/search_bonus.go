@@ -41,13 +41,14 @@ func (ix *searchIndex) wordID(s string) int32 {
 }
 
 // queryPositions gives each word id of the tools its position in terms
-// (from 1), 0 for a word that is no term; nil when fewer than two terms
-// are words of the tools, as a pair needs two.
-func (ix *searchIndex) queryPositions(terms []string) []uint8 {
+// (from 1), 0 for a word that is no term or one that weighs nothing
+// (weights[i], a value's); nil when fewer than two terms are words of
+// the tools, as a pair needs two.
+func (ix *searchIndex) queryPositions(terms []string, weights []float64) []uint8 {
 	var pos []uint8
 	n := 0
 	for i, t := range terms {
-		if id, ok := ix.ids[t]; ok && i < math.MaxUint8 {
+		if id, ok := ix.ids[t]; ok && i < math.MaxUint8 && weights[i] > 0 {
 			if pos == nil {
 				pos = make([]uint8, len(ix.ids))
 			}

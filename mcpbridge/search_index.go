@@ -654,7 +654,7 @@ func (ix *searchIndex) rank(query string, opt searchOptions) []float64 {
 	nq := float64(len(terms))
 	question := isQuestion(query)
 	plural := ix.pluralHits(query, norm)
-	qpos := ix.queryPositions(terms)
+	qpos := ix.queryPositions(terms, termWeights)
 	for d := range scores {
 		if scores[d] == 0 {
 			continue
