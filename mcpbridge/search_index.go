@@ -80,12 +80,12 @@ type searchIndex struct {
 	lens     [][numFields]float32 // words per field, per tool
 	avg      [numFields]float64
 	postings map[string][]posting
-	names    [][]string // the stems of each tool's name, in order
-	rawNames [][]string // the words of each tool's name as written (lowercased), in order
-	seq      [][]int32  // each tool's words (ids) in name, title and description, stopwords left out, -1 between fields
-	ids      map[string]int32
-	verbs    []int8 // the position in names of each tool's verb, -1 for none
-	readOnly []bool // the tool's verb only looks (get, list, describe, …)
+	names    [][]string       // the stems of each tool's name, in order
+	rawNames [][]string       // the words of each tool's name as written (lowercased), in order
+	seq      [][]int32        // each tool's words (ids) in name, title and description, stopwords left out, -1 between fields
+	ids      map[string]int32 // the ids of seq's words
+	verbs    []int8           // the position in names of each tool's verb, -1 for none
+	readOnly []bool           // the tool's verb only looks (get, list, describe, …)
 	stemmed  bool
 }
 
