@@ -10,9 +10,10 @@ import (
 
 // indexCache keeps the indexes of the last sets of tools searched, found
 // again by a fingerprint of the tools (their servers, names, titles,
-// descriptions and operator's aliases, and the identity of their input schemas: a tools/list
-// answer is not changed in place), so that searching the same tools
-// again, as every search_tool_docs does, does not index them again.
+// descriptions and operator's aliases, and the identity of their input
+// schemas: a tools/list answer is not changed in place), so that
+// searching the same tools again, as every search_tool_docs does, does
+// not index them again.
 var indexCache struct {
 	sync.Mutex
 	entries []indexCacheEntry
