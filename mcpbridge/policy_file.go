@@ -3,14 +3,10 @@ package mcpbridge
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
-	"sync"
-	"syscall"
-	"time"
 )
 
 // ErrPolicy reports a proxied call, tool or server that the tool policy
@@ -23,38 +19,25 @@ var ErrPolicy = errors.New("refused by the tool policy")
 // that does not parse, refuses every proxied call and says why: a broken
 // policy never falls open.
 type policyFile struct {
-	path     string
+	file     watchedFile[*policy]
 	explicit bool // named by the operator, not the default location
 	log      *slog.Logger
-
-	mu    sync.Mutex
-	stamp fileStamp
-	read  bool // stamp, p and err are of a read (or of the file's absence)
-	p     *policy
-	err   error
-}
-
-// A fileStamp tells one version of a file from another.
-type fileStamp struct {
-	size  int64
-	mtime time.Time
-	ino   uint64
-	found bool
 }
 
 // newPolicyFile returns the policy file at path, or when path is empty,
 // at policy.json (else policy.toml) in stateDir, where its absence means
 // no policy.
 func newPolicyFile(path, stateDir string, log *slog.Logger) *policyFile {
-	f := &policyFile{path: path, explicit: path != "", log: log}
+	f := &policyFile{explicit: path != "", log: log}
 	if path == "" {
-		f.path = filepath.Join(stateDir, "policy.json")
-		if _, err := os.Stat(f.path); errors.Is(err, fs.ErrNotExist) {
+		path = filepath.Join(stateDir, "policy.json")
+		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
 			if _, err := os.Stat(filepath.Join(stateDir, "policy.toml")); err == nil {
-				f.path = filepath.Join(stateDir, "policy.toml")
+				path = filepath.Join(stateDir, "policy.toml")
 			}
 		}
 	}
+	f.file.path = path
 	return f
 }
 
@@ -65,72 +48,38 @@ func (f *policyFile) current() (*policy, error) {
 	if f == nil {
 		return nil, nil
 	}
-	st, statErr := stampOf(f.path)
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.read && statErr == nil && st == f.stamp {
-		return f.p, f.err
+	p, loaded, err := f.file.get(f.load)
+	if loaded {
+		switch {
+		case err != nil:
+			f.log.Error("the tool policy cannot be used: every proxied tool call is refused until it is fixed", "file", f.file.path, "err", err)
+		case p != nil:
+			f.log.Info("tool policy loaded", "file", f.file.path, "servers", len(p.Servers), "max_tool_calls", p.maxToolCalls())
+		}
 	}
-	f.read, f.stamp = true, st
-	f.p, f.err = f.load(st, statErr)
-	switch {
-	case f.err != nil:
-		f.log.Error("the tool policy cannot be used: every proxied tool call is refused until it is fixed", "file", f.path, "err", f.err)
-	case f.p != nil:
-		f.log.Info("tool policy loaded", "file", f.path, "servers", len(f.p.Servers), "max_tool_calls", f.p.maxToolCalls())
-	}
-	return f.p, f.err
+	return p, err
 }
 
 // load reads and parses the file of stamp st.
 func (f *policyFile) load(st fileStamp, statErr error) (*policy, error) {
+	path := f.file.path
 	if statErr != nil {
-		return nil, fmt.Errorf("%w: policy file %s: %v", ErrPolicy, f.path, statErr)
+		return nil, fmt.Errorf("%w: policy file %s: %v", ErrPolicy, path, statErr)
 	}
 	if !st.found {
 		if f.explicit {
 			return nil, fmt.Errorf("%w: policy file %s does not exist (MCP_BRIDGE_POLICY names it); "+
-				"every proxied tool call is refused until it does", ErrPolicy, f.path)
+				"every proxied tool call is refused until it does", ErrPolicy, path)
 		}
 		return nil, nil
 	}
-	file, err := os.Open(f.path)
+	data, err := readOperatorFile(path, "policy file", maxPolicyBytes)
 	if err != nil {
-		return nil, fmt.Errorf("%w: policy file %s: %v", ErrPolicy, f.path, err)
+		return nil, fmt.Errorf("%w: %w", ErrPolicy, err)
 	}
-	defer file.Close()
-	if fi, err := file.Stat(); err == nil && !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%w: policy file %s is not a regular file", ErrPolicy, f.path)
-	}
-	data, err := io.ReadAll(io.LimitReader(file, maxPolicyBytes+1))
+	p, err := parsePolicy(data, path)
 	if err != nil {
-		return nil, fmt.Errorf("%w: reading policy file %s: %v", ErrPolicy, f.path, err)
-	}
-	p, err := parsePolicy(data, f.path)
-	if err != nil {
-		return nil, fmt.Errorf("%w: policy file %s is invalid, so every proxied tool call is refused: %v", ErrPolicy, f.path, err)
+		return nil, fmt.Errorf("%w: policy file %s is invalid, so every proxied tool call is refused: %v", ErrPolicy, path, err)
 	}
 	return p, nil
-}
-
-// stampOf returns the stamp of the file at path; a missing file has a
-// zero stamp and no error.
-func stampOf(path string) (fileStamp, error) {
-	fi, err := os.Stat(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return fileStamp{}, nil
-	}
-	if err != nil {
-		return fileStamp{}, err
-	}
-	return fileStamp{size: fi.Size(), mtime: fi.ModTime(), ino: inodeOf(fi), found: true}, nil
-}
-
-// inodeOf returns fi's inode number, where the system reports one: a file
-// replaced by rename with the same size and time is still told apart.
-func inodeOf(fi fs.FileInfo) uint64 {
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		return uint64(st.Ino)
-	}
-	return 0
 }

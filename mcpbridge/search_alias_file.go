@@ -4,12 +4,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 )
 
 // Bounds on the operator's search aliases.
@@ -30,24 +27,19 @@ const (
 // again whenever it changes. A file that cannot be used is named in the
 // search's notes and searched without; a search never fails for it.
 type aliasFile struct {
-	path     string
-	explicit bool // named by the operator, not the default location
+	file     watchedFile[map[string]map[string]string] // server → tool → words
+	explicit bool                                      // named by the operator, not the default location
 	log      *slog.Logger
-
-	mu    sync.Mutex
-	stamp fileStamp
-	read  bool
-	m     map[string]map[string]string // server → tool → words
-	err   error
 }
 
 // newAliasFile returns the aliases' file at path, or when path is empty,
 // at search_aliases.json in stateDir, where its absence means none.
 func newAliasFile(path, stateDir string, log *slog.Logger) *aliasFile {
-	f := &aliasFile{path: path, explicit: path != "", log: log}
+	f := &aliasFile{explicit: path != "", log: log}
 	if path == "" {
-		f.path = filepath.Join(stateDir, "search_aliases.json")
+		path = filepath.Join(stateDir, "search_aliases.json")
 	}
+	f.file.path = path
 	return f
 }
 
@@ -58,49 +50,37 @@ func (f *aliasFile) current() (map[string]map[string]string, error) {
 	if f == nil {
 		return nil, nil
 	}
-	st, statErr := stampOf(f.path)
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.read && statErr == nil && st == f.stamp {
-		return f.m, f.err
+	m, loaded, err := f.file.get(f.load)
+	if loaded {
+		switch {
+		case err != nil:
+			f.log.Warn("search aliases cannot be used: searching without them", "file", f.file.path, "err", err)
+		case m != nil:
+			f.log.Info("search aliases loaded", "file", f.file.path, "servers", len(m))
+		}
 	}
-	f.read, f.stamp = true, st
-	f.m, f.err = f.load(st, statErr)
-	switch {
-	case f.err != nil:
-		f.log.Warn("search aliases cannot be used: searching without them", "file", f.path, "err", f.err)
-	case f.m != nil:
-		f.log.Info("search aliases loaded", "file", f.path, "servers", len(f.m))
-	}
-	return f.m, f.err
+	return m, err
 }
 
 // load reads and parses the file of stamp st.
 func (f *aliasFile) load(st fileStamp, statErr error) (map[string]map[string]string, error) {
+	path := f.file.path
 	if statErr != nil {
-		return nil, fmt.Errorf("search aliases file %s: %v", f.path, statErr)
+		return nil, fmt.Errorf("search aliases file %s: %v", path, statErr)
 	}
 	if !st.found {
 		if f.explicit {
-			return nil, fmt.Errorf("search aliases file %s does not exist (MCP_BRIDGE_SEARCH_ALIASES names it)", f.path)
+			return nil, fmt.Errorf("search aliases file %s does not exist (MCP_BRIDGE_SEARCH_ALIASES names it)", path)
 		}
 		return nil, nil
 	}
-	file, err := os.Open(f.path)
+	data, err := readOperatorFile(path, "search aliases file", maxAliasFileBytes)
 	if err != nil {
-		return nil, fmt.Errorf("search aliases file %s: %v", f.path, err)
-	}
-	defer file.Close()
-	if fi, err := file.Stat(); err == nil && !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("search aliases file %s is not a regular file", f.path)
-	}
-	data, err := io.ReadAll(io.LimitReader(file, maxAliasFileBytes+1))
-	if err != nil {
-		return nil, fmt.Errorf("reading search aliases file %s: %v", f.path, err)
+		return nil, err
 	}
 	m, err := parseAliases(data)
 	if err != nil {
-		return nil, fmt.Errorf("search aliases file %s is invalid: %v", f.path, err)
+		return nil, fmt.Errorf("search aliases file %s is invalid: %v", path, err)
 	}
 	return m, nil
 }
