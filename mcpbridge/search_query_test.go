@@ -1,6 +1,7 @@
 package mcpbridge
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -61,20 +62,22 @@ func TestQueryTermsWeights(t *testing.T) {
 	}
 	// A word seen only in a value weighs valueWeight.
 	terms, weights = queryTerms("describe pod api-7f9", stemWord, nil)
-	for i, term := range terms {
-		if term == "api" && weights[i] != valueWeight {
-			t.Errorf("api weighs %v, want %v", weights[i], valueWeight)
-		}
+	if i := slices.Index(terms, "api"); i < 0 || weights[i] != valueWeight || weights[slices.Index(terms, "pod")] != 1 {
+		t.Errorf("describe pod api-7f9: %v %v, want api weighing %v and pod 1", terms, weights, valueWeight)
 	}
 	// A query that is all values is searched for them.
 	terms, weights = queryTerms("'Order confirmed'", stemWord, nil)
 	if len(terms) != 2 || weights[0] != 1 || weights[1] != 1 {
 		t.Errorf("all values: %v %v, want both words weighing 1", terms, weights)
 	}
-	// Bounds: a huge query keeps at most maxQueryTerms words.
-	terms, weights = queryTerms(strings.Repeat("'word' alpha"+strings.Repeat("x", 3)+" ", 5000), stemWord, nil)
-	if len(terms) > maxQueryTerms || len(terms) != len(weights) {
-		t.Errorf("%d terms, %d weights", len(terms), len(weights))
+	// Bounds: a query of many distinct words keeps maxQueryTerms of them.
+	var many strings.Builder
+	for i := range 26 * 26 {
+		many.WriteString("zz" + string(rune('a'+i/26)) + string(rune('a'+i%26)) + " ")
+	}
+	terms, weights = queryTerms(many.String(), stemWord, nil)
+	if len(terms) != maxQueryTerms || len(weights) != maxQueryTerms {
+		t.Errorf("%d terms, %d weights, want %d", len(terms), len(weights), maxQueryTerms)
 	}
 }
 
