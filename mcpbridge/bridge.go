@@ -19,6 +19,11 @@ import (
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/entrypoint"
 )
 
+// implementationName is the bridge's MCP implementation name, as the
+// original's: announced to clients and to proxied servers, and the name
+// by which discovery knows an entry that would start the bridge itself.
+const implementationName = "mcp-server-code-execution-mode"
+
 // A Bridge is the MCP server of the run_python tool.
 type Bridge struct {
 	eng    engine.Engine

@@ -3,6 +3,7 @@ package mcpbridge
 import (
 	"context"
 	"fmt"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/pyname"
 	"slices"
 	"strings"
 
@@ -33,7 +34,7 @@ func toolDocs(server, serverAlias string, tools []*mcp.Tool, full bool) []toolDo
 	for i, t := range tools {
 		names[i] = t.Name
 	}
-	al := aliases(names, "tool")
+	al := pyname.Aliases(names, "tool")
 	docs := make([]toolDoc, len(tools))
 	for i, t := range tools {
 		docs[i] = toolDoc{Server: server, ServerAlias: serverAlias, Tool: t.Name, ToolAlias: al[i], Description: t.Description, Title: t.Title,
@@ -51,7 +52,7 @@ func (b *Bridge) serverAliases() map[string]string {
 	for _, sc := range b.opts.Registry.servers() {
 		names = append(names, sc.Name)
 	}
-	al := aliases(names, "server")
+	al := pyname.Aliases(names, "server")
 	m := make(map[string]string, len(names))
 	for i, n := range names {
 		m[n] = al[i]
@@ -65,7 +66,7 @@ func (b *Bridge) serverAliases() map[string]string {
 func (b *Bridge) queryDocs(ctx context.Context, proxies proxyRoute, server, tool string, full bool) (any, error) {
 	alias, ok := b.serverAliases()[server]
 	if !ok {
-		return nil, fmt.Errorf("Server %s is not configured", pyRepr(server))
+		return nil, fmt.Errorf("Server %s is not configured", pyname.Repr(server))
 	}
 	tools, err := proxies.listed(ctx, server)
 	if err != nil {

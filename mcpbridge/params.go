@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/pyname"
 	"slices"
 	"strconv"
 	"unicode/utf8"
@@ -55,7 +56,7 @@ var jsonTypeAnnotations = map[string]string{
 // purpose: Python normalizes them (NFKC) in source, so "ﬁle=1" in a call
 // would not match a parameter named "ﬁle".
 func isParamName(name string) bool {
-	if name == "" || len(name) > maxParamNameBytes || pythonKeywords[name] {
+	if name == "" || len(name) > maxParamNameBytes || pyname.IsKeyword(name) {
 		return false
 	}
 	for i := 0; i < len(name); i++ {

@@ -3,6 +3,7 @@ package mcpbridge
 import (
 	"encoding/json"
 	"errors"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/pyname"
 	"reflect"
 	"regexp"
 	"slices"
@@ -109,11 +110,11 @@ func paramsProblem(schema any, params []toolParam) string {
 		}
 		switch p.Kind {
 		case paramKeyword:
-			if !asciiIdentifier.MatchString(p.Name) || isKeyword(p.Name) {
+			if !asciiIdentifier.MatchString(p.Name) || pyname.IsKeyword(p.Name) {
 				return "a signature parameter that is not an identifier: " + p.Name
 			}
 		case paramExtra:
-			if asciiIdentifier.MatchString(p.Name) && !isKeyword(p.Name) {
+			if asciiIdentifier.MatchString(p.Name) && !pyname.IsKeyword(p.Name) {
 				return "an identifier left out of the signature: " + p.Name
 			}
 		default:

@@ -125,29 +125,29 @@ func TestPolicyRedacts(t *testing.T) {
 func TestPolicyFileReloadsAndFailsClosed(t *testing.T) {
 	dir := t.TempDir()
 	f := newPolicyFile("", dir, testLog(t))
-	if p, err := f.current(); p != nil || err != nil {
+	if p, err := f.Current(); p != nil || err != nil {
 		t.Fatalf("no default file: %v %v", p, err)
 	}
 	path := filepath.Join(dir, "policy.json")
 	write(t, path, `{"servers": {"a": {"deny": ["x"]}}}`)
-	p, err := f.current()
+	p, err := f.Current()
 	if err != nil || p.decide("a", "x").kind != verdictDeny {
 		t.Fatalf("after writing: %v %v", p, err)
 	}
 	write(t, path, `{"servers": {"a": {"deny": [}}}`)
-	if _, err := f.current(); err == nil || !strings.Contains(err.Error(), "is invalid, so every proxied tool call is refused") {
+	if _, err := f.Current(); err == nil || !strings.Contains(err.Error(), "is invalid, so every proxied tool call is refused") {
 		t.Fatalf("broken file: %v", err)
 	}
 	write(t, path, `{"servers": {"a": {"deny": ["y"]}}}`)
-	if p, err := f.current(); err != nil || p.decide("a", "x").kind != verdictAllow {
+	if p, err := f.Current(); err != nil || p.decide("a", "x").kind != verdictAllow {
 		t.Fatalf("fixed file: %v %v", p, err)
 	}
 	explicit := newPolicyFile(filepath.Join(dir, "missing.json"), dir, testLog(t))
-	if _, err := explicit.current(); err == nil || !strings.Contains(err.Error(), "does not exist (MCP_BRIDGE_POLICY names it)") {
+	if _, err := explicit.Current(); err == nil || !strings.Contains(err.Error(), "does not exist (MCP_BRIDGE_POLICY names it)") {
 		t.Fatalf("missing explicit file: %v", err)
 	}
 	adir := newPolicyFile(dir, dir, testLog(t))
-	if _, err := adir.current(); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+	if _, err := adir.Current(); err == nil || !strings.Contains(err.Error(), "not a regular file") {
 		t.Fatalf("a directory as the policy: %v", err)
 	}
 }

@@ -3,6 +3,7 @@ package mcpbridge
 import (
 	"context"
 	"fmt"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/pyname"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -51,7 +52,7 @@ func (r proxyRoute) start(ctx context.Context, names []string) error {
 // loadable returns the policy in force when it lets server name be
 // loaded, else why not (a policy that cannot be used included).
 func (r proxyRoute) loadable(name string) (*policy, error) {
-	p, err := r.b.policy.current()
+	p, err := r.b.policy.Current()
 	if err != nil {
 		return nil, err
 	}
@@ -116,7 +117,7 @@ func (r proxyRoute) refresh(name string) {
 // writes the audit records of the call.
 func (r proxyRoute) call(ctx context.Context, name, tool string, args map[string]any) (*mcp.CallToolResult, error) {
 	began := time.Now()
-	p, err := r.b.policy.current()
+	p, err := r.b.policy.Current()
 	audit := func(outcome string, err error, extra ...any) {
 		r.b.auditToolCall(r.cs, p, name, tool, args, began, outcome, err, extra...)
 	}
@@ -168,7 +169,7 @@ func (r proxyRoute) call(ctx context.Context, name, tool string, args map[string
 // denied maps the name and the alias of each tool of server name that
 // the policy denies to the refusal a call of it gets; nil when none is.
 func (r proxyRoute) denied(ctx context.Context, name, alias string) map[string]string {
-	p, err := r.b.policy.current()
+	p, err := r.b.policy.Current()
 	if err != nil || p.ruleFor(name) == nil {
 		return nil
 	}
@@ -192,7 +193,7 @@ func (r proxyRoute) denied(ctx context.Context, name, alias string) map[string]s
 // loadRefusal returns why the policy forbids loading server, or nil.
 func loadRefusal(p *policy, server string) error {
 	if ok, rule := p.mayLoad(server); !ok {
-		return fmt.Errorf("%w: the server %s may not be loaded: %s%s", ErrPolicy, pyRepr(server), rule, p.sourceNote())
+		return fmt.Errorf("%w: the server %s may not be loaded: %s%s", ErrPolicy, pyname.Repr(server), rule, p.sourceNote())
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/pyname"
 	"sort"
 )
 
@@ -90,13 +91,13 @@ func (b *Bridge) rpcHandler(cs *clientSession) func(context.Context, json.RawMes
 // notAvailable is the original's error for a server the session has not
 // loaded, quoted as Python's repr quotes.
 func notAvailable(server string) error {
-	return fmt.Errorf("Server %s is not available", pyRepr(server))
+	return fmt.Errorf("Server %s is not available", pyname.Repr(server))
 }
 
 // discovered lists the configured servers the policy lets be loaded, with
 // their descriptions, sorted by name as the original lists them.
 func (b *Bridge) discovered() ([]map[string]string, error) {
-	p, err := b.policy.current()
+	p, err := b.policy.Current()
 	if err != nil {
 		return nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/pyname"
 	"math"
 	"slices"
 	"strings"
@@ -33,7 +34,7 @@ var searchWait = 10 * time.Second
 // best limit tools (defaultSearchLimit when limit is not positive); full
 // adds their input schemas; notes name the servers left out and why.
 func (b *Bridge) searchDocs(ctx context.Context, proxies proxyRoute, query string, limit int, full bool) (any, error) {
-	if _, err := b.policy.current(); err != nil {
+	if _, err := b.policy.Current(); err != nil {
 		return nil, err
 	}
 	al := b.serverAliases()
@@ -64,7 +65,7 @@ func (b *Bridge) searchDocs(ctx context.Context, proxies proxyRoute, query strin
 			case l = <-done:
 			case <-wctx.Done():
 				if ctx.Err() == nil {
-					notes[i] = fmt.Sprintf("server %s is still starting; its tools were not searched (search again shortly)", pyRepr(sc.Name))
+					notes[i] = fmt.Sprintf("server %s is still starting; its tools were not searched (search again shortly)", pyname.Repr(sc.Name))
 				}
 				return nil
 			}
@@ -74,7 +75,7 @@ func (b *Bridge) searchDocs(ctx context.Context, proxies proxyRoute, query strin
 				// a server the policy forbids is not searched
 			case err != nil:
 				b.log.Warn("search skips a server that does not start", "server", sc.Name, "err", err)
-				notes[i] = fmt.Sprintf("server %s was not searched: %v", pyRepr(sc.Name), err)
+				notes[i] = fmt.Sprintf("server %s was not searched: %v", pyname.Repr(sc.Name), err)
 			default:
 				toolsOf[i] = tools
 			}
@@ -84,7 +85,7 @@ func (b *Bridge) searchDocs(ctx context.Context, proxies proxyRoute, query strin
 	g.Wait()
 	var docs []toolDoc
 	var schemas []any
-	extra, err := b.searchAliases.current()
+	extra, err := b.searchAliases.Current()
 	if err != nil {
 		notes = append(notes, err.Error())
 	}

@@ -4,8 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/internal/opfile"
 	"log/slog"
-	"path/filepath"
 	"strings"
 )
 
@@ -26,67 +26,27 @@ const (
 // the state directory, or the file MCP_BRIDGE_SEARCH_ALIASES names, read
 // again whenever it changes. A file that cannot be used is named in the
 // search's notes and searched without; a search never fails for it.
-type aliasFile struct {
-	file     watchedFile[map[string]map[string]string] // server → tool → words
-	explicit bool                                      // named by the operator, not the default location
-	log      *slog.Logger
-}
+type aliasFile = opfile.File[map[string]map[string]string] // server → tool → words
 
 // newAliasFile returns the aliases' file at path, or when path is empty,
 // at search_aliases.json in stateDir, where its absence means none.
 func newAliasFile(path, stateDir string, log *slog.Logger) *aliasFile {
-	f := &aliasFile{explicit: path != "", log: log}
-	if path == "" {
-		path = filepath.Join(stateDir, "search_aliases.json")
-	}
-	f.file.path = path
-	return f
-}
-
-// current returns the aliases in force by server and tool: nil with a nil
-// error when there are none, else the parsed file, or an error that says
-// why the file cannot be used.
-func (f *aliasFile) current() (map[string]map[string]string, error) {
-	if f == nil {
-		return nil, nil
-	}
-	m, loaded, err := f.file.get(f.load)
-	if loaded {
-		switch {
-		case err != nil:
-			f.log.Warn("search aliases cannot be used: searching without them", "file", f.file.path, "err", err)
-		case m != nil:
-			f.log.Info("search aliases loaded", "file", f.file.path, "servers", len(m))
-		}
-	}
-	return m, err
-}
-
-// load reads and parses the file of stamp st.
-func (f *aliasFile) load(st fileStamp, statErr error) (map[string]map[string]string, error) {
-	path := f.file.path
-	if statErr != nil {
-		return nil, fmt.Errorf("search aliases file %s: %v", path, statErr)
-	}
-	if !st.found {
-		if f.explicit {
-			return nil, fmt.Errorf("search aliases file %s does not exist (MCP_BRIDGE_SEARCH_ALIASES names it)", path)
-		}
-		return nil, nil
-	}
-	data, err := readOperatorFile(path, "search aliases file", maxAliasFileBytes)
-	if err != nil {
-		return nil, err
-	}
-	m, err := parseAliases(data)
-	if err != nil {
-		return nil, fmt.Errorf("search aliases file %s is invalid: %v", path, err)
-	}
-	return m, nil
+	return opfile.New(opfile.Options[map[string]map[string]string]{
+		Path: path, Dir: stateDir, Defaults: []string{"search_aliases.json"},
+		What: "search aliases file", Env: "MCP_BRIDGE_SEARCH_ALIASES", Limit: maxAliasFileBytes, Parse: parseAliases,
+		OnLoad: func(path string, m map[string]map[string]string, err error) {
+			switch {
+			case err != nil:
+				log.Warn("search aliases cannot be used: searching without them", "file", path, "err", err)
+			case m != nil:
+				log.Info("search aliases loaded", "file", path, "servers", len(m))
+			}
+		},
+	})
 }
 
 // parseAliases parses an aliases file's JSON (see aliasFile).
-func parseAliases(data []byte) (map[string]map[string]string, error) {
+func parseAliases(data []byte, _ string) (map[string]map[string]string, error) {
 	if len(data) > maxAliasFileBytes {
 		return nil, fmt.Errorf("larger than %d bytes", maxAliasFileBytes)
 	}

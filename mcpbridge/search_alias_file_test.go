@@ -9,7 +9,7 @@ import (
 )
 
 func TestParseAliases(t *testing.T) {
-	m, err := parseAliases([]byte(`{"tickets": {"create_ticket": "bug, incident  report", "close": ["resolve", "done"]}, "empty": {}}`))
+	m, err := parseAliases([]byte(`{"tickets": {"create_ticket": "bug, incident  report", "close": ["resolve", "done"]}, "empty": {}}`), "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -19,7 +19,7 @@ func TestParseAliases(t *testing.T) {
 	if got := m["tickets"]["close"]; got != "resolve done" {
 		t.Errorf("list %q", got)
 	}
-	many, err := parseAliases([]byte(`{"s": {"t": "` + strings.Repeat("w ", 500) + `"}}`))
+	many, err := parseAliases([]byte(`{"s": {"t": "`+strings.Repeat("w ", 500)+`"}}`), "")
 	if err != nil || len(strings.Fields(many["s"]["t"])) != maxAliasWords {
 		t.Errorf("500 words: %d kept, %v", len(strings.Fields(many["s"]["t"])), err)
 	}
@@ -33,7 +33,7 @@ func TestParseAliases(t *testing.T) {
 		{`{"s": "words"}`, "want {"},
 		{strings.Repeat(" ", maxAliasFileBytes+1), "larger than"},
 	} {
-		if _, err := parseAliases([]byte(c.data)); err == nil || !strings.Contains(err.Error(), c.want) {
+		if _, err := parseAliases([]byte(c.data), ""); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%.40q: %v, want an error with %q", c.data, err, c.want)
 		}
 	}
@@ -44,31 +44,31 @@ func TestAliasFile(t *testing.T) {
 	log := slog.New(slog.DiscardHandler)
 	// No file at the default place: no aliases, no error.
 	f := newAliasFile("", dir, log)
-	if m, err := f.current(); m != nil || err != nil {
+	if m, err := f.Current(); m != nil || err != nil {
 		t.Fatalf("no file: %v %v", m, err)
 	}
 	// Written: read; rewritten: read again.
 	path := filepath.Join(dir, "search_aliases.json")
 	os.WriteFile(path, []byte(`{"s": {"t": "one"}}`), 0o600)
-	if m, err := f.current(); err != nil || m["s"]["t"] != "one" {
+	if m, err := f.Current(); err != nil || m["s"]["t"] != "one" {
 		t.Fatalf("written: %v %v", m, err)
 	}
 	os.WriteFile(path, []byte(`{"s": {"t": "one two three"}}`), 0o600)
-	if m, err := f.current(); err != nil || m["s"]["t"] != "one two three" {
+	if m, err := f.Current(); err != nil || m["s"]["t"] != "one two three" {
 		t.Fatalf("rewritten: %v %v", m, err)
 	}
 	// Broken: an error naming the file, and no aliases.
 	os.WriteFile(path, []byte(`{"s": {"t": 1}}`), 0o600)
-	if m, err := f.current(); m != nil || err == nil || !strings.Contains(err.Error(), path) {
+	if m, err := f.Current(); m != nil || err == nil || !strings.Contains(err.Error(), path) {
 		t.Fatalf("broken: %v %v", m, err)
 	}
 	// Named by the operator and missing: said so.
 	missing := filepath.Join(dir, "nope.json")
-	if _, err := newAliasFile(missing, dir, log).current(); err == nil || !strings.Contains(err.Error(), "MCP_BRIDGE_SEARCH_ALIASES") {
+	if _, err := newAliasFile(missing, dir, log).Current(); err == nil || !strings.Contains(err.Error(), "MCP_BRIDGE_SEARCH_ALIASES") {
 		t.Fatalf("missing: %v", err)
 	}
 	// A directory is no file.
-	if _, err := newAliasFile(dir, dir, log).current(); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+	if _, err := newAliasFile(dir, dir, log).Current(); err == nil || !strings.Contains(err.Error(), "not a regular file") {
 		t.Fatalf("directory: %v", err)
 	}
 }

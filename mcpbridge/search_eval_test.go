@@ -29,6 +29,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/pyname"
 	"hash/fnv"
 	"os"
 	"path/filepath"
@@ -135,7 +136,7 @@ func searchEvalCorpus(servers []searchEvalServer) ([]toolDoc, []any) {
 	for i, s := range servers {
 		names[i] = s.Server
 	}
-	al := aliases(names, "server")
+	al := pyname.Aliases(names, "server")
 	var docs []toolDoc
 	var schemas []any
 	for i, s := range servers {

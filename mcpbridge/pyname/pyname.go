@@ -1,15 +1,12 @@
-package mcpbridge
+// Package pyname names MCP servers and tools in Python: the identifiers
+// (aliases) sandbox code calls them by, and Python's repr of a string.
+package pyname
 
 import (
 	"strconv"
 	"strings"
 	"unicode"
 )
-
-// implementationName is the bridge's MCP implementation name, as the
-// original's: announced to clients and to proxied servers, and the name
-// by which discovery knows an entry that would start the bridge itself.
-const implementationName = "mcp-server-code-execution-mode"
 
 // pythonKeywords is keyword.kwlist of CPython 3.10–3.14: names that
 // cannot be identifiers (aliases, parameters). Soft keywords (match,
@@ -22,10 +19,13 @@ var pythonKeywords = map[string]bool{
 	"pass": true, "raise": true, "return": true, "try": true, "while": true, "with": true, "yield": true,
 }
 
-// identifier turns a name into a lowercase Python identifier: other
+// IsKeyword reports whether s is a Python keyword (keyword.kwlist).
+func IsKeyword(s string) bool { return pythonKeywords[s] }
+
+// Identifier turns a name into a lowercase Python identifier: other
 // characters become "_", a leading digit gets a "_" before it, a keyword
 // a "_" after it.
-func identifier(name, fallback string) string {
+func Identifier(name, fallback string) string {
 	var b strings.Builder
 	lastUnderscore := false
 	for _, r := range strings.ToLower(strings.TrimSpace(name)) {
@@ -50,13 +50,13 @@ func identifier(name, fallback string) string {
 	return s
 }
 
-// aliases assigns identifiers to names in order, "_2", "_3", … on
+// Aliases assigns identifiers to names in order, "_2", "_3", … on
 // collisions.
-func aliases(names []string, fallback string) []string {
+func Aliases(names []string, fallback string) []string {
 	used := map[string]bool{}
 	out := make([]string, len(names))
 	for i, n := range names {
-		base := identifier(n, fallback)
+		base := Identifier(n, fallback)
 		a := base
 		for k := 2; used[a]; k++ {
 			a = base + "_" + strconv.Itoa(k)
@@ -67,8 +67,8 @@ func aliases(names []string, fallback string) []string {
 	return out
 }
 
-// pyRepr quotes s the way Python's repr quotes a plain string.
-func pyRepr(s string) string {
+// Repr quotes s the way Python's repr quotes a plain string.
+func Repr(s string) string {
 	if !strings.Contains(s, "'") {
 		return "'" + strings.ReplaceAll(s, `\`, `\\`) + "'"
 	}

@@ -1,4 +1,4 @@
-package mcpbridge
+package pyname
 
 import (
 	"encoding/json"
@@ -53,32 +53,32 @@ func FuzzAliases(f *testing.F) {
 	plain := regexp.MustCompile(`^[a-z][a-z0-9]*(_[a-z0-9]+)*$`)
 	f.Fuzz(func(t *testing.T, a, b, c string) {
 		names := []string{a, b, c, a, b}
-		got := aliases(names, "tool")
+		got := Aliases(names, "tool")
 		if len(got) != len(names) {
-			t.Fatalf("aliases(%q) = %q", names, got)
+			t.Fatalf("Aliases(%q) = %q", names, got)
 		}
 		for i, s := range got {
 			if !lowerIdentifier.MatchString(s) || isKeyword(s) || slices.Contains(got[:i], s) {
-				t.Fatalf("aliases(%q) = %q: %q is no fresh identifier", names, got, s)
+				t.Fatalf("Aliases(%q) = %q: %q is no fresh identifier", names, got, s)
 			}
-			base := identifier(names[i], "tool")
+			base := Identifier(names[i], "tool")
 			want := base
 			for k := 2; slices.Contains(got[:i], want); k++ {
 				want = base + "_" + strconv.Itoa(k)
 			}
 			if s != want {
-				t.Fatalf("aliases(%q)[%d] = %q, want %q", names, i, s, want)
+				t.Fatalf("Aliases(%q)[%d] = %q, want %q", names, i, s, want)
 			}
-			if identifier(base, "tool") != base {
-				t.Fatalf("identifier not idempotent: %q → %q → %q", names[i], base, identifier(base, "tool"))
+			if Identifier(base, "tool") != base {
+				t.Fatalf("identifier not idempotent: %q → %q → %q", names[i], base, Identifier(base, "tool"))
 			}
 		}
-		if again := aliases(names, "tool"); !slices.Equal(again, got) {
+		if again := Aliases(names, "tool"); !slices.Equal(again, got) {
 			t.Fatalf("not deterministic: %q then %q", got, again)
 		}
 		for _, n := range names {
-			if plain.MatchString(n) && !isKeyword(n) && identifier(n, "tool") != n {
-				t.Fatalf("a plain identifier changed: %q → %q", n, identifier(n, "tool"))
+			if plain.MatchString(n) && !isKeyword(n) && Identifier(n, "tool") != n {
+				t.Fatalf("a plain identifier changed: %q → %q", n, Identifier(n, "tool"))
 			}
 		}
 	})
@@ -87,8 +87,8 @@ func FuzzAliases(f *testing.F) {
 // TestPyRepr compares pyRepr with Python's repr of the same strings.
 func TestPyRepr(t *testing.T) {
 	for s, want := range map[string]string{"stub": `'stub'`, `a\b`: `'a\\b'`, "it's": `"it's"`, "": `''`} {
-		if got := pyRepr(s); got != want {
-			t.Errorf("pyRepr(%q) = %s, want %s", s, got, want)
+		if got := Repr(s); got != want {
+			t.Errorf("Repr(%q) = %s, want %s", s, got, want)
 		}
 	}
 }
