@@ -1,9 +1,7 @@
 package mcpbridge
 
 import (
-	"context"
 	"fmt"
-	"strconv"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -116,22 +114,4 @@ func outputTemplate() *mcp.ResourceTemplate {
 		URITemplate: outputURIPrefix + "{call}",
 		MIMEType:    "text/plain",
 	}
-}
-
-// readOutput serves a kept output to the session that made the call.
-func (b *Bridge) readOutput(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-	uri := req.Params.URI
-	n, err := strconv.Atoi(strings.TrimPrefix(uri, outputURIPrefix))
-	if err != nil || !strings.HasPrefix(uri, outputURIPrefix) {
-		return nil, mcp.ResourceNotFoundError(uri)
-	}
-	cs := b.existing(req.Session)
-	if cs == nil {
-		return nil, mcp.ResourceNotFoundError(uri)
-	}
-	text, ok := cs.outputs.get(n)
-	if !ok {
-		return nil, mcp.ResourceNotFoundError(uri)
-	}
-	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, MIMEType: "text/plain", Text: text}}}, nil
 }

@@ -191,3 +191,20 @@ func configFingerprint(cfg serverConfig) string {
 	sum := sha256.Sum256(data)
 	return hex.EncodeToString(sum[:])
 }
+
+func sameConfig(a, b serverConfig) bool {
+	if a.Command != b.Command || a.Cwd != b.Cwd || a.Shared != b.Shared || len(a.Args) != len(b.Args) || len(a.Env) != len(b.Env) {
+		return false
+	}
+	for i := range a.Args {
+		if a.Args[i] != b.Args[i] {
+			return false
+		}
+	}
+	for k, v := range a.Env {
+		if b.Env[k] != v {
+			return false
+		}
+	}
+	return true
+}

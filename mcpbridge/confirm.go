@@ -5,28 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // maxConfirmArgs bounds the arguments shown in a confirmation question.
 const maxConfirmArgs = 2 << 10
-
-// A callInfo is what the bridge knows of a client session's run_python
-// call in progress, for the proxied calls its code makes.
-type callInfo struct {
-	// ctx is the MCP request's context: a question to the user sent with
-	// it goes to the client on that request's stream (over HTTP, the
-	// session that made the call), and ends with the call.
-	ctx context.Context
-	ss  *mcp.ServerSession
-	// ask, when set, asks the client through input-required results;
-	// else the bridge elicits during the call.
-	ask askFunc
-	// toolCalls counts the proxied calls the code made so far.
-	toolCalls atomic.Int64
-}
 
 // Confirmation outcomes, as audit records spell them.
 const (

@@ -253,27 +253,6 @@ func filesTemplate() *mcp.ResourceTemplate {
 	}
 }
 
-// readFileResource serves a file out to the session whose call reported it.
-func (b *Bridge) readFileResource(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-	uri := req.Params.URI
-	cs := b.existing(req.Session)
-	if cs == nil {
-		return nil, mcp.ResourceNotFoundError(uri)
-	}
-	l, ok := cs.files.get(uri)
-	if !ok {
-		return nil, mcp.ResourceNotFoundError(uri)
-	}
-	data, err := readFile(ctx, cs.session.OpenFile, l.sandboxID, l.path, maxFileRead)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, entrypoint.ErrSandboxGone) {
-			return nil, mcp.ResourceNotFoundError(uri)
-		}
-		return nil, fmt.Errorf("reading %s: %s", uri, fileError(err))
-	}
-	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{contentsOf(uri, l.mimeType, data)}}, nil
-}
-
 // contentsOf returns data of type mimeType ("": unknown) as the contents
 // of resource uri: text when it is text, else a blob.
 func contentsOf(uri, mimeType string, data []byte) *mcp.ResourceContents {

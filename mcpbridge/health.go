@@ -27,9 +27,14 @@ const (
 	MetricsPath = "/metrics"
 )
 
-// A healthCache holds the engine's last answer to a ping, so that
-// frequent probes ping it at most once per healthCacheFor.
-type healthCache struct {
+// A healthCheck answers health probes: the engine's state (a ping's
+// answer reused for healthCacheFor, so that frequent probes ping it at
+// most that often), the sessions open and the pool's sandboxes.
+type healthCheck struct {
+	eng      engine.Engine
+	pool     *sandboxPool // nil: none
+	sessions func() int   // the client sessions open
+
 	mu  sync.Mutex // held while pinging: concurrent probes share a ping
 	at  time.Time
 	err error
@@ -37,15 +42,14 @@ type healthCache struct {
 
 // engineHealth pings the engine (when it can be pinged), or returns the
 // answer of a ping less than healthCacheFor old.
-func (b *Bridge) engineHealth(ctx context.Context) error {
-	p, ok := b.eng.(engine.Pinger)
+func (h *healthCheck) engineHealth(ctx context.Context) error {
+	p, ok := h.eng.(engine.Pinger)
 	if !ok {
-		if b.eng == nil {
+		if h.eng == nil {
 			return engine.ErrNoEngine
 		}
 		return nil // nothing to ask: it answers when it starts sandboxes
 	}
-	h := &b.health
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if !h.at.IsZero() && time.Since(h.at) < healthCacheFor {
@@ -58,15 +62,15 @@ func (b *Bridge) engineHealth(ctx context.Context) error {
 	return h.err
 }
 
-// engineName names the bridge's engine for the health report.
-func (b *Bridge) engineName() string {
-	if n, ok := b.eng.(interface{ Name() string }); ok {
+// engineName names the engine for the health report.
+func (h *healthCheck) engineName() string {
+	if n, ok := h.eng.(interface{ Name() string }); ok {
 		return n.Name()
 	}
-	if b.eng == nil {
+	if h.eng == nil {
 		return "none"
 	}
-	t := reflect.TypeOf(b.eng)
+	t := reflect.TypeOf(h.eng)
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
@@ -85,19 +89,19 @@ type healthReport struct {
 	Engines []engine.EngineState `json:"engines,omitempty"`
 }
 
-// serveHealth answers a health probe: 200 when the engine answers, 503
+// ServeHTTP answers a health probe: 200 when the engine answers, 503
 // when it does not.
-func (b *Bridge) serveHealth(w http.ResponseWriter, r *http.Request) {
-	rep := healthReport{Status: "ok", Sessions: b.sessionCount(), PoolReady: b.pool.readyCount()}
-	if b.pool != nil {
-		rep.PoolSize = b.pool.size
+func (h *healthCheck) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	rep := healthReport{Status: "ok", Sessions: h.sessions(), PoolReady: h.pool.readyCount()}
+	if h.pool != nil {
+		rep.PoolSize = h.pool.size
 	}
 	status := http.StatusOK
-	if err := b.engineHealth(r.Context()); err != nil {
+	if err := h.engineHealth(r.Context()); err != nil {
 		rep.Status, rep.Error, status = "unavailable", err.Error(), http.StatusServiceUnavailable
 	}
-	rep.Engine = b.engineName() // after the ping, which may connect it
-	if st, ok := b.eng.(engineStates); ok {
+	rep.Engine = h.engineName() // after the ping, which may connect it
+	if st, ok := h.eng.(engineStates); ok {
 		rep.Engines = st.Engines()
 	}
 	body, _ := json.Marshal(rep)
@@ -110,25 +114,10 @@ func (b *Bridge) serveHealth(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// metricsHandler serves the bridge's metrics, a few scrapes at a time.
-func (b *Bridge) metricsHandler() http.Handler {
-	return promhttp.HandlerFor(b.metrics.reg, promhttp.HandlerOpts{
+// metricsHandler serves m, a few scrapes at a time.
+func metricsHandler(m *metrics) http.Handler {
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{
 		MaxRequestsInFlight: metricsInFlight,
 		Timeout:             10 * time.Second,
-	})
-}
-
-// guarded serves h behind the guard of f, for GET and HEAD only.
-func (f *httpFront) guarded(h http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if f.refused(w, r, !f.opts.OpenProbes) {
-			return
-		}
-		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			w.Header().Set("Allow", "GET, HEAD")
-			writeHTTPError(w, http.StatusMethodNotAllowed, "method not allowed: use GET or HEAD")
-			return
-		}
-		h.ServeHTTP(w, r)
 	})
 }

@@ -2,7 +2,6 @@ package mcpbridge
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -117,7 +116,7 @@ func (b *Bridge) HTTPHandler(opts *HTTPOptions) http.Handler {
 		o = *opts
 	}
 	o = o.withDefaults()
-	f := &httpFront{b: b, opts: o, guard: newHTTPGuard(&o)}
+	f := &httpFront{b: b, opts: o, guard: newHTTPGuard(o.Token, o.AllowedHosts, o.AllowedOrigins)}
 	idle := o.SessionIdleTimeout
 	if idle < 0 {
 		idle = 0 // the go-sdk's "never"
@@ -134,8 +133,8 @@ func (b *Bridge) HTTPHandler(opts *HTTPOptions) http.Handler {
 	})
 	mux := http.NewServeMux()
 	mux.Handle(HTTPPath, f)
-	mux.Handle(HealthPath, f.guarded(http.HandlerFunc(b.serveHealth)))
-	mux.Handle(MetricsPath, f.guarded(b.metricsHandler()))
+	mux.Handle(HealthPath, f.guarded(&healthCheck{eng: b.eng, pool: b.pool, sessions: b.sessionCount}))
+	mux.Handle(MetricsPath, f.guarded(metricsHandler(b.metrics)))
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeHTTPError(w, http.StatusNotFound, "not found: MCP is served at "+HTTPPath)
 	})
@@ -251,22 +250,6 @@ func (b *Bridge) sessionCount() int {
 	return n
 }
 
-// callContext returns ctx, cancelled too when the HTTP request the call
-// came in ends: the client went away, and with no stream to resume its
-// answer can never be delivered.
-func (b *Bridge) callContext(ctx context.Context, extra *mcp.RequestExtra) (context.Context, context.CancelFunc) {
-	if extra == nil || extra.Header == nil {
-		return ctx, func() {}
-	}
-	v, ok := b.httpRequests.Load(extra.Header.Get(requestHeader))
-	if !ok {
-		return ctx, func() {}
-	}
-	ctx, cancel := context.WithCancel(ctx)
-	stop := context.AfterFunc(v.(context.Context), cancel)
-	return ctx, func() { stop(); cancel() }
-}
-
 // CloseSessions ends every MCP session the bridge serves (their sandboxes
 // and servers stop with them), as a server shutting down does.
 func (b *Bridge) CloseSessions() {
@@ -292,4 +275,19 @@ func (b *Bridge) haltCalls(id string) {
 			cs.halt()
 		}
 	}
+}
+
+// guarded serves h behind the guard of f, for GET and HEAD only.
+func (f *httpFront) guarded(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if f.refused(w, r, !f.opts.OpenProbes) {
+			return
+		}
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			w.Header().Set("Allow", "GET, HEAD")
+			writeHTTPError(w, http.StatusMethodNotAllowed, "method not allowed: use GET or HEAD")
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
 }

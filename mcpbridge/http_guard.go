@@ -20,15 +20,18 @@ type httpGuard struct {
 	allowedOrigins []string // lower-case scheme://host[:port]
 }
 
-func newHTTPGuard(o *HTTPOptions) *httpGuard {
+// newHTTPGuard returns the guard of a bearer token (none when empty) and
+// of the hosts and origins let in besides the defaults
+// (HTTPOptions.Token, AllowedHosts and AllowedOrigins).
+func newHTTPGuard(token string, hosts, origins []string) *httpGuard {
 	g := &httpGuard{}
-	if o.Token != "" {
-		g.token, g.hasToken = sha256.Sum256([]byte(o.Token)), true
+	if token != "" {
+		g.token, g.hasToken = sha256.Sum256([]byte(token)), true
 	}
-	for _, h := range o.AllowedHosts {
+	for _, h := range hosts {
 		g.allowedHosts = append(g.allowedHosts, strings.ToLower(strings.TrimSpace(h)))
 	}
-	for _, o := range o.AllowedOrigins {
+	for _, o := range origins {
 		g.allowedOrigins = append(g.allowedOrigins, strings.ToLower(strings.TrimRight(strings.TrimSpace(o), "/")))
 	}
 	return g

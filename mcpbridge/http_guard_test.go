@@ -100,7 +100,7 @@ func TestHTTPGuardCheck(t *testing.T) {
 		{name: "origin before token", opts: token, local: loopbackLocal, host: "127.0.0.1:8080", origin: "https://evil.example", status: 403},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			g := newHTTPGuard(tt.opts)
+			g := guardOf(tt.opts)
 			d := g.check(guardRequest(tt.local, tt.host, tt.origin, tt.auth), true)
 			if tt.status == 0 {
 				if d != nil {
@@ -120,8 +120,8 @@ func TestHTTPGuardCheck(t *testing.T) {
 }
 
 func TestHTTPGuardHostAllowed(t *testing.T) {
-	listed := newHTTPGuard(&HTTPOptions{AllowedHosts: []string{"Bridge.Example.com", "api.example:8443"}})
-	open := newHTTPGuard(&HTTPOptions{})
+	listed := guardOf(&HTTPOptions{AllowedHosts: []string{"Bridge.Example.com", "api.example:8443"}})
+	open := guardOf(&HTTPOptions{})
 	for _, tt := range []struct {
 		g             *httpGuard
 		host          string
@@ -157,7 +157,7 @@ func TestHTTPGuardHostAllowed(t *testing.T) {
 }
 
 func TestHTTPGuardOriginAllowed(t *testing.T) {
-	g := newHTTPGuard(&HTTPOptions{AllowedOrigins: []string{" https://App.Example.com/ ", "http://tool.example:3000"}})
+	g := guardOf(&HTTPOptions{AllowedOrigins: []string{" https://App.Example.com/ ", "http://tool.example:3000"}})
 	for _, tt := range []struct {
 		origin, host string
 		want         bool
@@ -270,3 +270,6 @@ func TestCheckListen(t *testing.T) {
 		}
 	}
 }
+
+// guardOf is the guard HTTPHandler builds of o.
+func guardOf(o *HTTPOptions) *httpGuard { return newHTTPGuard(o.Token, o.AllowedHosts, o.AllowedOrigins) }

@@ -1,8 +1,6 @@
 package mcpbridge
 
 import (
-	"context"
-	"fmt"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -50,16 +48,6 @@ func capabilitiesResource() *mcp.Resource {
 		Description: "How to discover and call MCP servers from run_python",
 		MIMEType:    "text/markdown",
 	}
-}
-
-// readCapabilities serves the capabilities resource.
-func (b *Bridge) readCapabilities(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-	if req.Params.URI != capabilitiesURI {
-		return nil, invalidParams(fmt.Sprintf("unknown resource %q; this server has %s", req.Params.URI, capabilitiesURI))
-	}
-	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{
-		URI: capabilitiesURI, MIMEType: "text/markdown", Text: capabilitiesManual,
-	}}}, nil
 }
 
 // invalidParams is the JSON-RPC invalid-params error.

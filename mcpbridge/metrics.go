@@ -46,9 +46,11 @@ type metrics struct {
 // histograms: from a warm call to the longest timeout.
 var durationBuckets = []float64{.001, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120}
 
-// newMetrics registers the bridge's metrics of b, and the Go and process
-// collectors, on a new registry.
-func newMetrics(b *Bridge) *metrics {
+// newMetrics registers the bridge's metrics, and the Go and process
+// collectors, on a new registry: sessions and poolReady count the open
+// client sessions and the pool's ready sandboxes; eng, when it is an
+// engine over several, reports each one's state.
+func newMetrics(eng engine.Engine, sessions, poolReady func() int) *metrics {
 	m := &metrics{reg: prometheus.NewRegistry(), proxiedTo: map[[2]string]bool{}}
 	m.calls = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: metricsPrefix + "calls_total",
@@ -76,17 +78,17 @@ func newMetrics(b *Bridge) *metrics {
 		Name: metricsPrefix + "output_bytes_total",
 		Help: "Bytes of run_python output, by stream.",
 	}, []string{"stream"})
-	sessions := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+	sessionsGauge := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: metricsPrefix + "sessions",
 		Help: "MCP client sessions open.",
-	}, func() float64 { return float64(b.sessionCount()) })
-	poolReady := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+	}, func() float64 { return float64(sessions()) })
+	poolGauge := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: metricsPrefix + "pool_ready",
 		Help: "Warm sandboxes ready in the pool.",
-	}, func() float64 { return float64(b.pool.readyCount()) })
-	m.reg.MustRegister(m.calls, m.callDuration, m.starts, m.startPhases, m.proxied, m.outputBytes, sessions, poolReady,
+	}, func() float64 { return float64(poolReady()) })
+	m.reg.MustRegister(m.calls, m.callDuration, m.starts, m.startPhases, m.proxied, m.outputBytes, sessionsGauge, poolGauge,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	if st, ok := b.eng.(engineStates); ok {
+	if st, ok := eng.(engineStates); ok {
 		m.reg.MustRegister(engineCollector{st})
 	}
 	return m

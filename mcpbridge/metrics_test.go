@@ -123,7 +123,7 @@ func TestMetricsOfProxiedCalls(t *testing.T) {
 }
 
 func TestProxiedLabelsAreBounded(t *testing.T) {
-	m := newMetrics(&Bridge{})
+	m := newMetrics(nil, func() int { return 0 }, func() int { return 0 })
 	for i := range 2 * maxProxiedLabels {
 		m.proxiedCall("s"+strconv.Itoa(i), "t", proxiedOK)
 	}

@@ -7,12 +7,6 @@ import (
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/entrypoint"
 )
 
-// Output modes of the tool's text content.
-const (
-	OutputCompact = "compact"
-	OutputTOON    = "toon"
-)
-
 // What a proxied tool call returns to sandbox code (Options.ToolResults).
 const (
 	// ToolResultsSimple returns the tool's structured result, else its
@@ -134,3 +128,8 @@ func (o Options) withDefaults() Options {
 	}
 	return o
 }
+
+// implementationName is the bridge's MCP implementation name, as the
+// original's: announced to clients and to proxied servers, and the name
+// by which discovery knows an entry that would start the bridge itself.
+const implementationName = "mcp-server-code-execution-mode"

@@ -4,10 +4,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/pyname"
 	"slices"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/pyname"
 )
 
 // Bounds of the parameters decoded from a tool's input schema, which

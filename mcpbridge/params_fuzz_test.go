@@ -3,12 +3,13 @@ package mcpbridge
 import (
 	"encoding/json"
 	"errors"
-	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/pyname"
 	"reflect"
 	"regexp"
 	"slices"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/pyname"
 )
 
 // schemaSeeds are input schemas as real servers send them

@@ -412,23 +412,6 @@ func (c *proxyClient) retire(cs *mcp.ClientSession, grace time.Duration, drain b
 	})}
 }
 
-func sameConfig(a, b serverConfig) bool {
-	if a.Command != b.Command || a.Cwd != b.Cwd || a.Shared != b.Shared || len(a.Args) != len(b.Args) || len(a.Env) != len(b.Env) {
-		return false
-	}
-	for i := range a.Args {
-		if a.Args[i] != b.Args[i] {
-			return false
-		}
-	}
-	for k, v := range a.Env {
-		if b.Env[k] != v {
-			return false
-		}
-	}
-	return true
-}
-
 // serverVersion returns the version a proxied server reported in its
 // serverInfo, or "".
 func serverVersion(cs *mcp.ClientSession) string {

@@ -3,8 +3,9 @@ package mcpbridge
 import (
 	"context"
 	"fmt"
-	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/pyname"
 	"time"
+
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/pyname"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/sync/errgroup"

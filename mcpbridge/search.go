@@ -5,11 +5,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/pyname"
 	"math"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/pyname"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/sync/errgroup"
@@ -170,4 +171,45 @@ func searchToolsWith(query string, docs []toolDoc, schemas []any, limit int, opt
 		out[i].Score = max(1, int(math.Round(scores[h]*1000)))
 	}
 	return out
+}
+
+// serverAliases maps every configured server to its alias.
+func (b *Bridge) serverAliases() map[string]string {
+	var names []string
+	for _, sc := range b.opts.Registry.servers() {
+		names = append(names, sc.Name)
+	}
+	al := pyname.Aliases(names, "server")
+	m := make(map[string]string, len(names))
+	for i, n := range names {
+		m[n] = al[i]
+	}
+	return m
+}
+
+// queryDocs documents the tools of a configured server, or only its tool
+// called (or aliased) tool when that is not empty; full adds their input
+// schemas.
+func (b *Bridge) queryDocs(ctx context.Context, proxies proxyRoute, server, tool string, full bool) (any, error) {
+	alias, ok := b.serverAliases()[server]
+	if !ok {
+		return nil, fmt.Errorf("Server %s is not configured", pyname.Repr(server))
+	}
+	tools, err := proxies.listed(ctx, server)
+	if err != nil {
+		return nil, err
+	}
+	docs := toolDocs(server, alias, tools, full)
+	if tool != "" {
+		match := func(d toolDoc) bool { return d.Tool == tool || d.ToolAlias == tool }
+		if !slices.ContainsFunc(docs, match) {
+			// As the original: a tool's name or alias in any case.
+			match = func(d toolDoc) bool { return strings.EqualFold(d.Tool, tool) || strings.EqualFold(d.ToolAlias, tool) }
+		}
+		docs = slices.DeleteFunc(docs, func(d toolDoc) bool { return !match(d) })
+		if len(docs) == 0 {
+			return nil, fmt.Errorf("server %q has no tool %q", server, tool)
+		}
+	}
+	return map[string]any{"docs": docs}, nil
 }

@@ -4,9 +4,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/internal/opfile"
 	"log/slog"
 	"strings"
+
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/internal/opfile"
 )
 
 // Bounds on the operator's search aliases.

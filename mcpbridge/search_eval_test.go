@@ -29,7 +29,6 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/pyname"
 	"hash/fnv"
 	"os"
 	"path/filepath"
@@ -37,6 +36,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/pyname"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )

@@ -2,8 +2,6 @@ package mcpbridge
 
 import (
 	"context"
-	"fmt"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -48,36 +46,6 @@ type clientSession struct {
 	toolsGen int64 // the saved tools' generation its interpreter defines
 }
 
-// newClientSession returns a client session whose sandbox is not started;
-// it belongs to no connection until adopt.
-func (b *Bridge) newClientSession() *clientSession {
-	name := "session-" + strconv.FormatInt(b.seq.Add(1), 10)
-	log := b.log.With("session", name)
-	cs := &clientSession{
-		name:   name,
-		state:  &clientState{},
-		events: &clientEvents{log: log},
-		queue:  newCallQueue(b.opts.MaxQueuedCalls),
-	}
-	cs.halted, cs.halt = context.WithCancel(context.Background())
-	cs.own = newProxyPool(b.opts.Registry, b.opts.Version, log, b.catalog, false)
-	cs.own.metrics = b.metrics
-	opts := b.opts.Session
-	opts.Spec.Session = name
-	opts.Logger = log
-	opts.RPC = b.rpcHandler(cs)
-	opts.Init = func() string {
-		gen := b.store.generation()
-		code := b.initCode(cs)
-		cs.mu.Lock()
-		cs.toolsGen = gen
-		cs.mu.Unlock()
-		return code
-	}
-	cs.session = entrypoint.New(b.eng, &opts)
-	return cs
-}
-
 // close stops the session's sandbox and its own proxied servers.
 func (cs *clientSession) close() {
 	cs.halt()
@@ -88,100 +56,17 @@ func (cs *clientSession) close() {
 	wg.Wait()
 }
 
-// sessionOf returns the clientSession of the connection ss, creating it
-// on first use (from the warm pool when it has a sandbox ready); it is
-// closed when the connection ends.
-func (b *Bridge) sessionOf(ss *mcp.ServerSession) (*clientSession, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.closed {
-		return nil, entrypoint.ErrSessionClosed
-	}
-	if s, ok := b.sessions[ss]; ok {
-		return s, nil
-	}
-	cs := b.pool.take()
-	if cs == nil {
-		cs = b.newClientSession()
-	} else {
-		cs.session.SetIdleTimeout(b.opts.Session.IdleTimeout)
-		cs.events.log.Debug("adopted a warm sandbox from the pool")
-	}
-	cs.events.bind(ss)
-	b.sessions[ss] = cs
-	if ss != nil {
-		go func() {
-			ss.Wait()
-			b.mu.Lock()
-			_, mine := b.sessions[ss]
-			delete(b.sessions, ss)
-			if mine {
-				b.ending.Add(1) // Bridge.Close waits for it
-			}
-			b.mu.Unlock()
-			if mine {
-				cs.close()
-				b.ending.Done()
-			} else {
-				// Bridge.Close took it and closes it; wait for that, so
-				// that a caller of Close and a waiter here agree.
-				cs.session.Close()
-			}
-			b.log.Debug("client session ended; sandbox and its servers stopped", "session", cs.name)
-		}()
-	}
-	return cs, nil
-}
-
-// existing returns the clientSession of the connection ss, or nil when
-// it has none (it made no call yet, or it ended).
-func (b *Bridge) existing(ss *mcp.ServerSession) *clientSession {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.sessions[ss]
-}
-
-// load starts the named servers and, when any is new to the session,
-// installs their proxies in its interpreter.
-func (b *Bridge) load(ctx context.Context, cs *clientSession, servers []string) error {
-	if len(servers) == 0 {
-		return nil
-	}
-	if err := b.proxiesOf(cs).start(ctx, servers); err != nil {
-		return err
-	}
-	if !cs.state.add(servers) {
-		return nil
-	}
-	res, err := cs.session.Execute(ctx, b.configureCode(cs, cs.state.servers()), installTimeout)
-	if err != nil {
-		return err
-	}
-	if res.Status != entrypoint.StatusSuccess {
-		return fmt.Errorf("installing the server proxies: %s %s", res.ExceptionType, res.ExceptionMessage)
-	}
-	return nil
-}
-
-// syncSavedTools defines in the session's interpreter the tools saved
-// (by any session) since it was initialized.
-func (b *Bridge) syncSavedTools(ctx context.Context, cs *clientSession) error {
-	gen := b.store.generation()
-	cs.mu.Lock()
-	current := cs.toolsGen == gen
-	cs.mu.Unlock()
-	if current || !cs.session.Ready() {
-		return nil // a sandbox yet to start defines them all in its Init
-	}
-	res, err := cs.session.Execute(ctx, b.savedToolsCode(), installTimeout)
-	if err != nil {
-		return err
-	}
-	if res.Status != entrypoint.StatusSuccess {
-		return fmt.Errorf("defining the saved tools: %s %s", res.ExceptionType, res.ExceptionMessage)
-	}
-	cs.mu.Lock()
-	cs.toolsGen = max(cs.toolsGen, gen)
-	cs.mu.Unlock()
-	return nil
+// A callInfo is what the bridge knows of a client session's run_python
+// call in progress, for the proxied calls its code makes.
+type callInfo struct {
+	// ctx is the MCP request's context: a question to the user sent with
+	// it goes to the client on that request's stream (over HTTP, the
+	// session that made the call), and ends with the call.
+	ctx context.Context
+	ss  *mcp.ServerSession
+	// ask, when set, asks the client through input-required results;
+	// else the bridge elicits during the call.
+	ask askFunc
+	// toolCalls counts the proxied calls the code made so far.
+	toolCalls atomic.Int64
 }

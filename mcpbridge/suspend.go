@@ -4,10 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"fmt"
-	"log/slog"
-	"strconv"
 	"sync"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -69,69 +66,6 @@ func (pc *pendingCall) ask(ctx context.Context, params *mcp.ElicitParams) (*mcp.
 	}
 }
 
-// runSuspendable starts the call on its own and waits for its answer or
-// its first question. finish records the call when it ends.
-func (b *Bridge) runSuspendable(ctx context.Context, req *mcp.CallToolRequest, cs *clientSession, args callArgs, log *slog.Logger, finish func(*mcp.CallToolResult, int)) *mcp.CallToolResult {
-	began := time.Now()
-	pc := &pendingCall{done: make(chan *mcp.CallToolResult, 1), asks: make(chan *question)}
-	// The call outlives this request when it asks; it keeps the
-	// request's values, and ends with its MCP session.
-	cctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	pc.cancel = cancel
-	stopHalt := context.AfterFunc(cs.halted, cancel)
-	go func() {
-		defer cancel()
-		defer stopHalt()
-		res, outBytes := b.execute(cctx, req, cs, args, log, pc.ask)
-		cs.forget(pc)
-		log.Debug("run_python answered", "status", resultStatus(res), "took", time.Since(began))
-		finish(res, outBytes)
-		pc.done <- res
-	}()
-	return b.await(ctx, req, cs, pc)
-}
-
-// await waits for the pending call's result, or for a question, which it
-// returns to the client as an input-required result whose request state
-// names the call. The client's request going away while the call runs
-// interrupts the call, as for any call; while it waits for an answer,
-// it does not.
-func (b *Bridge) await(ctx context.Context, req *mcp.CallToolRequest, cs *clientSession, pc *pendingCall) *mcp.CallToolResult {
-	rctx, stop := b.callContext(ctx, req.Extra)
-	defer stop()
-	select {
-	case res := <-pc.done:
-		return res
-	case q := <-pc.asks:
-		pc.seq++
-		q.id = "confirm-" + strconv.Itoa(pc.seq)
-		state := cs.suspend(pc, q)
-		return &mcp.CallToolResult{Content: []mcp.Content{}, InputRequests: mcp.InputRequestMap{q.id: q.params}, RequestState: state}
-	case <-rctx.Done():
-		pc.cancel()
-		return <-pc.done
-	}
-}
-
-// resume takes the client's answer to a pending call's question (the
-// call's request state and its input responses) to the call, and waits
-// for it again.
-func (b *Bridge) resume(ctx context.Context, req *mcp.CallToolRequest) *mcp.CallToolResult {
-	mode := b.opts.OutputMode
-	cs, err := b.sessionOf(req.Session)
-	if err != nil {
-		return outcome{status: statusError, summary: "Sandbox error: " + err.Error(), err: err.Error()}.toolResult(mode)
-	}
-	pc, q := cs.resumed(req.Params.RequestState)
-	if pc == nil {
-		msg := "this answer matches no call waiting for one in this session (it ended, timed out, or was answered already); call run_python again"
-		return outcome{status: statusError, summary: "Not run: " + msg, err: msg}.toolResult(mode)
-	}
-	answer, _ := req.Params.InputResponses[q.id].(*mcp.ElicitResult)
-	q.answer <- answer
-	return b.await(ctx, req, cs, pc)
-}
-
 // A suspension is a pending call waiting for the answer to a question.
 type suspension struct {
 	pc *pendingCall
@@ -147,37 +81,37 @@ type suspensions struct {
 
 // suspend records that pc waits for the answer to q and returns the
 // request state that names it: 128 random bits.
-func (cs *clientSession) suspend(pc *pendingCall, q *question) string {
+func (w *suspensions) suspend(pc *pendingCall, q *question) string {
 	state := "run_python:" + rand.Text()
-	cs.waiting.mu.Lock()
-	defer cs.waiting.mu.Unlock()
-	if cs.waiting.m == nil {
-		cs.waiting.m = map[string]suspension{}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.m == nil {
+		w.m = map[string]suspension{}
 	}
-	cs.waiting.m[state] = suspension{pc, q}
+	w.m[state] = suspension{pc, q}
 	return state
 }
 
 // resumed returns and forgets the pending call and question that state
 // names, if one waits.
-func (cs *clientSession) resumed(state string) (*pendingCall, *question) {
-	cs.waiting.mu.Lock()
-	defer cs.waiting.mu.Unlock()
-	s, ok := cs.waiting.m[state]
+func (w *suspensions) resumed(state string) (*pendingCall, *question) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	s, ok := w.m[state]
 	if !ok {
 		return nil, nil
 	}
-	delete(cs.waiting.m, state)
+	delete(w.m, state)
 	return s.pc, s.q
 }
 
 // forget drops the questions of pc that were never answered: it ended.
-func (cs *clientSession) forget(pc *pendingCall) {
-	cs.waiting.mu.Lock()
-	defer cs.waiting.mu.Unlock()
-	for state, s := range cs.waiting.m {
+func (w *suspensions) forget(pc *pendingCall) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for state, s := range w.m {
 		if s.pc == pc {
-			delete(cs.waiting.m, state)
+			delete(w.m, state)
 		}
 	}
 }

@@ -1,0 +1,227 @@
+package mcpbridge
+
+import (
+	"context"
+	"log/slog"
+	"strconv"
+	"time"
+
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/entrypoint"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// runPython is the run_python tool handler. A call whose client asks
+// through input-required results (protocol 2026-07-28) runs on its own
+// and may answer with a question first (suspend.go); the others run
+// here, in the handler.
+func (b *Bridge) runPython(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	if req.Params.RequestState != "" {
+		return b.resume(ctx, req), nil
+	}
+	b.calls.Add(1)
+	began := time.Now()
+	warmSynonyms()
+	mode := b.opts.OutputMode
+	args, problem := parseArgs(req.Params.Arguments, b.opts.DefaultTimeout, b.opts.MaxTimeout, b.knownServer)
+	var cs *clientSession
+	// finish records a call that ended with result: metrics and audit.
+	finish := func(result *mcp.CallToolResult, outBytes int) {
+		b.metrics.call(resultStatus(result), time.Since(began))
+		b.auditRunPython(req, cs, args, began, resultStatus(result), outBytes)
+		b.calls.Add(-1)
+	}
+	if problem != "" {
+		res := validationError(problem).toolResult(mode)
+		finish(res, 0)
+		return res, nil
+	}
+	cs, err := b.sessionOf(req.Session)
+	if err != nil {
+		res := outcome{status: statusError, summary: "Sandbox error: " + err.Error(), err: err.Error()}.toolResult(mode)
+		finish(res, 0)
+		return res, nil
+	}
+	// Every line of the call names its client session (the bridge's name
+	// and, over HTTP, the Mcp-Session-Id) and the call.
+	log := cs.events.log.With("call", b.callSeq.Add(1))
+	if req.Session != nil && req.Session.ID() != "" {
+		log = log.With("mcp_session", req.Session.ID())
+	}
+	log.Debug("run_python call", "timeout", args.timeout, "servers", args.servers)
+	if asksByResult(req.Session) {
+		return b.runSuspendable(ctx, req, cs, args, log, finish), nil
+	}
+	ctx, cancel := b.callContext(ctx, req.Extra)
+	defer cancel()
+	stopHalt := context.AfterFunc(cs.halted, cancel) // its MCP session is ending
+	defer stopHalt()
+	res, outBytes := b.execute(ctx, req, cs, args, log, nil)
+	log.Debug("run_python answered", "status", resultStatus(res), "took", time.Since(began))
+	finish(res, outBytes)
+	return res, nil
+}
+
+// execute runs a validated call in its client session's sandbox and
+// returns its result and the bytes of output it made; log is the call's.
+// ask, when set, is how a confirmation asks the client (else it elicits
+// during the call).
+func (b *Bridge) execute(ctx context.Context, req *mcp.CallToolRequest, cs *clientSession, args callArgs, log *slog.Logger, ask askFunc) (*mcp.CallToolResult, int) {
+	mode := b.opts.OutputMode
+	call := &entrypoint.Call{Code: args.code, Timeout: args.timeout}
+	if token := req.Params.GetProgressToken(); token != nil && req.Session != nil {
+		// The client follows the call: heartbeats from here on (loading
+		// servers can take a while), then its output and the code's
+		// reports as they come.
+		rep := newProgressReporter(ctx, token, req.Session.NotifyProgress)
+		call.OnOutput, call.OnProgress = rep.output, rep.progress
+		pctx, stop := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go func() { defer close(done); rep.run(pctx) }()
+		defer func() { stop(); <-done; rep.finish() }()
+	}
+	leave, err := cs.queue.enter(ctx)
+	if err != nil {
+		return outcome{status: statusError, summary: "Not run: " + err.Error(), err: err.Error()}.toolResult(mode), 0
+	}
+	defer leave()
+	cs.current.Store(&callInfo{ctx: ctx, ss: req.Session, ask: ask})
+	defer cs.current.Store(nil)
+	if err := b.syncSavedTools(withEvents(ctx, cs.events), cs); err != nil {
+		log.Warn("defining the tools saved since the sandbox started", "err", err)
+	}
+	if err := b.load(withEvents(ctx, cs.events), cs, args.servers); err != nil {
+		return outcome{status: statusError, summary: "Loading MCP servers failed: " + err.Error(), err: err.Error(), servers: args.servers}.toolResult(mode), 0
+	}
+	res, err := cs.session.Run(b.traceStart(withEvents(ctx, cs.events)), call)
+	if err != nil {
+		log.Warn("run_python failed", "err", err)
+		b.metrics.startFailed(err)
+	}
+	b.metrics.output(res)
+	outBytes := 0
+	if res != nil {
+		outBytes = len(res.Stdout) + len(res.Stderr)
+	}
+	reportEvents(cs.events, res, err, args.timeout)
+	out := fromSession(res, err, args.servers, int(args.timeout.Seconds()))
+	maxImages, maxImageBytes := b.opts.Session.ImageLimits()
+	out.rich = richOf(ctx, res, cs.session.OpenFile, &cs.files, maxImages, maxImageBytes)
+	out.applyBudget(b.opts.OutputBudget, func(whole string) string {
+		return outputURIPrefix + strconv.Itoa(cs.outputs.add(whole))
+	})
+	return out.toolResult(mode), outBytes
+}
+
+// resultStatus returns the status a run_python result carries.
+func resultStatus(res *mcp.CallToolResult) string {
+	if res == nil {
+		return statusError
+	}
+	if p, ok := res.StructuredContent.(payload); ok && p.Status != "" {
+		return p.Status
+	}
+	if res.IsError {
+		return statusError
+	}
+	return statusSuccess
+}
+
+// knownServer reports whether name is a configured MCP server.
+func (b *Bridge) knownServer(name string) bool {
+	_, ok := b.opts.Registry.lookup(name)
+	return ok
+}
+
+// runSuspendable starts the call on its own and waits for its answer or
+// its first question. finish records the call when it ends.
+func (b *Bridge) runSuspendable(ctx context.Context, req *mcp.CallToolRequest, cs *clientSession, args callArgs, log *slog.Logger, finish func(*mcp.CallToolResult, int)) *mcp.CallToolResult {
+	began := time.Now()
+	pc := &pendingCall{done: make(chan *mcp.CallToolResult, 1), asks: make(chan *question)}
+	// The call outlives this request when it asks; it keeps the
+	// request's values, and ends with its MCP session.
+	cctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	pc.cancel = cancel
+	stopHalt := context.AfterFunc(cs.halted, cancel)
+	go func() {
+		defer cancel()
+		defer stopHalt()
+		res, outBytes := b.execute(cctx, req, cs, args, log, pc.ask)
+		cs.waiting.forget(pc)
+		log.Debug("run_python answered", "status", resultStatus(res), "took", time.Since(began))
+		finish(res, outBytes)
+		pc.done <- res
+	}()
+	return b.await(ctx, req, cs, pc)
+}
+
+// await waits for the pending call's result, or for a question, which it
+// returns to the client as an input-required result whose request state
+// names the call. The client's request going away while the call runs
+// interrupts the call, as for any call; while it waits for an answer,
+// it does not.
+func (b *Bridge) await(ctx context.Context, req *mcp.CallToolRequest, cs *clientSession, pc *pendingCall) *mcp.CallToolResult {
+	rctx, stop := b.callContext(ctx, req.Extra)
+	defer stop()
+	select {
+	case res := <-pc.done:
+		return res
+	case q := <-pc.asks:
+		pc.seq++
+		q.id = "confirm-" + strconv.Itoa(pc.seq)
+		state := cs.waiting.suspend(pc, q)
+		return &mcp.CallToolResult{Content: []mcp.Content{}, InputRequests: mcp.InputRequestMap{q.id: q.params}, RequestState: state}
+	case <-rctx.Done():
+		pc.cancel()
+		return <-pc.done
+	}
+}
+
+// resume takes the client's answer to a pending call's question (the
+// call's request state and its input responses) to the call, and waits
+// for it again.
+func (b *Bridge) resume(ctx context.Context, req *mcp.CallToolRequest) *mcp.CallToolResult {
+	mode := b.opts.OutputMode
+	cs, err := b.sessionOf(req.Session)
+	if err != nil {
+		return outcome{status: statusError, summary: "Sandbox error: " + err.Error(), err: err.Error()}.toolResult(mode)
+	}
+	pc, q := cs.waiting.resumed(req.Params.RequestState)
+	if pc == nil {
+		msg := "this answer matches no call waiting for one in this session (it ended, timed out, or was answered already); call run_python again"
+		return outcome{status: statusError, summary: "Not run: " + msg, err: msg}.toolResult(mode)
+	}
+	answer, _ := req.Params.InputResponses[q.id].(*mcp.ElicitResult)
+	q.answer <- answer
+	return b.await(ctx, req, cs, pc)
+}
+
+// callContext returns ctx, cancelled too when the HTTP request the call
+// came in ends: the client went away, and with no stream to resume its
+// answer can never be delivered.
+func (b *Bridge) callContext(ctx context.Context, extra *mcp.RequestExtra) (context.Context, context.CancelFunc) {
+	if extra == nil || extra.Header == nil {
+		return ctx, func() {}
+	}
+	v, ok := b.httpRequests.Load(extra.Header.Get(requestHeader))
+	if !ok {
+		return ctx, func() {}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	stop := context.AfterFunc(v.(context.Context), cancel)
+	return ctx, func() { stop(); cancel() }
+}
+
+// traceStart returns ctx with a StartTrace that logs the phases of a
+// sandbox start, should this call start one, and feeds them to the
+// metrics.
+func (b *Bridge) traceStart(ctx context.Context) context.Context {
+	var attrs []any
+	var total time.Duration
+	return b.metrics.startTrace(ctx, func(name string, took time.Duration) {
+		attrs = append(attrs, name, took)
+		total += took
+		if name == entrypoint.PhaseInit {
+			b.log.Info("sandbox started", append([]any{"took", total}, attrs...)...)
+		}
+	})
+}

@@ -1,0 +1,91 @@
+package mcpbridge
+
+import (
+	"context"
+	"crypto/rand"
+	"path/filepath"
+	"sync"
+
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// New returns a Bridge whose sandboxes eng starts; nothing starts until
+// a client calls a tool, unless opts asks for a warm pool. opts may be nil.
+func New(eng engine.Engine, opts *Options) *Bridge {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	o = o.withDefaults()
+	b := &Bridge{eng: eng, opts: o, log: o.Logger, sessions: map[*mcp.ServerSession]*clientSession{}}
+	b.catalog = newToolCatalog(filepath.Join(o.Registry.stateDir(), "catalog"), b.log)
+	b.metrics = newMetrics(eng, b.sessionCount, func() int { return b.pool.readyCount() })
+	b.shared = newProxyPool(o.Registry, o.Version, b.log, b.catalog, true)
+	b.shared.metrics = b.metrics
+	b.store = &store{dir: o.Registry.stateDir()}
+	b.policy = newPolicyFile(o.PolicyFile, o.Registry.stateDir(), b.log)
+	b.searchAliases = newAliasFile(o.SearchAliasesFile, o.Registry.stateDir(), b.log)
+	b.audit = o.Audit
+	b.server = mcp.NewServer(&mcp.Implementation{Name: implementationName, Version: o.Version}, &mcp.ServerOptions{
+		Instructions: serverInstructions,
+		Logger:       b.log,
+		GetSessionID: sessionIDs(o.Replica),
+	})
+	b.server.AddTool(runPythonTool(o.DefaultTimeout, o.MaxTimeout), b.runPython)
+	b.server.AddResource(capabilitiesResource(), b.readCapabilities)
+	b.server.AddResourceTemplate(outputTemplate(), b.readOutput)
+	b.server.AddResourceTemplate(filesTemplate(), b.readFileResource)
+	if eng != nil {
+		b.pool = newSandboxPool(o.PoolSize, o.PoolOnce, func() *clientSession {
+			cs := b.newClientSession()
+			cs.session.SetIdleTimeout(-1) // until a client adopts it
+			return cs
+		}, b.startPooled, b.log)
+	}
+	return b
+}
+
+// Server returns the MCP server, to run on a transport.
+func (b *Bridge) Server() *mcp.Server { return b.server }
+
+// Close stops every client's sandbox, the pool's and every proxied server.
+func (b *Bridge) Close() error {
+	b.mu.Lock()
+	b.closed = true
+	sessions := b.sessions
+	b.sessions = map[*mcp.ServerSession]*clientSession{}
+	b.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, s := range sessions {
+		wg.Add(1)
+		go func() { defer wg.Done(); s.close() }()
+	}
+	wg.Add(2)
+	go func() { defer wg.Done(); b.shared.close() }()
+	go func() { defer wg.Done(); b.pool.close() }()
+	wg.Wait()
+	b.ending.Wait() // sessions ended just before (DELETE, idle) are closing
+	return nil
+}
+
+// CallsInFlight returns how many run_python calls are running or queued.
+func (b *Bridge) CallsInFlight() int { return int(b.calls.Load()) }
+
+// startPooled starts the sandbox of a pooled session, traced as a call's.
+func (b *Bridge) startPooled(ctx context.Context, cs *clientSession) error {
+	err := cs.session.Start(b.traceStart(ctx))
+	if ctx.Err() == nil {
+		b.metrics.startFailed(err)
+	}
+	return err
+}
+
+// sessionIDs returns the maker of Mcp-Session-Id values: 130 random bits
+// (26 base32 characters), after replica and a dot when replica is set.
+func sessionIDs(replica string) func() string {
+	if replica == "" {
+		return rand.Text
+	}
+	return func() string { return replica + "." + rand.Text() }
+}
