@@ -272,4 +272,6 @@ func TestCheckListen(t *testing.T) {
 }
 
 // guardOf is the guard HTTPHandler builds of o.
-func guardOf(o *HTTPOptions) *httpGuard { return newHTTPGuard(o.Token, o.AllowedHosts, o.AllowedOrigins) }
+func guardOf(o *HTTPOptions) *httpGuard {
+	return newHTTPGuard(o.Token, o.AllowedHosts, o.AllowedOrigins)
+}
