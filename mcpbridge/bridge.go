@@ -17,12 +17,12 @@ import (
 
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/entrypoint"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/discovery"
 )
 
-// implementationName is the bridge's MCP implementation name, as the
-// original's: announced to clients and to proxied servers, and the name
-// by which discovery knows an entry that would start the bridge itself.
-const implementationName = "mcp-server-code-execution-mode"
+// implementationName is the bridge's MCP implementation name, which
+// discovery owns: it knows an entry that would start the bridge by it.
+const implementationName = discovery.ImplementationName
 
 // A Bridge is the MCP server of the run_python tool.
 type Bridge struct {
@@ -61,13 +61,13 @@ func New(eng engine.Engine, opts *Options) *Bridge {
 	}
 	o = o.withDefaults()
 	b := &Bridge{eng: eng, opts: o, log: o.Logger, sessions: map[*mcp.ServerSession]*clientSession{}}
-	b.catalog = newToolCatalog(filepath.Join(o.Registry.stateDir(), "catalog"), b.log)
+	b.catalog = newToolCatalog(filepath.Join(o.Registry.StateDir(), "catalog"), b.log)
 	b.metrics = newMetrics(b)
 	b.shared = newProxyPool(o.Registry, o.Version, b.log, b.catalog, true)
 	b.shared.metrics = b.metrics
-	b.store = &store{dir: o.Registry.stateDir()}
-	b.policy = newPolicyFile(o.PolicyFile, o.Registry.stateDir(), b.log)
-	b.searchAliases = newAliasFile(o.SearchAliasesFile, o.Registry.stateDir(), b.log)
+	b.store = &store{dir: o.Registry.StateDir()}
+	b.policy = newPolicyFile(o.PolicyFile, o.Registry.StateDir(), b.log)
+	b.searchAliases = newAliasFile(o.SearchAliasesFile, o.Registry.StateDir(), b.log)
 	b.audit = o.Audit
 	b.server = mcp.NewServer(&mcp.Implementation{Name: implementationName, Version: o.Version}, &mcp.ServerOptions{
 		Instructions: serverInstructions,
@@ -256,7 +256,7 @@ func resultStatus(res *mcp.CallToolResult) string {
 
 // knownServer reports whether name is a configured MCP server.
 func (b *Bridge) knownServer(name string) bool {
-	_, ok := b.opts.Registry.lookup(name)
+	_, ok := b.opts.Registry.Lookup(name)
 	return ok
 }
 

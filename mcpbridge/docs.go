@@ -49,7 +49,7 @@ func toolDocs(server, serverAlias string, tools []*mcp.Tool, full bool) []toolDo
 // serverAliases maps every configured server to its alias.
 func (b *Bridge) serverAliases() map[string]string {
 	var names []string
-	for _, sc := range b.opts.Registry.servers() {
+	for _, sc := range b.opts.Registry.Servers() {
 		names = append(names, sc.Name)
 	}
 	al := pyname.Aliases(names, "server")

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/entrypoint"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/discovery"
 )
 
 // Output modes of the tool's text content.
@@ -62,10 +63,10 @@ type Options struct {
 	OutputBudget int
 	// Discovery says where configured MCP servers are found. Zero: the
 	// default locations. Ignored when Registry is set.
-	Discovery DiscoveryOptions
+	Discovery discovery.Options
 	// Registry finds the configured MCP servers. Zero: a Registry over
 	// Discovery.
-	Registry *Registry
+	Registry *discovery.Registry
 	// PoolSize is how many started sandboxes the bridge keeps ready for
 	// new client sessions, refilled in the background; each serves one
 	// session only. Zero: none, a session's sandbox starts on its first
@@ -130,7 +131,7 @@ func (o Options) withDefaults() Options {
 		if d.Logger == nil {
 			d.Logger = o.Logger
 		}
-		o.Registry = NewRegistry(d)
+		o.Registry = discovery.NewRegistry(d)
 	}
 	return o
 }

@@ -38,7 +38,7 @@ func (b *Bridge) searchDocs(ctx context.Context, proxies proxyRoute, query strin
 		return nil, err
 	}
 	al := b.serverAliases()
-	servers := b.opts.Registry.servers()
+	servers := b.opts.Registry.Servers()
 	toolsOf := make([][]*mcp.Tool, len(servers))
 	notes := make([]string, len(servers))
 	wctx, cancel := context.WithTimeout(ctx, searchWait)
