@@ -69,10 +69,6 @@ func (o Options) stateDir() string {
 	return state
 }
 
-// StateDir returns the state directory: Options.StateDir resolved against
-// the home directory.
-func (r *Registry) StateDir() string { return r.opts.stateDir() }
-
 // A source is one place definitions are read from, in priority order.
 type source struct {
 	// glob or path; a glob lists the files of a directory.
@@ -194,6 +190,10 @@ func (r *Registry) Lookup(name string) (Server, bool) {
 	}
 	return Server{}, false
 }
+
+// StateDir returns the state directory: Options.StateDir resolved against
+// the home directory.
+func (r *Registry) StateDir() string { return r.opts.stateDir() }
 
 func (r *Registry) expand(src source) []string {
 	if !src.glob {

@@ -126,6 +126,9 @@ func TestConfigJSONVariants(t *testing.T) {
 	}
 }
 
+// Compatibility with the original bridge: the places it reads server
+// configurations from, and the fields it reads there.
+
 // TestOriginalConfigLocations writes one server into each place the
 // original bridge reads (its newest version: ~/MCPs/*.json; its older
 // ones: the Claude files of the home and the project, and the server
