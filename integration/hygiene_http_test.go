@@ -17,6 +17,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/discovery"
 )
 
 // Shape of TestHygieneOverHTTP.
@@ -46,7 +47,7 @@ func TestHygieneOverHTTP(t *testing.T) {
 			ignore := goleak.IgnoreCurrent()
 
 			opts := settings(t).Bridge
-			opts.Registry = mcpbridge.NewRegistry(mcpbridge.DiscoveryOptions{Home: t.TempDir(), Cwd: t.TempDir()})
+			opts.Registry = discovery.NewRegistry(discovery.Options{Home: t.TempDir(), Cwd: t.TempDir()})
 			opts.Logger, opts.PoolSize = testLogger(), 2
 			br := mcpbridge.New(e, &opts)
 			srv := httptest.NewServer(br.HTTPHandler(&mcpbridge.HTTPOptions{MaxSessions: 64, SessionIdleTimeout: 2 * time.Second}))

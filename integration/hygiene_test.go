@@ -14,6 +14,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/discovery"
 )
 
 // openFDs counts this process's open file descriptors.
@@ -62,7 +63,7 @@ func TestHygieneAfterManyCallsAndReplacements(t *testing.T) {
 			fds := openFDs(t)
 			ignore := goleak.IgnoreCurrent()
 
-			reg := mcpbridge.NewRegistry(mcpbridge.DiscoveryOptions{Home: t.TempDir(), Cwd: t.TempDir()})
+			reg := discovery.NewRegistry(discovery.Options{Home: t.TempDir(), Cwd: t.TempDir()})
 			opts := settings(t).Bridge
 			opts.Registry, opts.Logger = reg, testLogger()
 			opts.PoolSize = 0 // one client: no spares (TestHygieneOverHTTP has a pool)

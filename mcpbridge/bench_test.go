@@ -7,13 +7,14 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine/enginetest"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/discovery"
 )
 
 // BenchmarkRunPythonInMemory is a warm run_python call through go-sdk's
 // in-memory transports with the sandbox played by a local python3: the
 // bridge's own cost per call, over entrypoint's BenchmarkExecuteLocal.
 func BenchmarkRunPythonInMemory(b *testing.B) {
-	reg := NewRegistry(DiscoveryOptions{Home: b.TempDir(), Cwd: b.TempDir()})
+	reg := discovery.NewRegistry(discovery.Options{Home: b.TempDir(), Cwd: b.TempDir()})
 	br := New(enginetest.Local{}, &Options{Registry: reg})
 	defer br.Close()
 	st, ct := mcp.NewInMemoryTransports()

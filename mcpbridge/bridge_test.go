@@ -4,24 +4,38 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine/enginetest"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/discovery"
 )
+
+// write writes content to path, making its directory.
+func write(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
 
 // connectClient runs a bridge on a local-process engine and connects an
 // in-memory MCP client to it.
 func connectClient(t *testing.T, cfg Options) (*mcp.ClientSession, *Bridge) {
 	t.Helper()
-	reg := NewRegistry(DiscoveryOptions{Home: t.TempDir(), Cwd: t.TempDir()})
+	reg := discovery.NewRegistry(discovery.Options{Home: t.TempDir(), Cwd: t.TempDir()})
 	return connectClientWith(t, cfg, reg)
 }
 
 // connectClientWith is connectClient with the servers of reg.
-func connectClientWith(t *testing.T, opts Options, reg *Registry) (*mcp.ClientSession, *Bridge) {
+func connectClientWith(t *testing.T, opts Options, reg *discovery.Registry) (*mcp.ClientSession, *Bridge) {
 	t.Helper()
 	opts.Registry = reg
 	return connectOver(t, opts, nil, func(ct mcp.Transport) mcp.Transport { return ct })

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/discovery"
 )
 
 // maxCatalogFile bounds a catalog file read back from disk.
@@ -38,7 +40,7 @@ type toolCatalog struct {
 
 // A catalogEntry is the tools one server listed.
 type catalogEntry struct {
-	cfg     serverConfig
+	cfg     discovery.Server
 	tools   []*mcp.Tool
 	version string // the server's serverInfo.version, when it said
 	// fresh says an instance listed them in this process; else they
@@ -65,7 +67,7 @@ func newToolCatalog(dir string, log *slog.Logger) *toolCatalog {
 
 // put records the tools an instance of the server cfg listed, and the
 // version it reported.
-func (c *toolCatalog) put(cfg serverConfig, tools []*mcp.Tool, version string) {
+func (c *toolCatalog) put(cfg discovery.Server, tools []*mcp.Tool, version string) {
 	if c == nil {
 		return
 	}
@@ -78,7 +80,7 @@ func (c *toolCatalog) put(cfg serverConfig, tools []*mcp.Tool, version string) {
 // get returns the tools last listed by the server cfg, if it is still
 // defined so: from memory, else from the catalog on disk. stale says they
 // were read from disk and no instance listed them in this process yet.
-func (c *toolCatalog) get(cfg serverConfig) (tools []*mcp.Tool, stale, ok bool) {
+func (c *toolCatalog) get(cfg discovery.Server) (tools []*mcp.Tool, stale, ok bool) {
 	if c == nil {
 		return nil, false, false
 	}
@@ -137,7 +139,7 @@ func (c *toolCatalog) path(name string) string {
 
 // save writes the entry of cfg to disk, atomically (a temporary file
 // renamed); a failure is logged, never returned: the catalog is a cache.
-func (c *toolCatalog) save(cfg serverConfig, tools []*mcp.Tool, version string) {
+func (c *toolCatalog) save(cfg discovery.Server, tools []*mcp.Tool, version string) {
 	if c.dir == "" {
 		return
 	}
@@ -155,7 +157,7 @@ func (c *toolCatalog) save(cfg serverConfig, tools []*mcp.Tool, version string) 
 
 // load reads the entry of cfg from disk, if one of the same definition is
 // there and parses.
-func (c *toolCatalog) load(cfg serverConfig) (catalogFile, bool) {
+func (c *toolCatalog) load(cfg discovery.Server) (catalogFile, bool) {
 	var f catalogFile
 	if c.dir == "" {
 		return f, false
@@ -181,7 +183,7 @@ func (c *toolCatalog) load(cfg serverConfig) (catalogFile, bool) {
 
 // configFingerprint identifies what starts a server: its command, args,
 // environment and working directory (not its description or source).
-func configFingerprint(cfg serverConfig) string {
+func configFingerprint(cfg discovery.Server) string {
 	data, _ := json.Marshal(struct {
 		Command string            `json:"command"`
 		Args    []string          `json:"args"`
@@ -192,7 +194,7 @@ func configFingerprint(cfg serverConfig) string {
 	return hex.EncodeToString(sum[:])
 }
 
-func sameConfig(a, b serverConfig) bool {
+func sameConfig(a, b discovery.Server) bool {
 	if a.Command != b.Command || a.Cwd != b.Cwd || a.Shared != b.Shared || len(a.Args) != len(b.Args) || len(a.Env) != len(b.Env) {
 		return false
 	}

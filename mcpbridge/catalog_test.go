@@ -8,11 +8,13 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/discovery"
 )
 
 func TestCatalogPersistsByConfig(t *testing.T) {
 	dir := t.TempDir()
-	cfg := serverConfig{Name: "git hub/x", Command: "srv", Args: []string{"a"}, Env: map[string]string{"K": "v"}}
+	cfg := discovery.Server{Name: "git hub/x", Command: "srv", Args: []string{"a"}, Env: map[string]string{"K": "v"}}
 	tools := []*mcp.Tool{{Name: "create_issue", Description: "Create an issue", InputSchema: map[string]any{"type": "object"}}}
 	c := newToolCatalog(dir, nil)
 	c.put(cfg, tools, "1.2.3")
@@ -63,7 +65,7 @@ func TestCatalogPersistsByConfig(t *testing.T) {
 func TestSearchFromCatalogAndNotes(t *testing.T) {
 	reg := stubRegistry(t)
 	self, _ := os.Executable()
-	home := reg.opts.Home
+	home := filepath.Dir(reg.StateDir()) // stubRegistry's state directory: ~/MCPs
 	write(t, filepath.Join(home, "MCPs", "more.json"), `{"mcpServers": {
 		"broken": {"command": "/nonexistent/server"},
 		"sleepy": {"command": "`+self+`", "env": {"`+stubServerEnv+`": "1", "`+stubStartDelayEnv+`": "4000"}}
@@ -88,7 +90,7 @@ print(len(hits.notes))`
 	// A new bridge on the same state directory answers from the catalog
 	// at once, sleepy included once its start finished.
 	time.Sleep(3 * time.Second)
-	cs2, _ := connectClientWith(t, defaultConfig(), NewRegistry(reg.opts))
+	cs2, _ := connectClientWith(t, defaultConfig(), discovery.NewRegistry(discovery.Options{Home: home, Cwd: t.TempDir(), AllowSelf: true}))
 	began := time.Now()
 	_, text, _ = call(t, cs2, map[string]any{"code": search})
 	if !strings.Contains(text, "'sleepy.get-sum'") || strings.Contains(text, "still starting") {

@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/entrypoint"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/discovery"
 )
 
 // eventsClient connects a client that records the log messages it
@@ -25,7 +26,7 @@ func eventsClient(t *testing.T, opts Options) (*mcp.ClientSession, func() []*mcp
 		got = append(got, req.Params)
 	}}
 	if opts.Registry == nil {
-		opts.Registry = NewRegistry(DiscoveryOptions{Home: t.TempDir(), Cwd: t.TempDir()})
+		opts.Registry = discovery.NewRegistry(discovery.Options{Home: t.TempDir(), Cwd: t.TempDir()})
 	}
 	cs, _ := connectOver(t, opts, copts, func(ct mcp.Transport) mcp.Transport { return ct })
 	return cs, func() []*mcp.LoggingMessageParams {

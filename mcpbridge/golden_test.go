@@ -20,6 +20,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/tools/txtar"
+
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/discovery"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
@@ -238,7 +240,7 @@ func applyGoldenConfig(opts *Options, data []byte) error {
 // client reads.
 func goldenConnect(t *testing.T, opts Options) (*mcp.ClientSession, *recorder) {
 	t.Helper()
-	opts.Registry = NewRegistry(DiscoveryOptions{Home: t.TempDir(), Cwd: t.TempDir()})
+	opts.Registry = discovery.NewRegistry(discovery.Options{Home: t.TempDir(), Cwd: t.TempDir()})
 	var rec *recorder
 	cs, _ := connectOver(t, opts, nil, func(ct mcp.Transport) mcp.Transport {
 		rec = &recorder{Transport: ct, responses: map[string]*jsonrpc.Response{}}

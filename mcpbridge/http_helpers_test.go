@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/discovery"
 )
 
 // An httpBridge is a bridge on a tracking local engine, served by an
@@ -24,7 +26,7 @@ type httpBridge struct {
 func serveBridge(t *testing.T, opts Options, hopts HTTPOptions, tls bool) *httpBridge {
 	t.Helper()
 	hb := &httpBridge{eng: newTrackingEngine(t)}
-	opts.Registry = NewRegistry(DiscoveryOptions{Home: t.TempDir(), Cwd: t.TempDir()})
+	opts.Registry = discovery.NewRegistry(discovery.Options{Home: t.TempDir(), Cwd: t.TempDir()})
 	hb.b = New(hb.eng, &opts)
 	t.Cleanup(func() { hb.b.Close() })
 	handler := hb.b.HTTPHandler(&hopts)

@@ -5,12 +5,14 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/discovery"
 )
 
 func TestMemoryAndSavedToolsOutliveTheBridge(t *testing.T) {
 	home := t.TempDir()
-	reg := func() *Registry {
-		return NewRegistry(DiscoveryOptions{Home: home, Cwd: t.TempDir()})
+	reg := func() *discovery.Registry {
+		return discovery.NewRegistry(discovery.Options{Home: home, Cwd: t.TempDir()})
 	}
 	cs, br := connectClientWith(t, defaultConfig(), reg())
 	_, text, _ := call(t, cs, map[string]any{"code": `info = save_memory("plan", {"steps": [1, 2]}, metadata={"by": "test"})

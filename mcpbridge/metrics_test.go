@@ -17,6 +17,7 @@ import (
 
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine/enginetest"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/discovery"
 )
 
 // scrape returns the metrics the bridge's HTTP handler serves.
@@ -158,7 +159,7 @@ func getHealth(t *testing.T, h http.Handler, method string, headers map[string]s
 }
 
 func TestHealth(t *testing.T) {
-	b := New(enginetest.Local{T: t}, &Options{Registry: NewRegistry(DiscoveryOptions{Home: t.TempDir(), Cwd: t.TempDir()})})
+	b := New(enginetest.Local{T: t}, &Options{Registry: discovery.NewRegistry(discovery.Options{Home: t.TempDir(), Cwd: t.TempDir()})})
 	t.Cleanup(func() { b.Close() })
 	h := b.HTTPHandler(nil)
 	rec, rep := getHealth(t, h, http.MethodGet, nil)
@@ -169,7 +170,7 @@ func TestHealth(t *testing.T) {
 		t.Fatalf("POST healthz: %d", rec.Code)
 	}
 
-	down := New(unpingableEngine{enginetest.Local{T: t}}, &Options{Registry: NewRegistry(DiscoveryOptions{Home: t.TempDir(), Cwd: t.TempDir()})})
+	down := New(unpingableEngine{enginetest.Local{T: t}}, &Options{Registry: discovery.NewRegistry(discovery.Options{Home: t.TempDir(), Cwd: t.TempDir()})})
 	t.Cleanup(func() { down.Close() })
 	rec, rep = getHealth(t, down.HTTPHandler(nil), http.MethodGet, nil)
 	if rec.Code != http.StatusServiceUnavailable || rep.Status != "unavailable" || !strings.Contains(rep.Error, "engine down") {
@@ -178,7 +179,7 @@ func TestHealth(t *testing.T) {
 }
 
 func TestHealthAndMetricsNeedTheToken(t *testing.T) {
-	b := New(enginetest.Local{T: t}, &Options{Registry: NewRegistry(DiscoveryOptions{Home: t.TempDir(), Cwd: t.TempDir()})})
+	b := New(enginetest.Local{T: t}, &Options{Registry: discovery.NewRegistry(discovery.Options{Home: t.TempDir(), Cwd: t.TempDir()})})
 	t.Cleanup(func() { b.Close() })
 	h := b.HTTPHandler(&HTTPOptions{Token: "s3cret"})
 	for _, path := range []string{HealthPath, MetricsPath} {
@@ -253,7 +254,7 @@ func (severalEngines) Engines() []engine.EngineState {
 }
 
 func TestHealthAndMetricsOfSeveralEngines(t *testing.T) {
-	b := New(severalEngines{enginetest.Local{T: t}}, &Options{Registry: NewRegistry(DiscoveryOptions{Home: t.TempDir(), Cwd: t.TempDir()})})
+	b := New(severalEngines{enginetest.Local{T: t}}, &Options{Registry: discovery.NewRegistry(discovery.Options{Home: t.TempDir(), Cwd: t.TempDir()})})
 	t.Cleanup(func() { b.Close() })
 	h := b.HTTPHandler(nil)
 	rec, rep := getHealth(t, h, http.MethodGet, nil)
@@ -273,7 +274,7 @@ func TestHealthAndMetricsOfSeveralEngines(t *testing.T) {
 		}
 	}
 	// One engine: no engine series and no engines in the health report.
-	one := New(enginetest.Local{T: t}, &Options{Registry: NewRegistry(DiscoveryOptions{Home: t.TempDir(), Cwd: t.TempDir()})})
+	one := New(enginetest.Local{T: t}, &Options{Registry: discovery.NewRegistry(discovery.Options{Home: t.TempDir(), Cwd: t.TempDir()})})
 	t.Cleanup(func() { one.Close() })
 	if body := scrape(t, one.HTTPHandler(nil)); strings.Contains(body, "mcp_bridge_engine_up") {
 		t.Fatal("a bridge on one engine reports engine_up")
@@ -284,7 +285,7 @@ func TestHealthAndMetricsOfSeveralEngines(t *testing.T) {
 }
 
 func TestOpenProbes(t *testing.T) {
-	b := New(enginetest.Local{T: t}, &Options{Registry: NewRegistry(DiscoveryOptions{Home: t.TempDir(), Cwd: t.TempDir()})})
+	b := New(enginetest.Local{T: t}, &Options{Registry: discovery.NewRegistry(discovery.Options{Home: t.TempDir(), Cwd: t.TempDir()})})
 	t.Cleanup(func() { b.Close() })
 	h := b.HTTPHandler(&HTTPOptions{Token: "s3cret-token-0123456", OpenProbes: true})
 	get := func(path, host string) int {

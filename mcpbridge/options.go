@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/entrypoint"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/discovery"
 )
 
 // What a proxied tool call returns to sandbox code (Options.ToolResults).
@@ -56,10 +57,10 @@ type Options struct {
 	OutputBudget int
 	// Discovery says where configured MCP servers are found. Zero: the
 	// default locations. Ignored when Registry is set.
-	Discovery DiscoveryOptions
+	Discovery discovery.Options
 	// Registry finds the configured MCP servers. Zero: a Registry over
 	// Discovery.
-	Registry *Registry
+	Registry *discovery.Registry
 	// PoolSize is how many started sandboxes the bridge keeps ready for
 	// new client sessions, refilled in the background; each serves one
 	// session only. Zero: none, a session's sandbox starts on its first
@@ -124,12 +125,11 @@ func (o Options) withDefaults() Options {
 		if d.Logger == nil {
 			d.Logger = o.Logger
 		}
-		o.Registry = NewRegistry(d)
+		o.Registry = discovery.NewRegistry(d)
 	}
 	return o
 }
 
-// implementationName is the bridge's MCP implementation name, as the
-// original's: announced to clients and to proxied servers, and the name
-// by which discovery knows an entry that would start the bridge itself.
-const implementationName = "mcp-server-code-execution-mode"
+// implementationName is the bridge's MCP implementation name, which
+// discovery owns: it knows an entry that would start the bridge by it.
+const implementationName = discovery.ImplementationName

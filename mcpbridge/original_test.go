@@ -1,71 +1,10 @@
 package mcpbridge
 
-// Compatibility with the original bridge: the places it reads server
-// configurations from, the fields it reads there, and the spellings its
-// sandbox helpers take.
+// Compatibility with the original bridge: the spellings its sandbox
+// helpers take. The places it reads server configurations from, and the
+// fields it reads there, are discovery's (mcpbridge/discovery).
 
-import (
-	"fmt"
-	"path/filepath"
-	"slices"
-	"testing"
-)
-
-// TestOriginalConfigLocations writes one server into each place the
-// original bridge reads (its newest version: ~/MCPs/*.json; its older
-// ones: the Claude files of the home and the project, and the server
-// directories) and finds them all, with a state directory elsewhere.
-func TestOriginalConfigLocations(t *testing.T) {
-	home, cwd, state := t.TempDir(), t.TempDir(), t.TempDir()
-	appSupport := filepath.Join(home, "Library", "Application Support")
-	locations := []string{
-		filepath.Join(home, "MCPs", "a.json"),
-		filepath.Join(home, ".claude.json"),
-		filepath.Join(appSupport, "Claude Code", "claude_code_config.json"),
-		filepath.Join(appSupport, "Claude", "claude_code_config.json"),
-		filepath.Join(appSupport, "Claude", "claude_desktop_config.json"),
-		filepath.Join(cwd, "claude_code_config.json"),
-		filepath.Join(cwd, "claude_desktop_config.json"),
-		filepath.Join(home, ".config", "mcp", "servers", "b.json"),
-		filepath.Join(appSupport, "Claude Code", "mcp", "servers", "c.json"),
-		filepath.Join(appSupport, "Claude", "mcp", "servers", "d.json"),
-		filepath.Join(cwd, "mcp-servers", "e.json"),
-		filepath.Join(cwd, "servers-from-env.json"),
-	}
-	var want []string
-	for i, path := range locations {
-		name := fmt.Sprintf("s%02d", i)
-		write(t, path, `{"mcpServers": {"`+name+`": {"command": "srv"}}}`)
-		want = append(want, name)
-	}
-	r := NewRegistry(DiscoveryOptions{Home: home, Cwd: cwd, StateDir: state, ServersConfig: locations[len(locations)-1]})
-	got := names(r.servers())
-	slices.Sort(got)
-	if !slices.Equal(got, want) {
-		t.Fatalf("servers %v; want one from each of the original's locations %v", got, want)
-	}
-	for _, sc := range r.servers() {
-		if i := slices.Index(want, sc.Name); sc.Source != locations[i] {
-			t.Errorf("%s from %s; want %s", sc.Name, sc.Source, locations[i])
-		}
-	}
-}
-
-// TestOriginalFileDescription checks that a file's own description is
-// the description of its servers that have none, as in the original.
-func TestOriginalFileDescription(t *testing.T) {
-	home := t.TempDir()
-	write(t, filepath.Join(home, "MCPs", "tools.json"), `{"description": "the team's tools", "mcpServers": {
-		"plain": {"command": "a"},
-		"own": {"command": "b", "description": "its own"}
-	}}`)
-	r := NewRegistry(DiscoveryOptions{Home: home, Cwd: t.TempDir()})
-	for name, want := range map[string]string{"plain": "the team's tools", "own": "its own"} {
-		if sc, ok := r.lookup(name); !ok || sc.Description != want {
-			t.Errorf("%s: description %q (found %v); want %q", name, sc.Description, ok, want)
-		}
-	}
-}
+import "testing"
 
 // TestOriginalHelperSpellings calls the sandbox helpers the way code
 // written for the original bridge calls them, through the bridge, a local

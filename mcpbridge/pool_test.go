@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine/enginetest"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/discovery"
 )
 
 // verifyNoLeaks fails the test if goroutines started during it outlive
@@ -24,7 +25,7 @@ func verifyNoLeaks(t *testing.T) {
 // poolBridge returns a bridge on eng whose pool has size sessions.
 func poolBridge(t *testing.T, eng engine.Engine, size int, once bool) *Bridge {
 	t.Helper()
-	reg := NewRegistry(DiscoveryOptions{Home: t.TempDir(), Cwd: t.TempDir()})
+	reg := discovery.NewRegistry(discovery.Options{Home: t.TempDir(), Cwd: t.TempDir()})
 	b := New(eng, &Options{PoolSize: size, PoolOnce: once, Registry: reg})
 	t.Cleanup(func() { b.Close() })
 	if b.pool == nil {

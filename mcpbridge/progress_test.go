@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/discovery"
 )
 
 // progressClient connects a client that records the progress
@@ -22,7 +24,7 @@ func progressClient(t *testing.T) (*mcp.ClientSession, func() []*mcp.ProgressNot
 		defer mu.Unlock()
 		got = append(got, req.Params)
 	}}
-	opts := Options{Registry: NewRegistry(DiscoveryOptions{Home: t.TempDir(), Cwd: t.TempDir()})}
+	opts := Options{Registry: discovery.NewRegistry(discovery.Options{Home: t.TempDir(), Cwd: t.TempDir()})}
 	cs, _ := connectOver(t, opts, copts, func(ct mcp.Transport) mcp.Transport { return ct })
 	return cs, func() []*mcp.ProgressNotificationParams {
 		mu.Lock()

@@ -17,6 +17,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/discovery"
 )
 
 // Bounds of proxied servers.
@@ -40,7 +41,7 @@ var errServerUnavailable = errors.New("server not available")
 // the servers whose entry says "shared": true, whose calls come from many
 // clients at once.
 type proxyPool struct {
-	reg     *Registry
+	reg     *discovery.Registry
 	version string // the bridge's, announced to the servers
 	log     *slog.Logger
 	catalog *toolCatalog // told every tool list the servers give
@@ -55,13 +56,13 @@ type proxyPool struct {
 // announce themselves as version of the bridge and tell catalog (nil:
 // none) the tools they list; shared says whether many client sessions
 // call it.
-func newProxyPool(reg *Registry, version string, log *slog.Logger, catalog *toolCatalog, shared bool) *proxyPool {
+func newProxyPool(reg *discovery.Registry, version string, log *slog.Logger, catalog *toolCatalog, shared bool) *proxyPool {
 	return &proxyPool{reg: reg, version: version, log: log, catalog: catalog, shared: shared, clients: map[string]*proxyClient{}}
 }
 
 // A proxyClient is the connection to one server.
 type proxyClient struct {
-	cfg     serverConfig
+	cfg     discovery.Server
 	version string // the bridge's, announced to the server
 	log     *slog.Logger
 	catalog *toolCatalog
@@ -94,7 +95,7 @@ const cancelGrace = time.Second
 
 // client returns the client of server name, creating its entry.
 func (p *proxyPool) client(name string) (*proxyClient, error) {
-	cfg, ok := p.reg.lookup(name)
+	cfg, ok := p.reg.Lookup(name)
 	if !ok {
 		return nil, notConfigured(name)
 	}
@@ -108,7 +109,7 @@ func notConfigured(name string) error {
 
 // clientOf returns the client of the server cfg defines (cfg as the
 // registry gives it now), made anew when its definition changed.
-func (p *proxyPool) clientOf(cfg serverConfig) *proxyClient {
+func (p *proxyPool) clientOf(cfg discovery.Server) *proxyClient {
 	name := cfg.Name
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -154,7 +155,7 @@ func (p *proxyPool) tools(ctx context.Context, name string) ([]*mcp.Tool, error)
 }
 
 // call calls a tool of server name.
-func (p *proxyPool) call(ctx context.Context, cfg serverConfig, tool string, args map[string]any) (res *mcp.CallToolResult, err error) {
+func (p *proxyPool) call(ctx context.Context, cfg discovery.Server, tool string, args map[string]any) (res *mcp.CallToolResult, err error) {
 	name := cfg.Name
 	outcome := proxiedError
 	defer func() { p.metrics.proxiedCall(name, tool, outcome) }()

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/discovery"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/pyname"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -23,12 +24,12 @@ func (b *Bridge) proxiesOf(cs *clientSession) proxyRoute { return proxyRoute{b: 
 
 // pool returns the pool that runs server name for the session.
 func (r proxyRoute) pool(name string) *proxyPool {
-	sc, _ := r.b.opts.Registry.lookup(name) // none: not shared
+	sc, _ := r.b.opts.Registry.Lookup(name) // none: not shared
 	return r.poolOf(sc)
 }
 
 // poolOf is pool for the server whose configuration is sc.
-func (r proxyRoute) poolOf(sc serverConfig) *proxyPool {
+func (r proxyRoute) poolOf(sc discovery.Server) *proxyPool {
 	if sc.Shared {
 		return r.b.shared
 	}
@@ -80,7 +81,7 @@ func (r proxyRoute) listed(ctx context.Context, name string) ([]*mcp.Tool, error
 	if err != nil {
 		return nil, err
 	}
-	if sc, ok := r.b.opts.Registry.lookup(name); ok {
+	if sc, ok := r.b.opts.Registry.Lookup(name); ok {
 		if tools, stale, ok := r.b.catalog.get(sc); ok {
 			if stale {
 				r.refresh(name)
@@ -149,7 +150,7 @@ func (r proxyRoute) call(ctx context.Context, name, tool string, args map[string
 		}
 	}
 	// One look at the configuration per call (it stats every location).
-	sc, ok := r.b.opts.Registry.lookup(name)
+	sc, ok := r.b.opts.Registry.Lookup(name)
 	if !ok {
 		err := notConfigured(name)
 		audit(outcomeError, err)

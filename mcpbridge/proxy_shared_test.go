@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine/enginetest"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/discovery"
 )
 
 // twoClients runs one bridge whose "slow" server is the stub with its
@@ -27,7 +28,7 @@ func twoClients(t *testing.T, shared bool) (a, b *mcp.ClientSession) {
 		"slow": {"command": "`+self+`", "env": {"`+stubServerEnv+`": "1", "`+stubSlowEnv+`": "1"}`+sharedJSON+`}
 	}}`)
 	opts := defaultConfig()
-	opts.Registry = NewRegistry(DiscoveryOptions{Home: home, Cwd: t.TempDir(), AllowSelf: true})
+	opts.Registry = discovery.NewRegistry(discovery.Options{Home: home, Cwd: t.TempDir(), AllowSelf: true})
 	br := New(enginetest.Local{T: t}, &opts)
 	t.Cleanup(func() { br.Close() })
 	connect := func() *mcp.ClientSession {

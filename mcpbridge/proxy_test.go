@@ -9,11 +9,13 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/discovery"
 )
 
 // stubRegistry returns a registry whose "stub" and
 // "Stub Two" servers are this test binary in stub-server mode.
-func stubRegistry(t *testing.T) *Registry {
+func stubRegistry(t *testing.T) *discovery.Registry {
 	t.Helper()
 	home := t.TempDir()
 	self, _ := os.Executable()
@@ -24,7 +26,7 @@ func stubRegistry(t *testing.T) *Registry {
 	}}`)
 	// The stub is this very executable, which the registry would skip as
 	// a self-entry without the override.
-	return NewRegistry(DiscoveryOptions{Home: home, Cwd: t.TempDir(), AllowSelf: true})
+	return discovery.NewRegistry(discovery.Options{Home: home, Cwd: t.TempDir(), AllowSelf: true})
 }
 
 func TestProxiedServers(t *testing.T) {
@@ -96,10 +98,10 @@ func TestProxiesAnnounceTheBridgeVersion(t *testing.T) {
 	write(t, filepath.Join(home, "MCPs", "info.json"), `{"mcpServers": {
 		"info": {"command": "`+self+`", "env": {"`+stubServerEnv+`": "1", "`+stubClientInfoEnv+`": "1"}}
 	}}`)
-	reg := NewRegistry(DiscoveryOptions{Home: home, Cwd: t.TempDir(), AllowSelf: true})
+	reg := discovery.NewRegistry(discovery.Options{Home: home, Cwd: t.TempDir(), AllowSelf: true})
 	pool := newProxyPool(reg, "1.2.3", slog.New(slog.DiscardHandler), nil, false)
 	defer pool.close()
-	cfg, ok := reg.lookup("info")
+	cfg, ok := reg.Lookup("info")
 	if !ok {
 		t.Fatal("server info is not configured")
 	}

@@ -103,7 +103,7 @@ func (b *Bridge) discovered() ([]map[string]string, error) {
 		return nil, err
 	}
 	out := []map[string]string{}
-	for _, sc := range b.opts.Registry.servers() {
+	for _, sc := range b.opts.Registry.Servers() {
 		if ok, _ := p.mayLoad(sc.Name); !ok {
 			continue
 		}

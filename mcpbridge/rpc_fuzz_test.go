@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/discovery"
 )
 
 // rpcSeeds are RPC payloads as the sandbox API sends them
@@ -53,13 +55,13 @@ func FuzzRPCHandler(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	home := f.TempDir()
-	reg := NewRegistry(DiscoveryOptions{Home: home, Cwd: f.TempDir()})
+	reg := discovery.NewRegistry(discovery.Options{Home: home, Cwd: f.TempDir()})
 	b := New(nil, &Options{Registry: reg})
 	defer b.Close()
 	cs := b.newClientSession()
 	cs.state.add([]string{"everything"})
 	handle := b.rpcHandler(cs)
-	stateDir := reg.stateDir()
+	stateDir := reg.StateDir()
 	f.Fuzz(func(t *testing.T, payload []byte) {
 		res, err := handle(context.Background(), json.RawMessage(payload))
 		if err != nil {

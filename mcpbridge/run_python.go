@@ -128,7 +128,7 @@ func resultStatus(res *mcp.CallToolResult) string {
 
 // knownServer reports whether name is a configured MCP server.
 func (b *Bridge) knownServer(name string) bool {
-	_, ok := b.opts.Registry.lookup(name)
+	_, ok := b.opts.Registry.Lookup(name)
 	return ok
 }
 

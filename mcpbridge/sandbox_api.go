@@ -83,7 +83,7 @@ func (b *Bridge) configureCode(cs *clientSession, loaded []string) string {
 	al := b.serverAliases()
 	servers := []serverMeta{}
 	for _, name := range loaded {
-		sc, _ := b.opts.Registry.lookup(name)
+		sc, _ := b.opts.Registry.Lookup(name)
 		tools, err := b.proxiesOf(cs).tools(context.Background(), name)
 		if err != nil {
 			b.log.Warn("loaded server has no tools to install", "server", name, "err", err)

@@ -39,7 +39,7 @@ func (b *Bridge) searchDocs(ctx context.Context, proxies proxyRoute, query strin
 		return nil, err
 	}
 	al := b.serverAliases()
-	servers := b.opts.Registry.servers()
+	servers := b.opts.Registry.Servers()
 	toolsOf := make([][]*mcp.Tool, len(servers))
 	notes := make([]string, len(servers))
 	wctx, cancel := context.WithTimeout(ctx, searchWait)
@@ -176,7 +176,7 @@ func searchToolsWith(query string, docs []toolDoc, schemas []any, limit int, opt
 // serverAliases maps every configured server to its alias.
 func (b *Bridge) serverAliases() map[string]string {
 	var names []string
-	for _, sc := range b.opts.Registry.servers() {
+	for _, sc := range b.opts.Registry.Servers() {
 		names = append(names, sc.Name)
 	}
 	al := pyname.Aliases(names, "server")

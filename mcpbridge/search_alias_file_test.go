@@ -78,7 +78,7 @@ func TestAliasFile(t *testing.T) {
 // search's notes while the search goes on.
 func TestSearchWithOperatorAliases(t *testing.T) {
 	reg := stubRegistry(t)
-	path := filepath.Join(reg.opts.Home, "MCPs", "search_aliases.json")
+	path := filepath.Join(reg.StateDir(), "search_aliases.json")
 	search := `from mcp import runtime
 hits = runtime.search_tool_docs_sync('zorblax the quokka', limit=3)
 print([h['server'] + '.' + h['tool'] for h in hits])

@@ -19,13 +19,13 @@ func New(eng engine.Engine, opts *Options) *Bridge {
 	}
 	o = o.withDefaults()
 	b := &Bridge{eng: eng, opts: o, log: o.Logger, sessions: map[*mcp.ServerSession]*clientSession{}}
-	b.catalog = newToolCatalog(filepath.Join(o.Registry.stateDir(), "catalog"), b.log)
+	b.catalog = newToolCatalog(filepath.Join(o.Registry.StateDir(), "catalog"), b.log)
 	b.metrics = newMetrics(eng, b.sessionCount, func() int { return b.pool.readyCount() })
 	b.shared = newProxyPool(o.Registry, o.Version, b.log, b.catalog, true)
 	b.shared.metrics = b.metrics
-	b.store = &store{dir: o.Registry.stateDir()}
-	b.policy = newPolicyFile(o.PolicyFile, o.Registry.stateDir(), b.log)
-	b.searchAliases = newAliasFile(o.SearchAliasesFile, o.Registry.stateDir(), b.log)
+	b.store = &store{dir: o.Registry.StateDir()}
+	b.policy = newPolicyFile(o.PolicyFile, o.Registry.StateDir(), b.log)
+	b.searchAliases = newAliasFile(o.SearchAliasesFile, o.Registry.StateDir(), b.log)
 	b.audit = o.Audit
 	b.server = mcp.NewServer(&mcp.Implementation{Name: implementationName, Version: o.Version}, &mcp.ServerOptions{
 		Instructions: serverInstructions,

@@ -13,6 +13,7 @@ import (
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/config"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/discovery"
 )
 
 // The statuses of a check.
@@ -205,7 +206,7 @@ func settingsResult(cfg *config.Config, began time.Time) checkResult {
 // checkConfigs checks every discovered configuration file, then starts
 // every configured server.
 func (d *doctor) checkConfigs(ctx context.Context, cfg *config.Config) {
-	reg := mcpbridge.NewRegistry(cfg.Bridge.Discovery)
+	reg := discovery.NewRegistry(cfg.Bridge.Discovery)
 	began := time.Now()
 	files := reg.Check()
 	if len(files) == 0 {
@@ -216,7 +217,7 @@ func (d *doctor) checkConfigs(ctx context.Context, cfg *config.Config) {
 		d.report(configResult(f, began))
 	}
 	began = time.Now()
-	servers := reg.CheckServers(ctx, &mcpbridge.ServerCheckOptions{
+	servers := mcpbridge.CheckServers(ctx, reg, &mcpbridge.ServerCheckOptions{
 		Timeout: d.timeout, Concurrency: serverConcurrency, Version: version, Logger: d.log})
 	if len(servers) == 0 {
 		d.report(checkResult{Check: "server", Status: statusOK, DurationMS: sinceMS(began), Detail: "no MCP server configured"})
@@ -227,7 +228,7 @@ func (d *doctor) checkConfigs(ctx context.Context, cfg *config.Config) {
 }
 
 // configResult reports one configuration file.
-func configResult(f mcpbridge.ConfigFileReport, began time.Time) checkResult {
+func configResult(f discovery.ConfigFileReport, began time.Time) checkResult {
 	r := checkResult{Check: "config", Status: statusOK, DurationMS: sinceMS(began), File: f.Path,
 		Line: f.Line, Column: f.Column, Servers: f.Servers}
 	var bad, benign []string

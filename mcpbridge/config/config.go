@@ -22,6 +22,7 @@ import (
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/entrypoint"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/discovery"
 )
 
 // A Config is every setting of the bridge, validated, split by the layer
@@ -125,7 +126,7 @@ func Load(getenv func(string) string) (*Config, error) {
 		OutputMode:     r.outputMode(EnvOutputMode),
 		ToolResults:    r.toolResults(EnvToolResults),
 		OutputBudget:   int(r.size(EnvOutputBudget, 1<<10, 1<<30, "want a size from 1k to 1g, such as 32k")),
-		Discovery: mcpbridge.DiscoveryOptions{
+		Discovery: discovery.Options{
 			StateDir:      r.path(EnvStateDir),
 			ServersConfig: r.path(EnvServersConfig),
 			AllowSelf:     r.originalFlag(EnvAllowSelfServer),

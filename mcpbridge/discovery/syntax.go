@@ -1,4 +1,4 @@
-package mcpbridge
+package discovery
 
 import (
 	"bytes"
@@ -10,6 +10,103 @@ import (
 
 	"github.com/BurntSushi/toml"
 )
+
+// utf8BOM is the byte order mark some Windows editors put first.
+var utf8BOM = []byte("\xef\xbb\xbf")
+
+// stripJSONComments replaces // and /* */ comments outside strings with
+// whitespace, as VS Code's settings allow them: every byte of a comment
+// becomes a space, but its newlines stay, so that "1/**/2" stays two
+// tokens and every byte keeps its offset (an error's line and column are
+// the file's). An unterminated block comment runs to the end.
+func stripJSONComments(b []byte) []byte {
+	out := make([]byte, 0, len(b))
+	var str jsonStrings
+	blank := func(c byte) byte {
+		if c == '\n' {
+			return c
+		}
+		return ' '
+	}
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		if str.step(c) {
+			out = append(out, c)
+			continue
+		}
+		switch {
+		case c == '/' && i+1 < len(b) && b[i+1] == '/':
+			for i < len(b) && b[i] != '\n' {
+				out = append(out, ' ')
+				i++
+			}
+			if i < len(b) {
+				out = append(out, '\n')
+			}
+		case c == '/' && i+1 < len(b) && b[i+1] == '*':
+			end := bytes.Index(b[i+2:], []byte("*/"))
+			if end < 0 {
+				end = len(b)
+			} else {
+				end += i + 4
+			}
+			for ; i < end; i++ {
+				out = append(out, blank(b[i]))
+			}
+			i--
+		default:
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// stripTrailingCommas replaces by a space a comma outside strings that
+// follows a value and that only whitespace separates from the "}" or "]"
+// after it, as VS Code's settings allow. It runs after
+// stripJSONComments; valid JSON never changes, and every byte keeps its
+// offset.
+func stripTrailingCommas(b []byte) []byte {
+	out := make([]byte, 0, len(b))
+	var str jsonStrings
+	var last byte // the last byte out that is not whitespace
+	for i, c := range b {
+		inStr := str.step(c)
+		if !inStr && c == ',' && last != '{' && last != '[' && last != ',' {
+			rest := bytes.TrimLeft(b[i+1:], " \t\r\n")
+			if len(rest) > 0 && (rest[0] == '}' || rest[0] == ']') {
+				out = append(out, ' ')
+				continue
+			}
+		}
+		out = append(out, c)
+		if inStr || !isJSONSpace(c) {
+			last = c
+		}
+	}
+	return out
+}
+
+// A jsonStrings follows a byte-by-byte scan of JSON to tell the bytes of
+// string literals from the rest.
+type jsonStrings struct{ in, esc bool }
+
+// step advances over c and reports whether c belongs to a string literal,
+// its quotes included.
+func (s *jsonStrings) step(c byte) bool {
+	switch {
+	case s.esc:
+		s.esc = false
+	case s.in && c == '\\':
+		s.esc = true
+	case c == '"':
+		s.in = !s.in
+		return true
+	}
+	return s.in
+}
+
+func isJSONSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }
 
 // A syntaxError is a configuration file that does not parse, with the
 // position of the fault when the parser gave one.

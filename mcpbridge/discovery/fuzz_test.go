@@ -1,4 +1,4 @@
-package mcpbridge
+package discovery
 
 import (
 	"bytes"
@@ -61,7 +61,7 @@ func FuzzConfigFile(f *testing.F) {
 	for _, s := range configSeeds {
 		f.Add([]byte(s.data), s.toml)
 	}
-	r := NewRegistry(DiscoveryOptions{Home: "/home/nobody", Cwd: "/work"})
+	r := NewRegistry(Options{Home: "/home/nobody", Cwd: "/work"})
 	f.Fuzz(func(t *testing.T, data []byte, isTOML bool) {
 		path := "/home/nobody/.claude.json"
 		if isTOML {
@@ -134,7 +134,7 @@ func serverTables(doc map[string]any) []map[string]any {
 // fromSomeTable reports whether one of tables has an entry named s.Name
 // with s's command, cwd, description (or none, and s has the file's
 // fileDesc), number of args and env variables.
-func fromSomeTable(s serverConfig, tables []map[string]any, fileDesc string) bool {
+func fromSomeTable(s Server, tables []map[string]any, fileDesc string) bool {
 	for _, t := range tables {
 		e, ok := t[s.Name].(map[string]any)
 		if !ok || e["command"] != s.Command {

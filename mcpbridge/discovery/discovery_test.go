@@ -1,6 +1,7 @@
-package mcpbridge
+package discovery
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -19,7 +20,7 @@ func write(t *testing.T, path, content string) {
 	}
 }
 
-func names(servers []serverConfig) []string {
+func names(servers []Server) []string {
 	var n []string
 	for _, s := range servers {
 		n = append(n, s.Name)
@@ -30,7 +31,7 @@ func names(servers []serverConfig) []string {
 func TestDiscoveryLocationsAndPriority(t *testing.T) {
 	home, cwd := t.TempDir(), t.TempDir()
 	extra := filepath.Join(t.TempDir(), "extra.json")
-	opts := DiscoveryOptions{Home: home, Cwd: cwd, ServersConfig: extra}
+	opts := Options{Home: home, Cwd: cwd, ServersConfig: extra}
 	r := NewRegistry(opts)
 
 	write(t, filepath.Join(home, "MCPs", "fs.json"), `{"mcpServers": {"filesystem": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "/tmp", 7], "env": {"A": "1", "N": 2}, "cwd": "/srv", "description": "files"}}}`)
@@ -45,7 +46,7 @@ func TestDiscoveryLocationsAndPriority(t *testing.T) {
 	write(t, extra, `{"mcpServers": {"from-env": {"command": "e"}, "cursor-one": {"command": "shadowed"}}}`)
 	write(t, filepath.Join(home, ".codeium", "windsurf", "mcp_config.json"), `{"mcpServers": {"self": {"command": "uvx", "args": ["--from", "git+https://x/mcp-server-code-execution-mode", "mcp-server-code-execution-mode", "run"]}}}`)
 
-	got := r.servers()
+	got := r.Servers()
 	want := []string{"filesystem", "memory", "vscode-one", "claude-project", "claude-global", "cursor-one", "code-settings", "mac-desktop", "from-env"}
 	if !slices.Equal(names(got), want) {
 		t.Fatalf("servers %v, want %v", names(got), want)
@@ -55,38 +56,38 @@ func TestDiscoveryLocationsAndPriority(t *testing.T) {
 		fs.Env["A"] != "1" || fs.Env["N"] != "2" || fs.Cwd != "/srv" || fs.Description != "files" || filepath.Base(fs.Source) != "fs.json" {
 		t.Fatalf("filesystem entry: %+v", fs)
 	}
-	if sc, _ := r.lookup("cursor-one"); sc.Command != "c" {
+	if sc, _ := r.Lookup("cursor-one"); sc.Command != "c" {
 		t.Fatalf("first definition must win: %+v", sc)
 	}
 
-	if _, ok := r.lookup("self"); ok {
+	if _, ok := r.Lookup("self"); ok {
 		t.Fatal("self entry allowed without AllowSelf")
 	}
 	opts.AllowSelf = true
-	if _, ok := NewRegistry(opts).lookup("self"); !ok {
+	if _, ok := NewRegistry(opts).Lookup("self"); !ok {
 		t.Fatal("self entry not allowed with MCP_BRIDGE_ALLOW_SELF_SERVER=1")
 	}
 }
 
 func TestDiscoveryStateDirAndReload(t *testing.T) {
 	home, state := t.TempDir(), t.TempDir()
-	r := NewRegistry(DiscoveryOptions{Home: home, Cwd: t.TempDir(), StateDir: state})
+	r := NewRegistry(Options{Home: home, Cwd: t.TempDir(), StateDir: state})
 	path := filepath.Join(state, "a.json")
 	write(t, path, `{"mcpServers": {"one": {"command": "a"}}}`)
 	// As the newest original, ~/MCPs is read too, after the state directory.
 	write(t, filepath.Join(home, "MCPs", "also.json"), `{"mcpServers": {"also-read": {"command": "a"}, "one": {"command": "b"}}}`)
-	if got := names(r.servers()); !slices.Equal(got, []string{"one", "also-read"}) {
+	if got := names(r.Servers()); !slices.Equal(got, []string{"one", "also-read"}) {
 		t.Fatalf("servers %v", got)
 	}
 	// The cache serves unchanged files; a change is seen on the next call.
 	write(t, path, `{"mcpServers": {"one": {"command": "a"}, "two": {"command": "b"}}}`)
 	future := time.Now().Add(2 * time.Second)
 	os.Chtimes(path, future, future)
-	if got := names(r.servers()); !slices.Equal(got, []string{"one", "two", "also-read"}) {
+	if got := names(r.Servers()); !slices.Equal(got, []string{"one", "two", "also-read"}) {
 		t.Fatalf("after the change: %v", got)
 	}
 	os.Remove(path)
-	if got := names(r.servers()); !slices.Equal(got, []string{"also-read", "one"}) {
+	if got := names(r.Servers()); !slices.Equal(got, []string{"also-read", "one"}) {
 		t.Fatalf("after removal: %v", got)
 	}
 }
@@ -106,7 +107,7 @@ func TestStripJSONComments(t *testing.T) {
 // TestConfigJSONVariants reads VS Code's JSON (comments, trailing commas,
 // a byte order mark) and refuses what follows a document.
 func TestConfigJSONVariants(t *testing.T) {
-	r := NewRegistry(DiscoveryOptions{Home: "/home/nobody", Cwd: "/work"})
+	r := NewRegistry(Options{Home: "/home/nobody", Cwd: "/work"})
 	for i, want := range map[int][]string{1: {"memory"}, 2: {"time"}, 3: {"p", "g"}, 4: {"Stub Two", "docs"}} {
 		s := configSeeds[i]
 		path := "/x/mcp.json"
@@ -121,6 +122,65 @@ func TestConfigJSONVariants(t *testing.T) {
 	for _, bad := range []string{`{"mcpServers": {"a": {"command": "a"}}} trailing`, `{"mcpServers": {}} {}`, `{"a": 1/**/2}`} {
 		if got, err := r.parseConfig([]byte(bad), "/x/mcp.json", false); err == nil {
 			t.Fatalf("%q accepted: %v", bad, names(got))
+		}
+	}
+}
+
+// Compatibility with the original bridge: the places it reads server
+// configurations from, and the fields it reads there.
+
+// TestOriginalConfigLocations writes one server into each place the
+// original bridge reads (its newest version: ~/MCPs/*.json; its older
+// ones: the Claude files of the home and the project, and the server
+// directories) and finds them all, with a state directory elsewhere.
+func TestOriginalConfigLocations(t *testing.T) {
+	home, cwd, state := t.TempDir(), t.TempDir(), t.TempDir()
+	appSupport := filepath.Join(home, "Library", "Application Support")
+	locations := []string{
+		filepath.Join(home, "MCPs", "a.json"),
+		filepath.Join(home, ".claude.json"),
+		filepath.Join(appSupport, "Claude Code", "claude_code_config.json"),
+		filepath.Join(appSupport, "Claude", "claude_code_config.json"),
+		filepath.Join(appSupport, "Claude", "claude_desktop_config.json"),
+		filepath.Join(cwd, "claude_code_config.json"),
+		filepath.Join(cwd, "claude_desktop_config.json"),
+		filepath.Join(home, ".config", "mcp", "servers", "b.json"),
+		filepath.Join(appSupport, "Claude Code", "mcp", "servers", "c.json"),
+		filepath.Join(appSupport, "Claude", "mcp", "servers", "d.json"),
+		filepath.Join(cwd, "mcp-servers", "e.json"),
+		filepath.Join(cwd, "servers-from-env.json"),
+	}
+	var want []string
+	for i, path := range locations {
+		name := fmt.Sprintf("s%02d", i)
+		write(t, path, `{"mcpServers": {"`+name+`": {"command": "srv"}}}`)
+		want = append(want, name)
+	}
+	r := NewRegistry(Options{Home: home, Cwd: cwd, StateDir: state, ServersConfig: locations[len(locations)-1]})
+	got := names(r.Servers())
+	slices.Sort(got)
+	if !slices.Equal(got, want) {
+		t.Fatalf("servers %v; want one from each of the original's locations %v", got, want)
+	}
+	for _, sc := range r.Servers() {
+		if i := slices.Index(want, sc.Name); sc.Source != locations[i] {
+			t.Errorf("%s from %s; want %s", sc.Name, sc.Source, locations[i])
+		}
+	}
+}
+
+// TestOriginalFileDescription checks that a file's own description is
+// the description of its servers that have none, as in the original.
+func TestOriginalFileDescription(t *testing.T) {
+	home := t.TempDir()
+	write(t, filepath.Join(home, "MCPs", "tools.json"), `{"description": "the team's tools", "mcpServers": {
+		"plain": {"command": "a"},
+		"own": {"command": "b", "description": "its own"}
+	}}`)
+	r := NewRegistry(Options{Home: home, Cwd: t.TempDir()})
+	for name, want := range map[string]string{"plain": "the team's tools", "own": "its own"} {
+		if sc, ok := r.Lookup(name); !ok || sc.Description != want {
+			t.Errorf("%s: description %q (found %v); want %q", name, sc.Description, ok, want)
 		}
 	}
 }

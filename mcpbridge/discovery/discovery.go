@@ -1,0 +1,333 @@
+// Package discovery finds the MCP servers configured for the bridge: it
+// reads the configuration files of the agents and of the bridge itself
+// (JSON with comments and trailing commas, or TOML), first definition of a
+// name winning, and reports what is wrong with them.
+package discovery
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+)
+
+// ImplementationName is the bridge's MCP implementation name, as the
+// original's: announced to clients and to proxied servers, and the name
+// by which discovery knows an entry that would start the bridge itself.
+const ImplementationName = "mcp-server-code-execution-mode"
+
+// A Server is one MCP server the bridge can start and proxy.
+type Server struct {
+	Name        string            `json:"name"`
+	Command     string            `json:"command"`
+	Args        []string          `json:"args,omitempty"`
+	Env         map[string]string `json:"env,omitempty"`
+	Cwd         string            `json:"cwd,omitempty"`
+	Description string            `json:"description,omitempty"`
+	// Shared asks for one instance of the server for every client
+	// session of the bridge, instead of one per session.
+	Shared bool `json:"shared,omitempty"`
+	// Source is the file the definition came from.
+	Source string `json:"source"`
+}
+
+// Options say where a Registry looks. Zero values come from the
+// process: its home and working directories.
+type Options struct {
+	// Home is the user's home directory. Zero: os.UserHomeDir.
+	Home string
+	// Cwd is the project directory. Zero: the working directory.
+	Cwd string
+	// StateDir holds server configs, memories and saved tools; "~/" is
+	// the home directory (MCP_BRIDGE_STATE_DIR). Zero: ~/MCPs.
+	StateDir string
+	// ServersConfig is one more configuration file, read last
+	// (MCP_SERVERS_CONFIG). Zero: none.
+	ServersConfig string
+	// AllowSelf keeps entries that would start this bridge itself
+	// (MCP_BRIDGE_ALLOW_SELF_SERVER). Zero: they are skipped.
+	AllowSelf bool
+	// Logger receives skipped files and entries. Zero: discarded.
+	Logger *slog.Logger
+}
+
+// stateDir is StateDir resolved against the home directory.
+func (o Options) stateDir() string {
+	state := o.StateDir
+	switch {
+	case state == "":
+		return filepath.Join(o.Home, "MCPs")
+	case strings.HasPrefix(state, "~/"):
+		return filepath.Join(o.Home, state[2:])
+	}
+	return state
+}
+
+// A source is one place definitions are read from, in priority order.
+type source struct {
+	// glob or path; a glob lists the files of a directory.
+	pattern string
+	glob    bool
+	// project, for ~/.claude.json, also reads projects[Cwd].
+	project bool
+}
+
+// sources returns the places to look, first definition winning: the state
+// directory (~/MCPs), ~/MCPs when the state directory is elsewhere,
+// ~/.config/mcp/servers, ./mcp-servers, Claude's macOS server directories,
+// ./claude_code_config.json, ./claude_desktop_config.json,
+// ./.vscode/mcp.json, the agents' own config files, their macOS
+// equivalents, then MCP_SERVERS_CONFIG.
+func (o Options) sources() []source {
+	home, cwd := o.Home, o.Cwd
+	state := o.stateDir()
+	appSupport := filepath.Join(home, "Library", "Application Support")
+	s := []source{
+		{pattern: filepath.Join(state, "*"), glob: true},
+		{pattern: filepath.Join(home, ".config", "mcp", "servers", "*"), glob: true},
+		{pattern: filepath.Join(cwd, "mcp-servers", "*"), glob: true},
+		// The original's other locations: its macOS server directories
+		// and the project's Claude files.
+		{pattern: filepath.Join(appSupport, "Claude Code", "mcp", "servers", "*"), glob: true},
+		{pattern: filepath.Join(appSupport, "Claude", "mcp", "servers", "*"), glob: true},
+		{pattern: filepath.Join(cwd, "claude_code_config.json")},
+		{pattern: filepath.Join(cwd, "claude_desktop_config.json")},
+		{pattern: filepath.Join(cwd, ".vscode", "mcp.json")},
+		{pattern: filepath.Join(home, ".claude.json"), project: true},
+		{pattern: filepath.Join(home, ".cursor", "mcp.json")},
+		{pattern: filepath.Join(home, ".opencode.json")},
+		{pattern: filepath.Join(home, ".codeium", "windsurf", "mcp_config.json")},
+		{pattern: filepath.Join(home, ".config", "Code", "User", "settings.json")},
+		{pattern: filepath.Join(appSupport, "Claude Code", "claude_code_config.json")},
+		{pattern: filepath.Join(appSupport, "Claude", "claude_code_config.json")},
+		{pattern: filepath.Join(appSupport, "Claude", "claude_desktop_config.json")},
+		{pattern: filepath.Join(appSupport, "Code", "User", "settings.json")},
+	}
+	if mcps := filepath.Join(home, "MCPs"); filepath.Clean(state) != mcps {
+		// The newest original reads ~/MCPs whatever its state directory.
+		s = slices.Insert(s, 1, source{pattern: filepath.Join(mcps, "*"), glob: true})
+	}
+	if o.ServersConfig != "" {
+		s = append(s, source{pattern: o.ServersConfig})
+	}
+	return s
+}
+
+// A Registry holds the discovered servers and re-reads a configuration
+// file only when its size or modification time changed.
+type Registry struct {
+	opts  Options
+	log   *slog.Logger
+	self  string // this executable, to skip entries that would start it
+	mu    sync.Mutex
+	files map[string]cachedFile
+}
+
+// A cachedFile is what a Registry keeps of one configuration file: the
+// servers it defines, and its size and time when they were read.
+type cachedFile struct {
+	size    int64
+	mtime   time.Time
+	servers []Server
+}
+
+// NewRegistry returns a Registry; nothing is read until a server is
+// looked up.
+func NewRegistry(opts Options) *Registry {
+	if opts.Home == "" {
+		opts.Home, _ = os.UserHomeDir()
+	}
+	if opts.Cwd == "" {
+		opts.Cwd, _ = os.Getwd()
+	}
+	r := &Registry{opts: opts, log: opts.Logger, files: map[string]cachedFile{}}
+	if r.log == nil {
+		r.log = slog.New(slog.DiscardHandler)
+	}
+	r.self, _ = os.Executable()
+	return r
+}
+
+// Servers returns every discovered server, first definition of a name
+// winning, in discovery order.
+func (r *Registry) Servers() []Server {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	allowSelf := r.opts.AllowSelf
+	seen := map[string]bool{}
+	var out []Server
+	for _, src := range r.opts.sources() {
+		for _, path := range r.expand(src) {
+			for _, sc := range r.read(path, src.project) {
+				if seen[sc.Name] {
+					continue
+				}
+				if !allowSelf && r.isSelf(sc) {
+					r.log.Info("skipping an MCP server entry that would start this bridge", "server", sc.Name, "source", path,
+						"hint", "MCP_BRIDGE_ALLOW_SELF_SERVER=1 allows it")
+					continue
+				}
+				seen[sc.Name] = true
+				out = append(out, sc)
+			}
+		}
+	}
+	return out
+}
+
+// Lookup returns the server called name.
+func (r *Registry) Lookup(name string) (Server, bool) {
+	for _, sc := range r.Servers() {
+		if sc.Name == name {
+			return sc, true
+		}
+	}
+	return Server{}, false
+}
+
+// StateDir returns the state directory: Options.StateDir resolved against
+// the home directory.
+func (r *Registry) StateDir() string { return r.opts.stateDir() }
+
+func (r *Registry) expand(src source) []string {
+	if !src.glob {
+		return []string{src.pattern}
+	}
+	matches, _ := filepath.Glob(src.pattern)
+	var files []string
+	for _, m := range matches {
+		if ext := filepath.Ext(m); ext == ".json" || ext == ".toml" {
+			files = append(files, m)
+		}
+	}
+	slices.Sort(files)
+	return files
+}
+
+// read returns the servers defined in path, from the cache when the file
+// did not change. Missing files give nothing; malformed ones are logged.
+func (r *Registry) read(path string, project bool) []Server {
+	fi, err := os.Stat(path)
+	if err != nil || !fi.Mode().IsRegular() {
+		delete(r.files, path)
+		return nil
+	}
+	if c, ok := r.files[path]; ok && c.size == fi.Size() && c.mtime.Equal(fi.ModTime()) {
+		return c.servers
+	}
+	servers, err := r.parseFile(path, fi.Size(), project, r.logEntry(path))
+	if err != nil {
+		r.log.Warn("skipping an MCP configuration file", "path", path, "err", err)
+	}
+	r.files[path] = cachedFile{size: fi.Size(), mtime: fi.ModTime(), servers: servers}
+	return servers
+}
+
+// logEntry returns the function that logs a malformed entry of the file at
+// path, which discovery skips.
+func (r *Registry) logEntry(path string) func(server string, err error) {
+	return func(server string, err error) {
+		r.log.Warn("skipping an MCP server entry", "server", server, "source", path, "err", err)
+	}
+}
+
+// isSelf reports whether sc would start this bridge.
+func (r *Registry) isSelf(sc Server) bool {
+	if r.self != "" && sc.Command == r.self {
+		return true
+	}
+	for _, s := range append([]string{sc.Command}, sc.Args...) {
+		if strings.Contains(s, ImplementationName) {
+			return true
+		}
+	}
+	return false
+}
+
+// A ConfigFileReport is what Registry.Check found in one configuration
+// file it discovered.
+type ConfigFileReport struct {
+	// Path is the file.
+	Path string
+	// Err is why discovery skips the whole file: it cannot be read, is
+	// too large, or does not parse; nil when it was read.
+	Err error
+	// Line and Column locate Err in the file, both from 1 (the column
+	// in characters), when it is a syntax error with a position; else 0.
+	Line, Column int
+	// Servers are the servers the file contributes, in discovery order.
+	Servers []string
+	// Entries are the server entries of the file that discovery skips,
+	// each with why.
+	Entries []EntryReport
+}
+
+// An EntryReport is a server entry of a configuration file that discovery
+// skips, and why.
+type EntryReport struct {
+	// Server is the entry's name.
+	Server string
+	// Err says why it is skipped.
+	Err error
+	// Benign is set when the entry is skipped by design, not because it
+	// is malformed: a remote (url) server, an entry that would start this
+	// bridge, a name a file read earlier defines.
+	Benign bool
+}
+
+// Check reads every configuration file discovery finds, afresh, and
+// reports for each what it contributes and what is wrong with it, in
+// discovery order. Missing files are not reported.
+func (r *Registry) Check() []ConfigFileReport {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []ConfigFileReport
+	defined := map[string]string{} // server name → the file defining it
+	for _, src := range r.opts.sources() {
+		for _, path := range r.expand(src) {
+			fi, err := os.Stat(path)
+			switch {
+			case errors.Is(err, fs.ErrNotExist):
+				continue
+			case err != nil:
+				out = append(out, ConfigFileReport{Path: path, Err: err})
+				continue
+			case !fi.Mode().IsRegular():
+				out = append(out, ConfigFileReport{Path: path, Err: errors.New("not a regular file")})
+				continue
+			}
+			rep := ConfigFileReport{Path: path}
+			servers, err := r.parseFile(path, fi.Size(), src.project, func(server string, err error) {
+				rep.Entries = append(rep.Entries, EntryReport{Server: server, Err: err, Benign: errors.Is(err, errRemoteServer)})
+			})
+			if err != nil {
+				rep.Err = err
+				var syn *syntaxError
+				if errors.As(err, &syn) {
+					rep.Err, rep.Line, rep.Column = syn.err, syn.line, syn.column
+				}
+			}
+			for _, sc := range servers {
+				switch first, ok := defined[sc.Name]; {
+				case ok:
+					rep.Entries = append(rep.Entries, EntryReport{Server: sc.Name, Benign: true,
+						Err: fmt.Errorf("defined earlier in %s, which wins", first)})
+				case !r.opts.AllowSelf && r.isSelf(sc):
+					rep.Entries = append(rep.Entries, EntryReport{Server: sc.Name, Benign: true,
+						Err: errors.New("it would start this bridge (MCP_BRIDGE_ALLOW_SELF_SERVER=1 allows it)")})
+				default:
+					defined[sc.Name] = path
+					rep.Servers = append(rep.Servers, sc.Name)
+				}
+			}
+			out = append(out, rep)
+		}
+	}
+	return out
+}
