@@ -17,6 +17,7 @@ import (
 
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/entrypoint"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/toolsearch"
 )
 
 // implementationName is the bridge's MCP implementation name, as the
@@ -32,15 +33,15 @@ type Bridge struct {
 	server *mcp.Server
 	seq    atomic.Int64
 
-	shared        *proxyPool   // the instances of the servers every session shares
-	catalog       *toolCatalog // the tools every server listed last
-	store         *store
-	pool          *sandboxPool // warm sandboxes for new sessions (nil: none)
-	metrics       *metrics
-	health        healthCache
-	policy        *policyFile // the tool policy (nil: none)
-	searchAliases *aliasFile  // the operator's search aliases
-	audit         *AuditLog   // nil: no audit records
+	shared         *proxyPool   // the instances of the servers every session shares
+	catalog        *toolCatalog // the tools every server listed last
+	store          *store
+	pool           *sandboxPool // warm sandboxes for new sessions (nil: none)
+	metrics        *metrics
+	health         healthCache
+	policy         *policyFile              // the tool policy (nil: none)
+	searchKeywords *toolsearch.KeywordsFile // the operator's search keywords
+	audit          *AuditLog                // nil: no audit records
 
 	httpRequests sync.Map     // key of an HTTP request in flight → its context
 	calls        atomic.Int64 // run_python calls in flight
@@ -67,7 +68,7 @@ func New(eng engine.Engine, opts *Options) *Bridge {
 	b.shared.metrics = b.metrics
 	b.store = &store{dir: o.Registry.stateDir()}
 	b.policy = newPolicyFile(o.PolicyFile, o.Registry.stateDir(), b.log)
-	b.searchAliases = newAliasFile(o.SearchAliasesFile, o.Registry.stateDir(), b.log)
+	b.searchKeywords = toolsearch.NewKeywordsFile(o.SearchKeywordsFile, o.Registry.stateDir(), b.log)
 	b.audit = o.Audit
 	b.server = mcp.NewServer(&mcp.Implementation{Name: implementationName, Version: o.Version}, &mcp.ServerOptions{
 		Instructions: serverInstructions,
@@ -124,7 +125,7 @@ func (b *Bridge) runPython(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 	}
 	b.calls.Add(1)
 	began := time.Now()
-	warmSynonyms()
+	toolsearch.Warm()
 	mode := b.opts.OutputMode
 	args, problem := parseArgs(req.Params.Arguments, b.opts.DefaultTimeout, b.opts.MaxTimeout, b.knownServer)
 	var cs *clientSession

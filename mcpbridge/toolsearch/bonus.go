@@ -1,4 +1,4 @@
-package mcpbridge
+package toolsearch
 
 // The bonuses rank adds beyond BM25F for what a tool's words say in
 // their form and order: a plural of the query in the tool's name, and
@@ -11,7 +11,7 @@ import (
 
 // pluralHits marks the tools whose name holds a plural word of query
 // (pluralWords) as written; nil when there is none.
-func (ix *searchIndex) pluralHits(query string, norm func(string) string) map[int32]bool {
+func (ix *index) pluralHits(query string, norm func(string) string) map[int32]bool {
 	var hits map[int32]bool
 	for w := range pluralWords(query) {
 		for _, p := range ix.postings[norm(w)] {
@@ -31,7 +31,7 @@ const maxSeqWords = 512
 
 // wordID is the id of the normalized word s in seq, given to new words
 // as they come.
-func (ix *searchIndex) wordID(s string) int32 {
+func (ix *index) wordID(s string) int32 {
 	id, ok := ix.ids[s]
 	if !ok {
 		id = int32(len(ix.ids))
@@ -44,7 +44,7 @@ func (ix *searchIndex) wordID(s string) int32 {
 // (from 1), 0 for a word that is no term or one that weighs nothing
 // (weights[i], a value's); nil when fewer than two terms are words of
 // the tools, as a pair needs two.
-func (ix *searchIndex) queryPositions(terms []string, weights []float64) []uint8 {
+func (ix *index) queryPositions(terms []string, weights []float64) []uint8 {
 	var pos []uint8
 	n := 0
 	for i, t := range terms {
