@@ -143,8 +143,8 @@ func TestParseWords(t *testing.T) {
 		t.Fatalf("%q, %v", m, err)
 	}
 	for _, c := range []struct{ text, want string }{
-		{"no colon here", "line 1: want KEY"},
-		{": a, b", "line 1: want KEY"},
+		{"no colon here", `line 1: want "KEY`},
+		{": a, b", `line 1: want "KEY`},
 		{"a: b\na: c", `line 2: "a" written twice`},
 		{"a: , ,", `line 1: "a" has no values`},
 	} {

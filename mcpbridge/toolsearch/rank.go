@@ -1,6 +1,96 @@
+// Package toolsearch ranks the tools of MCP servers against a query in
+// an agent's own words, for search_tool_docs: BM25F over the tools'
+// fields (name, title, server, description, parameters, keywords; see
+// index.go), with Snowball stems, synonyms (hand-written tables and
+// WordNet's, in data/) and bonuses for covering the query and the tool's
+// name. Gathering the tools, and what a search returns, are the bridge's.
 package toolsearch
 
-import "math"
+import (
+	"cmp"
+	"math"
+	"slices"
+	"strings"
+)
+
+// A Doc is one tool as search reads it.
+type Doc struct {
+	Server      string // the server's name in the configuration
+	ServerAlias string // the server's Python identifier
+	Tool        string // the tool's name
+	Title       string // the tool's title
+	Description string // the tool's description
+	Keywords    string // the operator's words for the tool (KeywordsFile), separated by spaces
+	// Schema is the tool's input schema: a map, json.RawMessage or
+	// anything that encodes as JSON. A schema held by reference must not
+	// change once searched (the index of its tools is cached).
+	Schema any
+}
+
+// A Hit is one tool a search found: its index in the docs searched, and
+// its relevance, positive, higher for a better match.
+type Hit struct {
+	Doc   int
+	Score int
+}
+
+// Rank ranks docs by relevance to query, best first, at most limit (0:
+// all); docs that match no word of the query are left out, and nil is
+// returned when none matches. Searching the same docs again reuses their
+// index.
+func Rank(query string, docs []Doc, limit int) []Hit {
+	return rankWith(query, docs, limit, options{})
+}
+
+// rankWith is Rank with some of its signals turned off.
+func rankWith(query string, docs []Doc, limit int, opt options) []Hit {
+	ix := cachedIndex(docs, !opt.NoStem)
+	scores := ix.rank(query, opt)
+	if scores == nil {
+		return nil
+	}
+	var hits []int
+	for i, s := range scores {
+		if s > 0 {
+			hits = append(hits, i)
+		}
+	}
+	less := func(a, b int) int {
+		switch {
+		case scores[a] != scores[b]:
+			return cmp.Compare(scores[b], scores[a])
+		case docs[a].Server != docs[b].Server:
+			return strings.Compare(docs[a].Server, docs[b].Server)
+		default:
+			return strings.Compare(docs[a].Tool, docs[b].Tool)
+		}
+	}
+	if limit > 0 && len(hits) > limit {
+		// Keep the best limit without sorting them all.
+		top := make([]int, 0, limit+1)
+		for _, h := range hits {
+			if len(top) == limit && less(h, top[limit-1]) >= 0 {
+				continue
+			}
+			k, _ := slices.BinarySearchFunc(top, h, less)
+			top = slices.Insert(top, k, h)
+			if len(top) > limit {
+				top = top[:limit]
+			}
+		}
+		hits = top
+	} else {
+		slices.SortStableFunc(hits, less)
+	}
+	if len(hits) == 0 {
+		return nil
+	}
+	out := make([]Hit, len(hits))
+	for i, h := range hits {
+		out[i] = Hit{Doc: h, Score: max(1, int(math.Round(scores[h]*1000)))}
+	}
+	return out
+}
 
 // Bounds on what one search reads of its query.
 const (
@@ -193,4 +283,89 @@ func (ix *index) rank(query string, opt options) []float64 {
 		}
 	}
 	return scores
+}
+
+// The bonuses rank adds beyond BM25F for what a tool's words say in
+// their form and order: a plural of the query in the tool's name, and
+// neighbouring query words side by side in its text.
+
+// pluralHits marks the tools whose name holds a plural word of query
+// (pluralWords) as written; nil when there is none.
+func (ix *index) pluralHits(query string, norm func(string) string) map[int32]bool {
+	var hits map[int32]bool
+	for w := range pluralWords(query) {
+		for _, p := range ix.postings[norm(w)] {
+			if p.tf[fieldName] > 0 && slices.Contains(ix.rawNames[p.doc], w) {
+				if hits == nil {
+					hits = map[int32]bool{}
+				}
+				hits[p.doc] = true
+			}
+		}
+	}
+	return hits
+}
+
+// maxSeqWords bounds the words of a tool kept in order for proximity.
+const maxSeqWords = 512
+
+// wordID is the id of the normalized word s in seq, given to new words
+// as they come.
+func (ix *index) wordID(s string) int32 {
+	id, ok := ix.ids[s]
+	if !ok {
+		id = int32(len(ix.ids))
+		ix.ids[s] = id
+	}
+	return id
+}
+
+// queryPositions gives each word id of the tools its position in terms
+// (from 1), 0 for a word that is no term or one that weighs nothing
+// (weights[i], a value's); nil when fewer than two terms are words of
+// the tools, as a pair needs two.
+func (ix *index) queryPositions(terms []string, weights []float64) []uint8 {
+	var pos []uint8
+	n := 0
+	for i, t := range terms {
+		if id, ok := ix.ids[t]; ok && i < math.MaxUint8 && weights[i] > 0 {
+			if pos == nil {
+				pos = make([]uint8, len(ix.ids))
+			}
+			pos[id] = uint8(i + 1)
+			n++
+		}
+	}
+	if n < 2 {
+		return nil
+	}
+	return pos
+}
+
+// neighbourPairs counts the pairs of neighbouring query terms (positions
+// i and i+1 in pos) that seq holds side by side, in either order, each
+// pair once.
+func neighbourPairs(seq []int32, pos []uint8) int {
+	var seen uint64
+	n := 0
+	at := func(id int32) int {
+		if id < 0 || int(id) >= len(pos) {
+			return 0
+		}
+		return int(pos[id])
+	}
+	for i := 0; i+1 < len(seq); i++ {
+		a, b := at(seq[i]), at(seq[i+1])
+		if a == 0 || b == 0 {
+			continue
+		}
+		if a > b {
+			a, b = b, a
+		}
+		if b-a == 1 && a < 64 && seen&(1<<a) == 0 {
+			seen |= 1 << a
+			n++
+		}
+	}
+	return n
 }
