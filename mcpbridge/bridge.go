@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/toolsearch"
 )
 
 // A Bridge is the MCP server of the run_python tool.
@@ -21,14 +22,14 @@ type Bridge struct {
 	server *mcp.Server
 	seq    atomic.Int64
 
-	shared        *proxyPool   // the instances of the servers every session shares
-	catalog       *toolCatalog // the tools every server listed last
-	store         *store
-	pool          *sandboxPool // warm sandboxes for new sessions (nil: none)
-	metrics       *metrics
-	policy        *policyFile // the tool policy (nil: none)
-	searchAliases *aliasFile  // the operator's search aliases
-	audit         *AuditLog   // nil: no audit records
+	shared         *proxyPool   // the instances of the servers every session shares
+	catalog        *toolCatalog // the tools every server listed last
+	store          *store
+	pool           *sandboxPool // warm sandboxes for new sessions (nil: none)
+	metrics        *metrics
+	policy         *policyFile              // the tool policy (nil: none)
+	searchKeywords *toolsearch.KeywordsFile // the operator's search keywords
+	audit          *AuditLog                // nil: no audit records
 
 	httpRequests sync.Map     // key of an HTTP request in flight → its context
 	calls        atomic.Int64 // run_python calls in flight

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/pyname"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/toolsearch"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -22,8 +23,6 @@ type toolDoc struct {
 	Summary     string `json:"summary,omitempty"`
 	InputSchema any    `json:"inputSchema,omitempty"`
 	Score       int    `json:"score,omitempty"`
-	Title       string `json:"-"` // the tool's title: searched, not shown
-	Aliases     string `json:"-"` // the operator's words for the tool (aliasFile): searched, not shown
 }
 
 // toolDocs documents the tools of a server; full adds input schemas.
@@ -35,7 +34,7 @@ func toolDocs(server, serverAlias string, tools []*mcp.Tool, full bool) []toolDo
 	al := pyname.Aliases(names, "tool")
 	docs := make([]toolDoc, len(tools))
 	for i, t := range tools {
-		docs[i] = toolDoc{Server: server, ServerAlias: serverAlias, Tool: t.Name, ToolAlias: al[i], Description: t.Description, Title: t.Title,
+		docs[i] = toolDoc{Server: server, ServerAlias: serverAlias, Tool: t.Name, ToolAlias: al[i], Description: t.Description,
 			Signature: signature(serverAlias, al[i], t.InputSchema), Summary: summaryOf(t.Description)}
 		if full {
 			docs[i].InputSchema = t.InputSchema
@@ -75,10 +74,10 @@ func signature(serverAlias, toolAlias string, schema any) string {
 	return "mcp_" + serverAlias + "." + toolAlias + "(" + strings.Join(parts, ", ") + ")"
 }
 
-// summaryOf returns the first sentence of a description (firstSentence),
+// summaryOf returns the first sentence of a description (FirstSentence),
 // trimmed, at most maxSummary bytes (cut at a word).
 func summaryOf(desc string) string {
-	desc, _ = firstSentence(strings.TrimSpace(desc))
+	desc, _ = toolsearch.FirstSentence(strings.TrimSpace(desc))
 	desc = strings.TrimSpace(desc)
 	if len(desc) > maxSummary {
 		cut := strings.LastIndexByte(desc[:maxSummary], ' ')

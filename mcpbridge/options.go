@@ -81,12 +81,13 @@ type Options struct {
 	// policy.json (else policy.toml) in the state directory, where its
 	// absence means no policy.
 	PolicyFile string
-	// SearchAliasesFile is the operator's search aliases (JSON: words for
-	// the tools of their own servers, by server and tool), read again
-	// whenever it changes; one that cannot be used is named in a search's
-	// notes and searched without. Zero: search_aliases.json in the state
-	// directory, where its absence means none.
-	SearchAliasesFile string
+	// SearchKeywordsFile is the operator's search keywords file (JSON:
+	// words for the tools of their own servers, by server and tool), read
+	// again whenever it changes; one that cannot be used is named in a
+	// search's notes and searched without. Zero: search_keywords.json in
+	// the state directory (else the deprecated search_aliases.json), where
+	// its absence means none.
+	SearchKeywordsFile string
 	// Audit receives a record of every run_python call and every proxied
 	// tool call. Zero: no records.
 	Audit *AuditLog

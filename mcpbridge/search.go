@@ -1,16 +1,15 @@
 package mcpbridge
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/pyname"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/toolsearch"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/sync/errgroup"
@@ -85,92 +84,33 @@ func (b *Bridge) searchDocs(ctx context.Context, proxies proxyRoute, query strin
 	}
 	g.Wait()
 	var docs []toolDoc
-	var schemas []any
-	extra, err := b.searchAliases.Current()
+	var sdocs []toolsearch.Doc
+	extra, err := b.searchKeywords.Current()
 	if err != nil {
 		notes = append(notes, err.Error())
 	}
 	for i, sc := range servers {
-		first := len(docs)
 		docs = append(docs, toolDocs(sc.Name, al[sc.Name], toolsOf[i], full)...)
+		words := extra[sc.Name]
 		for _, t := range toolsOf[i] {
-			schemas = append(schemas, t.InputSchema)
-		}
-		if words := extra[sc.Name]; words != nil {
-			for j := first; j < len(docs); j++ {
-				docs[j].Aliases = words[docs[j].Tool]
-			}
+			sdocs = append(sdocs, toolsearch.Doc{Server: sc.Name, ServerAlias: al[sc.Name], Tool: t.Name, Title: t.Title,
+				Description: t.Description, Keywords: words[t.Name], Schema: t.InputSchema})
 		}
 	}
 	if limit <= 0 {
 		limit = defaultSearchLimit
 	}
-	res := map[string]any{"results": searchTools(query, docs, schemas, limit)}
+	hits := toolsearch.Rank(query, sdocs, limit)
+	results := make([]toolDoc, len(hits))
+	for i, h := range hits {
+		results[i] = docs[h.Doc]
+		results[i].Score = h.Score
+	}
+	res := map[string]any{"results": results}
 	if notes = slices.DeleteFunc(notes, func(n string) bool { return n == "" }); len(notes) > 0 {
 		res["notes"] = notes
 	}
 	return res, nil
-}
-
-// searchTools ranks docs by relevance to query (schemas[i] is the input
-// schema of docs[i]), best first, at most limit (0: all); docs that match
-// no word of the query are dropped. It scores the tools BM25F-style over
-// their fields (name, title, server, description, parameters; see
-// search_index.go), with Snowball stems, synonyms and a bonus for
-// covering the query and the tool's name.
-func searchTools(query string, docs []toolDoc, schemas []any, limit int) []toolDoc {
-	return searchToolsWith(query, docs, schemas, limit, searchOptions{})
-}
-
-// searchToolsWith is searchTools with some of its signals turned off.
-func searchToolsWith(query string, docs []toolDoc, schemas []any, limit int, opt searchOptions) []toolDoc {
-	ix := cachedSearchIndex(docs, schemas, !opt.NoStem)
-	scores := ix.rank(query, opt)
-	if scores == nil {
-		return nil
-	}
-	var hits []int
-	for i, s := range scores {
-		if s > 0 {
-			hits = append(hits, i)
-		}
-	}
-	less := func(a, b int) int {
-		switch {
-		case scores[a] != scores[b]:
-			return cmp.Compare(scores[b], scores[a])
-		case docs[a].Server != docs[b].Server:
-			return strings.Compare(docs[a].Server, docs[b].Server)
-		default:
-			return strings.Compare(docs[a].Tool, docs[b].Tool)
-		}
-	}
-	if limit > 0 && len(hits) > limit {
-		// Keep the best limit without sorting them all.
-		top := make([]int, 0, limit+1)
-		for _, h := range hits {
-			if len(top) == limit && less(h, top[limit-1]) >= 0 {
-				continue
-			}
-			k, _ := slices.BinarySearchFunc(top, h, less)
-			top = slices.Insert(top, k, h)
-			if len(top) > limit {
-				top = top[:limit]
-			}
-		}
-		hits = top
-	} else {
-		slices.SortStableFunc(hits, less)
-	}
-	if len(hits) == 0 {
-		return nil
-	}
-	out := make([]toolDoc, len(hits))
-	for i, h := range hits {
-		out[i] = docs[h]
-		out[i].Score = max(1, int(math.Round(scores[h]*1000)))
-	}
-	return out
 }
 
 // serverAliases maps every configured server to its alias.

@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/toolsearch"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -25,7 +26,7 @@ func New(eng engine.Engine, opts *Options) *Bridge {
 	b.shared.metrics = b.metrics
 	b.store = &store{dir: o.Registry.StateDir()}
 	b.policy = newPolicyFile(o.PolicyFile, o.Registry.StateDir(), b.log)
-	b.searchAliases = newAliasFile(o.SearchAliasesFile, o.Registry.StateDir(), b.log)
+	b.searchKeywords = toolsearch.NewKeywordsFile(o.SearchKeywordsFile, o.Registry.StateDir(), b.log)
 	b.audit = o.Audit
 	b.server = mcp.NewServer(&mcp.Implementation{Name: implementationName, Version: o.Version}, &mcp.ServerOptions{
 		Instructions: serverInstructions,

@@ -59,6 +59,9 @@ type Config struct {
 	// toon, a path in MCP_BRIDGE_RUNTIME as its engine, …), each naming
 	// its variable; Logger logs them. Zero: none.
 	Warnings []string
+	// Deprecations say which deprecated variables were read, each naming
+	// the variable that replaces it; Logger logs them. Zero: none.
+	Deprecations []string
 	// DrainTimeout is how long `serve`, told to stop, lets calls in
 	// flight finish before it ends their sessions
 	// (MCP_BRIDGE_DRAIN_TIMEOUT). Zero: the command's default (30 s);
@@ -138,7 +141,7 @@ func Load(getenv func(string) string) (*Config, error) {
 	}
 	c.Bridge.Replica = r.replica(EnvReplica)
 	c.Bridge.PolicyFile = r.path(EnvPolicy)
-	c.Bridge.SearchAliasesFile = r.path(EnvSearchAliases)
+	c.Bridge.SearchKeywordsFile = r.path(r.renamed(EnvSearchKeywords, EnvSearchAliases))
 	c.AuditLog = r.path(EnvAuditLog)
 	c.Audit.MaxBytes = r.size(EnvAuditMaxBytes, 4<<10, 1<<40, "want a size of at least 4k, such as 64m")
 	c.Bridge.MaxQueuedCalls = int(r.integer(EnvMaxQueuedCalls, 1, 1000, "want a whole number from 1 to 1000"))
@@ -161,6 +164,7 @@ func Load(getenv func(string) string) (*Config, error) {
 		return nil, fmt.Errorf("%w: %w", ErrInvalid, errors.Join(r.errs...))
 	}
 	c.Warnings = r.warns
+	c.Deprecations = r.deprecations
 	return c, nil
 }
 
@@ -177,7 +181,7 @@ func (c *Config) SandboxSpec(session string, cmd []string) engine.Spec {
 
 // Logger returns a logger on w in the configured format (text unless
 // MCP_BRIDGE_LOG_FORMAT=json: one JSON object per line) at the configured
-// level, else def, and logs the Warnings on it.
+// level, else def, and logs the Warnings and Deprecations on it.
 func (c *Config) Logger(w io.Writer, def slog.Level) *slog.Logger {
 	level := def
 	if c.LogLevel != nil {
@@ -190,6 +194,9 @@ func (c *Config) Logger(w io.Writer, def slog.Level) *slog.Logger {
 	}
 	for _, warning := range c.Warnings {
 		log.Warn("a setting is taken as the original bridge took it", "setting", warning)
+	}
+	for _, d := range c.Deprecations {
+		log.Warn("a deprecated setting is used", "setting", d)
 	}
 	return log
 }

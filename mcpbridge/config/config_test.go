@@ -79,9 +79,16 @@ func TestLoadGood(t *testing.T) {
 			return d.StateDir == filepath.Join(home, "state") && d.ServersConfig == "/etc/mcp.json" && d.AllowSelf
 		}},
 		{map[string]string{EnvAllowSelfServer: "0"}, func(c *Config) bool { return !c.Bridge.Discovery.AllowSelf }},
-		{map[string]string{EnvPolicy: "/etc/mcp/policy.toml", EnvSearchAliases: "~/aliases.json"}, func(c *Config) bool {
+		{map[string]string{EnvPolicy: "/etc/mcp/policy.toml", EnvSearchKeywords: "~/keywords.json"}, func(c *Config) bool {
 			home, _ := os.UserHomeDir()
-			return c.Bridge.PolicyFile == "/etc/mcp/policy.toml" && c.Bridge.SearchAliasesFile == filepath.Join(home, "aliases.json")
+			return c.Bridge.PolicyFile == "/etc/mcp/policy.toml" && c.Bridge.SearchKeywordsFile == filepath.Join(home, "keywords.json") && c.Deprecations == nil
+		}},
+		// The deprecated name, read when the new one is unset.
+		{map[string]string{EnvSearchAliases: "/etc/mcp/aliases.json"}, func(c *Config) bool {
+			return c.Bridge.SearchKeywordsFile == "/etc/mcp/aliases.json" && len(c.Deprecations) == 1
+		}},
+		{map[string]string{EnvSearchAliases: "/etc/mcp/aliases.json", EnvSearchKeywords: "/etc/mcp/keywords.json"}, func(c *Config) bool {
+			return c.Bridge.SearchKeywordsFile == "/etc/mcp/keywords.json" && c.Deprecations == nil
 		}},
 		// The bridge's session template is the session's settings.
 		{map[string]string{EnvMemory: "64m", EnvIdle: "9"}, func(c *Config) bool {
@@ -304,5 +311,30 @@ func TestLoadEngines(t *testing.T) {
 	_, err = Load(envOf(map[string]string{EnvEngines: "docker", EnvRuntime: "podman"}))
 	if err == nil || !strings.Contains(err.Error(), "MCP_BRIDGE_ENGINES and MCP_BRIDGE_RUNTIME are both set") {
 		t.Errorf("both set: %v", err)
+	}
+}
+
+// TestLoadDeprecatedSearchAliases: MCP_BRIDGE_SEARCH_ALIASES, the former
+// name of MCP_BRIDGE_SEARCH_KEYWORDS, is read when the new one is unset,
+// and Logger logs one line that says it is deprecated and names the new.
+func TestLoadDeprecatedSearchAliases(t *testing.T) {
+	c, err := Load(envOf(map[string]string{EnvSearchAliases: "/etc/mcp/aliases.json"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Bridge.SearchKeywordsFile != "/etc/mcp/aliases.json" {
+		t.Errorf("SearchKeywordsFile %q", c.Bridge.SearchKeywordsFile)
+	}
+	var buf strings.Builder
+	c.Logger(&buf, slog.LevelInfo)
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	if len(lines) != 1 || !strings.Contains(lines[0], "deprecated") || !strings.Contains(lines[0], EnvSearchAliases) || !strings.Contains(lines[0], EnvSearchKeywords) {
+		t.Errorf("log: %q, want one line saying %s is deprecated for %s", buf.String(), EnvSearchAliases, EnvSearchKeywords)
+	}
+	c, _ = Load(envOf(map[string]string{EnvSearchKeywords: "/etc/mcp/keywords.json"}))
+	buf.Reset()
+	c.Logger(&buf, slog.LevelInfo)
+	if buf.Len() != 0 {
+		t.Errorf("the new name logs %q", buf.String())
 	}
 }

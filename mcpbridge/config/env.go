@@ -54,9 +54,16 @@ const (
 	EnvReplica         = "MCP_BRIDGE_HTTP_REPLICA"
 	EnvToolResults     = "MCP_BRIDGE_TOOL_RESULTS"
 	EnvPolicy          = "MCP_BRIDGE_POLICY"
-	EnvSearchAliases   = "MCP_BRIDGE_SEARCH_ALIASES"
+	EnvSearchKeywords  = "MCP_BRIDGE_SEARCH_KEYWORDS"
 	EnvAuditLog        = "MCP_BRIDGE_AUDIT_LOG"
 	EnvAuditMaxBytes   = "MCP_BRIDGE_AUDIT_MAX_BYTES"
+)
+
+// The deprecated names of variables Load reads when the new name is
+// unset, with a deprecation (Config.Deprecations).
+const (
+	// EnvSearchAliases is EnvSearchKeywords' former name.
+	EnvSearchAliases = "MCP_BRIDGE_SEARCH_ALIASES"
 )
 
 // Log formats of MCP_BRIDGE_LOG_FORMAT.
@@ -87,6 +94,8 @@ type reader struct {
 	// warns are values accepted as something else, as the original
 	// bridge took them (see warn).
 	warns []string
+	// deprecations are deprecated variables in use (see renamed).
+	deprecations []string
 }
 
 // get returns the variable name, trimmed.
@@ -281,6 +290,17 @@ func (r *reader) path(name string) string {
 		return ""
 	}
 	return abs
+}
+
+// renamed is the variable to read of name and its deprecated former
+// name old: name when it is set or old is not, else old, with a
+// deprecation that names name.
+func (r *reader) renamed(name, old string) string {
+	if r.set(name) || !r.set(old) {
+		return name
+	}
+	r.deprecations = append(r.deprecations, old+" is deprecated: use "+name)
+	return old
 }
 
 // dir reads the path of an existing directory, "~" expanded and made

@@ -1,4 +1,4 @@
-package mcpbridge
+package toolsearch
 
 // The tool-search evaluation (issue 17): the real tools/list answers of
 // MCP servers published on npm (testdata/searcheval/servers, recorded by
@@ -20,10 +20,10 @@ package mcpbridge
 // figures rounded down to two decimals, so that the test guards against a
 // regression; raise them with the ranker.
 //
-//	go test -count=1 -run SearchEval -v ./mcpbridge/                              # the table
-//	MCP_SEARCHEVAL_MISSES=1 go test -count=1 -run SearchEval -v ./mcpbridge/      # and every miss
-//	go test -count=1 -run SearchEval -v ./mcpbridge/ -args -searcheval.misses     # the same
-//	go test -run XXX -bench SearchTools ./mcpbridge/                              # time per query, 1,000 and 10,000 tools
+//	go test -count=1 -run SearchEval -v ./mcpbridge/toolsearch/                              # the table
+//	MCP_SEARCHEVAL_MISSES=1 go test -count=1 -run SearchEval -v ./mcpbridge/toolsearch/      # and every miss
+//	go test -count=1 -run SearchEval -v ./mcpbridge/toolsearch/ -args -searcheval.misses     # the same
+//	go test -run XXX -bench SearchTools ./mcpbridge/toolsearch/                              # time per query, 1,000 and 10,000 tools
 
 import (
 	"encoding/json"
@@ -51,8 +51,9 @@ var searchEvalFloors = map[string]searchEvalFigures{
 	"heldout": {Recall1: 0.68, Recall5: 0.92, MRR: 0.78},
 }
 
-// searchEvalK is the depth of the evaluation: search_tool_docs' default limit.
-const searchEvalK = defaultSearchLimit
+// searchEvalK is the depth of the evaluation: search_tool_docs' default
+// limit (defaultSearchLimit in package mcpbridge).
+const searchEvalK = 5
 
 const searchEvalDir = "testdata/searcheval"
 
@@ -129,24 +130,23 @@ func loadSearchEval(tb testing.TB) ([]searchEvalServer, []searchEvalQuery) {
 	return servers, queries
 }
 
-// searchEvalCorpus builds the docs and schemas searchTools ranks the way
-// searchDocs does: every server's tools in the order of the servers, each
-// server with the alias the bridge gives it, and the tools' input schemas.
-func searchEvalCorpus(servers []searchEvalServer) ([]toolDoc, []any) {
+// searchEvalCorpus builds the docs Rank ranks the way the bridge's
+// search does: every server's tools in the order of the servers, each
+// server with the Python identifier the bridge gives it, and the tools'
+// input schemas.
+func searchEvalCorpus(servers []searchEvalServer) []Doc {
 	names := make([]string, len(servers))
 	for i, s := range servers {
 		names[i] = s.Server
 	}
 	al := pyname.Aliases(names, "server")
-	var docs []toolDoc
-	var schemas []any
+	var docs []Doc
 	for i, s := range servers {
-		docs = append(docs, toolDocs(s.Server, al[i], s.Tools, false)...)
 		for _, t := range s.Tools {
-			schemas = append(schemas, t.InputSchema)
+			docs = append(docs, Doc{Server: s.Server, ServerAlias: al[i], Tool: t.Name, Title: t.Title, Description: t.Description, Schema: t.InputSchema})
 		}
 	}
-	return docs, schemas
+	return docs
 }
 
 // TestSearchEvalFixtures checks the evaluation set itself: every right
@@ -200,10 +200,10 @@ func TestSearchEvalFixtures(t *testing.T) {
 }
 
 // searchEvalRank is the rank (1-based) of the first right answer among
-// results, 0 when none is there.
-func searchEvalRank(results []toolDoc, want []searchEvalRef) int {
-	for i, d := range results {
-		if slices.Contains(want, searchEvalRef{d.Server, d.Tool}) {
+// hits of docs, 0 when none is there.
+func searchEvalRank(docs []Doc, hits []Hit, want []searchEvalRef) int {
+	for i, h := range hits {
+		if d := docs[h.Doc]; slices.Contains(want, searchEvalRef{d.Server, d.Tool}) {
 			return i + 1
 		}
 	}
@@ -237,11 +237,11 @@ func (t searchEvalTally) figures() searchEvalFigures {
 // searchEvalTallies ranks the tools for every query with the signals opt
 // leaves on and tallies the ranks by "all", split, split/kind and
 // all/kind; each, when not nil, sees every query's results and rank.
-func searchEvalTallies(queries []searchEvalQuery, docs []toolDoc, schemas []any, opt searchOptions, each func(q searchEvalQuery, results []toolDoc, rank int)) map[string]*searchEvalTally {
+func searchEvalTallies(queries []searchEvalQuery, docs []Doc, opt options, each func(q searchEvalQuery, hits []Hit, rank int)) map[string]*searchEvalTally {
 	tallies := map[string]*searchEvalTally{}
 	for _, q := range queries {
-		results := searchToolsWith(q.Q, docs, schemas, searchEvalK, opt)
-		rank := searchEvalRank(results, q.Want)
+		hits := rankWith(q.Q, docs, searchEvalK, opt)
+		rank := searchEvalRank(docs, hits, q.Want)
 		for _, key := range []string{"all", q.Split, q.Split + "/" + q.Kind, "all/" + q.Kind} {
 			if tallies[key] == nil {
 				tallies[key] = &searchEvalTally{}
@@ -249,20 +249,20 @@ func searchEvalTallies(queries []searchEvalQuery, docs []toolDoc, schemas []any,
 			tallies[key].add(rank)
 		}
 		if each != nil {
-			each(q, results, rank)
+			each(q, hits, rank)
 		}
 	}
 	return tallies
 }
 
-// TestSearchEval measures searchTools on the evaluation set and fails when
+// TestSearchEval measures Rank on the evaluation set and fails when
 // a split falls below its floor.
 func TestSearchEval(t *testing.T) {
 	servers, queries := loadSearchEval(t)
-	docs, schemas := searchEvalCorpus(servers)
+	docs := searchEvalCorpus(servers)
 	misses := *searchEvalMisses || os.Getenv("MCP_SEARCHEVAL_MISSES") != ""
 	var missLog strings.Builder
-	tallies := searchEvalTallies(queries, docs, schemas, searchOptions{}, func(q searchEvalQuery, results []toolDoc, rank int) {
+	tallies := searchEvalTallies(queries, docs, options{}, func(q searchEvalQuery, hits []Hit, rank int) {
 		if !misses || rank == 1 {
 			return
 		}
@@ -275,15 +275,16 @@ func TestSearchEval(t *testing.T) {
 			fmt.Fprintf(&missLog, " %s/%s", w.Server, w.Tool)
 		}
 		missLog.WriteString("\n    got: ")
-		if len(results) == 0 {
+		if len(hits) == 0 {
 			missLog.WriteString(" nothing")
 		}
-		for i, d := range results {
+		for i, h := range hits {
+			d := docs[h.Doc]
 			mark := ""
 			if slices.Contains(q.Want, searchEvalRef{d.Server, d.Tool}) {
 				mark = "*"
 			}
-			fmt.Fprintf(&missLog, " %d.%s%s/%s(%d)", i+1, mark, d.Server, d.Tool, d.Score)
+			fmt.Fprintf(&missLog, " %d.%s%s/%s(%d)", i+1, mark, d.Server, d.Tool, h.Score)
 		}
 	})
 	tally := func(key string) *searchEvalTally {
@@ -339,12 +340,12 @@ func BenchmarkSearchTools(b *testing.B) {
 	servers, queries := loadSearchEval(b)
 	for _, n := range []int{1000, 10000} {
 		b.Run(fmt.Sprintf("tools=%d", n), func(b *testing.B) {
-			docs, schemas := searchEvalReplicated(b, servers, n)
-			searchTools(queries[0].Q, docs, schemas, defaultSearchLimit) // the index, cached
+			docs := searchEvalReplicated(b, servers, n)
+			Rank(queries[0].Q, docs, searchEvalK) // the index, cached
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				searchTools(queries[i%len(queries)].Q, docs, schemas, defaultSearchLimit)
+				Rank(queries[i%len(queries)].Q, docs, searchEvalK)
 			}
 		})
 	}
@@ -352,7 +353,7 @@ func BenchmarkSearchTools(b *testing.B) {
 
 // searchEvalReplicated is the corpus of servers replicated (as servers
 // "NAME-2", "NAME-3", …) to want tools.
-func searchEvalReplicated(tb testing.TB, servers []searchEvalServer, want int) ([]toolDoc, []any) {
+func searchEvalReplicated(tb testing.TB, servers []searchEvalServer, want int) []Doc {
 	var many []searchEvalServer
 	count := 0
 	for copyN := 1; count < want; copyN++ {
@@ -371,15 +372,15 @@ func searchEvalReplicated(tb testing.TB, servers []searchEvalServer, want int) (
 			many = append(many, c)
 		}
 	}
-	docs, schemas := searchEvalCorpus(many)
+	docs := searchEvalCorpus(many)
 	if len(docs) != want {
 		tb.Fatalf("%d tools, want %d", len(docs), want)
 	}
-	return docs, schemas
+	return docs
 }
 
 // TestSearchAblation measures the evaluation with each signal of the
-// ranker turned off in turn (searchOptions) and writes the table into
+// ranker turned off in turn (options) and writes the table into
 // /tmp/search_ablation.md; it runs when MCP_SEARCHEVAL_ABLATION is set.
 //
 //	MCP_SEARCHEVAL_ABLATION=1 go test -count=1 -run SearchAblation -v ./mcpbridge/
@@ -388,8 +389,7 @@ func TestSearchAblation(t *testing.T) {
 		t.Skip("set MCP_SEARCHEVAL_ABLATION=1 to run the ablation")
 	}
 	servers, queries := loadSearchEval(t)
-	docs, schemas := searchEvalCorpus(servers)
-	table := searchAblationTable(queries, docs, schemas)
+	table := searchAblationTable(queries, searchEvalCorpus(servers))
 	t.Log("\n" + table)
 	if err := os.WriteFile(filepath.Join(os.TempDir(), "search_ablation.md"), []byte(table), 0o644); err != nil {
 		t.Error(err)
@@ -397,9 +397,9 @@ func TestSearchAblation(t *testing.T) {
 }
 
 // searchEvalUnseen measures how the ranker does for a server nobody wrote
-// aliases for: for each server in turn, its tools' aliases are hidden
-// (their descriptions start with a zero-width space, which no word holds
-// but which the aliases' lookup sees) and the queries whose every right
+// tool keywords for: for each server in turn, its tools' keywords are
+// hidden (their descriptions start with a zero-width space, which no word
+// holds but which the keywords' lookup sees) and the queries whose every right
 // answer is one of its tools are ranked; tallied by split as in
 // searchEvalTallies. The concept groups stay: they are words' synonyms,
 // not a tool's.
@@ -415,13 +415,13 @@ func searchEvalUnseen(servers []searchEvalServer, queries []searchEvalQuery) map
 		if len(mine) == 0 {
 			continue
 		}
-		docs, schemas := searchEvalCorpus(servers)
+		docs := searchEvalCorpus(servers)
 		for i := range docs {
 			if docs[i].Server == hidden.Server {
 				docs[i].Description = "\u200b" + docs[i].Description
 			}
 		}
-		for key, ty := range searchEvalTallies(mine, docs, schemas, searchOptions{}, nil) {
+		for key, ty := range searchEvalTallies(mine, docs, options{}, nil) {
 			if tallies[key] == nil {
 				tallies[key] = &searchEvalTally{}
 			}
@@ -440,7 +440,7 @@ func TestSearchEvalUnseen(t *testing.T) {
 	servers, queries := loadSearchEval(t)
 	tallies := searchEvalUnseen(servers, queries)
 	var b strings.Builder
-	fmt.Fprintf(&b, "each server's tools without their aliases, on the queries answered by that server alone\n%-10s %4s %9s %9s %6s\n", "split", "n", "recall@1", "recall@5", "MRR")
+	fmt.Fprintf(&b, "each server's tools without their keywords, on the queries answered by that server alone\n%-10s %4s %9s %9s %6s\n", "split", "n", "recall@1", "recall@5", "MRR")
 	for _, split := range []string{"tune", "heldout", "all"} {
 		f := tallies[split].figures()
 		fmt.Fprintf(&b, "%-10s %4d %9.3f %9.3f %6.3f\n", split, f.N, f.Recall1, f.Recall5, f.MRR)
@@ -448,7 +448,7 @@ func TestSearchEvalUnseen(t *testing.T) {
 	t.Log("\n" + b.String())
 	for split, floor := range searchEvalUnseenFloors {
 		if f := tallies[split].figures(); f.Recall5 < floor {
-			t.Errorf("%s recall@5 without the server's aliases = %.3f, below its floor %.2f", split, f.Recall5, floor)
+			t.Errorf("%s recall@5 without the server's keywords = %.3f, below its floor %.2f", split, f.Recall5, floor)
 		}
 	}
 }

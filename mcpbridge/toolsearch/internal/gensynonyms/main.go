@@ -1,14 +1,14 @@
-// Command gensynonyms writes mcpbridge/synonyms_wordnet.txt: a table
+// Command gensynonyms writes mcpbridge/toolsearch/data/wordnet.txt: a table
 // from an English word an agent may use in a tool search to its synonyms,
 // taken from WordNet 3.0 (Debian's wordnet-base: /usr/share/wordnet). The
 // table is general: it is not bounded by the words of any set of tools.
 // The search keeps, at query time, only the synonyms the tools being
-// searched use (mcpbridge/search_index.go).
+// searched use (mcpbridge/toolsearch/synonyms.go).
 //
 // It is run by hand, from the repository's root, never by the tests or
 // at run time:
 //
-//	go run ./mcpbridge/internal/gensynonyms
+//	go run ./mcpbridge/toolsearch/internal/gensynonyms
 //
 // For every single-word lemma of a noun, verb or adjective it takes the
 // lemma's most frequent senses (WordNet orders a lemma's senses by their
@@ -22,7 +22,7 @@
 //
 // The file holds WordNet's licence notice first, as lines starting with
 // "#", then one line a word, sorted: the word and its targets, in order,
-// separated by single spaces (about 1.1 MB); mcpbridge/synonyms_wordnet.go
+// separated by single spaces (about 1.1 MB); mcpbridge/toolsearch/wordnet.go
 // embeds it.
 package main
 
@@ -61,7 +61,7 @@ type synset struct {
 
 func main() {
 	wn := flag.String("wordnet", "/usr/share/wordnet", "WordNet's dict directory")
-	out := flag.String("o", "mcpbridge/synonyms_wordnet.txt", "the file to write")
+	out := flag.String("o", "mcpbridge/toolsearch/data/wordnet.txt", "the file to write")
 	hypernyms := flag.Bool("hypernyms", false, "add a verb's hypernyms' lemmas after its synonyms")
 	flag.Parse()
 
@@ -237,9 +237,9 @@ func write(path string, notice []string, table map[string][]string) {
 	}
 	sort.Strings(keys)
 	var b bytes.Buffer
-	b.WriteString("# WordNet synonyms for the tool search of package mcpbridge: a word, then\n")
+	b.WriteString("# WordNet synonyms for the tool search of package toolsearch: a word, then\n")
 	b.WriteString("# its synonyms, from its most frequent senses first. Generated from\n")
-	b.WriteString("# WordNet 3.0 by go run ./mcpbridge/internal/gensynonyms; DO NOT EDIT.\n")
+	b.WriteString("# WordNet 3.0 by go run ./mcpbridge/toolsearch/internal/gensynonyms; DO NOT EDIT.\n")
 	b.WriteString("#\n")
 	b.WriteString("# WordNet's licence, which asks that this notice accompany all copies:\n")
 	b.WriteString("#\n")

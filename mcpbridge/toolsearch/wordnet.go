@@ -1,4 +1,4 @@
-package mcpbridge
+package toolsearch
 
 import (
 	_ "embed"
@@ -6,16 +6,17 @@ import (
 	"strings"
 )
 
-// wordnetData is WordNet's synonyms of English words (synonyms_wordnet.txt,
-// written by go run ./mcpbridge/internal/gensynonyms from WordNet 3.0): a
+// wordnetData is WordNet's synonyms of English words (data/wordnet.txt,
+// written by go run ./mcpbridge/toolsearch/internal/gensynonyms from
+// WordNet 3.0): a
 // line a word, sorted, the word then its synonyms, from its most frequent
 // senses first, separated by single spaces; lines starting with "#" (the
 // head of the file: WordNet's licence notice, which must go with every
 // copy of the table) are comments. The table is general, not bounded by
 // the words of any tools: a search keeps, of a word's synonyms, those the
-// tools it searches use (searchIndex.synonyms).
+// tools it searches use (index.synonyms).
 //
-//go:embed synonyms_wordnet.txt
+//go:embed data/wordnet.txt
 var wordnetData string
 
 // eachWordNetSynonyms calls fn with every word of wordnetData and its

@@ -8,7 +8,7 @@
 //
 // To re-record (Node 20 or later, the npm registry reachable):
 //
-//   node mcpbridge/testdata/searcheval/record.mjs [--only server,server] [--date YYYY-MM-DD]
+//   node mcpbridge/toolsearch/testdata/searcheval/record.mjs [--only server,server] [--date YYYY-MM-DD]
 //
 // Every package is installed at the exact version pinned in SERVERS below,
 // each into a folder of its own under $SEARCHEVAL_PKGS (default

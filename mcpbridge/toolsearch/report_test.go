@@ -1,4 +1,4 @@
-package mcpbridge
+package toolsearch
 
 import (
 	"fmt"
@@ -13,28 +13,28 @@ import (
 // the ablation table.
 var searchAblations = []struct {
 	name string
-	opt  searchOptions
+	opt  options
 }{
-	{"all signals", searchOptions{}},
-	{"no stemming", searchOptions{NoStem: true}},
-	{"no synonyms", searchOptions{NoSynonyms: true}},
-	{"no WordNet synonyms", searchOptions{NoWordNet: true}},
-	{"no concept groups", searchOptions{NoConcepts: true}},
-	{"no name/title field", searchOptions{NoName: true}},
-	{"no server field", searchOptions{NoServer: true}},
-	{"no length normalisation", searchOptions{NoLengthNorm: true}},
-	{"no parameter fields", searchOptions{NoParams: true}},
-	{"no tool aliases", searchOptions{NoAliases: true}},
-	{"no coverage, name or verb bonuses", searchOptions{NoCoverage: true}},
+	{"all signals", options{}},
+	{"no stemming", options{NoStem: true}},
+	{"no synonyms", options{NoSynonyms: true}},
+	{"no WordNet synonyms", options{NoWordNet: true}},
+	{"no concept groups", options{NoConcepts: true}},
+	{"no name/title field", options{NoName: true}},
+	{"no server field", options{NoServer: true}},
+	{"no length normalisation", options{NoLengthNorm: true}},
+	{"no parameter fields", options{NoParams: true}},
+	{"no tool keywords", options{NoKeywords: true}},
+	{"no coverage, name or verb bonuses", options{NoCoverage: true}},
 }
 
 // searchAblationTable is the evaluation with each of searchAblations in
 // turn, as a markdown table.
-func searchAblationTable(queries []searchEvalQuery, docs []toolDoc, schemas []any) string {
+func searchAblationTable(queries []searchEvalQuery, docs []Doc) string {
 	var b strings.Builder
 	b.WriteString("| ranker | tune recall@1 | tune recall@5 | tune MRR | heldout recall@1 | heldout recall@5 | heldout MRR |\n|---|---|---|---|---|---|---|\n")
 	for _, v := range searchAblations {
-		tl := searchEvalTallies(queries, docs, schemas, v.opt, nil)
+		tl := searchEvalTallies(queries, docs, v.opt, nil)
 		tu, ho := tl["tune"].figures(), tl["heldout"].figures()
 		fmt.Fprintf(&b, "| %s | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f |\n", v.name, tu.Recall1, tu.Recall5, tu.MRR, ho.Recall1, ho.Recall5, ho.MRR)
 	}
@@ -46,23 +46,23 @@ func searchAblationTable(queries []searchEvalQuery, docs []toolDoc, schemas []an
 // 10,000 tools) to the file MCP_SEARCHEVAL_REPORT names; scripts/bench
 // runs it and hands the file to the integration report.
 //
-//	MCP_SEARCHEVAL_REPORT=/tmp/search.md go test -count=1 -run SearchReport ./mcpbridge/
+//	MCP_SEARCHEVAL_REPORT=/tmp/search.md go test -count=1 -run SearchReport ./mcpbridge/toolsearch/toolsearch/
 func TestSearchReport(t *testing.T) {
 	path := os.Getenv("MCP_SEARCHEVAL_REPORT")
 	if path == "" {
 		t.Skip("set MCP_SEARCHEVAL_REPORT=FILE to write the search section of the benchmark report")
 	}
 	servers, queries := loadSearchEval(t)
-	docs, schemas := searchEvalCorpus(servers)
+	docs := searchEvalCorpus(servers)
 	var b strings.Builder
 	fmt.Fprintf(&b, "## 13. Tool search: `runtime.search_tool_docs` on the evaluation set\n\n")
-	fmt.Fprintf(&b, "The evaluation of `mcpbridge/testdata/searcheval` (README, \"Its evaluation set\"): %d real tools of %d MCP servers from npm, "+
+	fmt.Fprintf(&b, "The evaluation of `mcpbridge/toolsearch/testdata/searcheval` (README, \"Its evaluation set\"): %d real tools of %d MCP servers from npm, "+
 		"%d queries written as an agent states a need, split by a hash of their text into `tune` (what the weights were chosen on) and "+
 		"`heldout` (never tuned on). A hit is a right answer in the first %d results, as `search_tool_docs` returns by default. "+
 		"Goal: recall@5 ≥ 0.9, recall@1 ≥ 0.7, MRR ≥ 0.8 on both splits, and ≤ 5 ms a query over 1,000 tools. "+
-		"Measured by `TestSearchReport` (package `mcpbridge`) on %s, %d CPUs.\n\n", len(docs), len(servers), len(queries), searchEvalK,
+		"Measured by `TestSearchReport` (package `toolsearch`) on %s, %d CPUs.\n\n", len(docs), len(servers), len(queries), searchEvalK,
 		time.Now().UTC().Format("2006-01-02"), runtime.NumCPU())
-	tallies := searchEvalTallies(queries, docs, schemas, searchOptions{}, nil)
+	tallies := searchEvalTallies(queries, docs, options{}, nil)
 	b.WriteString("| split / kind of query | queries | recall@1 | recall@5 | MRR |\n|---|---|---|---|---|\n")
 	for _, split := range []string{"tune", "heldout", "all"} {
 		for _, key := range append([]string{split}, split+"/"+searchEvalKinds[0], split+"/"+searchEvalKinds[1], split+"/"+searchEvalKinds[2]) {
@@ -74,28 +74,28 @@ func TestSearchReport(t *testing.T) {
 			fmt.Fprintf(&b, "| %s | %d | %.3f | %.3f | %.3f |\n", name, f.N, f.Recall1, f.Recall5, f.MRR)
 		}
 	}
-	b.WriteString("\nA server nobody wrote aliases for (`TestSearchEvalUnseen`): each server's tools without their aliases in turn, the other servers' kept, on the queries that server alone answers.\n\n")
+	b.WriteString("\nA server nobody wrote tool keywords for (`TestSearchEvalUnseen`): each server's tools without their keywords in turn, the other servers' kept, on the queries that server alone answers.\n\n")
 	b.WriteString("| split | queries | recall@1 | recall@5 | MRR |\n|---|---|---|---|---|\n")
 	unseen := searchEvalUnseen(servers, queries)
 	for _, split := range []string{"tune", "heldout", "all"} {
 		f := unseen[split].figures()
 		fmt.Fprintf(&b, "| %s | %d | %.3f | %.3f | %.3f |\n", split, f.N, f.Recall1, f.Recall5, f.MRR)
 	}
-	b.WriteString("\nAblation: each signal of the ranker turned off in turn (`searchOptions`), same queries.\n\n")
-	b.WriteString(searchAblationTable(queries, docs, schemas))
-	b.WriteString("\nTime (the evaluation's tools replicated; a query is one of the evaluation's in turn, each timed after its index is built; `go test -bench SearchTools ./mcpbridge/`).\n\n")
+	b.WriteString("\nAblation: each signal of the ranker turned off in turn (`options`), same queries.\n\n")
+	b.WriteString(searchAblationTable(queries, docs))
+	b.WriteString("\nTime (the evaluation's tools replicated; a query is one of the evaluation's in turn, each timed after its index is built; `go test -bench SearchTools ./mcpbridge/toolsearch/`).\n\n")
 	b.WriteString("| tools | index build | per query (mean) | allocated per query |\n|---|---|---|---|\n")
 	for _, n := range []int{1000, 10000} {
-		mdocs, mschemas := searchEvalReplicated(t, servers, n)
+		mdocs := searchEvalReplicated(t, servers, n)
 		start := time.Now()
-		buildSearchIndex(mdocs, mschemas, true)
+		buildIndex(mdocs, true)
 		build := time.Since(start)
 		r := testing.Benchmark(func(b *testing.B) {
-			searchTools(queries[0].Q, mdocs, mschemas, defaultSearchLimit) // the index, cached
+			Rank(queries[0].Q, mdocs, searchEvalK) // the index, cached
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				searchTools(queries[i%len(queries)].Q, mdocs, mschemas, defaultSearchLimit)
+				Rank(queries[i%len(queries)].Q, mdocs, searchEvalK)
 			}
 		})
 		fmt.Fprintf(&b, "| %d | %.1f ms | %.3f ms | %d KiB |\n", n, float64(build.Microseconds())/1000, float64(r.NsPerOp())/1e6, r.AllocedBytesPerOp()/1024)

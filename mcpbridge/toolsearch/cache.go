@@ -1,4 +1,4 @@
-package mcpbridge
+package toolsearch
 
 import (
 	"encoding/binary"
@@ -10,7 +10,7 @@ import (
 
 // indexCache keeps the indexes of the last sets of tools searched, found
 // again by a fingerprint of the tools (their servers, names, titles,
-// descriptions and operator's aliases, and the identity of their input
+// descriptions and operator's keywords, and the identity of their input
 // schemas: a tools/list answer is not changed in place), so that
 // searching the same tools again, as every search_tool_docs does, does
 // not index them again.
@@ -22,7 +22,7 @@ var indexCache struct {
 type indexCacheEntry struct {
 	key uint64
 	n   int
-	ix  *searchIndex
+	ix  *index
 }
 
 // indexCacheSize is how many indexes indexCache keeps.
@@ -30,8 +30,8 @@ var indexCacheSize = 4
 
 var indexSeed = maphash.MakeSeed()
 
-// docsFingerprint hashes what buildSearchIndex reads of docs and schemas.
-func docsFingerprint(docs []toolDoc, schemas []any, stem bool) uint64 {
+// docsFingerprint hashes what buildIndex reads of docs.
+func docsFingerprint(docs []Doc, stem bool) uint64 {
 	var h maphash.Hash
 	h.SetSeed(indexSeed)
 	if stem {
@@ -54,14 +54,10 @@ func docsFingerprint(docs []toolDoc, schemas []any, stem bool) uint64 {
 		writeStr(d.Tool)
 		writeStr(d.Title)
 		writeStr(d.Description)
-		writeStr(d.Aliases)
-		var sch any
-		if i < len(schemas) {
-			sch = schemas[i]
-		}
-		p, n, ok := schemaIdentity(sch)
+		writeStr(d.Keywords)
+		p, n, ok := schemaIdentity(d.Schema)
 		if !ok { // a schema passed by value: its text
-			raw, _ := json.Marshal(sch)
+			raw, _ := json.Marshal(d.Schema)
 			writeStr(string(raw))
 			continue
 		}
@@ -87,11 +83,13 @@ func schemaIdentity(s any) (p uintptr, n int, ok bool) {
 	return 0, 0, false
 }
 
-func cachedSearchIndex(docs []toolDoc, schemas []any, stem bool) *searchIndex {
+// cachedIndex is the index of docs: indexCache's, else built and kept
+// there.
+func cachedIndex(docs []Doc, stem bool) *index {
 	if len(docs) == 0 {
-		return buildSearchIndex(docs, schemas, stem)
+		return buildIndex(docs, stem)
 	}
-	key := docsFingerprint(docs, schemas, stem)
+	key := docsFingerprint(docs, stem)
 	indexCache.Lock()
 	for _, e := range indexCache.entries {
 		if e.key == key && e.n == len(docs) {
@@ -100,7 +98,7 @@ func cachedSearchIndex(docs []toolDoc, schemas []any, stem bool) *searchIndex {
 		}
 	}
 	indexCache.Unlock()
-	ix := buildSearchIndex(docs, schemas, stem)
+	ix := buildIndex(docs, stem)
 	indexCache.Lock()
 	indexCache.entries = append([]indexCacheEntry{{key: key, n: len(docs), ix: ix}}, indexCache.entries...)
 	if len(indexCache.entries) > indexCacheSize {

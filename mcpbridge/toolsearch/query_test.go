@@ -1,4 +1,4 @@
-package mcpbridge
+package toolsearch
 
 import (
 	"slices"
@@ -102,7 +102,7 @@ func TestPluralWords(t *testing.T) {
 // name holds it (acting on many) over the one whose name holds its
 // singular, which the stemmer makes the same word.
 func TestSearchPlural(t *testing.T) {
-	docs := []toolDoc{
+	docs := []Doc{
 		{Server: "gh", Tool: "get_issue", Description: "Get details of a specific issue in a repository"},
 		{Server: "gh", Tool: "list_issues", Description: "List issues in a repository with filtering options"},
 		{Server: "gh", Tool: "create_issue", Description: "Create a new issue in a repository"},
@@ -143,7 +143,7 @@ func TestQueryWordsMixedCase(t *testing.T) {
 // TestSearchMixedCase: a word written in mixed case is found whole, as
 // the tools' prose writes it, and not as its parts.
 func TestSearchMixedCase(t *testing.T) {
-	docs := []toolDoc{
+	docs := []Doc{
 		{Server: "a", Tool: "run", Description: "Run a SQL statement"},
 		{Server: "b", Tool: "run", Description: "Run a statement on a NoSQL store"},
 	}

@@ -1,4 +1,4 @@
-package mcpbridge
+package toolsearch
 
 import (
 	"fmt"
@@ -13,7 +13,7 @@ import (
 func TestWordNetData(t *testing.T) {
 	for _, want := range []string{"WordNet 3.0 Copyright 2006 by Princeton University.  All rights reserved.", "THIS SOFTWARE AND DATABASE IS PROVIDED \"AS IS\""} {
 		if !strings.Contains(wordnetData[:min(len(wordnetData), 4096)], want) {
-			t.Errorf("the head of synonyms_wordnet.txt lacks WordNet's notice %q", want)
+			t.Errorf("the head of data/wordnet.txt lacks WordNet's notice %q", want)
 		}
 	}
 	isWord := func(w string) bool {
@@ -44,7 +44,7 @@ func TestWordNetData(t *testing.T) {
 	if words < 30000 || targets < 80000 {
 		t.Errorf("%d words, %d targets: the table is not WordNet's, or was cut", words, targets)
 	}
-	t.Logf("synonyms_wordnet.txt: %d bytes, %d words, %d targets", len(wordnetData), words, targets)
+	t.Logf("data/wordnet.txt: %d bytes, %d words, %d targets", len(wordnetData), words, targets)
 }
 
 // TestWordNetGeneral: the table holds general English, words none of the
@@ -53,8 +53,7 @@ func TestWordNetData(t *testing.T) {
 // only to words they use.
 func TestWordNetGeneral(t *testing.T) {
 	servers, _ := loadSearchEval(t)
-	docs, schemas := searchEvalCorpus(servers)
-	ix := buildSearchIndex(docs, schemas, true)
+	ix := buildIndex(searchEvalCorpus(servers), true)
 	tab := synonymsFor(true)
 	for _, c := range [][2]string{{"physician", "doctor"}, {"lawyer", "attorney"}, {"sofa", "couch"}, {"automobile", "car"}, {"wedding", "marriage"}} {
 		from, to := stemWord(c[0]), stemWord(c[1])
@@ -64,7 +63,7 @@ func TestWordNetGeneral(t *testing.T) {
 		if len(ix.postings[from]) > 0 || len(ix.postings[to]) > 0 {
 			t.Errorf("an evaluation tool uses %q or %q: pick another pair", c[0], c[1])
 		}
-		for _, s := range ix.synonyms(nil, from, searchOptions{}) {
+		for _, s := range ix.synonyms(nil, from, options{}) {
 			if s.term == to || len(ix.postings[s.term]) == 0 {
 				t.Errorf("%q widens to %q over the evaluation's tools, which do not use it", c[0], s.term)
 			}
@@ -97,17 +96,17 @@ func TestWordNetFilter(t *testing.T) {
 	}
 	// Tools using every synonym of "pile" but its first and third, and a
 	// word no table knows. (The test is written for maxWordNetSynonyms 5.)
-	var docs []toolDoc
+	var docs []Doc
 	for i, w := range raw {
 		if i == 0 || i == 2 {
 			continue
 		}
-		docs = append(docs, toolDoc{Server: "s", ServerAlias: "s", Tool: fmt.Sprintf("tool%d", i), Description: "Keeps a " + w + " of zyxwv."})
+		docs = append(docs, Doc{Server: "s", ServerAlias: "s", Tool: fmt.Sprintf("tool%d", i), Description: "Keeps a " + w + " of zyxwv."})
 	}
 	for _, stem := range []bool{true, false} {
 		norm := normalizer(stem)
-		ix := buildSearchIndex(docs, nil, stem)
-		opt := searchOptions{NoStem: !stem}
+		ix := buildIndex(docs, stem)
+		opt := options{NoStem: !stem}
 		tab := synonymsFor(stem)
 		word := norm("pile")
 		if len(tab.hand[word]) != 0 || !slices.Equal(tab.wordnet.synonyms(word)[:len(raw)], mapWords(raw, norm)) {
@@ -148,10 +147,10 @@ func TestWordNetFilter(t *testing.T) {
 	}
 	docs = docs[:0]
 	for i, s := range append(terms, wn...) {
-		docs = append(docs, toolDoc{Server: "s", ServerAlias: "s", Tool: fmt.Sprintf("tool%d", i), Description: s})
+		docs = append(docs, Doc{Server: "s", ServerAlias: "s", Tool: fmt.Sprintf("tool%d", i), Description: s})
 	}
-	ix := buildSearchIndex(docs, nil, false) // the stems as written
-	got := ix.synonyms(nil, word, searchOptions{})
+	ix := buildIndex(docs, false) // the stems as written
+	got := ix.synonyms(nil, word, options{})
 	want := append(slices.Clone(hand), synonym{term: wn[0]}, synonym{term: wn[1]}, synonym{term: wn[2]}, synonym{term: wn[3]}, synonym{term: wn[4]})
 	if !slices.Equal(got, want) {
 		t.Errorf("set widens to %v, want %v", got, want)

@@ -1,4 +1,4 @@
-package mcpbridge
+package toolsearch
 
 import (
 	"fmt"
@@ -17,7 +17,7 @@ type searchTunable struct {
 
 func searchTunables() []searchTunable {
 	var ts []searchTunable
-	names := [numFields]string{"name", "title", "server", "summary", "desc", "param", "paramdesc", "alias"}
+	names := [numFields]string{"name", "title", "server", "summary", "desc", "param", "paramdesc", "keywords"}
 	for f := range numFields {
 		ts = append(ts, searchTunable{"fieldWeight." + names[f], &fieldWeight[f], []float64{0.1, 0.2, 0.35, 0.5, 0.6, 0.8, 1, 1.2, 1.5, 2, 2.5, 3, 4, 5}})
 		ts = append(ts, searchTunable{"fieldB." + names[f], &fieldB[f], []float64{0, 0.2, 0.3, 0.5, 0.75, 0.9}})
@@ -41,15 +41,15 @@ func searchTunables() []searchTunable {
 // logs the weights it ends with; it changes nothing in the source. It
 // runs when MCP_SEARCHEVAL_TUNE is set.
 //
-//	MCP_SEARCHEVAL_TUNE=1 go test -count=1 -run SearchTune -v ./mcpbridge/
+//	MCP_SEARCHEVAL_TUNE=1 go test -count=1 -run SearchTune -v ./mcpbridge/toolsearch/
 //
 // The weights are read when ranking, not when indexing, so the cached
 // index of the evaluation's tools serves every trial.
 //
 // The objective is recall@5 + MRR over the tune split, averaged between
 // the evaluation as it is and the evaluation of a server nobody wrote
-// aliases for (searchEvalUnseen): search must serve the servers a user
-// configures that have no aliases as well as those that do. A move is
+// tool keywords for (searchEvalUnseen): search must serve the servers a
+// user configures that have no keywords as well as those that do. A move is
 // taken only when it gains at least the worth of one query, so that
 // weights are not moved for ties.
 func TestSearchTune(t *testing.T) {
@@ -57,7 +57,7 @@ func TestSearchTune(t *testing.T) {
 		t.Skip("set MCP_SEARCHEVAL_TUNE=1 to tune")
 	}
 	servers, queries := loadSearchEval(t)
-	docs, schemas := searchEvalCorpus(servers)
+	docs := searchEvalCorpus(servers)
 	var tune []searchEvalQuery
 	for _, q := range queries {
 		if q.Split == "tune" {
@@ -71,7 +71,7 @@ func TestSearchTune(t *testing.T) {
 	objective := func() float64 {
 		var ty searchEvalTally
 		for _, q := range tune {
-			ty.add(searchEvalRank(searchTools(q.Q, docs, schemas, searchEvalK), q.Want))
+			ty.add(searchEvalRank(docs, Rank(q.Q, docs, searchEvalK), q.Want))
 		}
 		f := ty.figures()
 		u := searchEvalUnseen(servers, tune)["tune"].figures()
