@@ -11,7 +11,7 @@ import (
 // search's notes while the search goes on.
 func TestSearchWithOperatorKeywords(t *testing.T) {
 	reg := stubRegistry(t)
-	path := filepath.Join(reg.opts.Home, "MCPs", "search_keywords.json")
+	path := filepath.Join(reg.StateDir(), "search_keywords.json")
 	search := `from mcp import runtime
 hits = runtime.search_tool_docs_sync('zorblax the quokka', limit=3)
 print([h['server'] + '.' + h['tool'] for h in hits])
