@@ -156,7 +156,10 @@ func TestSearchToolsBadInput(t *testing.T) {
 }
 
 // TestSearchToolsMany ranks 10,000 tools against a 1 MB query in bounded
-// time (indexing them included).
+// time (indexing them included). The bounds catch work that grows with
+// the query times the tools (minutes here), not a speed target: under
+// -race on a busy 2-core machine the 1 MB query takes 0.6–2.6 s; its
+// speed is BenchmarkSearchTools'.
 func TestSearchToolsMany(t *testing.T) {
 	var docs []Doc
 	for i := range 10_000 {
@@ -169,9 +172,10 @@ func TestSearchToolsMany(t *testing.T) {
 	docs[7777].Tool, docs[7777].Description = "launch_rocket", "Launch a rocket into orbit"
 	schemas := make([]any, len(docs))
 	query := "launch the rocket " + strings.Repeat("please now ", 100_000)
+	synonymsFor(true) // the tables are built once per process, not per query (BenchmarkWordNetLoad)
 	start := time.Now()
 	got := searchTools(query, docs, schemas, 5)
-	if d := time.Since(start); d > 2*time.Second {
+	if d := time.Since(start); d > 10*time.Second {
 		t.Errorf("10,000 tools, 1 MB query: %v", d)
 	}
 	if len(got) == 0 || got[0].Tool != "launch_rocket" {
@@ -179,7 +183,7 @@ func TestSearchToolsMany(t *testing.T) {
 	}
 	start = time.Now()
 	got = searchTools("delete files", docs, schemas, 5)
-	if d := time.Since(start); d > time.Second {
+	if d := time.Since(start); d > 5*time.Second {
 		t.Errorf("10,000 tools, indexed: %v", d)
 	}
 	if len(got) != 5 || !strings.HasSuffix(got[0].Tool, "_delete") {
