@@ -17,6 +17,8 @@ import (
 
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/entrypoint"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/audit"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/policy"
 )
 
 // implementationName is the bridge's MCP implementation name, as the
@@ -38,9 +40,9 @@ type Bridge struct {
 	pool          *sandboxPool // warm sandboxes for new sessions (nil: none)
 	metrics       *metrics
 	health        healthCache
-	policy        *policyFile // the tool policy (nil: none)
-	searchAliases *aliasFile  // the operator's search aliases
-	audit         *AuditLog   // nil: no audit records
+	policy        *policy.File // the tool policy (nil: none)
+	searchAliases *aliasFile   // the operator's search aliases
+	audit         *audit.Log   // nil: no audit records
 
 	httpRequests sync.Map     // key of an HTTP request in flight → its context
 	calls        atomic.Int64 // run_python calls in flight
@@ -66,7 +68,7 @@ func New(eng engine.Engine, opts *Options) *Bridge {
 	b.shared = newProxyPool(o.Registry, o.Version, b.log, b.catalog, true)
 	b.shared.metrics = b.metrics
 	b.store = &store{dir: o.Registry.stateDir()}
-	b.policy = newPolicyFile(o.PolicyFile, o.Registry.stateDir(), b.log)
+	b.policy = policy.Open(o.PolicyFile, o.Registry.stateDir(), b.log)
 	b.searchAliases = newAliasFile(o.SearchAliasesFile, o.Registry.stateDir(), b.log)
 	b.audit = o.Audit
 	b.server = mcp.NewServer(&mcp.Implementation{Name: implementationName, Version: o.Version}, &mcp.ServerOptions{

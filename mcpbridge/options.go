@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/entrypoint"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/audit"
 )
 
 // Output modes of the tool's text content.
@@ -94,7 +95,7 @@ type Options struct {
 	SearchAliasesFile string
 	// Audit receives a record of every run_python call and every proxied
 	// tool call. Zero: no records.
-	Audit *AuditLog
+	Audit *audit.Log
 	// MaxQueuedCalls bounds the calls that wait in one session while
 	// another runs; past it a call fails at once with ErrQueueFull.
 	// Zero: 8.

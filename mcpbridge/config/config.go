@@ -22,6 +22,7 @@ import (
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/entrypoint"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/audit"
 )
 
 // A Config is every setting of the bridge, validated, split by the layer
@@ -69,7 +70,7 @@ type Config struct {
 	AuditLog string
 	// Audit holds the audit log's options: MaxBytes from
 	// MCP_BRIDGE_AUDIT_MAX_BYTES. Its Logger is left for the command.
-	Audit mcpbridge.AuditOptions
+	Audit audit.Options
 }
 
 // Load reads the settings from getenv (os.Getenv when nil). Every invalid
