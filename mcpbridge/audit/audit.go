@@ -22,7 +22,8 @@ const (
 // warnEvery spaces the warnings of failed audit writes.
 const warnEvery = time.Minute
 
-// Options configure Open.
+// Options are the settings of a Log, given to Open; each zero value is
+// a default.
 type Options struct {
 	// MaxBytes is the size past which the file is rotated: renamed to
 	// PATH.1 (PATH.1 to PATH.2, …) and started anew. Zero: 64 MiB.
@@ -33,8 +34,8 @@ type Options struct {
 	Logger *slog.Logger
 }
 
-// A Log appends audit records to a file: one JSON object a line,
-// each with an "event" field ("run_python", "tool_call"). A line is
+// A Log is an audit log: records appended to a file, one JSON object a
+// line, each with an "event" field ("run_python", "tool_call"). A line is
 // written with one write on a file opened for appending, so lines of
 // concurrent writers never interleave. A write that fails (a full disk)
 // never fails the call it records: it is counted and logged as a warning,

@@ -44,7 +44,8 @@ func (a *Log) RunPython(r RunPython) {
 }
 
 // A ToolCall is the record of one proxied tool call ("event":
-// "tool_call"). Its arguments are written as Arguments renders them.
+// "tool_call"). Its arguments are written redacted (as Redact does) and
+// bounded to 8 KiB of JSON.
 type ToolCall struct {
 	Server, Tool string
 	Arguments    map[string]any
@@ -70,7 +71,7 @@ func (a *Log) ToolCall(r ToolCall) {
 		"event":       "tool_call",
 		"server":      r.Server,
 		"tool":        r.Tool,
-		"arguments":   Arguments(r.Arguments, r.Redacts),
+		"arguments":   arguments(r.Arguments, r.Redacts),
 		"duration_ms": time.Since(r.Began).Milliseconds(),
 		"outcome":     r.Outcome,
 	}
@@ -96,10 +97,10 @@ func addSession(rec map[string]any, session, mcpSession string) {
 	}
 }
 
-// Arguments renders a tool call's arguments for a record: the values of
+// arguments renders a tool call's arguments for a record: the values of
 // keys redacts reports (at any depth) replaced, and the whole bounded to
 // 8 KiB of JSON.
-func Arguments(args map[string]any, redacts func(key string) bool) any {
+func arguments(args map[string]any, redacts func(key string) bool) any {
 	red := Redact(args, redacts)
 	data, err := json.Marshal(red)
 	if err != nil {
