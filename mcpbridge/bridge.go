@@ -11,6 +11,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/audit"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/policy"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/toolsearch"
 )
 
@@ -27,9 +29,9 @@ type Bridge struct {
 	store          *store
 	pool           *sandboxPool // warm sandboxes for new sessions (nil: none)
 	metrics        *metrics
-	policy         *policyFile              // the tool policy (nil: none)
+	policy         *policy.File             // the tool policy (nil: none)
 	searchKeywords *toolsearch.KeywordsFile // the operator's search keywords
-	audit          *AuditLog                // nil: no audit records
+	audit          *audit.Log               // nil: no audit records
 
 	httpRequests sync.Map     // key of an HTTP request in flight → its context
 	calls        atomic.Int64 // run_python calls in flight

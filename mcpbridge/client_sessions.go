@@ -5,8 +5,9 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/mcp-code-exec/mcp-server-code-execution-mode/entrypoint"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/entrypoint"
 )
 
 // newClientSession returns a client session whose sandbox is not started;

@@ -7,6 +7,9 @@ import (
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/audit"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/policy"
 )
 
 // maxConfirmArgs bounds the arguments shown in a confirmation question.
@@ -24,18 +27,18 @@ const (
 // allowed without asking when the client cannot be asked and the policy
 // says so) or an error wrapping ErrPolicy saying why the call may not run.
 // The question waits as long as the call's context lets it.
-func (b *Bridge) confirm(ctx context.Context, ci *callInfo, p *policy, v verdict, server, tool string, args map[string]any) (string, error) {
+func (b *Bridge) confirm(ctx context.Context, ci *callInfo, p *policy.Policy, v policy.Verdict, server, tool string, args map[string]any) (string, error) {
 	if ci == nil || ci.ss == nil {
 		return outcomeDeclined, fmt.Errorf("%w: %s.%s needs a person's confirmation (%s) and no run_python call is in progress to ask from",
-			ErrPolicy, server, tool, v.rule)
+			ErrPolicy, server, tool, v.Rule)
 	}
 	if why := cannotElicit(ci.ss, ci.ask != nil); why != "" {
-		if p.confirmWithoutElicitation() {
+		if p.ConfirmUnasked() {
 			return outcomeUnasked, nil
 		}
 		return outcomeDeclined, fmt.Errorf("%w: %s.%s needs a person's confirmation (%s) and this MCP client cannot be asked "+
 			"(%s); the policy's \"confirm_without_elicitation\": \"allow\" runs such tools unasked",
-			ErrPolicy, server, tool, v.rule, why)
+			ErrPolicy, server, tool, v.Rule, why)
 	}
 	params := &mcp.ElicitParams{
 		Message:         confirmMessage(server, tool, args, p),
@@ -90,8 +93,8 @@ func cannotElicit(ss *mcp.ServerSession, byResult bool) string {
 
 // confirmMessage is the question shown to the user: the server, the tool
 // and the arguments (redacted as in audit records, at most 2 KiB).
-func confirmMessage(server, tool string, args map[string]any, p *policy) string {
-	data, err := json.MarshalIndent(redact(args, p, 0), "", "  ")
+func confirmMessage(server, tool string, args map[string]any, p *policy.Policy) string {
+	data, err := json.MarshalIndent(audit.Redact(args, p.Redacts), "", "  ")
 	shown := string(data)
 	if err != nil {
 		shown = "(arguments not shown: " + err.Error() + ")"

@@ -3,10 +3,10 @@ package mcpbridge
 import (
 	"strings"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/pyname"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/toolsearch"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // A toolDoc documents one tool of one server.

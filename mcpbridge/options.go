@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/entrypoint"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/audit"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/discovery"
 )
 
@@ -90,7 +91,7 @@ type Options struct {
 	SearchKeywordsFile string
 	// Audit receives a record of every run_python call and every proxied
 	// tool call. Zero: no records.
-	Audit *AuditLog
+	Audit *audit.Log
 	// MaxQueuedCalls bounds the calls that wait in one session while
 	// another runs; past it a call fails at once with ErrQueueFull.
 	// Zero: 8.

@@ -3,7 +3,6 @@ package mcpbridge
 import (
 	"context"
 	"encoding/json"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,145 +13,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine/enginetest"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/audit"
 )
-
-func TestParsePolicy(t *testing.T) {
-	for _, tt := range []struct {
-		name, data, wantErr string
-	}{
-		{"policy.json", `{}`, ""},
-		{"policy.json", `{"servers": {"github": {"deny": ["delete_*"], "confirm": ["create_*"]}, "*": {"allow": ["*"]}}, "max_tool_calls": 5}`, ""},
-		{"policy.toml", "max_tool_calls = 3\n[servers.github]\ndeny = [\"delete_*\"]\n", ""},
-		{"policy.json", ``, "it is empty"},
-		{"policy.json", " \n\t", "it is empty"},
-		{"policy.json", `{"servers": {"github": {"dney": ["x"]}}}`, `unknown field "dney"`},
-		{"policy.json", `{"sevrers": {}}`, `unknown field "sevrers"`},
-		{"policy.json", "{\"servers\": {\"a\": {\"deny\": [\"\xff\"]}}}", "not valid UTF-8"},
-		{"policy.json", "{\n  \"servers\": {,}\n}", "line 2, column"},
-		{"policy.json", `{"servers": {"a": {"deny": ["[x"]}}}`, `servers["a"].deny: glob "[x": syntax error in pattern`},
-		{"policy.json", `{"servers": {"[": {}}}`, `servers key: glob "["`},
-		{"policy.json", `{"servers": {"a": {"allow": [""]}}}`, "want 1 to 256 bytes"},
-		{"policy.json", `{"servers": {"a": null}}`, `servers["a"] is null`},
-		{"policy.json", `{"max_tool_calls": -1}`, "max_tool_calls is -1"},
-		{"policy.json", `{"confirm_without_elicitation": "maybe"}`, `confirm_without_elicitation is "maybe"`},
-		{"policy.json", `{} {}`, "more than one JSON value"},
-		{"policy.json", `[]`, "cannot unmarshal array"},
-		{"policy.toml", "servers = 1\n", "cannot unmarshal number"},
-		{"policy.json", `{"servers": {"a": {"deny": ["` + strings.Repeat("x", 257) + `"]}}}`, "want 1 to 256 bytes"},
-		{"policy.json", `{"redact_keys": ["` + strings.Repeat(`x", "`, 1001) + `x"]}`, "at most 1000"},
-		{"policy.json", strings.Repeat(" ", maxPolicyBytes) + "{}", "at most 1048576 are read"},
-	} {
-		_, err := parsePolicy([]byte(tt.data), tt.name)
-		if tt.wantErr == "" && err != nil || tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)) {
-			t.Errorf("parsePolicy(%s, %.60q): %v, want %q", tt.name, tt.data, err, tt.wantErr)
-		}
-	}
-}
-
-func TestPolicyDecide(t *testing.T) {
-	p, err := parsePolicy([]byte(`{"servers": {
-		"github": {"deny": ["delete_*"], "confirm": ["create_*", "merge_*"]},
-		"git*": {"allow": ["status"]},
-		"scratch-*": {"load": false},
-		"files": {"allow": ["read_*", "list_*"], "deny": ["read_secret*"]},
-		"*": {"allow": ["*"]}
-	}}`), "p.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, tt := range []struct {
-		server, tool string
-		kind         int
-		rule         string
-	}{
-		{"github", "delete_repo", verdictDeny, `servers["github"].deny "delete_*"`},
-		{"github", "create_issue", verdictConfirm, `servers["github"].confirm "create_*"`},
-		{"github", "merge_pr", verdictConfirm, `servers["github"].confirm "merge_*"`},
-		{"github", "list_issues", verdictAllow, ""},
-		// The exact entry wins over the glob "git*", which wins over "*".
-		{"gitlab", "status", verdictAllow, ""},
-		{"gitlab", "push", verdictDeny, `servers["git*"].allow lists no glob it matches`},
-		{"scratch-1", "anything", verdictDeny, `servers["scratch-*"].load is false`},
-		{"files", "read_file", verdictAllow, ""},
-		{"files", "read_secrets", verdictDeny, `servers["files"].deny "read_secret*"`},
-		{"files", "write_file", verdictDeny, `servers["files"].allow lists no glob it matches`},
-		{"other", "x", verdictAllow, ""},
-	} {
-		v := p.decide(tt.server, tt.tool)
-		if v.kind != tt.kind || v.rule != tt.rule {
-			t.Errorf("decide(%s, %s) = %+v, want %d %q", tt.server, tt.tool, v, tt.kind, tt.rule)
-		}
-	}
-	if ok, _ := p.mayLoad("scratch-9"); ok {
-		t.Error("scratch-9 may be loaded")
-	}
-	var none *policy
-	if v := none.decide("a", "b"); v.kind != verdictAllow || none.maxToolCalls() != defaultMaxToolCalls || none.confirmWithoutElicitation() {
-		t.Error("no policy is not allow-all with the default bound")
-	}
-	tools := []*mcp.Tool{{Name: "read_file"}, {Name: "read_secret"}, {Name: "write_file"}}
-	if got := p.visible("files", tools); len(got) != 1 || got[0].Name != "read_file" {
-		t.Errorf("visible: %v", got)
-	}
-	// A pathological glob is matched in bounded time.
-	hard := &policy{Servers: map[string]*serverRule{"s": {key: "s", Deny: []string{strings.Repeat("*a", 100) + "b"}}}}
-	began := time.Now()
-	hard.decide("s", strings.Repeat("a", 4000))
-	if took := time.Since(began); took > 5*time.Second {
-		t.Errorf("a pathological glob took %v", took)
-	}
-}
-
-func TestPolicyRedacts(t *testing.T) {
-	p := &policy{RedactKeys: []string{"session_*"}}
-	args := map[string]any{"title": "x", "API_KEY": "k", "nested": map[string]any{"password": "p", "list": []any{map[string]any{"github_token": "t"}}}, "session_id": "s"}
-	data, _ := json.Marshal(auditArguments(args, p))
-	got := string(data)
-	for _, secret := range []string{`"k"`, `"p"`, `"t"`, `"s"`} {
-		if strings.Contains(got, secret) {
-			t.Errorf("%s shown in %s", secret, got)
-		}
-	}
-	if !strings.Contains(got, `"title":"x"`) || strings.Count(got, "[redacted]") != 4 {
-		t.Errorf("redacted: %s", got)
-	}
-	big := map[string]any{"data": strings.Repeat("y", 20000)}
-	if m, ok := auditArguments(big, nil).(map[string]any); !ok || m["bytes"] == nil || len(m["truncated"].(string)) != maxAuditArgs {
-		t.Errorf("large arguments not truncated: %T", auditArguments(big, nil))
-	}
-}
-
-func TestPolicyFileReloadsAndFailsClosed(t *testing.T) {
-	dir := t.TempDir()
-	f := newPolicyFile("", dir, testLog(t))
-	if p, err := f.Current(); p != nil || err != nil {
-		t.Fatalf("no default file: %v %v", p, err)
-	}
-	path := filepath.Join(dir, "policy.json")
-	write(t, path, `{"servers": {"a": {"deny": ["x"]}}}`)
-	p, err := f.Current()
-	if err != nil || p.decide("a", "x").kind != verdictDeny {
-		t.Fatalf("after writing: %v %v", p, err)
-	}
-	write(t, path, `{"servers": {"a": {"deny": [}}}`)
-	if _, err := f.Current(); err == nil || !strings.Contains(err.Error(), "is invalid, so every proxied tool call is refused") {
-		t.Fatalf("broken file: %v", err)
-	}
-	write(t, path, `{"servers": {"a": {"deny": ["y"]}}}`)
-	if p, err := f.Current(); err != nil || p.decide("a", "x").kind != verdictAllow {
-		t.Fatalf("fixed file: %v %v", p, err)
-	}
-	explicit := newPolicyFile(filepath.Join(dir, "missing.json"), dir, testLog(t))
-	if _, err := explicit.Current(); err == nil || !strings.Contains(err.Error(), "does not exist (MCP_BRIDGE_POLICY names it)") {
-		t.Fatalf("missing explicit file: %v", err)
-	}
-	adir := newPolicyFile(dir, dir, testLog(t))
-	if _, err := adir.Current(); err == nil || !strings.Contains(err.Error(), "not a regular file") {
-		t.Fatalf("a directory as the policy: %v", err)
-	}
-}
-
-func testLog(t *testing.T) *slog.Logger { return slog.New(slog.DiscardHandler) }
 
 // policyBridge connects a client (with elicitation answered by answer
 // when it is set) to a bridge on the stub servers under the policy text,
@@ -168,16 +30,16 @@ func policyBridgeOn(t *testing.T, text string, answer func(context.Context, *mcp
 	policyPath := filepath.Join(dir, "policy.json")
 	write(t, policyPath, text)
 	auditPath := filepath.Join(dir, "audit.jsonl")
-	audit, err := OpenAudit(auditPath, nil)
+	alog, err := audit.Open(auditPath, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { audit.Close() })
+	t.Cleanup(func() { alog.Close() })
 	var copts *mcp.ClientOptions
 	if answer != nil {
 		copts = &mcp.ClientOptions{ElicitationHandler: answer}
 	}
-	opts := Options{Registry: stubRegistry(t), PolicyFile: policyPath, Audit: audit}
+	opts := Options{Registry: stubRegistry(t), PolicyFile: policyPath, Audit: alog}
 	br := New(enginetest.Local{T: t}, &opts)
 	t.Cleanup(func() { br.Close() })
 	st, ct := mcp.NewInMemoryTransports()

@@ -13,7 +13,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"golang.org/x/sync/errgroup"
 
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine"

@@ -5,11 +5,12 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/discovery"
-	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/pyname"
-
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/sync/errgroup"
+
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/discovery"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/policy"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/pyname"
 )
 
 // A proxyRoute sends a client session's use of a server to the instance
@@ -53,7 +54,7 @@ func (r proxyRoute) start(ctx context.Context, names []string) error {
 
 // loadable returns the policy in force when it lets server name be
 // loaded, else why not (a policy that cannot be used included).
-func (r proxyRoute) loadable(name string) (*policy, error) {
+func (r proxyRoute) loadable(name string) (*policy.Policy, error) {
 	p, err := r.b.policy.Current()
 	if err != nil {
 		return nil, err
@@ -69,7 +70,7 @@ func (r proxyRoute) tools(ctx context.Context, name string) ([]*mcp.Tool, error)
 		return nil, err
 	}
 	tools, err := r.pool(name).tools(ctx, name)
-	return p.visible(name, tools), err
+	return p.Visible(name, tools), err
 }
 
 // listed returns the tools server name lists: the catalog's when an
@@ -86,7 +87,7 @@ func (r proxyRoute) listed(ctx context.Context, name string) ([]*mcp.Tool, error
 			if stale {
 				r.refresh(name)
 			}
-			return p.visible(name, tools), nil
+			return p.Visible(name, tools), nil
 		}
 	}
 	return r.tools(ctx, name)
@@ -129,22 +130,22 @@ func (r proxyRoute) call(ctx context.Context, name, tool string, args map[string
 	}
 	ci := r.cs.current.Load()
 	if ci != nil {
-		if n := ci.toolCalls.Add(1); n > int64(p.maxToolCalls()) {
+		if n := ci.toolCalls.Add(1); n > int64(p.CallLimit()) {
 			err := fmt.Errorf("%w: more than %d proxied tool calls in one run_python call (max_tool_calls%s)",
-				ErrPolicy, p.maxToolCalls(), p.sourceNote())
+				ErrPolicy, p.CallLimit(), p.SourceNote())
 			audit(outcomeDenied, err)
 			return nil, err
 		}
 	}
-	v := p.decide(name, tool)
-	switch v.kind {
-	case verdictDeny:
-		err := fmt.Errorf("%w: %s.%s is denied: %s%s", ErrPolicy, name, tool, v.rule, p.sourceNote())
-		audit(outcomeDenied, err, "rule", v.rule)
+	v := p.Decide(name, tool)
+	switch v.Kind {
+	case policy.Deny:
+		err := fmt.Errorf("%w: %s.%s is denied: %s%s", ErrPolicy, name, tool, v.Rule, p.SourceNote())
+		audit(outcomeDenied, err, "rule", v.Rule)
 		return nil, err
-	case verdictConfirm:
+	case policy.Confirm:
 		outcome, err := r.b.confirm(ctx, ci, p, v, name, tool, args)
-		audit(outcome, err, "rule", v.rule)
+		audit(outcome, err, "rule", v.Rule)
 		if err != nil {
 			return nil, err
 		}
@@ -172,7 +173,7 @@ func (r proxyRoute) call(ctx context.Context, name, tool string, args map[string
 // the policy denies to the refusal a call of it gets; nil when none is.
 func (r proxyRoute) denied(ctx context.Context, name, alias string) map[string]string {
 	p, err := r.b.policy.Current()
-	if err != nil || p.ruleFor(name) == nil {
+	if err != nil || p.RuleFor(name) == nil {
 		return nil
 	}
 	all, err := r.pool(name).tools(ctx, name)
@@ -181,8 +182,8 @@ func (r proxyRoute) denied(ctx context.Context, name, alias string) map[string]s
 	}
 	out := map[string]string{}
 	for _, d := range toolDocs(name, alias, all, false) {
-		if v := p.decide(name, d.Tool); v.kind == verdictDeny {
-			msg := fmt.Sprintf("%v: %s.%s is denied: %s%s", ErrPolicy, name, d.Tool, v.rule, p.sourceNote())
+		if v := p.Decide(name, d.Tool); v.Kind == policy.Deny {
+			msg := fmt.Sprintf("%v: %s.%s is denied: %s%s", ErrPolicy, name, d.Tool, v.Rule, p.SourceNote())
 			out[d.Tool], out[d.ToolAlias] = msg, msg
 		}
 	}
@@ -193,9 +194,9 @@ func (r proxyRoute) denied(ctx context.Context, name, alias string) map[string]s
 }
 
 // loadRefusal returns why the policy forbids loading server, or nil.
-func loadRefusal(p *policy, server string) error {
-	if ok, rule := p.mayLoad(server); !ok {
-		return fmt.Errorf("%w: the server %s may not be loaded: %s%s", ErrPolicy, pyname.Repr(server), rule, p.sourceNote())
+func loadRefusal(p *policy.Policy, server string) error {
+	if ok, rule := p.MayLoad(server); !ok {
+		return fmt.Errorf("%w: the server %s may not be loaded: %s%s", ErrPolicy, pyname.Repr(server), rule, p.SourceNote())
 	}
 	return nil
 }

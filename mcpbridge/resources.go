@@ -8,8 +8,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/mcp-code-exec/mcp-server-code-execution-mode/entrypoint"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/entrypoint"
 )
 
 // readCapabilities serves the capabilities resource.

@@ -104,7 +104,7 @@ func (b *Bridge) discovered() ([]map[string]string, error) {
 	}
 	out := []map[string]string{}
 	for _, sc := range b.opts.Registry.Servers() {
-		if ok, _ := p.mayLoad(sc.Name); !ok {
+		if ok, _ := p.MayLoad(sc.Name); !ok {
 			continue
 		}
 		out = append(out, map[string]string{"name": sc.Name, "description": sc.Description, "cwd": sc.Cwd})

@@ -6,9 +6,10 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/entrypoint"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/toolsearch"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // runPython is the run_python tool handler. A call whose client asks

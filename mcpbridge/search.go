@@ -8,11 +8,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/pyname"
-	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/toolsearch"
-
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/sync/errgroup"
+
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/pyname"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/toolsearch"
 )
 
 // defaultSearchLimit is how many tools a search returns when its request

@@ -6,9 +6,11 @@ import (
 	"path/filepath"
 	"sync"
 
-	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine"
-	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/toolsearch"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/policy"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/toolsearch"
 )
 
 // New returns a Bridge whose sandboxes eng starts; nothing starts until
@@ -25,7 +27,7 @@ func New(eng engine.Engine, opts *Options) *Bridge {
 	b.shared = newProxyPool(o.Registry, o.Version, b.log, b.catalog, true)
 	b.shared.metrics = b.metrics
 	b.store = &store{dir: o.Registry.StateDir()}
-	b.policy = newPolicyFile(o.PolicyFile, o.Registry.StateDir(), b.log)
+	b.policy = policy.Open(o.PolicyFile, o.Registry.StateDir(), b.log)
 	b.searchKeywords = toolsearch.NewKeywordsFile(o.SearchKeywordsFile, o.Registry.StateDir(), b.log)
 	b.audit = o.Audit
 	b.server = mcp.NewServer(&mcp.Implementation{Name: implementationName, Version: o.Version}, &mcp.ServerOptions{

@@ -10,6 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/audit"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/config"
 )
 
@@ -34,12 +35,12 @@ func runCommand(ctx context.Context, args []string, stdin io.ReadCloser, stdout 
 // function that closes them. It fails when the audit log cannot be
 // opened: a bridge asked to keep one does not run without it.
 func newBridge(cfg *config.Config, log *slog.Logger, adjust func(*mcpbridge.Options)) (*mcpbridge.Bridge, func(), error) {
-	var audit *mcpbridge.AuditLog
+	var auditLog *audit.Log
 	if cfg.AuditLog != "" {
 		aopts := cfg.Audit
 		aopts.Logger = log
 		var err error
-		if audit, err = mcpbridge.OpenAudit(cfg.AuditLog, &aopts); err != nil {
+		if auditLog, err = audit.Open(cfg.AuditLog, &aopts); err != nil {
 			return nil, nil, fmt.Errorf("%s=%s: %w", config.EnvAuditLog, cfg.AuditLog, err)
 		}
 	}
@@ -47,12 +48,12 @@ func newBridge(cfg *config.Config, log *slog.Logger, adjust func(*mcpbridge.Opti
 	opts := cfg.Bridge
 	opts.Version = version
 	opts.Logger = log
-	opts.Audit = audit
+	opts.Audit = auditLog
 	if adjust != nil {
 		adjust(&opts)
 	}
 	br := mcpbridge.New(eng, &opts)
-	return br, func() { br.Close(); eng.Close(); audit.Close() }, nil
+	return br, func() { br.Close(); eng.Close(); auditLog.Close() }, nil
 }
 
 // serve runs the bridge on stdin and stdout until the client goes.

@@ -22,6 +22,7 @@ import (
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/entrypoint"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/audit"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/discovery"
 )
 
@@ -73,7 +74,7 @@ type Config struct {
 	AuditLog string
 	// Audit holds the audit log's options: MaxBytes from
 	// MCP_BRIDGE_AUDIT_MAX_BYTES. Its Logger is left for the command.
-	Audit mcpbridge.AuditOptions
+	Audit audit.Options
 }
 
 // Load reads the settings from getenv (os.Getenv when nil). Every invalid

@@ -37,9 +37,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/pyname"
-
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/pyname"
 )
 
 var searchEvalMisses = flag.Bool("searcheval.misses", false, "log every query of the search evaluation whose first result is not a right answer")

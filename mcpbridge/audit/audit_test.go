@@ -1,4 +1,4 @@
-package mcpbridge
+package audit
 
 import (
 	"bytes"
@@ -13,7 +13,7 @@ import (
 
 func TestAuditLinesAndRotation(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "audit.jsonl")
-	a, err := OpenAudit(path, &AuditOptions{MaxBytes: 4096, Keep: 2})
+	a, err := Open(path, &Options{MaxBytes: 4096, Keep: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,15 +56,15 @@ func TestAuditLinesAndRotation(t *testing.T) {
 
 func TestAuditBadPaths(t *testing.T) {
 	dir := t.TempDir()
-	if _, err := OpenAudit(dir, nil); err == nil || !strings.Contains(err.Error(), "is a directory") {
+	if _, err := Open(dir, nil); err == nil || !strings.Contains(err.Error(), "is a directory") {
 		t.Errorf("a directory: %v", err)
 	}
-	if _, err := OpenAudit(filepath.Join(dir, "no", "such", "dir", "a.jsonl"), nil); err == nil || !strings.Contains(err.Error(), "no such file") {
+	if _, err := Open(filepath.Join(dir, "no", "such", "dir", "a.jsonl"), nil); err == nil || !strings.Contains(err.Error(), "no such file") {
 		t.Errorf("a missing directory: %v", err)
 	}
 	// A read-only file that opens for root but refuses every write: the
 	// records are counted lost and the writer goes on.
-	if a, err := OpenAudit("/proc/version", nil); err == nil {
+	if a, err := Open("/proc/version", nil); err == nil {
 		a.write(map[string]any{"event": "run_python"})
 		if a.dropped != 1 {
 			t.Errorf("/proc/version: %d records lost, want 1", a.dropped)
@@ -74,7 +74,7 @@ func TestAuditBadPaths(t *testing.T) {
 	if os.Geteuid() != 0 { // root writes anyway
 		ro := filepath.Join(dir, "ro")
 		os.Mkdir(ro, 0o500)
-		if _, err := OpenAudit(filepath.Join(ro, "a.jsonl"), nil); err == nil {
+		if _, err := Open(filepath.Join(ro, "a.jsonl"), nil); err == nil {
 			t.Error("a read-only directory: no error")
 		}
 	}
@@ -85,7 +85,7 @@ func TestAuditFullDiskNeverFails(t *testing.T) {
 		t.Skip("no /dev/full")
 	}
 	var logs bytes.Buffer
-	a, err := OpenAudit("/dev/full", &AuditOptions{MaxBytes: 4096, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	a, err := Open("/dev/full", &Options{MaxBytes: 4096, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,160 @@
+package audit
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"time"
+)
+
+// maxArgs bounds the JSON of a tool call's arguments in a record; past it
+// the record keeps a prefix and says how long they were.
+const maxArgs = 8 << 10
+
+// A RunPython is the record of one run_python call ("event":
+// "run_python"). The code itself is never written: its SHA-256 and length
+// are.
+type RunPython struct {
+	Code        string
+	Servers     []string  // the servers the call named
+	Began       time.Time // when the call began, for its duration
+	Status      string
+	OutputBytes int
+	Session     string // the bridge's client session; "": none
+	MCPSession  string // the MCP session ID; "": none
+}
+
+// RunPython writes the record of a run_python call; a nil *Log writes
+// nothing.
+func (a *Log) RunPython(r RunPython) {
+	if a == nil {
+		return
+	}
+	rec := map[string]any{
+		"event":        "run_python",
+		"code_sha256":  codeDigest(r.Code),
+		"code_bytes":   len(r.Code),
+		"servers":      nonNil(r.Servers),
+		"duration_ms":  time.Since(r.Began).Milliseconds(),
+		"status":       r.Status,
+		"output_bytes": r.OutputBytes,
+	}
+	addSession(rec, r.Session, r.MCPSession)
+	a.write(rec)
+}
+
+// A ToolCall is the record of one proxied tool call ("event":
+// "tool_call"). Its arguments are written redacted (as Redact does) and
+// bounded to 8 KiB of JSON.
+type ToolCall struct {
+	Server, Tool string
+	Arguments    map[string]any
+	// Redacts says which argument keys have their values hidden (the
+	// tool policy's); nil hides none.
+	Redacts func(key string) bool
+	Began   time.Time // when the call began, for its duration
+	Outcome string    // ok, error, denied, or a confirmation's outcome
+	Err     error     // nil: no "error" field
+	// Extra holds more fields, as key, value pairs: "rule", the policy's.
+	Extra      []any
+	Session    string // the bridge's client session; "": none
+	MCPSession string // the MCP session ID; "": none
+}
+
+// ToolCall writes the record of a proxied tool call; a nil *Log writes
+// nothing.
+func (a *Log) ToolCall(r ToolCall) {
+	if a == nil {
+		return
+	}
+	rec := map[string]any{
+		"event":       "tool_call",
+		"server":      r.Server,
+		"tool":        r.Tool,
+		"arguments":   arguments(r.Arguments, r.Redacts),
+		"duration_ms": time.Since(r.Began).Milliseconds(),
+		"outcome":     r.Outcome,
+	}
+	if r.Err != nil {
+		rec["error"] = r.Err.Error()
+	}
+	for i := 0; i+1 < len(r.Extra); i += 2 {
+		if k, ok := r.Extra[i].(string); ok {
+			rec[k] = r.Extra[i+1]
+		}
+	}
+	addSession(rec, r.Session, r.MCPSession)
+	a.write(rec)
+}
+
+// addSession adds the client session's names to rec.
+func addSession(rec map[string]any, session, mcpSession string) {
+	if session != "" {
+		rec["session"] = session
+	}
+	if mcpSession != "" {
+		rec["mcp_session"] = mcpSession
+	}
+}
+
+// arguments renders a tool call's arguments for a record: the values of
+// keys redacts reports (at any depth) replaced, and the whole bounded to
+// 8 KiB of JSON.
+func arguments(args map[string]any, redacts func(key string) bool) any {
+	red := Redact(args, redacts)
+	data, err := json.Marshal(red)
+	if err != nil {
+		return map[string]any{"unencodable": err.Error()}
+	}
+	if len(data) <= maxArgs {
+		return red
+	}
+	return map[string]any{"truncated": string(data[:maxArgs]), "bytes": len(data)}
+}
+
+// Redact returns v with the values of the keys redacts reports (nil:
+// none) replaced by "[redacted]", in maps at any depth up to 32 (deeper
+// values are replaced too: nothing unchecked is written).
+func Redact(v any, redacts func(key string) bool) any {
+	return redact(v, redacts, 0)
+}
+
+// redact is Redact at depth.
+func redact(v any, redacts func(key string) bool, depth int) any {
+	if depth > 32 {
+		return "[too deep]"
+	}
+	switch t := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(t))
+		for k, x := range t {
+			if redacts != nil && redacts(k) {
+				out[k] = "[redacted]"
+			} else {
+				out[k] = redact(x, redacts, depth+1)
+			}
+		}
+		return out
+	case []any:
+		out := make([]any, len(t))
+		for i, x := range t {
+			out[i] = redact(x, redacts, depth+1)
+		}
+		return out
+	}
+	return v
+}
+
+// codeDigest returns the hex SHA-256 of code.
+func codeDigest(code string) string {
+	sum := sha256.Sum256([]byte(code))
+	return hex.EncodeToString(sum[:])
+}
+
+// nonNil returns s, or an empty list for nil, so that JSON shows [].
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
