@@ -16,7 +16,7 @@ creates:
   _mcp_bridge_load_tool(name, source) for each tool saved with save_tool.
 
 Every host request goes through the runtime's RPC (the module
-mcp_sandbox_runtime that entrypoint/runtime.py installs). Standard library
+mcp_sandbox_runtime that entrypoint/runtime/runtime.py installs). Standard library
 only; CPython 3.10 to 3.14.
 """
 
