@@ -84,10 +84,10 @@ class Channel:
 
 
 def read_frames(fd, handle):
-    """Reads the host's frames from fd and passes each, a dict, to handle;
-    returns at the end of the input or after a frame over MAX_FRAME. A line
-    that is not a JSON object, or that handle fails on, is logged and
-    skipped: the host decides what is fatal."""
+    """Reads the host's frames from fd and passes each line (without its
+    newline) to handle; returns at the end of the input or after a frame
+    over MAX_FRAME. A line handle fails on is logged and skipped: the host
+    decides what is fatal."""
     buf = bytearray()
     while True:
         try:
@@ -109,9 +109,7 @@ def read_frames(fd, handle):
             del buf[: nl + 1]
             start = 0
             try:
-                msg = decode(line)
-                if msg is not None:
-                    handle(msg)
+                handle(line)
             except Exception as e:  # keep serving: the host decides what is fatal
                 log("handling a frame: %r" % (e,))
         if len(buf) > MAX_FRAME:

@@ -120,11 +120,15 @@ class Runtime:
 
     def reader(self):
         """Reads host frames; runs on its own thread."""
-        channel.read_frames(self.in_fd, self.handle)
+        # handle is looked up for each frame, so that a profiler can wrap it.
+        channel.read_frames(self.in_fd, lambda line: self.handle(line))
         self.inbox.put(None)
 
-    def handle(self, msg):
-        """Acts on one frame from the host."""
+    def handle(self, line):
+        """Acts on one frame from the host, a line of JSON."""
+        msg = channel.decode(line)
+        if msg is None:
+            return
         t = msg.get("t")
         if t == "exec":
             self.admit(msg)
