@@ -44,48 +44,46 @@ func (e *containerEngine) removeOrphans(ctx context.Context) {
 // removeOrphanedContainers removes the containers of bridge processes of
 // this host that no longer run.
 func (e *containerEngine) removeOrphanedContainers(ctx context.Context) {
-	all, err := e.api.List(ctx)
-	if err != nil {
-		e.log.Warn("orphan clean-up", "engine", e.name, "err", err)
-		return
-	}
-	removed := 0
-	for _, c := range all {
-		if !e.owner.orphaned(c.Labels, processAlive) {
-			continue
-		}
-		if err := e.api.remove(ctx, c.ID); err != nil {
-			e.log.Warn("removing orphaned container", "engine", e.name, "id", shortID(c.ID), "err", err)
-			continue
-		}
-		removed++
-	}
-	if removed > 0 {
-		e.log.Info("removed orphaned sandbox containers", "engine", e.name, "count", removed)
-	}
+	removeOrphaned(ctx, e, "container", "id", e.api.List,
+		func(c SandboxInfo) (string, map[string]string) { return c.ID, c.Labels }, e.api.remove)
 }
 
 // removeOrphanedVolumes removes the volumes of bridge processes of this
 // host that no longer run, which their containers' removal left behind.
 func (e *containerEngine) removeOrphanedVolumes(ctx context.Context, api volumeAPI) {
-	all, err := api.volumes(ctx)
+	removeOrphaned(ctx, e, "volume", "volume", api.volumes,
+		func(v volumeInfo) (string, map[string]string) { return v.Name, v.Labels }, api.removeVolume)
+}
+
+// removeOrphaned removes, with remove, each thing list returns that
+// belongs to a bridge process of this host that no longer runs; describe
+// gives a thing's name (what remove takes) and labels. noun names the
+// things in the log ("container" in "removing orphaned container"), and
+// key is the log attribute of a thing's name.
+func removeOrphaned[T any](ctx context.Context, e *containerEngine, noun, key string,
+	list func(context.Context) ([]T, error),
+	describe func(T) (name string, labels map[string]string),
+	remove func(context.Context, string) error,
+) {
+	all, err := list(ctx)
 	if err != nil {
 		e.log.Warn("orphan clean-up", "engine", e.name, "err", err)
 		return
 	}
 	removed := 0
-	for _, v := range all {
-		if !e.owner.orphaned(v.Labels, processAlive) {
+	for _, thing := range all {
+		name, labels := describe(thing)
+		if !e.owner.orphaned(labels, processAlive) {
 			continue
 		}
-		if err := api.removeVolume(ctx, v.Name); err != nil {
-			e.log.Warn("removing orphaned volume", "engine", e.name, "volume", shortID(v.Name), "err", err)
+		if err := remove(ctx, name); err != nil {
+			e.log.Warn("removing orphaned "+noun, "engine", e.name, key, shortID(name), "err", err)
 			continue
 		}
 		removed++
 	}
 	if removed > 0 {
-		e.log.Info("removed orphaned sandbox volumes", "engine", e.name, "count", removed)
+		e.log.Info("removed orphaned sandbox "+noun+"s", "engine", e.name, "count", removed)
 	}
 }
 

@@ -1,7 +1,7 @@
 // Package entrypoint is the Python runtime that runs inside a sandbox
 // container and its host-side driver.
 //
-// The runtime (runtime.py, embedded) keeps one interpreter alive per
+// The runtime (runtime/*.py, embedded) keeps one interpreter alive per
 // sandbox; a Session starts it on an engine, speaks the frame protocol of
 // PROTOCOL.md with it, and turns code into Results. Nothing is mounted
 // from the host: the runtime travels over the container's stdin behind a
@@ -9,19 +9,22 @@
 package entrypoint
 
 import (
-	_ "embed"
+	"embed"
 	"encoding/json"
 	"strconv"
+	"strings"
 )
 
-//go:embed runtime.py
-var runtimeSource []byte
-
-// outputsSource is the runtime's module of rich outputs (images, figures,
-// files out), sent ahead of the runtime as the module mcp_sandbox_outputs.
+// runtimeFiles holds the runtime's Python modules: runtime/runtime.py,
+// the main program, and the modules of runtimeModules.
 //
-//go:embed outputs.py
-var outputsSource string
+//go:embed runtime/*.py
+var runtimeFiles embed.FS
+
+// runtimeModules are the runtime's modules but its main program, in the
+// order they are installed (a module imports only those before it): each
+// is runtime/<name>.py, installed as the module mcp_sandbox_<name>.
+var runtimeModules = []string{"outputs", "channel", "reaper", "executor", "display", "rpc"}
 
 // protocolVersion is the version of the frame protocol (PROTOCOL.md)
 // this package speaks; the runtime says its own in its ready frame.
@@ -58,20 +61,36 @@ func command() []string {
 }
 
 // runtimeProgram is the source the bootstrap runs: a prelude that
-// installs the outputs module from a string literal (a JSON string is a
-// valid Python one), then the runtime.
+// installs each module of runtimeModules from a string literal (a JSON
+// string is a valid Python one), compiled as "<mcp-<name>>", then the main
+// program, runtime.py.
 var runtimeProgram = func() []byte {
-	literal, err := json.Marshal(outputsSource)
-	if err != nil {
-		panic(err) // a string always encodes
+	var prelude strings.Builder
+	prelude.WriteString("import sys as _sys, types as _types\n")
+	prelude.WriteString("for _name, _file, _source in (\n")
+	for _, name := range runtimeModules {
+		literal, err := json.Marshal(readRuntimeFile(name + ".py"))
+		if err != nil {
+			panic(err) // a string always encodes
+		}
+		prelude.WriteString("    (\"mcp_sandbox_" + name + "\", \"<mcp-" + name + ">\", " + string(literal) + "),\n")
 	}
-	prelude := "import sys as _sys, types as _types\n" +
-		"_outputs = _types.ModuleType(\"mcp_sandbox_outputs\")\n" +
-		"_sys.modules[\"mcp_sandbox_outputs\"] = _outputs\n" +
-		"exec(compile(" + string(literal) + ", \"<mcp-outputs>\", \"exec\"), _outputs.__dict__)\n" +
-		"del _sys, _types, _outputs\n"
-	return append([]byte(prelude), runtimeSource...)
+	prelude.WriteString("):\n" +
+		"    _module = _types.ModuleType(_name)\n" +
+		"    _sys.modules[_name] = _module\n" +
+		"    exec(compile(_source, _file, \"exec\"), _module.__dict__)\n" +
+		"del _sys, _types, _name, _file, _source, _module\n")
+	return append([]byte(prelude.String()), readRuntimeFile("runtime.py")...)
 }()
+
+// readRuntimeFile returns the embedded runtime/<name>.
+func readRuntimeFile(name string) string {
+	b, err := runtimeFiles.ReadFile("runtime/" + name)
+	if err != nil {
+		panic(err) // embedded at build time
+	}
+	return string(b)
+}
 
 // runtimePayload is what the session writes to a new container's stdin.
 func runtimePayload() []byte {

@@ -1,5 +1,6 @@
 """Unit tests of a call's rich outputs: display(), figures, files out
-(entrypoint/outputs.py through the runtime; standard library only).
+(entrypoint/runtime/outputs.py and display.py through the runtime; standard
+library only).
 
 Run them from this directory:
 
@@ -18,10 +19,12 @@ import shutil
 import tempfile
 import unittest
 
-from test_runtime import Runtime, code
+from test_runtime import Runtime, code, load_runtime_modules
 
-import outputs
-import runtime
+_modules = load_runtime_modules()
+outputs = _modules["outputs"]
+channel = _modules["channel"]
+executor = _modules["executor"]
 
 PNG = base64.b64decode(
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
@@ -63,8 +66,8 @@ class AdmitImageTest(unittest.TestCase):
     goes to the host and counts what did not."""
 
     def test_limits_and_frame_size(self):
-        c = runtime.Call("1", 0, max_images=2, max_image_bytes=16 << 20)
-        fits = (runtime.MAX_FRAME - 1024) // 4 * 3  # the largest whose base64 fits a frame
+        c = executor.Call("1", 0, max_images=2, max_image_bytes=16 << 20)
+        fits = (channel.MAX_FRAME - 1024) // 4 * 3  # the largest whose base64 fits a frame
         self.assertFalse(c.admit_image(fits + 1), "over a frame in base64")
         self.assertEqual((c.images, c.image_bytes, c.dropped.get("images")), (0, 0, 1))
         self.assertTrue(c.admit_image(fits))

@@ -1,22 +1,25 @@
-"""Unit tests of the sandbox runtime, entrypoint/runtime.py (standard library only).
+"""Unit tests of the sandbox runtime, entrypoint/runtime/*.py (standard library only).
 
 Run them from this directory:
 
     cd entrypoint && python3 -m unittest -v test_runtime
 
-Each test starts the runtime as a subprocess of this interpreter in host mode,
-that is without the "sandbox" argument, so it only kills its own descendants and
+Each test starts the runtime as a subprocess of this interpreter in host mode
+(its modules installed from their files, as the host's prelude installs them,
+then runtime.py run as __main__), that is without the "sandbox" argument, so it only kills its own descendants and
 never calls kill(-1). Frames go to its stdin and come back from its stdout as in
 PROTOCOL.md; every wait has a timeout, so a hung runtime fails a test instead of
 hanging it. BootstrapTest runs the bootstrap of entrypoint.go the way a container
 does and feeds it the runtime source.
 
-The tests commented "Regression" guard bugs these tests found and runtime.py fixed.
+The tests commented "Regression" guard bugs these tests found and the runtime fixed.
 """
 
+import importlib.util
 import json
 import os
 import queue
+import re
 import subprocess
 import sys
 from subprocess import PIPE
@@ -26,7 +29,8 @@ import time
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-RUNTIME_PATH = os.path.join(HERE, "runtime.py")
+RUNTIME_DIR = os.path.join(HERE, "runtime")
+RUNTIME_PATH = os.path.join(RUNTIME_DIR, "runtime.py")
 ENTRYPOINT_GO = os.path.join(HERE, "entrypoint.go")
 TIMEOUT = 5.0  # seconds to wait for any one frame or call
 
@@ -54,21 +58,82 @@ def bootstrap_source():
     return text[start : text.index("`", start)]
 
 
+def runtime_modules():
+    """The names of the Go var `runtimeModules` of entrypoint.go, in the
+    order the host installs them."""
+    with open(ENTRYPOINT_GO, encoding="utf-8") as f:
+        text = f.read()
+    listed = re.search(r"var runtimeModules = \[\]string\{([^}]*)\}", text).group(1)
+    return re.findall(r'"([^"]+)"', listed)
+
+
+def module_path(name):
+    return os.path.join(RUNTIME_DIR, name + ".py")
+
+
+def runtime_prelude(real_files=False):
+    """The prelude of runtimeProgram in entrypoint.go: it installs each
+    runtime module from a string literal as mcp_sandbox_<name>, compiled as
+    "<mcp-<name>>" (or as its file's path, with real_files)."""
+    entries = []
+    for name in runtime_modules():
+        with open(module_path(name), encoding="utf-8") as f:
+            source = f.read()
+        filename = module_path(name) if real_files else "<mcp-%s>" % name
+        entries.append('    ("mcp_sandbox_%s", %s, %s),\n' % (name, json.dumps(filename), json.dumps(source)))
+    return (
+        "import sys as _sys, types as _types\n"
+        "for _name, _file, _source in (\n" + "".join(entries) + "):\n"
+        "    _module = _types.ModuleType(_name)\n"
+        "    _sys.modules[_name] = _module\n"
+        '    exec(compile(_source, _file, "exec"), _module.__dict__)\n'
+        "del _sys, _types, _name, _file, _source, _module\n"
+    )
+
+
 def runtime_program():
     """The program the host sends (runtimeProgram of entrypoint.go): the
-    outputs module installed from a string literal, then the runtime."""
-    with open(os.path.join(HERE, "outputs.py"), encoding="utf-8") as f:
-        outputs = f.read()
+    prelude, then the main program."""
     with open(RUNTIME_PATH, "rb") as f:
         runtime = f.read()
-    prelude = (
-        "import sys as _sys, types as _types\n"
-        '_outputs = _types.ModuleType("mcp_sandbox_outputs")\n'
-        '_sys.modules["mcp_sandbox_outputs"] = _outputs\n'
-        'exec(compile(%s, "<mcp-outputs>", "exec"), _outputs.__dict__)\n'
-        "del _sys, _types, _outputs\n" % json.dumps(outputs)
+    return runtime_prelude().encode("utf-8") + runtime
+
+
+def host_program():
+    """The program of a runtime in host mode: the prelude with the modules'
+    own paths, then runtime.py run from its file as __main__, so that its
+    frames name their files as they would when run as a script."""
+    return runtime_prelude(real_files=True) + (
+        "exec(compile(open(%r, encoding='utf-8').read(), %r, 'exec'), {'__name__': '__main__'})\n"
+        % (RUNTIME_PATH, RUNTIME_PATH)
     )
-    return prelude.encode("utf-8") + runtime
+
+
+def load_runtime_modules():
+    """Imports the runtime's modules into this interpreter, each from its
+    file as mcp_sandbox_<name>, as the prelude installs them; returns them
+    by name."""
+    modules = {}
+    for name in runtime_modules():
+        full = "mcp_sandbox_" + name
+        if full not in sys.modules:
+            spec = importlib.util.spec_from_file_location(full, module_path(name))
+            module = importlib.util.module_from_spec(spec)
+            sys.modules[full] = module
+            spec.loader.exec_module(module)
+        modules[name] = sys.modules[full]
+    return modules
+
+
+def runtime_frames(tb):
+    """The runtime's own files that traceback text tb names: those of its
+    modules but mcp_sandbox_outputs (whose frames tell what display()
+    rejected), by path or by the name the host compiles them with."""
+    names = [RUNTIME_PATH, "<mcp-runtime>"]
+    for name in runtime_modules():
+        if name != "outputs":
+            names += [module_path(name), "<mcp-%s>" % name]
+    return [n for n in names if n in tb]
 
 
 def wait_until(predicate, timeout=2.0):
@@ -92,7 +157,7 @@ class Runtime:
     """One runtime subprocess: frames to its stdin, frames from its stdout."""
 
     def __init__(self, argv=None, payload=None):
-        argv = argv or [sys.executable, "-u", RUNTIME_PATH]  # never with "sandbox"
+        argv = argv or [sys.executable, "-u", "-c", host_program()]  # never with "sandbox"
         self.proc = subprocess.Popen(argv, stdin=PIPE, stdout=PIPE, stderr=PIPE)
         self.frames = queue.Queue()
         self.stderr = bytearray()  # the runtime's own diagnostics
@@ -190,7 +255,9 @@ class Runtime:
                 pass
 
 
-class RuntimeTest(unittest.TestCase):
+class RuntimeTestCase(unittest.TestCase):
+    """A runtime started for each test, with helpers to run calls in it."""
+
     def setUp(self):
         self.rt = Runtime()
         self.addCleanup(self.rt.close)
@@ -228,41 +295,6 @@ class RuntimeTest(unittest.TestCase):
                 self.assertLessEqual(set(frame), {"t", "id", "progress", "total", "message"})
                 frames.append(frame)
 
-    def test_progress_frames(self):
-        code = (
-            "import mcp_sandbox_runtime as rt, time\n"
-            "rt.report_progress(1, 4, 'x' * 5000)\n"
-            "time.sleep(0.02)\n"
-            "rt.report_progress(2, float('inf'))\n"
-            "rt.report_progress(3, 4, 'last')\n"
-        )
-        frames = self.progress_frames(code, True)
-        # The first goes at once (its message cut); the next two come
-        # within 50 ms of it and are folded into the newer, sent when the
-        # interval has passed (or with the end of the call).
-        self.assertEqual(frames, [
-            {"t": "progress", "id": frames[0]["id"], "progress": 1.0, "total": 4.0, "message": "x" * 1024},
-            {"t": "progress", "id": frames[0]["id"], "progress": 3.0, "total": 4.0, "message": "last"},
-        ])
-        self.assertEqual(self.progress_frames(code, False), [])
-        # A report held back is sent when its interval has passed, without
-        # waiting for another report or for the end of the call.
-        held = (
-            "import mcp_sandbox_runtime as rt, time, sys\n"
-            "rt.report_progress(1, 2, 'one')\n"
-            "rt.report_progress(2, 2, 'two')\n"
-            "time.sleep(0.5)\n"
-        )
-        id = self.next_id()
-        self.rt.send({"t": "exec", "id": id, "code": held, "max_output": 0, "progress": True})
-        got = []
-        while "two" not in got:
-            frame = self.rt.recv(timeout=0.4)  # before the sleep ends
-            if frame.get("t") == "progress":
-                got.append(frame["message"])
-        self.assertIn(got, (["one", "two"], ["two"]))
-        self.rt.collect(id)
-
     def stdout_of(self, source, max_output=0):
         outs, result = self.run_call(source, max_output=max_output)
         self.assertEqual(stream_text(outs, "stderr"), "")
@@ -276,6 +308,28 @@ class RuntimeTest(unittest.TestCase):
         rpc = self.rt.recv()
         self.assertEqual(rpc["t"], "rpc", rpc)
         return id, rpc
+
+    def interrupt_after(self, source, marker):
+        """Starts source, waits until it printed marker, interrupts it; returns the result."""
+        id = self.next_id()
+        self.rt.exec_started(source, id)
+        first = self.rt.recv()
+        self.assertEqual((first["t"], first["id"], first["data"]), ("out", id, marker))
+        time.sleep(0.3)  # lets the code get past its print into the part to interrupt
+        start = time.monotonic()
+        self.rt.send({"t": "interrupt", "id": id})
+        outs, result = self.rt.collect(id, timeout=3)
+        self.assertLess(time.monotonic() - start, 1.5)
+        self.assertEqual(outs, [])
+        self.assertEqual(set(result), ERROR_KEYS)
+        self.assertEqual((result["status"], result["exc_type"]), ("interrupted", "KeyboardInterrupt"))
+        self.assertIn("<run_python#", result["traceback"])
+        self.assertTrue(result["traceback"].endswith("KeyboardInterrupt\n"))
+        return result
+
+
+class RuntimeTest(RuntimeTestCase):
+    """Calls, their output, interrupts and the host's frames."""
 
     def test_ready_frame(self):
         self.assertEqual(set(self.ready), {"t", "protocol", "runtime", "python", "pid", "boot", "sent"})
@@ -332,6 +386,7 @@ class RuntimeTest(unittest.TestCase):
         self.assertIn('File "<run_python#1>", line 2, in f\n    return 1 / x\n', tb)
         self.assertTrue(tb.endswith("ZeroDivisionError: division by zero\n"), tb)
         self.assertNotIn("runtime.py", tb)
+        self.assertEqual(runtime_frames(tb), [], tb)
         self.assertEqual(result["dropped"], NO_DROPS)
         self.assertEqual(self.stdout_of("print(y, f(0.5))"), "5 2.0\n")
 
@@ -349,6 +404,7 @@ class RuntimeTest(unittest.TestCase):
         self.assertIn("never closed", result["exc_message"])
         self.assertIn('File "<run_python#1>", line 1', result["traceback"])
         self.assertNotIn("runtime.py", result["traceback"])
+        self.assertEqual(runtime_frames(result["traceback"]), [], result["traceback"])
         self.assertEqual(self.stdout_of("print('still here')"), "still here\n")
 
     def test_system_exit(self):
@@ -370,24 +426,6 @@ class RuntimeTest(unittest.TestCase):
             _, result = self.run_call("import sys\nsys.exit(%s)" % arg, status="exit")
             self.assertIs(type(result["exit_code"]), int)
             self.assertEqual(result["exit_code"], want)
-
-    def interrupt_after(self, source, marker):
-        """Starts source, waits until it printed marker, interrupts it; returns the result."""
-        id = self.next_id()
-        self.rt.exec_started(source, id)
-        first = self.rt.recv()
-        self.assertEqual((first["t"], first["id"], first["data"]), ("out", id, marker))
-        time.sleep(0.3)  # lets the code get past its print into the part to interrupt
-        start = time.monotonic()
-        self.rt.send({"t": "interrupt", "id": id})
-        outs, result = self.rt.collect(id, timeout=3)
-        self.assertLess(time.monotonic() - start, 1.5)
-        self.assertEqual(outs, [])
-        self.assertEqual(set(result), ERROR_KEYS)
-        self.assertEqual((result["status"], result["exc_type"]), ("interrupted", "KeyboardInterrupt"))
-        self.assertIn("<run_python#", result["traceback"])
-        self.assertTrue(result["traceback"].endswith("KeyboardInterrupt\n"))
-        return result
 
     def test_interrupt_busy_loop(self):
         self.run_call("x = 1")
@@ -537,88 +575,6 @@ class RuntimeTest(unittest.TestCase):
         _, result = self.run_call("import subprocess\nsubprocess.run(['true'])")
         self.assertEqual(result["killed"], 0)
 
-    def test_rpc_roundtrip(self):
-        payload = {"op": "add", "args": [1, 2], "nested": {"k": None}}
-        id, rpc = self.start_rpc_call("import mcp_sandbox_runtime as rt\nprint(repr(await rt.rpc(%r)))" % payload)
-        self.assertEqual(set(rpc), {"t", "id", "payload"})
-        self.assertIs(type(rpc["id"]), int)
-        self.assertEqual(rpc["payload"], payload)
-        self.rt.send({"t": "rpc_result", "id": rpc["id"], "ok": True, "result": {"sum": 3, "l": [1, "a"]}})
-        outs, result = self.rt.collect(id)
-        self.assertEqual(result["status"], "ok", result)
-        self.assertEqual(stream_text(outs), "{'sum': 3, 'l': [1, 'a']}\n")
-        # Ids are unique for the runtime's life, not per call.
-        id2, rpc2 = self.start_rpc_call("print(await rt.rpc({'again': 1}))")
-        self.assertGreater(rpc2["id"], rpc["id"])
-        self.rt.send({"t": "rpc_result", "id": rpc2["id"], "ok": True, "result": None})
-        self.assertEqual(stream_text(self.rt.collect(id2)[0]), "None\n")
-
-    def test_rpc_error(self):
-        catch = "try:\n    await rt.rpc({})\nexcept rt.RPCError as e:\n    print('caught:', e)"
-        id, rpc = self.start_rpc_call("import mcp_sandbox_runtime as rt\n" + catch)
-        self.rt.send({"t": "rpc_result", "id": rpc["id"], "ok": False, "error": "no such tool"})
-        outs, _ = self.rt.collect(id)
-        self.assertEqual(stream_text(outs), "caught: no such tool\n")
-        id, rpc = self.start_rpc_call("await rt.rpc({'op': 'fail'})")
-        self.rt.send({"t": "rpc_result", "id": rpc["id"], "ok": False, "error": "denied"})
-        _, result = self.rt.collect(id)
-        self.assertEqual((result["status"], result["exc_type"], result["exc_message"]), ("error", "RPCError", "denied"))
-        self.assertIn("<run_python#2>", result["traceback"])
-        self.assertNotIn("runtime.py", result["traceback"])
-
-    def test_rpc_concurrent_answers_in_reverse(self):
-        id = self.next_id()
-        self.rt.exec(code("""
-            import asyncio, json, mcp_sandbox_runtime as rt
-            rs = await asyncio.gather(*(rt.rpc({"i": i}) for i in range(50)))
-            print(json.dumps(rs))
-        """), id)
-        self.assertEqual(self.rt.recv(), {"t": "started", "id": id})
-        rpcs = [self.rt.recv() for _ in range(50)]
-        self.assertEqual([f["t"] for f in rpcs], ["rpc"] * 50)
-        self.assertEqual(sorted(f["payload"]["i"] for f in rpcs), list(range(50)))
-        self.assertEqual(len({f["id"] for f in rpcs}), 50)
-        answers = [{"t": "rpc_result", "id": f["id"], "ok": True, "result": f["payload"]["i"] * 10} for f in rpcs]
-        self.rt.send(*answers[::-1])
-        outs, result = self.rt.collect(id)
-        self.assertEqual(result["status"], "ok", result)
-        self.assertEqual(json.loads(stream_text(outs)), [i * 10 for i in range(50)])
-
-    def test_rpc_sync(self):
-        id, rpc = self.start_rpc_call("import mcp_sandbox_runtime as rt\nprint(rt.rpc_sync({'sync': True}))")
-        self.assertEqual(rpc["payload"], {"sync": True})
-        self.rt.send({"t": "rpc_result", "id": rpc["id"], "ok": True, "result": [1, 2]})
-        self.assertEqual(stream_text(self.rt.collect(id)[0]), "[1, 2]\n")
-        id, rpc = self.start_rpc_call("try:\n    rt.rpc_sync({})\nexcept rt.RPCError as e:\n    print('caught:', e)")
-        self.rt.send({"t": "rpc_result", "id": rpc["id"], "ok": False, "error": "sync failure"})
-        self.assertEqual(stream_text(self.rt.collect(id)[0]), "caught: sync failure\n")
-
-    def test_rpc_result_with_unknown_id_ignored(self):
-        id, rpc = self.start_rpc_call("import mcp_sandbox_runtime as rt\nprint(await rt.rpc({}))")
-        rid = rpc["id"]
-        self.rt.send(
-            {"t": "rpc_result", "id": rid + 1000, "ok": True, "result": "wrong: unknown id"},
-            {"t": "rpc_result", "id": str(rid), "ok": True, "result": "wrong: string id"},
-            {"t": "rpc_result", "ok": True, "result": "wrong: no id"},
-            {"t": "rpc_result", "id": rid, "ok": True, "result": "right"},
-            {"t": "rpc_result", "id": rid, "ok": True, "result": "wrong: second answer"},
-        )
-        outs, result = self.rt.collect(id)
-        self.assertEqual(stream_text(outs), "right\n")
-        self.assertEqual(self.stdout_of("print('serving')"), "serving\n")
-
-    def test_rpc_outstanding_at_call_end_fails(self):
-        id, rpc = self.start_rpc_call(code("""
-            import asyncio, mcp_sandbox_runtime as rt
-            pending = asyncio.ensure_future(rt.rpc({"late": 1}))
-            await asyncio.sleep(0)
-        """))
-        _, result = self.rt.collect(id)
-        self.assertEqual(result["status"], "ok", result)
-        self.rt.send({"t": "rpc_result", "id": rpc["id"], "ok": True, "result": "too late"})
-        out = self.stdout_of("try:\n    await pending\nexcept rt.RPCError as e:\n    print('failed:', e)")
-        self.assertEqual(out, "failed: the call ended before the host answered\n")
-
     def test_exec_while_busy(self):
         id, rpc = self.start_rpc_call("import mcp_sandbox_runtime as rt\nprint(await rt.rpc({'hold': 1}))")
         self.rt.exec("print('never runs')", "second")
@@ -674,6 +630,128 @@ class RuntimeTest(unittest.TestCase):
         self.run_call("x = 1")
         self.rt.proc.stdin.close()
         self.assertEqual(self.rt.proc.wait(timeout=TIMEOUT), 0)
+
+
+class RuntimeRPCTest(RuntimeTestCase):
+    """Requests from user code to the host: RPCs and progress reports."""
+
+    def test_progress_frames(self):
+        code = (
+            "import mcp_sandbox_runtime as rt, time\n"
+            "rt.report_progress(1, 4, 'x' * 5000)\n"
+            "time.sleep(0.02)\n"
+            "rt.report_progress(2, float('inf'))\n"
+            "rt.report_progress(3, 4, 'last')\n"
+        )
+        frames = self.progress_frames(code, True)
+        # The first goes at once (its message cut); the next two come
+        # within 50 ms of it and are folded into the newer, sent when the
+        # interval has passed (or with the end of the call).
+        self.assertEqual(frames, [
+            {"t": "progress", "id": frames[0]["id"], "progress": 1.0, "total": 4.0, "message": "x" * 1024},
+            {"t": "progress", "id": frames[0]["id"], "progress": 3.0, "total": 4.0, "message": "last"},
+        ])
+        self.assertEqual(self.progress_frames(code, False), [])
+        # A report held back is sent when its interval has passed, without
+        # waiting for another report or for the end of the call.
+        held = (
+            "import mcp_sandbox_runtime as rt, time, sys\n"
+            "rt.report_progress(1, 2, 'one')\n"
+            "rt.report_progress(2, 2, 'two')\n"
+            "time.sleep(0.5)\n"
+        )
+        id = self.next_id()
+        self.rt.send({"t": "exec", "id": id, "code": held, "max_output": 0, "progress": True})
+        got = []
+        while "two" not in got:
+            frame = self.rt.recv(timeout=0.4)  # before the sleep ends
+            if frame.get("t") == "progress":
+                got.append(frame["message"])
+        self.assertIn(got, (["one", "two"], ["two"]))
+        self.rt.collect(id)
+
+    def test_rpc_roundtrip(self):
+        payload = {"op": "add", "args": [1, 2], "nested": {"k": None}}
+        id, rpc = self.start_rpc_call("import mcp_sandbox_runtime as rt\nprint(repr(await rt.rpc(%r)))" % payload)
+        self.assertEqual(set(rpc), {"t", "id", "payload"})
+        self.assertIs(type(rpc["id"]), int)
+        self.assertEqual(rpc["payload"], payload)
+        self.rt.send({"t": "rpc_result", "id": rpc["id"], "ok": True, "result": {"sum": 3, "l": [1, "a"]}})
+        outs, result = self.rt.collect(id)
+        self.assertEqual(result["status"], "ok", result)
+        self.assertEqual(stream_text(outs), "{'sum': 3, 'l': [1, 'a']}\n")
+        # Ids are unique for the runtime's life, not per call.
+        id2, rpc2 = self.start_rpc_call("print(await rt.rpc({'again': 1}))")
+        self.assertGreater(rpc2["id"], rpc["id"])
+        self.rt.send({"t": "rpc_result", "id": rpc2["id"], "ok": True, "result": None})
+        self.assertEqual(stream_text(self.rt.collect(id2)[0]), "None\n")
+
+    def test_rpc_error(self):
+        catch = "try:\n    await rt.rpc({})\nexcept rt.RPCError as e:\n    print('caught:', e)"
+        id, rpc = self.start_rpc_call("import mcp_sandbox_runtime as rt\n" + catch)
+        self.rt.send({"t": "rpc_result", "id": rpc["id"], "ok": False, "error": "no such tool"})
+        outs, _ = self.rt.collect(id)
+        self.assertEqual(stream_text(outs), "caught: no such tool\n")
+        id, rpc = self.start_rpc_call("await rt.rpc({'op': 'fail'})")
+        self.rt.send({"t": "rpc_result", "id": rpc["id"], "ok": False, "error": "denied"})
+        _, result = self.rt.collect(id)
+        self.assertEqual((result["status"], result["exc_type"], result["exc_message"]), ("error", "RPCError", "denied"))
+        self.assertIn("<run_python#2>", result["traceback"])
+        self.assertNotIn("runtime.py", result["traceback"])
+        self.assertEqual(runtime_frames(result["traceback"]), [], result["traceback"])
+
+    def test_rpc_concurrent_answers_in_reverse(self):
+        id = self.next_id()
+        self.rt.exec(code("""
+            import asyncio, json, mcp_sandbox_runtime as rt
+            rs = await asyncio.gather(*(rt.rpc({"i": i}) for i in range(50)))
+            print(json.dumps(rs))
+        """), id)
+        self.assertEqual(self.rt.recv(), {"t": "started", "id": id})
+        rpcs = [self.rt.recv() for _ in range(50)]
+        self.assertEqual([f["t"] for f in rpcs], ["rpc"] * 50)
+        self.assertEqual(sorted(f["payload"]["i"] for f in rpcs), list(range(50)))
+        self.assertEqual(len({f["id"] for f in rpcs}), 50)
+        answers = [{"t": "rpc_result", "id": f["id"], "ok": True, "result": f["payload"]["i"] * 10} for f in rpcs]
+        self.rt.send(*answers[::-1])
+        outs, result = self.rt.collect(id)
+        self.assertEqual(result["status"], "ok", result)
+        self.assertEqual(json.loads(stream_text(outs)), [i * 10 for i in range(50)])
+
+    def test_rpc_sync(self):
+        id, rpc = self.start_rpc_call("import mcp_sandbox_runtime as rt\nprint(rt.rpc_sync({'sync': True}))")
+        self.assertEqual(rpc["payload"], {"sync": True})
+        self.rt.send({"t": "rpc_result", "id": rpc["id"], "ok": True, "result": [1, 2]})
+        self.assertEqual(stream_text(self.rt.collect(id)[0]), "[1, 2]\n")
+        id, rpc = self.start_rpc_call("try:\n    rt.rpc_sync({})\nexcept rt.RPCError as e:\n    print('caught:', e)")
+        self.rt.send({"t": "rpc_result", "id": rpc["id"], "ok": False, "error": "sync failure"})
+        self.assertEqual(stream_text(self.rt.collect(id)[0]), "caught: sync failure\n")
+
+    def test_rpc_result_with_unknown_id_ignored(self):
+        id, rpc = self.start_rpc_call("import mcp_sandbox_runtime as rt\nprint(await rt.rpc({}))")
+        rid = rpc["id"]
+        self.rt.send(
+            {"t": "rpc_result", "id": rid + 1000, "ok": True, "result": "wrong: unknown id"},
+            {"t": "rpc_result", "id": str(rid), "ok": True, "result": "wrong: string id"},
+            {"t": "rpc_result", "ok": True, "result": "wrong: no id"},
+            {"t": "rpc_result", "id": rid, "ok": True, "result": "right"},
+            {"t": "rpc_result", "id": rid, "ok": True, "result": "wrong: second answer"},
+        )
+        outs, result = self.rt.collect(id)
+        self.assertEqual(stream_text(outs), "right\n")
+        self.assertEqual(self.stdout_of("print('serving')"), "serving\n")
+
+    def test_rpc_outstanding_at_call_end_fails(self):
+        id, rpc = self.start_rpc_call(code("""
+            import asyncio, mcp_sandbox_runtime as rt
+            pending = asyncio.ensure_future(rt.rpc({"late": 1}))
+            await asyncio.sleep(0)
+        """))
+        _, result = self.rt.collect(id)
+        self.assertEqual(result["status"], "ok", result)
+        self.rt.send({"t": "rpc_result", "id": rpc["id"], "ok": True, "result": "too late"})
+        out = self.stdout_of("try:\n    await pending\nexcept rt.RPCError as e:\n    print('failed:', e)")
+        self.assertEqual(out, "failed: the call ended before the host answered\n")
 
 
 class RuntimeEdgeTest(unittest.TestCase):

@@ -20,8 +20,8 @@ import (
 // The profilers run only inside those calls, so the main thread's idle
 // wait for the next frame is not in the profile.
 const profileStart = `
-import cProfile as _cp, mcp_sandbox_runtime as _m
-_rt = _m.rpc.__self__
+import cProfile as _cp, gc as _gc
+_rt = [o for o in _gc.get_objects() if type(o).__name__ == "Runtime" and hasattr(o, "chan")][0]
 _prof = {"main": _cp.Profile(), "reader": _cp.Profile()}
 _orig = {"run_call": _rt.run_call, "handle": _rt.handle}
 def _wrap(name, key):

@@ -19,7 +19,7 @@ var sandboxAPI string
 // source quoted in place of the %s: it runs the source as a private
 // module (named like the runtime's mcp_sandbox_runtime, but in no
 // sys.modules), with its lines known to tracebacks, and calls its
-// install() on the user's globals, which defines _mcp_bridge_configure
+// bind_namespace() on the user's globals, which defines _mcp_bridge_configure
 // and _mcp_bridge_load_tool there. It leaves no other name behind.
 const installTemplate = `def _mcp_bridge_install(source):
     import linecache, types
@@ -27,7 +27,7 @@ const installTemplate = `def _mcp_bridge_install(source):
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     api = types.ModuleType("mcp_sandbox_api")
     exec(compile(source, filename, "exec", dont_inherit=True), api.__dict__)
-    api.install(globals())
+    api.bind_namespace(globals())
 _mcp_bridge_install(%s)
 del _mcp_bridge_install
 `

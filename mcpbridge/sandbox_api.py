@@ -3,7 +3,7 @@ calls inside the sandbox to discover, document and call MCP servers, and to
 keep memories and tools on the host.
 
 The bridge (sandbox_api.go beside this file) runs this file as a private
-module in every new interpreter and calls install(globals()) there, which
+module in every new interpreter and calls bind_namespace(globals()) there, which
 creates:
 
 - the `mcp` package: `mcp.runtime` (the helpers, MCPError and
@@ -16,7 +16,7 @@ creates:
   _mcp_bridge_load_tool(name, source) for each tool saved with save_tool.
 
 Every host request goes through the runtime's RPC (the module
-mcp_sandbox_runtime that entrypoint/runtime.py installs). Standard library
+mcp_sandbox_runtime that entrypoint/runtime/runtime.py installs). Standard library
 only; CPython 3.10 to 3.14.
 """
 
@@ -540,11 +540,11 @@ class Installation:
             print("saved tool %s failed to load: %r" % (name, e), file=sys.stderr)
 
 
-# current is the Installation of this interpreter, once install ran.
+# current is the Installation of this interpreter, once bind_namespace ran.
 current = None
 
 
-def install(namespace):
+def bind_namespace(namespace):
     """Installs the sandbox API in this interpreter, namespace being the
     user's globals, and returns it. The bridge's entry point: it also
     defines there the functions the bridge calls later,

@@ -92,7 +92,7 @@ class APITest(unittest.TestCase):
         HOST.payloads = []
         HOST.handler = lambda payload: {}
         self.ns = {"__name__": "__main__"}
-        self.installed = api.install(self.ns)
+        self.installed = api.bind_namespace(self.ns)
         self.runtime = sys.modules["mcp.runtime"]
 
     def answer(self, handler):

@@ -1,10 +1,10 @@
 """Rich outputs of a sandbox call: images, matplotlib figures and files out.
 
-The runtime (runtime.py) loads this module as `mcp_sandbox_outputs`; the
-host sends its source ahead of the runtime's. It holds what turns Python
-objects into image bytes, the matplotlib backend that shows figures as
-images, and the watch on the files-out directory. It sends nothing itself:
-the runtime passes a `send(data, mime)` callable to what needs one.
+The host installs this module as `mcp_sandbox_outputs` ahead of the rest
+of the runtime. It holds what turns Python objects into image bytes, the
+matplotlib backend that shows figures as images, and the watch on the
+files-out directory. It sends nothing itself: mcp_sandbox_display sends
+what it produces.
 Standard library only; matplotlib and PIL are used when the code has them.
 """
 

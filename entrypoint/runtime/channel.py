@@ -1,0 +1,130 @@
+"""The runtime's channel to the host: frames out, frames in, diagnostics.
+
+Installed in the sandbox as the module `mcp_sandbox_channel`. Frames are
+JSON objects, one a line, on the private protocol descriptors (see
+PROTOCOL.md); the runtime's own diagnostics go to the container's stderr.
+Standard library only.
+"""
+
+import json
+import os
+import threading
+
+# MAX_FRAME bounds a frame in either direction (bytes).
+MAX_FRAME = 16 << 20
+# READ_CHUNK is how much one read of a descriptor asks for (bytes).
+READ_CHUNK = 1 << 16
+
+# diag_fd is where log() writes: the container's stderr, moved to a
+# private descriptor by set_diag_fd when the runtime sets up its streams.
+diag_fd = 2
+
+
+class RPCError(Exception):
+    """An RPC the host answered with an error."""
+
+
+def set_diag_fd(fd):
+    """Makes log() write to fd from now on."""
+    global diag_fd
+    diag_fd = fd
+
+
+def log(msg):
+    """Writes a diagnostic line of the runtime itself to the container's stderr."""
+    try:
+        os.write(diag_fd, ("mcp-runtime: " + msg + "\n").encode("utf-8", "replace"))
+    except OSError:
+        pass
+
+
+class Channel:
+    """Writes frames to the private protocol descriptor.
+
+    Between hold() and release() frames are kept and then written at once,
+    in order: the end of a call (its last output, progress, files and its
+    result) costs one write and one trip through the engine instead of
+    one per frame.
+    """
+
+    def __init__(self, fd):
+        self.fd = fd
+        self.lock = threading.Lock()
+        self.held = None
+
+    def send(self, frame, limit=0):
+        """Writes frame (or keeps it, when held); a frame over limit bytes
+        (when limit is set) is refused with RPCError."""
+        data = (json.dumps(frame, separators=(",", ":")) + "\n").encode("ascii")
+        if limit and len(data) > limit:
+            raise RPCError("the RPC request is %d bytes, over the %d-byte frame limit" % (len(data), limit))
+        with self.lock:
+            if self.held is not None:
+                self.held.append(data)
+                return
+            self._write(data)
+
+    def hold(self):
+        with self.lock:
+            if self.held is None:
+                self.held = []
+
+    def release(self):
+        """Writes the frames kept since hold()."""
+        with self.lock:
+            held, self.held = self.held, None
+            if held:
+                self._write(b"".join(held))
+
+    def _write(self, data):
+        view = memoryview(data)
+        while view:
+            n = os.write(self.fd, view)
+            view = view[n:]
+
+
+def read_frames(fd, handle):
+    """Reads the host's frames from fd and passes each line (without its
+    newline) to handle; returns at the end of the input or after a frame
+    over MAX_FRAME. A line handle fails on is logged and skipped: the host
+    decides what is fatal."""
+    buf = bytearray()
+    while True:
+        try:
+            chunk = os.read(fd, READ_CHUNK)
+        except InterruptedError:
+            continue
+        except OSError as e:
+            log("reading frames: %s" % e)
+            chunk = b""
+        if not chunk:
+            return
+        start = len(buf)
+        buf += chunk
+        while True:
+            nl = buf.find(b"\n", start)
+            if nl < 0:
+                break
+            line = bytes(buf[:nl])
+            del buf[: nl + 1]
+            start = 0
+            try:
+                handle(line)
+            except Exception as e:  # keep serving: the host decides what is fatal
+                log("handling a frame: %r" % (e,))
+        if len(buf) > MAX_FRAME:
+            log("frame over %d bytes from the host; stopping" % MAX_FRAME)
+            return
+
+
+def decode(line):
+    """The frame a line holds, or None (logged) when it is not a JSON object."""
+    try:
+        msg = json.loads(line)
+    except ValueError:
+        log("ignoring a malformed frame from the host")
+        return None
+    if not isinstance(msg, dict):
+        log("ignoring a frame that is not an object")
+        return None
+    return msg

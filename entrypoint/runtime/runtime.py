@@ -1,0 +1,320 @@
+"""The sandbox runtime of mcp-server-code-execution-mode (protocol 4).
+
+It runs inside the sandbox container as one long-lived interpreter and
+executes the host's code requests in persistent globals. See PROTOCOL.md
+in entrypoint/ for the contract with the host. Standard library only;
+CPython 3.10 to 3.14.
+
+This is the main program; the host installs the runtime's other modules
+ahead of it (see runtimeProgram in entrypoint.go), each of one concern:
+
+    mcp_sandbox_outputs   images, the matplotlib backend, the files-out watch
+    mcp_sandbox_channel   frames to and from the host, diagnostics
+    mcp_sandbox_reaper    killing the processes a call leaves behind
+    mcp_sandbox_executor  the call in flight: running its code, interrupts
+    mcp_sandbox_display   sending a call's output, images, figures, files
+    mcp_sandbox_rpc       RPCs and progress reports of user code
+
+The Runtime here composes them: it sets up the standard streams, serves
+the host's frames and takes each call from its start to its result.
+"""
+
+import builtins
+import io
+import os
+import queue
+import signal
+import sys
+import threading
+import time
+import types
+
+import mcp_sandbox_channel as channel
+import mcp_sandbox_display as display
+import mcp_sandbox_executor as executor
+import mcp_sandbox_outputs as outputs
+import mcp_sandbox_reaper as reaper
+import mcp_sandbox_rpc as rpc
+
+PROTOCOL = 4
+RUNTIME_VERSION = "1.0"
+
+
+class Runtime:
+    """The runtime of one sandbox: its parts, its streams and its calls.
+
+    call is the call in flight (None between calls); it becomes current on
+    the reader thread when its exec frame arrives and ends on the main
+    thread, under state_lock.
+    """
+
+    def __init__(self, sandbox):
+        self.sandbox = sandbox
+        self.call = None
+        self.state_lock = threading.Lock()
+        self.inbox = queue.SimpleQueue()
+        out_r, err_r = self.setup_descriptors()
+        current = lambda: self.call
+        self.reaper = reaper.Reaper(sandbox)
+        self.executor = executor.Executor(self.chan, self.reaper, current, runtime_files())
+        self.display = display.Display(self.chan, current, self.executor)
+        self.rpc = rpc.RPC(self.chan)
+        self.progress = rpc.Progress(self.chan, current)
+        self.display.start_pumps(out_r, err_r)
+        self.restore_stdio()
+
+    # ------------------------------------------------------------ setup
+
+    def setup_descriptors(self):
+        """Moves the protocol to private descriptors and makes the pipes of
+        the user's output; returns the pipes' read ends (stdout, stderr).
+        restore_stdio then points fds 0-2 elsewhere."""
+        self.in_fd = os.dup(0)
+        out_fd = os.dup(1)
+        diag_fd = os.dup(2)
+        channel.set_diag_fd(diag_fd)
+        self.null_fd = os.open(os.devnull, os.O_RDONLY)
+        out_r, self.out_w = os.pipe()
+        err_r, self.err_w = os.pipe()
+        for fd in (self.in_fd, out_fd, diag_fd, self.null_fd, out_r, err_r, self.out_w, self.err_w):
+            os.set_inheritable(fd, False)
+        self.std_ids = {0: file_id(self.null_fd), 1: file_id(self.out_w), 2: file_id(self.err_w)}
+        self.chan = channel.Channel(out_fd)
+        return out_r, err_r
+
+    def restore_stdio(self, descriptors=True):
+        """Points fds 0-2 and sys.std* back at the runtime's ends, if changed
+        (fds 0-2 are looked at when descriptors is set)."""
+        if self.stdio_intact(descriptors):
+            return
+        os.dup2(self.null_fd, 0)
+        os.dup2(self.out_w, 1)
+        os.dup2(self.err_w, 2)
+        sys.stdin = io.TextIOWrapper(io.FileIO(0, "rb", closefd=False), encoding="utf-8")
+        sys.stdout = self.text_writer(1)
+        sys.stderr = self.text_writer(2)
+        sys.__stdin__, sys.__stdout__, sys.__stderr__ = sys.stdin, sys.stdout, sys.stderr
+        self.std = (sys.stdin, sys.stdout, sys.stderr)
+
+    def stdio_intact(self, descriptors=True):
+        std = getattr(self, "std", None)
+        if std is None or (sys.stdin, sys.stdout, sys.stderr) != std or any(f.closed for f in std):
+            return False
+        if not descriptors:
+            return True
+        try:
+            return all(file_id(fd) == self.std_ids[fd] for fd in (0, 1, 2))
+        except OSError:
+            return False
+
+    @staticmethod
+    def text_writer(fd):
+        # Line-buffered, like a terminal: print() costs one write and one
+        # frame per line; the rest is flushed when the call ends.
+        raw = io.FileIO(fd, "wb", closefd=False)
+        return io.TextIOWrapper(
+            io.BufferedWriter(raw), encoding="utf-8", errors="backslashreplace", line_buffering=True
+        )
+
+    # ------------------------------------------------------------ input
+
+    def reader(self):
+        """Reads host frames; runs on its own thread."""
+        # handle is looked up for each frame, so that a profiler can wrap it.
+        channel.read_frames(self.in_fd, lambda line: self.handle(line))
+        self.inbox.put(None)
+
+    def handle(self, line):
+        """Acts on one frame from the host, a line of JSON."""
+        msg = channel.decode(line)
+        if msg is None:
+            return
+        t = msg.get("t")
+        if t == "exec":
+            self.admit(msg)
+        elif t == "interrupt":
+            with self.state_lock:
+                call = self.call
+                if call is None or call.id != msg.get("id") or call.interrupted:
+                    return
+                call.interrupted = True
+            self.executor.request_interrupt(call)
+        elif t == "rpc_result":
+            self.rpc.resolve(msg)
+        else:
+            channel.log("ignoring a frame of unknown type %r" % (t,))
+
+    def admit(self, msg):
+        """Makes an exec frame's call current and queues it for the main
+        thread, or answers it with a ProtocolError result.
+
+        The call becomes current here, on the reader, so an exec or an
+        interrupt read right after it (even in the same chunk) sees it.
+        """
+        problem, call = None, None
+        limits = {}
+        for key, default in (
+            ("max_output", 0),
+            ("max_images", executor.DEFAULT_MAX_IMAGES),
+            ("max_image_bytes", executor.DEFAULT_MAX_IMAGE_BYTES),
+        ):
+            value = msg.get(key)
+            if value is None:
+                value = default
+            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+                problem = "%s must be a non-negative integer" % key
+            limits[key] = value
+        if not isinstance(msg.get("code"), str):
+            problem = "exec frame without a string code"
+        with self.state_lock:
+            if problem is None and self.call is not None:
+                problem = "a call is already running"
+            if problem is None:
+                call = self.call = executor.Call(
+                    str(msg.get("id")),
+                    limits["max_output"],
+                    msg.get("progress") is True,
+                    limits["max_images"],
+                    limits["max_image_bytes"],
+                )
+        if problem is not None:
+            self.chan.send(
+                {
+                    "t": "result",
+                    "id": str(msg.get("id")),
+                    "status": "error",
+                    "exc_type": "ProtocolError",
+                    "exc_message": problem,
+                    "traceback": "",
+                    "duration_ms": 0,
+                    "dropped": {"stdout": 0, "stderr": 0},
+                    "killed": 0,
+                }
+            )
+            return
+        self.inbox.put((call, msg["code"]))
+
+    # ------------------------------------------------------------ calls
+
+    def serve(self):
+        """Sends `ready` and runs the calls as they come, until the host's
+        input ends."""
+        threading.Thread(target=self.reader, name="mcp-reader", daemon=True).start()
+        threading.Thread(target=self.executor.interrupter, name="mcp-interrupt", daemon=True).start()
+        threading.Thread(target=self.progress.sender, name="mcp-progress", daemon=True).start()
+        self.chan.send(
+            {
+                "t": "ready",
+                "protocol": PROTOCOL,
+                "runtime": RUNTIME_VERSION,
+                "python": "%d.%d.%d" % sys.version_info[:3],
+                "pid": os.getpid(),
+                "boot": globals().get("__mcp_boot__", 0.0),
+                "sent": time.time(),
+            }
+        )
+        while True:
+            item = self.inbox.get()
+            if item is None:
+                return
+            self.run_call(*item)
+
+    def run_call(self, call, code):
+        """Runs a call's code and sends what it produced, then its result."""
+        ex = self.executor
+        # The previous call ended with every descriptor checked; between
+        # calls only its threads could have moved them, so the Python
+        # objects are checked here and the descriptors at the end.
+        self.restore_stdio(descriptors=False)
+        ex.install_sigint()
+        result = {"t": "result", "id": call.id}
+        self.display.watch.start()
+        start = time.perf_counter()
+        try:
+            result.update(ex.execute(code, call.id))
+        except BaseException as e:  # anything the guarded section let through
+            ex.interruptible = False
+            result.update(ex.describe(e, "interrupted" if isinstance(e, KeyboardInterrupt) else "error"))
+        ex.interruptible = False
+        sys.settrace(None)
+        if result["status"] != "interrupted":
+            self.display.show_figures(call)
+        result["duration_ms"] = round((time.perf_counter() - start) * 1000, 3)
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except Exception:  # user code may have put anything there
+                pass
+        result["killed"] = self.reaper.kill_leftovers()
+        files, more = self.display.watch.changes()
+        if files:
+            result["files"] = files
+            self.display.send_files(call, files)
+        if more:
+            call.dropped["files"] = more
+        self.rpc.fail_pending()
+        self.restore_stdio()
+        self.chan.hold()
+        try:
+            self.display.sync_output()
+            self.progress.flush(call)
+            result["dropped"] = dict(call.dropped)
+            with self.state_lock:
+                self.call = None
+            call.ended.set()
+            self.chan.send(result)
+        finally:
+            self.chan.release()
+
+
+def runtime_files():
+    """The source files of the runtime's own code (one function of each
+    module names it), whose frames tracebacks of user code leave out.
+    mcp_sandbox_outputs' frames stay: they tell what display() rejected."""
+    return {
+        f.__code__.co_filename
+        for f in (
+            channel.log,
+            reaper.Reaper.reap,
+            executor.exit_code,
+            display.Display.display,
+            rpc.RPC.rpc_sync,
+            main,
+        )
+    }
+
+
+def in_container():
+    """Reports whether this process runs in a Docker or Podman container."""
+    return os.path.exists("/.dockerenv") or os.path.exists("/run/.containerenv")
+
+
+def file_id(fd):
+    st = os.fstat(fd)
+    return (st.st_dev, st.st_ino)
+
+
+def main():
+    # kill(-1) is only safe in the sandbox's own PID namespace: never as
+    # root, never outside a container.
+    sandbox = "sandbox" in sys.argv[1:] and os.getuid() != 0 and in_container()
+    rt = Runtime(sandbox)
+    module = types.ModuleType("mcp_sandbox_runtime")
+    module.rpc = rt.rpc.rpc
+    module.rpc_sync = rt.rpc.rpc_sync
+    module.report_progress = rt.progress.report_progress
+    module.display = rt.display.display
+    builtins.display = rt.display.display
+    outputs.install_backend()
+    module.RPCError = rpc.RPCError
+    module.PROTOCOL = PROTOCOL
+    sys.modules["mcp_sandbox_runtime"] = module
+    signal.signal(signal.SIGINT, rt.executor.on_sigint)
+    try:
+        rt.serve()
+    finally:
+        os._exit(0)
+
+
+if __name__ in ("__main__", "__mcp_runtime__"):
+    main()
