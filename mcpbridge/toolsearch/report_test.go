@@ -46,7 +46,7 @@ func searchAblationTable(queries []searchEvalQuery, docs []Doc) string {
 // 10,000 tools) to the file MCP_SEARCHEVAL_REPORT names; scripts/bench
 // runs it and hands the file to the integration report.
 //
-//	MCP_SEARCHEVAL_REPORT=/tmp/search.md go test -count=1 -run SearchReport ./mcpbridge/toolsearch/toolsearch/
+//	MCP_SEARCHEVAL_REPORT=/tmp/search.md go test -count=1 -run SearchReport ./mcpbridge/toolsearch/
 func TestSearchReport(t *testing.T) {
 	path := os.Getenv("MCP_SEARCHEVAL_REPORT")
 	if path == "" {
@@ -56,11 +56,11 @@ func TestSearchReport(t *testing.T) {
 	docs := searchEvalCorpus(servers)
 	var b strings.Builder
 	fmt.Fprintf(&b, "## 13. Tool search: `runtime.search_tool_docs` on the evaluation set\n\n")
-	fmt.Fprintf(&b, "The evaluation of `mcpbridge/toolsearch/testdata/searcheval` (README, \"Its evaluation set\"): %d real tools of %d MCP servers from npm, "+
+	fmt.Fprintf(&b, "The evaluation of `mcpbridge/toolsearch/testdata/searcheval` ([mcpbridge/toolsearch/EVAL.md](mcpbridge/toolsearch/EVAL.md)): %d real tools of %d MCP servers from npm, "+
 		"%d queries written as an agent states a need, split by a hash of their text into `tune` (what the weights were chosen on) and "+
 		"`heldout` (never tuned on). A hit is a right answer in the first %d results, as `search_tool_docs` returns by default. "+
 		"Goal: recall@5 ≥ 0.9, recall@1 ≥ 0.7, MRR ≥ 0.8 on both splits, and ≤ 5 ms a query over 1,000 tools. "+
-		"Measured by `TestSearchReport` (package `toolsearch`) on %s, %d CPUs.\n\n", len(docs), len(servers), len(queries), searchEvalK,
+		"Measured by `TestSearchReport` (package `mcpbridge/toolsearch`) on %s, %d CPUs.\n\n", len(docs), len(servers), len(queries), searchEvalK,
 		time.Now().UTC().Format("2006-01-02"), runtime.NumCPU())
 	tallies := searchEvalTallies(queries, docs, options{}, nil)
 	b.WriteString("| split / kind of query | queries | recall@1 | recall@5 | MRR |\n|---|---|---|---|---|\n")

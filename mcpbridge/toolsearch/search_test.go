@@ -125,7 +125,7 @@ func TestSearchToolsBadInput(t *testing.T) {
 	for _, tt := range []struct{ query, want string }{
 		{"", ""},
 		{"   \t\n", ""},
-		{"'; DROP TABLE tools; --", "query"}, // SQL's words: the aliases of this (postgres') query tool hold them
+		{"'; DROP TABLE tools; --", "query"}, // SQL's words: the keywords of this (postgres') query tool hold them
 		{"{{7*7}}", ""},
 		{"</script><script>alert(1)</script>", "*"}, // its words ("script", "alert") may match
 		{"run a SQL query'; DROP TABLE users; --", "query"},

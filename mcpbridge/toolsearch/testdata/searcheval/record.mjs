@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // record.mjs records the real tools/list answers of MCP servers published
 // on npm, the fixtures of the tool-search evaluation
-// (mcpbridge/search_eval_test.go): one servers/<server>.json per server,
+// (mcpbridge/toolsearch/eval_test.go): one servers/<server>.json per server,
 //
 //   {"server": "<short name>", "package": "<npm name>", "version": "<exact>",
 //    "recorded": "<YYYY-MM-DD>", "tools": [{name, title, description, inputSchema}, ...]}
