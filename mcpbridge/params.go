@@ -1,13 +1,12 @@
 package mcpbridge
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 	"unicode/utf8"
 
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/internal/inputschema"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/pyname"
 )
 
@@ -97,7 +96,7 @@ func toolParams(schema any) ([]toolParam, error) {
 	case map[string]any:
 		props = p
 	default:
-		return nil, fmt.Errorf("%w: properties is a %s, not an object", errSchema, jsonKind(p))
+		return nil, fmt.Errorf("%w: properties is a %s, not an object", errSchema, inputschema.Kind(p))
 	}
 	if len(props) > maxToolParams {
 		return nil, fmt.Errorf("%w: %d properties, over the limit of %d", errSchema, len(props), maxToolParams)
@@ -122,7 +121,7 @@ func toolParams(schema any) ([]toolParam, error) {
 			}
 		}
 	default:
-		return nil, fmt.Errorf("%w: required is a %s, not a list", errSchema, jsonKind(r))
+		return nil, fmt.Errorf("%w: required is a %s, not a list", errSchema, inputschema.Kind(r))
 	}
 	optional := make([]string, 0, len(props)-len(required))
 	for name := range props {
@@ -151,49 +150,12 @@ func toolParams(schema any) ([]toolParam, error) {
 }
 
 // schemaObject returns schema as a JSON object, nil for no schema.
-// Anything but a map (json.RawMessage, a struct) goes through JSON.
 func schemaObject(schema any) (map[string]any, error) {
-	switch s := schema.(type) {
-	case nil:
-		return nil, nil
-	case map[string]any:
-		return s, nil
-	}
-	raw, err := json.Marshal(schema)
+	m, err := inputschema.Object(schema)
 	if err != nil {
-		return nil, fmt.Errorf("%w: encoding it: %v", errSchema, err)
+		return nil, fmt.Errorf("%w: %v", errSchema, err)
 	}
-	var v any
-	if err := json.Unmarshal(raw, &v); err != nil {
-		return nil, fmt.Errorf("%w: decoding it: %v", errSchema, err)
-	}
-	switch s := v.(type) {
-	case nil:
-		return nil, nil
-	case map[string]any:
-		return s, nil
-	default:
-		return nil, fmt.Errorf("%w: a %s, not an object", errSchema, jsonKind(s))
-	}
-}
-
-// jsonKind names the JSON kind of a decoded value.
-func jsonKind(v any) string {
-	switch v.(type) {
-	case nil:
-		return "null"
-	case bool:
-		return "boolean"
-	case float64, json.Number:
-		return "number"
-	case string:
-		return "string"
-	case []any:
-		return "list"
-	case map[string]any:
-		return "object"
-	}
-	return strconv.Quote(fmt.Sprintf("%T", v))
+	return m, nil
 }
 
 // truncateUTF8 returns s cut to at most max bytes on a rune boundary,

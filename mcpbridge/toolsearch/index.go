@@ -1,10 +1,11 @@
 package toolsearch
 
 import (
-	"encoding/json"
 	"math"
 	"slices"
 	"strings"
+
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/internal/inputschema"
 )
 
 // The fields of a tool a search looks at.
@@ -227,26 +228,10 @@ func schemaProps(schema any) []schemaProp {
 	return out
 }
 
-// schemaProperties is the "properties" object of a JSON schema given as a
-// map, or as anything that encodes as a JSON object; nil when it has none.
+// schemaProperties is the "properties" object of a tool's input schema;
+// nil when it has none or is no object.
 func schemaProperties(schema any) map[string]any {
-	if schema == nil {
-		return nil
-	}
-	m, ok := schema.(map[string]any)
-	if !ok {
-		raw, err := json.Marshal(schema)
-		if err != nil {
-			return nil
-		}
-		var v any
-		if json.Unmarshal(raw, &v) != nil {
-			return nil
-		}
-		if m, ok = v.(map[string]any); !ok {
-			return nil
-		}
-	}
+	m, _ := inputschema.Object(schema)
 	props, _ := m["properties"].(map[string]any)
 	return props
 }
