@@ -10,8 +10,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"path"
 	"sort"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -58,8 +60,12 @@ type Policy struct {
 	// RedactKeys adds argument keys (globs) to those whose values audit
 	// records hide.
 	RedactKeys []string `json:"redact_keys"`
+	// NetworkSection is the "network" section as written (see
+	// network.go); Network gives it parsed.
+	NetworkSection *NetworkSection `json:"network"`
 
-	source string // the file, for messages
+	source  string   // the file, for messages
+	network *Network // NetworkSection parsed, nil without one
 }
 
 // A ServerRule is the policy of the servers an entry of "servers" names.
@@ -78,8 +84,14 @@ type ServerRule struct {
 
 // parse parses a policy file's content, JSON or (when name ends in
 // .toml) TOML. Unknown keys, invalid globs, invalid UTF-8, an empty or
-// huge file are errors: a policy is taken whole or not at all.
+// huge file are errors: a policy is taken whole or not at all. ${NAME}
+// in the network section's inject values come from the environment.
 func parse(data []byte, name string) (*Policy, error) {
+	return parseWith(data, name, os.LookupEnv)
+}
+
+// parseWith is parse with the environment given by lookup.
+func parseWith(data []byte, name string, lookup func(string) (string, bool)) (*Policy, error) {
 	if len(data) > maxPolicyBytes {
 		return nil, fmt.Errorf("it is %d bytes; at most %d are read", len(data), maxPolicyBytes)
 	}
@@ -89,7 +101,8 @@ func parse(data []byte, name string) (*Policy, error) {
 	if !utf8.Valid(data) {
 		return nil, errors.New("it is not valid UTF-8")
 	}
-	if strings.HasSuffix(name, ".toml") {
+	src, isTOML := data, strings.HasSuffix(name, ".toml")
+	if isTOML {
 		var doc map[string]any
 		if err := toml.Unmarshal(data, &doc); err != nil {
 			return nil, err
@@ -103,23 +116,46 @@ func parse(data []byte, name string) (*Policy, error) {
 	dec.DisallowUnknownFields()
 	p := &Policy{}
 	if err := dec.Decode(p); err != nil {
+		if isTOML {
+			return nil, sourcePosition(src, true, err)
+		}
 		return nil, jsonPosition(data, err)
 	}
 	if dec.More() {
 		return nil, errors.New("it holds more than one JSON value")
 	}
 	p.source = name
-	return p, p.validate()
+	if err := p.validate(); err != nil {
+		return nil, err
+	}
+	if p.NetworkSection != nil {
+		n, err := parseNetwork(p.NetworkSection, lookup)
+		if err != nil {
+			return nil, sourcePosition(src, isTOML, err)
+		}
+		p.network = n
+	}
+	return p, nil
 }
 
-// jsonPosition adds the line and column to a JSON syntax error.
+// jsonPosition adds the line and column to a JSON syntax or type
+// error, and to the other errors sourcePosition can place.
 func jsonPosition(data []byte, err error) error {
 	var se *json.SyntaxError
-	if !errors.As(err, &se) {
-		return err
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &se):
+		return atOffset(data, int(se.Offset), err)
+	case errors.As(err, &te) && te.Offset > 0:
+		return atOffset(data, int(te.Offset), err)
 	}
+	return sourcePosition(data, false, err)
+}
+
+// atOffset adds to err the line and column of the byte at off of data.
+func atOffset(data []byte, off int, err error) error {
 	line, col := 1, 1
-	for _, c := range data[:min(int(se.Offset), len(data))] {
+	for _, c := range data[:max(0, min(off, len(data)))] {
 		if c == '\n' {
 			line, col = line+1, 1
 		} else {
@@ -127,6 +163,67 @@ func jsonPosition(data []byte, err error) error {
 		}
 	}
 	return fmt.Errorf("line %d, column %d: %w", line, col, err)
+}
+
+// sourcePosition adds the line and column of what err is about, when it
+// can tell, to an unknown key or an error in the network section; src is
+// the file as written (TOML when toml). It finds the place by its text:
+// the value as written, else the key, after the first "network".
+func sourcePosition(src []byte, toml bool, err error) error {
+	var ne *networkError
+	if errors.As(err, &ne) {
+		base := bytes.Index(src, []byte("network"))
+		if base < 0 {
+			return err
+		}
+		if ne.needle != "" {
+			for _, q := range []string{strconv.Quote(ne.needle), "'" + ne.needle + "'"} {
+				if i := bytes.Index(src[base:], []byte(q)); i >= 0 {
+					return atOffset(src, base+i, err)
+				}
+			}
+		}
+		if i := keyIndex(src[base:], ne.key, toml); i >= 0 {
+			return atOffset(src, base+i, err)
+		}
+		return err
+	}
+	msg := err.Error()
+	if _, key, ok := strings.Cut(msg, "unknown field "); ok {
+		if k, uerr := strconv.Unquote(key); uerr == nil {
+			if i := keyIndex(src, k, toml); i >= 0 {
+				return atOffset(src, i, err)
+			}
+		}
+	}
+	return err
+}
+
+// keyIndex finds where key is written as a key in src: "key" in JSON,
+// key or "key" followed by =, ] or . in TOML; -1 when it is not.
+func keyIndex(src []byte, key string, toml bool) int {
+	if !toml {
+		return bytes.Index(src, []byte(strconv.Quote(key)))
+	}
+	for _, k := range []string{strconv.Quote(key), key} {
+		for off := 0; ; {
+			i := bytes.Index(src[off:], []byte(k))
+			if i < 0 {
+				break
+			}
+			at := off + i
+			rest := bytes.TrimLeft(src[at+len(k):], " \t")
+			before := byte('\n')
+			if at > 0 {
+				before = src[at-1]
+			}
+			if len(rest) > 0 && bytes.IndexByte([]byte("=]."), rest[0]) >= 0 && bytes.IndexByte([]byte("\n \t[.{,"), before) >= 0 {
+				return at
+			}
+			off = at + len(k)
+		}
+	}
+	return -1
 }
 
 // validate checks the limits and every glob of p.
