@@ -387,7 +387,7 @@ func parseEntry(s string) (entry, error) {
 		return e, errors.New("it names no host")
 	}
 	switch {
-	case strings.ContainsAny(host, ":/") || bracketed:
+	case strings.ContainsAny(host, ":/") || bracketed || isAddr(host):
 		if !strings.Contains(host, "/") {
 			a, err := netip.ParseAddr(host)
 			if err != nil {
@@ -446,6 +446,11 @@ func parseEntry(s string) (entry, error) {
 	return e, nil
 }
 
+func isAddr(s string) bool {
+	_, err := netip.ParseAddr(s)
+	return err == nil
+}
+
 func parsePort(s string) (int, error) {
 	if s == "" {
 		return 0, errors.New("its port is empty")
@@ -494,7 +499,7 @@ func checkName(n string) error {
 // Such a host is no host name; the network policy refuses it without
 // any lookup. "127.0.0.1" itself is an IP address, not such a spelling.
 func IsNumericIPv4Spelling(host string) bool {
-	if a, err := netip.ParseAddr(host); err == nil && a.Is4() {
+	if isAddr(host) || strings.Contains(host, ":") {
 		return false
 	}
 	h := strings.TrimSuffix(host, ".")
