@@ -158,3 +158,44 @@ func nonNil(s []string) []string {
 	}
 	return s
 }
+
+// An Egress is the record of one connection sandbox code made through the
+// egress gateway ("event": "egress"). It never holds a header's value.
+type Egress struct {
+	Host     string // as the code named it
+	Port     int
+	Address  string // the address dialled; "": none
+	Method   string // of the request, where the gateway saw it; "": unseen
+	Path     string // of the request, without its query; "": unseen
+	Sent     int64  // bytes from the sandbox to the host
+	Received int64  // bytes from the host to the sandbox
+	Began    time.Time
+	Outcome  string // allowed, denied or error
+	Rule     string // the policy entry that decided; "": none
+	Reason   string // why a connection was denied or failed; "": none
+	Session  string // the bridge's client session; "": none
+}
+
+// Egress writes the record of a connection through the egress gateway; a
+// nil *Log writes nothing.
+func (a *Log) Egress(r Egress) {
+	if a == nil {
+		return
+	}
+	rec := map[string]any{
+		"event":       "egress",
+		"host":        r.Host,
+		"port":        r.Port,
+		"bytes_out":   r.Sent,
+		"bytes_in":    r.Received,
+		"duration_ms": time.Since(r.Began).Milliseconds(),
+		"outcome":     r.Outcome,
+	}
+	for k, v := range map[string]string{"address": r.Address, "method": r.Method, "path": r.Path, "rule": r.Rule, "reason": r.Reason} {
+		if v != "" {
+			rec[k] = v
+		}
+	}
+	addSession(rec, r.Session, "")
+	a.write(rec)
+}

@@ -1,0 +1,282 @@
+package egress
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/netip"
+	"net/textproto"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/audit"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/policy"
+)
+
+// Outcomes of a connection, in records and metrics.
+const (
+	outcomeAllowed = "allowed"
+	outcomeDenied  = "denied"
+	outcomeError   = "error"
+)
+
+// A conversation is what the gateway learns of one connection, for its
+// record.
+type conversation struct {
+	audit.Egress
+	network *policy.Network
+	note    string // where the policy is, for refusals: " (in FILE)"
+}
+
+// Serve handles one connection sandbox code opened to its proxy
+// endpoint: a CONNECT (a tunnel) or a request in absolute form (plain
+// HTTP), decided by the network policy in force; it closes conn.
+func (c *Client) Serve(conn net.Conn) {
+	defer conn.Close()
+	defer c.track(conn)()
+	cv := &conversation{Egress: audit.Egress{Began: time.Now(), Session: c.session}}
+	defer c.finish(cv)
+	p, perr := c.g.opts.Policy()
+	if perr == nil {
+		n := p.Network()
+		cv.network, cv.note = n, p.SourceNote()
+		if open := c.open.Add(1); open > int64(n.MaxConnections()) {
+			defer c.open.Add(-1)
+			cv.Outcome, cv.Reason = outcomeDenied, fmt.Sprintf("too many connections: the network policy allows %d at once", n.MaxConnections())
+			refuse(conn, http.StatusTooManyRequests, cv.Reason)
+			return
+		}
+		defer c.open.Add(-1)
+	}
+	conn.SetReadDeadline(time.Now().Add(headTimeout))
+	lim := &headLimit{r: conn, left: maxHeadBytes}
+	br := bufio.NewReaderSize(lim, 16<<10)
+	req, hostHeader, err := readRequest(br, lim)
+	if err != nil {
+		cv.Outcome, cv.Reason = outcomeDenied, err.Error()
+		status := http.StatusBadRequest
+		if errors.Is(err, errHeadTooLarge) {
+			status = http.StatusRequestHeaderFieldsTooLarge
+		}
+		refuse(conn, status, cv.Reason)
+		return
+	}
+	conn.SetReadDeadline(time.Time{})
+	cv.Method = req.Method
+	if perr != nil {
+		cv.Outcome, cv.Reason = outcomeDenied, perr.Error()
+		refuse(conn, http.StatusForbidden, cv.Reason)
+		return
+	}
+	if req.Method == http.MethodConnect {
+		c.tunnel(conn, br, req, cv)
+		return
+	}
+	c.forward(conn, req, hostHeader, cv)
+}
+
+// finish writes cv's record and counts it.
+func (c *Client) finish(cv *conversation) {
+	if cv.Outcome == "" {
+		cv.Outcome = outcomeAllowed
+	}
+	if m := c.g.opts.Metrics; m != nil {
+		m.Connection(cv.Outcome)
+	}
+	c.g.opts.Audit.Egress(cv.Egress)
+	if cv.Outcome != outcomeAllowed {
+		c.g.log.Info("egress refused", "session", c.session, "host", cv.Host, "port", cv.Port, "outcome", cv.Outcome, "reason", cv.Reason)
+	}
+}
+
+// errHeadTooLarge reports a request line and headers over maxHeadBytes.
+var errHeadTooLarge = fmt.Errorf("request line and headers over %d bytes", maxHeadBytes)
+
+// A headLimit reads at most left bytes while a request's head is read,
+// then any number.
+type headLimit struct {
+	r    io.Reader
+	left int64 // < 0: no limit
+	head bytes.Buffer
+}
+
+func (l *headLimit) Read(p []byte) (int, error) {
+	if l.left < 0 {
+		return l.r.Read(p)
+	}
+	if l.left == 0 {
+		return 0, errHeadTooLarge
+	}
+	if int64(len(p)) > l.left {
+		p = p[:l.left]
+	}
+	n, err := l.r.Read(p)
+	l.left -= int64(n)
+	l.head.Write(p[:n])
+	return n, err
+}
+
+// readRequest reads a request's head from br (lim bounding it) and
+// returns the request and the Host header as the client sent it.
+func readRequest(br *bufio.Reader, lim *headLimit) (*http.Request, string, error) {
+	req, err := http.ReadRequest(br)
+	if err != nil {
+		if errors.Is(err, errHeadTooLarge) || lim.left == 0 {
+			return nil, "", errHeadTooLarge
+		}
+		return nil, "", fmt.Errorf("reading the request: %v", err)
+	}
+	// ReadRequest takes an absolute URL's host over the Host header:
+	// the header as sent is read from the head itself.
+	raw := lim.head.Bytes()
+	lim.left = -1
+	defer lim.head.Reset()
+	host := ""
+	if end := bytes.Index(raw, []byte("\r\n\r\n")); end >= 0 {
+		tp := textproto.NewReader(bufio.NewReader(bytes.NewReader(raw[:end+4])))
+		tp.ReadLine() // the request line
+		if h, err := tp.ReadMIMEHeader(); err == nil {
+			host = h.Get("Host")
+		}
+	}
+	return req, host, nil
+}
+
+// refuse answers conn with status and why, in the reason phrase and the
+// body alike (clients such as urllib show the phrase).
+func refuse(conn net.Conn, status int, why string) {
+	phrase := strings.Map(func(r rune) rune {
+		if r < ' ' || r == 0x7f {
+			return ' '
+		}
+		return r
+	}, why)
+	body := phrase + "\n"
+	conn.SetWriteDeadline(time.Now().Add(headTimeout))
+	fmt.Fprintf(conn, "HTTP/1.1 %d %s\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s",
+		status, phrase, len(body), body)
+}
+
+// splitTarget splits "host:port" (IPv6 in brackets); defPort is used
+// when there is no port and defPort > 0.
+func splitTarget(hostport string, defPort int) (string, int, error) {
+	host, portText, err := net.SplitHostPort(hostport)
+	if err != nil {
+		if defPort > 0 && !strings.Contains(strings.Trim(hostport, "[]"), ":") {
+			return strings.ToLower(hostport), defPort, nil
+		}
+		if defPort > 0 && strings.HasPrefix(hostport, "[") && strings.HasSuffix(hostport, "]") {
+			return hostport[1 : len(hostport)-1], defPort, nil
+		}
+		return "", 0, fmt.Errorf("the target %q is not host:port", hostport)
+	}
+	port, err := strconv.Atoi(portText)
+	if err != nil || port < 1 || port > 65535 {
+		return "", 0, fmt.Errorf("the target %q has no valid port", hostport)
+	}
+	if host == "" {
+		return "", 0, fmt.Errorf("the target %q has no host", hostport)
+	}
+	return strings.ToLower(host), port, nil
+}
+
+// A refusal is a decision against a connection.
+type refusal struct {
+	status int
+	why    string
+	rule   string
+}
+
+func (r *refusal) Error() string { return r.why }
+
+// resolve decides whether host:port may be reached and returns the
+// addresses to dial, each checked; a refusal says why not.
+func (c *Client) resolve(n *policy.Network, host string, port int) ([]netip.Addr, string, error) {
+	target := net.JoinHostPort(host, strconv.Itoa(port))
+	d := n.CheckName(host, port)
+	if !d.Allowed {
+		return nil, d.Rule, &refusal{http.StatusForbidden, naming(target, d.Reason), d.Rule}
+	}
+	var addrs []netip.Addr
+	if ip, err := netip.ParseAddr(host); err == nil {
+		addrs = []netip.Addr{ip}
+	} else {
+		ctx, cancel := context.WithTimeout(context.Background(), n.ConnectTimeout())
+		defer cancel()
+		addrs, err = c.g.opts.Resolver.LookupNetIP(ctx, "ip", host)
+		if err != nil || len(addrs) == 0 {
+			return nil, d.Rule, &refusal{http.StatusBadGateway, fmt.Sprintf("%s: resolving %s: %v", target, host, err), d.Rule}
+		}
+	}
+	for _, a := range addrs {
+		if ad := n.CheckAddr(host, port, a); !ad.Allowed {
+			return nil, ad.Rule, &refusal{http.StatusForbidden, naming(fmt.Sprintf("%s (%s)", target, a), ad.Reason), ad.Rule}
+		}
+	}
+	return addrs, d.Rule, nil
+}
+
+// naming returns why, beginning with target unless it does.
+func naming(target, why string) string {
+	if strings.HasPrefix(why, target) {
+		return why
+	}
+	return target + ": " + why
+}
+
+// dial connects to the first of addrs that answers within the policy's
+// connect timeout.
+func (c *Client) dial(n *policy.Network, addrs []netip.Addr, port int) (net.Conn, netip.AddrPort, error) {
+	var last error
+	for _, a := range addrs {
+		ap := netip.AddrPortFrom(a, uint16(port))
+		ctx, cancel := context.WithTimeout(context.Background(), n.ConnectTimeout())
+		up, err := c.g.opts.Dialer.DialContext(ctx, "tcp", ap.String())
+		cancel()
+		if err == nil {
+			return up, ap, nil
+		}
+		last = err
+	}
+	return nil, netip.AddrPort{}, fmt.Errorf("connecting: %v", last)
+}
+
+// decideAndDial resolves and dials host:port for cv, recording what it
+// learns; on failure it answers conn and returns nil.
+func (c *Client) decideAndDial(conn net.Conn, host string, port int, cv *conversation) net.Conn {
+	cv.Host, cv.Port = host, port
+	addrs, rule, err := c.resolve(cv.network, host, port)
+	cv.Rule = rule
+	if err != nil {
+		var r *refusal
+		if errors.As(err, &r) && r.status == http.StatusForbidden {
+			cv.Outcome = outcomeDenied
+		} else {
+			cv.Outcome = outcomeError
+		}
+		cv.Reason = err.Error()
+		if cv.Outcome == outcomeDenied && !strings.Contains(cv.Reason, cv.note) {
+			cv.Reason += cv.note
+		}
+		status := http.StatusBadGateway
+		if r != nil {
+			status = r.status
+		}
+		refuse(conn, status, cv.Reason)
+		return nil
+	}
+	up, ap, err := c.dial(cv.network, addrs, port)
+	if err != nil {
+		cv.Outcome, cv.Reason = outcomeError, fmt.Sprintf("%s: %v", net.JoinHostPort(host, strconv.Itoa(port)), err)
+		refuse(conn, http.StatusBadGateway, cv.Reason)
+		return nil
+	}
+	cv.Address = ap.String()
+	return up
+}
