@@ -105,7 +105,9 @@ for route in (lambda: runtime.call_tool('stub', 'crash', {}), lambda: getattr(mc
         print('MCPError', e)
 print([h['tool'] for h in runtime.search_tool_docs_sync('exit the server process', limit=10) if h['server'] == 'stub'])`})
 	wantDenied := `MCPError refused by the tool policy: stub.crash is denied: servers["stub"].deny "crash" (in `
-	if !strings.HasPrefix(text, "False True\n") || strings.Contains(text, "'crash'") || strings.Count(text, wantDenied) != 2 {
+	// A denied name is in no list, but naming it gives a function (whose
+	// call the bridge refuses), so hasattr is True.
+	if !strings.HasPrefix(text, "True True\n") || strings.Contains(text, "'crash'") || strings.Count(text, wantDenied) != 2 {
 		t.Fatalf("a denied tool:\n%s", text)
 	}
 	text = run(map[string]any{"code": `print(await mcp_stub.get_sum(a=40, b=2))
@@ -142,9 +144,9 @@ except MCPError as e:
 			t.Errorf("record %v", rec)
 		}
 	}
-	// The proxy's refusal of a denied name is raised in the sandbox, with
-	// no call of the bridge: one record, of runtime.call_tool's.
-	want := map[string]int{"crash denied": 1, "get-sum accepted": 1, "get-sum ok": 1, "get-sum declined": 1, "echo ok": 4, "echo denied": 1}
+	// The bridge refuses the denied tool by both routes, proxy object and
+	// runtime.call_tool: a record of each.
+	want := map[string]int{"crash denied": 2, "get-sum accepted": 1, "get-sum ok": 1, "get-sum declined": 1, "echo ok": 4, "echo denied": 1}
 	if runs != 6 || len(outcomes) != len(want) {
 		t.Fatalf("%d run_python records, tool calls %v; want 6, %v", runs, outcomes, want)
 	}
@@ -277,5 +279,73 @@ func TestPolicyLateAnswerByInputRequests(t *testing.T) {
 	}
 	if _, text, _ := call(t, cs, map[string]any{"code": "print('next')"}); text != "next" {
 		t.Fatalf("the session after a late answer: %q", text)
+	}
+}
+
+// TestPolicyDeniedToolsAreRefusedByTheBridge calls denied tools by every
+// route sandbox code has: the proxy object (by name and by alias),
+// runtime.call_tool, a tool outside an allow list and a tool of a server
+// the policy forbids to load. The bridge refuses each, and each refusal
+// is one denied audit record, with the rule: the sandbox refuses none
+// itself.
+func TestPolicyDeniedToolsAreRefusedByTheBridge(t *testing.T) {
+	const text = `{"servers": {"stub": {"allow": ["echo", "get-sum", "crash"], "deny": ["crash", "get-*"]}, "Stub Two": {"load": false}}}`
+	cs, auditPath := policyBridge(t, text, nil)
+	policyFile := filepath.Join(filepath.Dir(auditPath), "policy.json")
+	_, out, _ := call(t, cs, map[string]any{"servers": []string{"stub"}, "code": `from mcp import runtime
+print(sorted(n for n in dir(mcp_stub)), hasattr(mcp_stub, 'nope'))
+routes = [
+    ('proxy', lambda: mcp_stub.crash()),
+    ('alias', lambda: mcp_stub.get_sum(a=1, b=2)),
+    ('name', lambda: getattr(mcp_stub, 'get-sum')(arguments={'a': 3, 'b': 4})),
+    ('call_tool', lambda: runtime.call_tool('stub', 'crash', {})),
+    ('allow', lambda: runtime.call_tool('stub', 'read_text_file', {'path': '/x'})),
+    ('load', lambda: runtime.call_tool('Stub Two', 'echo', {'message': 'm'})),
+]
+for route, fn in routes:
+    try:
+        await fn()
+    except MCPError as e:
+        print(route, type(e).__name__, isinstance(e, AttributeError), e)
+print(await mcp_stub.echo(message='still fine'))`})
+	note := " (in " + policyFile + ")"
+	want := strings.Join([]string{
+		"['echo'] False",
+		`proxy MCPToolDenied True refused by the tool policy: stub.crash is denied: servers["stub"].deny "crash"` + note,
+		`alias MCPToolDenied True refused by the tool policy: stub.get-sum is denied: servers["stub"].deny "get-*"` + note,
+		`name MCPToolDenied True refused by the tool policy: stub.get-sum is denied: servers["stub"].deny "get-*"` + note,
+		`call_tool MCPError False refused by the tool policy: stub.crash is denied: servers["stub"].deny "crash"` + note,
+		`allow MCPError False refused by the tool policy: stub.read_text_file is denied: servers["stub"].allow lists no glob it matches` + note,
+		`load MCPError False refused by the tool policy: the server 'Stub Two' may not be loaded: servers["Stub Two"].load is false` + note,
+		"still fine",
+	}, "\n")
+	if out != want {
+		t.Errorf("denied calls:\n%s\nwant:\n%s", out, want)
+	}
+
+	type record struct{ server, tool, rule, err string }
+	var denied []record
+	for _, rec := range auditRecords(t, auditPath) {
+		if rec["event"] == "tool_call" && rec["outcome"] == "denied" {
+			rule, _ := rec["rule"].(string)
+			msg, _ := rec["error"].(string)
+			denied = append(denied, record{rec["server"].(string), rec["tool"].(string), rule, msg})
+		}
+	}
+	wantDenied := []record{
+		{"stub", "crash", `servers["stub"].deny "crash"`, `refused by the tool policy: stub.crash is denied: servers["stub"].deny "crash"` + note},
+		{"stub", "get-sum", `servers["stub"].deny "get-*"`, `refused by the tool policy: stub.get-sum is denied: servers["stub"].deny "get-*"` + note},
+		{"stub", "get-sum", `servers["stub"].deny "get-*"`, `refused by the tool policy: stub.get-sum is denied: servers["stub"].deny "get-*"` + note},
+		{"stub", "crash", `servers["stub"].deny "crash"`, `refused by the tool policy: stub.crash is denied: servers["stub"].deny "crash"` + note},
+		{"stub", "read_text_file", `servers["stub"].allow lists no glob it matches`, `refused by the tool policy: stub.read_text_file is denied: servers["stub"].allow lists no glob it matches` + note},
+		{"Stub Two", "echo", `servers["Stub Two"].load is false`, `refused by the tool policy: the server 'Stub Two' may not be loaded: servers["Stub Two"].load is false` + note},
+	}
+	if len(denied) != len(wantDenied) {
+		t.Fatalf("denied audit records:\n%q\nwant:\n%q", denied, wantDenied)
+	}
+	for i := range wantDenied {
+		if denied[i] != wantDenied[i] {
+			t.Errorf("denied audit record %d: %q, want %q", i, denied[i], wantDenied[i])
+		}
 	}
 }

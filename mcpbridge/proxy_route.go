@@ -170,7 +170,10 @@ func (r proxyRoute) call(ctx context.Context, name, tool string, args map[string
 }
 
 // denied maps the name and the alias of each tool of server name that
-// the policy denies to the refusal a call of it gets; nil when none is.
+// the policy denies to the tool's name; nil when none is. The sandbox
+// makes each a proxy function all the same, whose call goes to the
+// bridge, which refuses it (call) and writes its audit record: the
+// sandbox knows which names are denied, not why, and refuses nothing.
 func (r proxyRoute) denied(ctx context.Context, name, alias string) map[string]string {
 	p, err := r.b.policy.Current()
 	if err != nil || p.RuleFor(name) == nil {
@@ -182,15 +185,34 @@ func (r proxyRoute) denied(ctx context.Context, name, alias string) map[string]s
 	}
 	out := map[string]string{}
 	for _, d := range toolDocs(name, alias, all, false) {
-		if v := p.Decide(name, d.Tool); v.Kind == policy.Deny {
-			msg := fmt.Sprintf("%v: %s.%s is denied: %s%s", ErrPolicy, name, d.Tool, v.Rule, p.SourceNote())
-			out[d.Tool], out[d.ToolAlias] = msg, msg
+		if p.Decide(name, d.Tool).Kind == policy.Deny {
+			out[d.Tool], out[d.ToolAlias] = d.Tool, d.Tool
 		}
 	}
 	if len(out) == 0 {
 		return nil
 	}
 	return out
+}
+
+// refuseUnloaded refuses a call of tool of server name, which the session
+// has not loaded, when the policy forbids loading that server, and writes
+// the denied audit record of the call; nil when it does not (the call is
+// refused all the same, the server not being available, but not by the
+// policy).
+func (r proxyRoute) refuseUnloaded(name, tool string, args map[string]any) error {
+	began := time.Now()
+	p, err := r.b.policy.Current()
+	if err != nil {
+		return nil
+	}
+	ok, rule := p.MayLoad(name)
+	if ok {
+		return nil
+	}
+	err = loadRefusal(p, name)
+	r.b.auditToolCall(r.cs, p, name, tool, args, began, outcomeDenied, err, "rule", rule)
+	return err
 }
 
 // loadRefusal returns why the policy forbids loading server, or nil.

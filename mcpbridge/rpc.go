@@ -58,14 +58,19 @@ func (b *Bridge) rpcHandler(cs *clientSession) func(context.Context, json.RawMes
 			}
 			return map[string]any{"tools": tools}, nil
 		case "call_tool":
+			if req.Arguments == nil {
+				req.Arguments = map[string]any{}
+			}
 			if !state.has(req.Server) {
+				// A server the policy forbids is refused as such, and
+				// audited, as every call the policy refuses is.
+				if err := proxies.refuseUnloaded(req.Server, req.Tool, req.Arguments); err != nil {
+					return nil, err
+				}
 				return nil, notAvailable(req.Server)
 			}
 			if req.Tool == "" {
 				return nil, fmt.Errorf("missing tool name")
-			}
-			if req.Arguments == nil {
-				req.Arguments = map[string]any{}
 			}
 			res, err := proxies.call(ctx, req.Server, req.Tool, req.Arguments)
 			if err != nil {

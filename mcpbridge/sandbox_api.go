@@ -71,8 +71,10 @@ type serverMeta struct {
 	Cwd         string     `json:"cwd"`
 	Tools       []toolMeta `json:"tools"`
 	// Denied maps the names and aliases of the tools the policy denies
-	// to why, so that naming one raises MCPError with the rule, not an
-	// AttributeError; they are in no list, doc or search.
+	// to their names: naming one gives a proxy function whose call the
+	// bridge refuses, with a denied audit record, and which then raises
+	// MCPToolDenied with the bridge's message (not an AttributeError
+	// saying there is no such tool). They are in no list, doc or search.
 	Denied map[string]string `json:"denied,omitempty"`
 }
 

@@ -50,7 +50,8 @@ class MCPError(RuntimeError):
 
 class MCPToolDenied(MCPError, AttributeError):
     """A tool the bridge's tool policy denies: it is in no list, doc or
-    search, and naming it on a server's proxy raises this, with the rule."""
+    search, and a call of it through a server's proxy, which the bridge
+    refuses, raises this, with the bridge's message naming the rule."""
 
 
 class MCPArgumentError(MCPError, TypeError):
@@ -199,8 +200,44 @@ def tool_proxy(server, meta):
     return proxy
 
 
+# POLICY_REFUSAL begins the bridge's message for a call its tool policy
+# refuses (policy.ErrRefused); a denied tool's is POLICY_REFUSAL + ": " +
+# "<server>.<tool> is denied: <rule>".
+POLICY_REFUSAL = "refused by the tool policy"
+
+
+def denied_tool_proxy(server, tool, name):
+    """The async function that calls tool of server, a tool the policy
+    denies (named name on the server's proxy). The sandbox refuses nothing
+    itself: the call goes to the bridge, which refuses it, writes its
+    audit record and says why; that refusal is raised as MCPToolDenied
+    (any other answer as a call of any tool has it). Its arguments are
+    checked as those of a tool without parameters: keywords only."""
+    params = Parameters(name, [])
+    denial = "%s: %s.%s is denied: " % (POLICY_REFUSAL, server, tool)
+
+    async def proxy(*args, **kwargs):
+        arguments = params.bind(args, kwargs)
+        try:
+            res = await request_async({"type": "call_tool", "server": server, "tool": tool, "arguments": arguments})
+        except MCPError as e:
+            if str(e).startswith(denial):
+                raise MCPToolDenied(str(e)) from None
+            raise
+        return unwrap(server, tool, res.get("result"))
+
+    proxy.__name__ = proxy.__qualname__ = name
+    proxy.__doc__ = "MCP tool %r of server %r, which the tool policy denies: the bridge refuses its calls." % (tool, server)
+    return proxy
+
+
 class ServerProxy:
-    """The tools of one loaded MCP server, as async methods."""
+    """The tools of one loaded MCP server, as async methods.
+
+    A tool the policy denies (the metadata's "denied": names and aliases
+    to tool names) is in no dir(), but naming it gives a function all the
+    same (so hasattr is True for it), whose call the bridge refuses, with
+    an audit record, raising MCPToolDenied."""
 
     def __init__(self, meta):
         self._meta = meta
@@ -209,6 +246,7 @@ class ServerProxy:
             fn = tool_proxy(meta["name"], t)
             self._tools[t["alias"]] = fn
             self._tools.setdefault(t["name"], fn)
+        self._denied = {n: denied_tool_proxy(meta["name"], tool, n) for n, tool in (meta.get("denied") or {}).items()}
         if "list_tools" not in self._tools:
             # As the original's proxies: await mcp_<alias>.list_tools()
             # (a tool of that name wins).
@@ -222,9 +260,9 @@ class ServerProxy:
         tools = self.__dict__.get("_tools", {})
         if name in tools:
             return tools[name]
-        denied = self.__dict__.get("_meta", {}).get("denied") or {}
+        denied = self.__dict__.get("_denied", {})
         if name in denied:
-            raise MCPToolDenied(denied[name])
+            return denied[name]
         raise AttributeError(
             "MCP server %r has no tool %r; its tools: %s"
             % (self.__dict__.get("_meta", {}).get("name"), name, ", ".join(t["alias"] for t in self._meta.get("tools", [])))

@@ -168,3 +168,12 @@ func corpusInputs(t *testing.T, target string) []string {
 	}
 	return out
 }
+
+// TestSandboxKnowsPolicyRefusals checks that the sandbox API tells a
+// denied tool's refusal by the text the bridge's refusals begin with.
+func TestSandboxKnowsPolicyRefusals(t *testing.T) {
+	want := "POLICY_REFUSAL = " + strconv.Quote(ErrPolicy.Error()) + "\n"
+	if !strings.Contains(sandboxAPI, want) {
+		t.Fatalf("sandbox_api.py has no line %q", want)
+	}
+}

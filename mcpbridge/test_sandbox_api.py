@@ -262,6 +262,88 @@ class ToolProxyTest(APITest):
         self.assertEqual(str(cm.exception), "unreadable() takes keyword arguments only: none")
 
 
+class DeniedToolTest(APITest):
+    """Tools the policy denies: in no list, but a call of one goes to the
+    bridge, which refuses it (and audits it); the sandbox refuses nothing."""
+
+    DENIAL = 'refused by the tool policy: stub.get-sum is denied: servers["stub"].deny "get-*" (in /p/policy.json)'
+
+    def setUp(self):
+        super().setUp()
+        meta = server("stub", tools=[ECHO])
+        meta["denied"] = {"get-sum": "get-sum", "get_sum": "get-sum", "crash": "crash"}
+        self.configure(meta)
+        self.proxy = self.ns["mcp_stub"]
+
+    def refuse(self, message):
+        def handler(payload):
+            raise RPCError(message)
+
+        self.answer(handler)
+
+    def test_in_no_list(self):
+        self.assertEqual(dir(self.proxy), ["echo"])
+        self.assertEqual(repr(self.proxy), "<MCP server 'stub': 1 tools>")
+        self.assertEqual([t["name"] for t in self.runtime.list_tools_sync("stub")], ["echo"])
+        self.assertEqual([t["name"] for t in self.runtime.describe_server("stub")["tools"]], ["echo"])
+        self.assertNotIn("denied", self.runtime.describe_server("stub"))
+        mod = sys.modules["mcp.servers.stub"]
+        self.assertEqual(mod.__all__, ["echo"])
+        self.assertFalse(hasattr(mod, "get_sum"))
+
+    def test_naming_one_gives_a_function_and_asks_nothing(self):
+        # hasattr is True: the name is a function, whose call the bridge refuses.
+        self.assertTrue(hasattr(self.proxy, "get_sum"))
+        fn = self.proxy.get_sum
+        self.assertTrue(inspect.iscoroutinefunction(fn))
+        self.assertEqual(fn.__name__, "get_sum")
+        self.assertIn("denies", fn.__doc__)
+        self.assertTrue(callable(getattr(self.proxy, "get-sum")))
+        self.assertFalse(hasattr(self.proxy, "nope"))
+        self.assertEqual(HOST.payloads, [])
+
+    def test_a_call_goes_to_the_bridge_which_refuses_it(self):
+        self.refuse(self.DENIAL)
+        for fn in (self.proxy.get_sum, getattr(self.proxy, "get-sum")):
+            with self.assertRaises(api.MCPToolDenied) as cm:
+                run(fn(a=1, arguments={"b": 2}))
+            e = cm.exception
+            self.assertIsInstance(e, api.MCPError)
+            self.assertIsInstance(e, AttributeError)
+            self.assertEqual(str(e), self.DENIAL)
+            self.assertTrue(e.__suppress_context__)
+        want = {"type": "call_tool", "server": "stub", "tool": "get-sum", "arguments": {"a": 1, "b": 2}}
+        self.assertEqual(HOST.payloads, [want, want])
+        # Caught as the AttributeError it was raised as before.
+        self.refuse('refused by the tool policy: stub.crash is denied: servers["stub"].deny "crash"')
+        with self.assertRaises(AttributeError):
+            run(self.proxy.crash())
+        self.assertEqual(HOST.payloads[-1], {"type": "call_tool", "server": "stub", "tool": "crash", "arguments": {}})
+
+    def test_other_refusals_are_mcp_errors(self):
+        for message in (
+            "refused by the tool policy: more than 3 proxied tool calls in one run_python call (max_tool_calls)",
+            "refused by the tool policy: stub.get-sum was declined by the user (decline)",
+            "the call ended before the host answered",
+        ):
+            self.refuse(message)
+            with self.assertRaises(api.MCPError) as cm:
+                run(self.proxy.get_sum())
+            self.assertNotIsInstance(cm.exception, api.MCPToolDenied)
+            self.assertEqual(str(cm.exception), message)
+
+    def test_a_call_the_bridge_lets_through_returns_its_result(self):
+        # The policy may have changed since: the bridge decides.
+        self.answer(lambda p: {"result": {"structuredContent": {"sum": 3}}})
+        self.assertEqual(run(self.proxy.get_sum(a=1, b=2)), {"sum": 3})
+
+    def test_arguments_are_keywords(self):
+        with self.assertRaises(api.MCPArgumentError) as cm:
+            run(self.proxy.get_sum(1, 2))
+        self.assertEqual(str(cm.exception), "get_sum() takes keyword arguments only: none")
+        self.assertEqual(HOST.payloads, [])
+
+
 class CallToolTest(APITest):
     def test_results(self):
         results = [
