@@ -37,6 +37,8 @@ type metrics struct {
 	startPhases  *prometheus.HistogramVec
 	proxied      *prometheus.CounterVec
 	outputBytes  *prometheus.CounterVec
+	egressConns  *prometheus.CounterVec
+	egressBytes  *prometheus.CounterVec
 
 	mu        sync.Mutex
 	proxiedTo map[[2]string]bool // the (server, tool) label pairs in use
@@ -78,6 +80,14 @@ func newMetrics(eng engine.Engine, sessions, poolReady func() int) *metrics {
 		Name: metricsPrefix + "output_bytes_total",
 		Help: "Bytes of run_python output, by stream.",
 	}, []string{"stream"})
+	m.egressConns = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: metricsPrefix + "egress_connections_total",
+		Help: "Connections of sandbox code through the egress gateway, by outcome (allowed, denied, error).",
+	}, []string{"outcome"})
+	m.egressBytes = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: metricsPrefix + "egress_bytes_total",
+		Help: "Bytes through the egress gateway, by direction (out: from sandboxes; in: to them).",
+	}, []string{"direction"})
 	sessionsGauge := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: metricsPrefix + "sessions",
 		Help: "MCP client sessions open.",
@@ -86,7 +96,7 @@ func newMetrics(eng engine.Engine, sessions, poolReady func() int) *metrics {
 		Name: metricsPrefix + "pool_ready",
 		Help: "Warm sandboxes ready in the pool.",
 	}, func() float64 { return float64(poolReady()) })
-	m.reg.MustRegister(m.calls, m.callDuration, m.starts, m.startPhases, m.proxied, m.outputBytes, sessionsGauge, poolGauge,
+	m.reg.MustRegister(m.calls, m.callDuration, m.starts, m.startPhases, m.proxied, m.outputBytes, m.egressConns, m.egressBytes, sessionsGauge, poolGauge,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if st, ok := eng.(engineStates); ok {
 		m.reg.MustRegister(engineCollector{st})
@@ -191,3 +201,10 @@ func (m *metrics) proxiedCall(server, tool, outcome string) {
 	m.mu.Unlock()
 	m.proxied.WithLabelValues(key[0], key[1], outcome).Inc()
 }
+
+// Connection counts a connection through the egress gateway
+// (egress.Metrics).
+func (m *metrics) Connection(outcome string) { m.egressConns.WithLabelValues(outcome).Inc() }
+
+// Bytes counts bytes through the egress gateway (egress.Metrics).
+func (m *metrics) Bytes(dir string, n int64) { m.egressBytes.WithLabelValues(dir).Add(float64(n)) }

@@ -7,6 +7,7 @@ import (
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/entrypoint"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/audit"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/discovery"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/egress"
 )
 
 // What a proxied tool call returns to sandbox code (Options.ToolResults).
@@ -92,6 +93,10 @@ type Options struct {
 	// Audit receives a record of every run_python call and every proxied
 	// tool call. Zero: no records.
 	Audit *audit.Log
+	// EgressCA signs the certificates the egress gateway shows sandbox
+	// code for the hosts it adds a secret to (MCP_BRIDGE_EGRESS_CA).
+	// Zero: a CA made at New, in memory only.
+	EgressCA *egress.CA
 	// MaxQueuedCalls bounds the calls that wait in one session while
 	// another runs; past it a call fails at once with ErrQueueFull.
 	// Zero: 8.

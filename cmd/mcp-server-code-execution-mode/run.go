@@ -12,6 +12,7 @@ import (
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/audit"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/config"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/egress"
 )
 
 // runCommand serves MCP over stdin/stdout until the client disconnects or
@@ -44,8 +45,17 @@ func newBridge(cfg *config.Config, log *slog.Logger, adjust func(*mcpbridge.Opti
 			return nil, nil, fmt.Errorf("%s=%s: %w", config.EnvAuditLog, cfg.AuditLog, err)
 		}
 	}
+	var ca *egress.CA
+	if cfg.EgressCACert != "" {
+		var err error
+		if ca, err = egress.LoadCA(cfg.EgressCACert, cfg.EgressCAKey); err != nil {
+			auditLog.Close()
+			return nil, nil, fmt.Errorf("%s: %w", config.EnvEgressCA, err)
+		}
+	}
 	eng := newEngine(cfg, log)
 	opts := cfg.Bridge
+	opts.EgressCA = ca
 	opts.Version = version
 	opts.Logger = log
 	opts.Audit = auditLog

@@ -75,6 +75,11 @@ type Config struct {
 	// Audit holds the audit log's options: MaxBytes from
 	// MCP_BRIDGE_AUDIT_MAX_BYTES. Its Logger is left for the command.
 	Audit audit.Options
+	// EgressCACert and EgressCAKey are the files of the egress gateway's
+	// CA (MCP_BRIDGE_EGRESS_CA, "CERT.pem,KEY.pem"), loaded by the
+	// command, for replicas that share sandboxes. Zero: the bridge makes
+	// a CA of its own at start.
+	EgressCACert, EgressCAKey string
 }
 
 // Load reads the settings from getenv (os.Getenv when nil). Every invalid
@@ -144,6 +149,7 @@ func Load(getenv func(string) string) (*Config, error) {
 	c.Bridge.PolicyFile = r.path(EnvPolicy)
 	c.Bridge.SearchKeywordsFile = r.path(r.renamed(EnvSearchKeywords, EnvSearchAliases))
 	c.AuditLog = r.path(EnvAuditLog)
+	c.EgressCACert, c.EgressCAKey = r.pathPair(EnvEgressCA)
 	c.Audit.MaxBytes = r.size(EnvAuditMaxBytes, 4<<10, 1<<40, "want a size of at least 4k, such as 64m")
 	c.Bridge.MaxQueuedCalls = int(r.integer(EnvMaxQueuedCalls, 1, 1000, "want a whole number from 1 to 1000"))
 	sessionIdle := r.seconds(EnvSessionIdle, 0, 365*24*3600, "want whole seconds, such as 1800 (0: never)")

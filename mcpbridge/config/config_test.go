@@ -83,6 +83,9 @@ func TestLoadGood(t *testing.T) {
 			home, _ := os.UserHomeDir()
 			return c.Bridge.PolicyFile == "/etc/mcp/policy.toml" && c.Bridge.SearchKeywordsFile == filepath.Join(home, "keywords.json") && c.Deprecations == nil
 		}},
+		{map[string]string{EnvEgressCA: "/etc/mcp/ca.pem, /etc/mcp/ca-key.pem"}, func(c *Config) bool {
+			return c.EgressCACert == "/etc/mcp/ca.pem" && c.EgressCAKey == "/etc/mcp/ca-key.pem"
+		}},
 		// The deprecated name, read when the new one is unset.
 		{map[string]string{EnvSearchAliases: "/etc/mcp/aliases.json"}, func(c *Config) bool {
 			return c.Bridge.SearchKeywordsFile == "/etc/mcp/aliases.json" && len(c.Deprecations) == 1
@@ -302,6 +305,11 @@ func TestLoadEngines(t *testing.T) {
 	}
 	if c, err := Load(envOf(map[string]string{EnvReplica: "bridge-7"})); err != nil || c.Bridge.Replica != "bridge-7" {
 		t.Errorf("%s=bridge-7: %q, %v", EnvReplica, c.Bridge.Replica, err)
+	}
+	for _, bad := range []string{"/etc/ca.pem", "/etc/ca.pem,", ",/etc/key.pem", "a,b,c"} {
+		if _, err := Load(envOf(map[string]string{EnvEgressCA: bad})); err == nil || !strings.Contains(err.Error(), EnvEgressCA) {
+			t.Errorf("%s=%q: %v", EnvEgressCA, bad, err)
+		}
 	}
 	for _, bad := range []string{"Bridge", "a.b", "a b", strings.Repeat("x", 33)} {
 		if _, err := Load(envOf(map[string]string{EnvReplica: bad})); err == nil || !strings.Contains(err.Error(), EnvReplica) {

@@ -57,6 +57,7 @@ const (
 	EnvSearchKeywords  = "MCP_BRIDGE_SEARCH_KEYWORDS"
 	EnvAuditLog        = "MCP_BRIDGE_AUDIT_LOG"
 	EnvAuditMaxBytes   = "MCP_BRIDGE_AUDIT_MAX_BYTES"
+	EnvEgressCA        = "MCP_BRIDGE_EGRESS_CA"
 )
 
 // The deprecated names of variables Load reads when the new name is
@@ -290,6 +291,28 @@ func (r *reader) path(name string) string {
 		return ""
 	}
 	return abs
+}
+
+// pathPair reads two file paths separated by a comma (a certificate and
+// its key); none when unset.
+func (r *reader) pathPair(name string) (string, string) {
+	v := r.get(name)
+	if v == "" {
+		return "", ""
+	}
+	first, second, ok := strings.Cut(v, ",")
+	first, second = strings.TrimSpace(first), strings.TrimSpace(second)
+	if !ok || first == "" || second == "" || strings.Contains(second, ",") {
+		r.bad(name, v, "want CERT.pem,KEY.pem: the CA's certificate and key files, comma-separated")
+		return "", ""
+	}
+	a, errA := filepath.Abs(expandHome(first))
+	b, errB := filepath.Abs(expandHome(second))
+	if errA != nil || errB != nil {
+		r.bad(name, v, "want CERT.pem,KEY.pem file paths")
+		return "", ""
+	}
+	return a, b
 }
 
 // renamed is the variable to read of name and its deprecated former
