@@ -344,3 +344,27 @@ func TestEgressViolations(t *testing.T) {
 		t.Fatalf("a net_open without egress: %v", err)
 	}
 }
+
+// TestParseNetFrames: the net_* frames' members are checked strictly.
+func TestParseNetFrames(t *testing.T) {
+	big := `"` + strings.Repeat("A", 4*(egressChunk/3+1)) + `"`
+	for _, line := range []string{
+		`{"t":"net_open"}`, `{"t":"net_open","cid":-1}`, `{"t":"net_open","cid":9007199254740993}`,
+		`{"t":"net_open","cid":1.5}`, `{"t":"net_close","cid":"1"}`,
+		`{"t":"net_data","cid":1}`, `{"t":"net_data","cid":1,"data":""}`, `{"t":"net_data","cid":1,"data":"!!"}`,
+		`{"t":"net_data","cid":1,"data":` + big + `}`,
+		`{"t":"net_ack","cid":1}`, `{"t":"net_ack","cid":1,"n":0}`, `{"t":"net_ack","cid":1,"n":262145}`,
+	} {
+		if _, err := parseFrame([]byte(line)); !errors.Is(err, errProtocol) {
+			t.Errorf("parseFrame(%.60s): %v; want a violation", line, err)
+		}
+	}
+	f, err := parseFrame([]byte(`{"t":"net_data","cid":3,"data":"aGk="}`))
+	if err != nil || f.CID != 3 || string(f.NetData) != "hi" {
+		t.Fatalf("net_data: %+v, %v", f, err)
+	}
+	f, err = parseFrame([]byte(`{"t":"net_ack","cid":0,"n":262144}`))
+	if err != nil || f.CID != 0 || f.NetN != egressWindow {
+		t.Fatalf("net_ack: %+v, %v", f, err)
+	}
+}

@@ -292,8 +292,8 @@ func parseFrame(line []byte) (frame, error) {
 				return bad("without data or with over " + strconv.Itoa(egressChunk) + " bytes")
 			}
 			b, err := base64.StdEncoding.DecodeString(*w.Data)
-			if err != nil || len(b) == 0 {
-				return bad("with data that is not base64 or empty")
+			if err != nil || len(b) == 0 || len(b) > egressChunk {
+				return bad("with data that is not base64 of 1 to " + strconv.Itoa(egressChunk) + " bytes")
 			}
 			f.NetData = b
 		case frameNetAck:

@@ -25,6 +25,7 @@ import selectors
 import socket
 import ssl
 import threading
+import time
 
 import mcp_sandbox_channel as channel
 
@@ -39,6 +40,8 @@ ACK_BATCH = 64 << 10
 # MAX_CONNS bounds the connections open at once; further ones are closed
 # as soon as they are accepted.
 MAX_CONNS = 256
+# ACCEPT_PAUSE is how long the loop pauses after a failed accept (seconds).
+ACCEPT_PAUSE = 0.05
 # BUNDLE is where the CA bundle goes when the host sends a CA.
 BUNDLE_DIR = "/tmp/mcp-egress"
 BUNDLE = BUNDLE_DIR + "/ca-bundle.pem"
@@ -219,7 +222,10 @@ class Egress:
             except (BlockingIOError, InterruptedError):
                 return
             except OSError as e:
+                # Out of descriptors, say: the listener stays readable, so
+                # the loop pauses instead of spinning on it.
                 channel.log("accepting an egress connection: %s" % e)
+                time.sleep(ACCEPT_PAUSE)
                 return
             with self.lock:
                 full = len(self.conns) >= MAX_CONNS
