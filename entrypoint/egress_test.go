@@ -151,15 +151,23 @@ print(hashlib.sha256(data).hexdigest())
 }
 
 // TestEgressStalledReader: the handler writes 10 MiB to a connection
-// whose code never reads; calls, interrupts and RPCs go on, and the code
-// closing its socket fails the blocked Write.
+// whose code never reads (its write deadline ends the first Write); calls,
+// interrupts and RPCs go on, and the code closing its socket fails the
+// blocked Write.
 func TestEgressStalledReader(t *testing.T) {
 	writeErr := make(chan error, 1)
 	s := newLocal(t, Options{
 		RPC: func(ctx context.Context, payload json.RawMessage) (any, error) { return "pong", nil },
 		Egress: func(c net.Conn) {
 			defer c.Close()
-			_, err := c.Write(make([]byte, 10<<20))
+			c.SetWriteDeadline(time.Now().Add(200 * time.Millisecond))
+			n, err := c.Write(make([]byte, 10<<20))
+			if !errors.Is(err, os.ErrDeadlineExceeded) || n >= 10<<20 {
+				writeErr <- fmt.Errorf("a Write past its deadline: %d bytes, %v", n, err)
+				return
+			}
+			c.SetWriteDeadline(time.Time{})
+			_, err = c.Write(make([]byte, 10<<20-n))
 			writeErr <- err
 		},
 	})

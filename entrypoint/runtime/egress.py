@@ -163,6 +163,7 @@ class Egress:
         self.wake()
 
     def wake(self):
+        """Wakes the loop thread; never blocks."""
         try:
             self.wake_w.send(b"x")
         except (BlockingIOError, OSError):
@@ -216,6 +217,8 @@ class Egress:
                 conn.events = want
 
     def accept(self):
+        """Accepts the connections waiting (a few at a time), each within
+        MAX_CONNS announced with net_open, the others closed at once."""
         for _ in range(64):
             try:
                 sock, _ = self.listener.accept()
@@ -298,6 +301,7 @@ class Egress:
 
 
 def drain(sock):
+    """Reads what a non-blocking socket holds, discarding it."""
     try:
         while sock.recv(4096):
             pass
