@@ -35,6 +35,10 @@ type container struct {
 
 	wmu sync.Mutex // serializes frames to stdin
 
+	// egress carries the connections of the sandbox's proxy endpoint
+	// (nil: no endpoint).
+	egress *egress
+
 	mu   sync.Mutex
 	call *callState
 
@@ -63,12 +67,24 @@ func startContainer(ctx context.Context, eng engine.Engine, opts *Options, log *
 		dead:   make(chan struct{}),
 		stderr: &engine.LineTail{Max: 20},
 	}
+	if opts.Egress != nil {
+		ctr.egress = &egress{ctr: ctr, handler: opts.Egress, conns: map[int64]*egressConn{}}
+	}
 	go ctr.readStderr()
 	ready := make(chan frame, 1)
 	go ctr.readFrames(ready)
 	go func() {
 		_, err := sb.Stdin().Write(runtimePayload())
 		if err != nil {
+			// A runtime that exits before reading all of its source
+			// breaks the pipe: its death report, which the frame reader
+			// makes from its exit, says more than the broken pipe.
+			t := time.NewTimer(5 * time.Second)
+			defer t.Stop()
+			select {
+			case <-ctr.dead:
+			case <-t.C:
+			}
 			ctr.fault(fmt.Errorf("delivering the runtime: %w", err))
 		}
 	}()
@@ -81,6 +97,11 @@ func startContainer(ctx context.Context, eng engine.Engine, opts *Options, log *
 			return nil, ctr.closeWith(ctr.err)
 		}
 		ctr.python, ctr.version = f.Python, f.Runtime
+		if ctr.egress != nil {
+			if err := ctr.send(egressFrame{T: frameEgress, CA: string(opts.EgressCA)}); err != nil {
+				return nil, ctr.closeWith(fmt.Errorf("starting the egress endpoint: %w", err))
+			}
+		}
 		traceReady(ctx, started, f)
 		return ctr, nil
 	case <-ctr.dead:
@@ -239,6 +260,8 @@ func (ctr *container) dispatch(f frame, readySeen *bool, ready chan<- frame) err
 		}
 		ctr.mu.Unlock()
 		go ctr.serveRPC(ctx, f)
+	case frameNetOpen, frameNetData, frameNetClose, frameNetAck:
+		return ctr.egress.dispatch(f)
 	}
 	return nil
 }

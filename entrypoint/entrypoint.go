@@ -24,11 +24,11 @@ var runtimeFiles embed.FS
 // runtimeModules are the runtime's modules but its main program, in the
 // order they are installed (a module imports only those before it): each
 // is runtime/<name>.py, installed as the module mcp_sandbox_<name>.
-var runtimeModules = []string{"outputs", "channel", "reaper", "executor", "display", "rpc"}
+var runtimeModules = []string{"outputs", "channel", "reaper", "executor", "display", "rpc", "egress"}
 
 // protocolVersion is the version of the frame protocol (PROTOCOL.md)
 // this package speaks; the runtime says its own in its ready frame.
-const protocolVersion = 4
+const protocolVersion = 5
 
 // bootstrap reads the header "MCPRT <length>\n" and then exactly that many
 // bytes of runtime source from fd 0, without read-ahead, and runs it.

@@ -62,6 +62,11 @@ const (
 	frameExec       = "exec"
 	frameRPCResult  = "rpc_result"
 	frameInterrupt  = "interrupt"
+	frameEgress     = "egress"
+	frameNetOpen    = "net_open"
+	frameNetData    = "net_data"
+	frameNetClose   = "net_close"
+	frameNetAck     = "net_ack"
 	statusOK        = "ok"
 	statusError     = "error"
 	statusInterrupt = "interrupted"
@@ -95,6 +100,11 @@ type frame struct {
 	FileData []byte
 	// rpc
 	Payload json.RawMessage
+	// net_open, net_data, net_close, net_ack: the connection; net_data:
+	// its bytes (NetData); net_ack: the bytes acknowledged (NetN)
+	CID     int64
+	NetData []byte
+	NetN    int
 	// result
 	Status     string
 	ExitCode   int
@@ -133,6 +143,8 @@ type wireFrame struct {
 	MIME       string           `json:"mime"`
 	Path       *string          `json:"path"`
 	Files      []wireFile       `json:"files"`
+	CID        *int64           `json:"cid"`
+	N          *int64           `json:"n"`
 }
 
 // wireFile is the JSON shape of a file of a result.
@@ -269,6 +281,27 @@ func parseFrame(line []byte) (frame, error) {
 		f.ID, f.Status = id, w.Status
 		f.ExcType, f.ExcMessage, f.Traceback = w.ExcType, w.ExcMessage, w.Traceback
 		f.DurationMS, f.Dropped, f.Killed = w.DurationMS, w.Dropped, w.Killed
+	case frameNetOpen, frameNetClose, frameNetData, frameNetAck:
+		if w.CID == nil || *w.CID < 0 || *w.CID > maxEgressCID {
+			return bad("without a cid from 0 to 2^53")
+		}
+		f.CID = *w.CID
+		switch f.T {
+		case frameNetData:
+			if w.Data == nil || len(*w.Data) > base64.StdEncoding.EncodedLen(egressChunk) {
+				return bad("without data or with over " + strconv.Itoa(egressChunk) + " bytes")
+			}
+			b, err := base64.StdEncoding.DecodeString(*w.Data)
+			if err != nil || len(b) == 0 || len(b) > egressChunk {
+				return bad("with data that is not base64 of 1 to " + strconv.Itoa(egressChunk) + " bytes")
+			}
+			f.NetData = b
+		case frameNetAck:
+			if w.N == nil || *w.N <= 0 || *w.N > egressWindow {
+				return bad("without n from 1 to " + strconv.Itoa(egressWindow))
+			}
+			f.NetN = int(*w.N)
+		}
 	default:
 		return frame{}, fmt.Errorf("%w: unknown frame type %q", errProtocol, f.T)
 	}

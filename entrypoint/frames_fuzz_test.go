@@ -27,7 +27,14 @@ var protocolFrames = []string{
 	`{"t":"result","id":"c1","status":"error","exc_type":"ZeroDivisionError","exc_message":"division by zero","traceback":"Traceback...","duration_ms":1.2,"dropped":{"stdout":0,"stderr":0},"killed":0}`,
 	`{"t":"result","id":"c1","status":"interrupted","exc_type":"KeyboardInterrupt","duration_ms":2000,"dropped":{"stdout":1048576},"killed":3}`,
 	`{"t":"result","id":"c1","status":"exit","exit_code":3,"duration_ms":5,"dropped":{},"killed":0}`,
+	`{"t":"net_open","cid":1}`,
+	`{"t":"net_data","cid":1,"data":"R0VUIGh0dHA6Ly8xMjcuMC4wLjE6OS94IEhUVFAvMS4xDQoNCg=="}`,
+	`{"t":"net_ack","cid":1,"n":65536}`,
+	`{"t":"net_close","cid":1}`,
 	// Broken or hostile.
+	`{"t":"net_open"}`, `{"t":"net_open","cid":-1}`, `{"t":"net_open","cid":9007199254740993}`, `{"t":"net_open","cid":1.5}`,
+	`{"t":"net_data","cid":1}`, `{"t":"net_data","cid":1,"data":""}`, `{"t":"net_data","cid":1,"data":"!!"}`,
+	`{"t":"net_ack","cid":1}`, `{"t":"net_ack","cid":1,"n":0}`, `{"t":"net_ack","cid":1,"n":262145}`, `{"t":"net_close","cid":"1"}`,
 	`{"t":"result","id":"c1","status":"exit"}`,
 	`{"t":"result","id":"c1","status":"ok","duration_ms":1e300}`,
 	`{"t":"result","id":"c1","status":"ok","duration_ms":-1}`,
@@ -170,6 +177,19 @@ func frameProblem(fr frame) string {
 		}
 		if checkOutPath(fr.Path) != nil {
 			return "a file path that is not clean and under OutDir"
+		}
+	case frameNetOpen, frameNetClose, frameNetData, frameNetAck:
+		if fr.CID < 0 || fr.CID > maxEgressCID {
+			return "a cid out of range"
+		}
+		if fr.T == frameNetData && (len(fr.NetData) == 0 || len(fr.NetData) > egressChunk) {
+			return "net_data empty or over a chunk"
+		}
+		if fr.T == frameNetAck && (fr.NetN <= 0 || fr.NetN > egressWindow) {
+			return "an ack out of range"
+		}
+		if fr.T != frameNetData && fr.NetData != nil || fr.T != frameNetAck && fr.NetN != 0 {
+			return "data or n on the wrong frame"
 		}
 	default:
 		return "an unknown type"

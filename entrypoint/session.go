@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -72,6 +73,14 @@ type Options struct {
 	// first call (to install helpers). A failure fails the start. Zero:
 	// nothing runs.
 	Init func() string
+	// Egress, when set, receives every connection sandbox code opens
+	// through the runtime's proxy endpoint, as a net.Conn it owns and must
+	// close; it runs on a goroutine of its own per connection. Zero: no
+	// endpoint in the sandbox.
+	Egress func(conn net.Conn)
+	// EgressCA is PEM the sandbox trusts besides its system roots, for
+	// a gateway that terminates TLS. Zero: none.
+	EgressCA []byte
 }
 
 func (o *Options) maxRPCs() int                { return cmp.Or(o.MaxConcurrentRPCs, defaultMaxRPCs) }

@@ -1,4 +1,4 @@
-"""The sandbox runtime of mcp-server-code-execution-mode (protocol 4).
+"""The sandbox runtime of mcp-server-code-execution-mode (protocol 5).
 
 It runs inside the sandbox container as one long-lived interpreter and
 executes the host's code requests in persistent globals. See PROTOCOL.md
@@ -14,6 +14,7 @@ ahead of it (see runtimeProgram in entrypoint.go), each of one concern:
     mcp_sandbox_executor  the call in flight: running its code, interrupts
     mcp_sandbox_display   sending a call's output, images, figures, files
     mcp_sandbox_rpc       RPCs and progress reports of user code
+    mcp_sandbox_egress    the proxy endpoint whose connections the host carries
 
 The Runtime here composes them: it sets up the standard streams, serves
 the host's frames and takes each call from its start to its result.
@@ -31,12 +32,13 @@ import types
 
 import mcp_sandbox_channel as channel
 import mcp_sandbox_display as display
+import mcp_sandbox_egress as egress
 import mcp_sandbox_executor as executor
 import mcp_sandbox_outputs as outputs
 import mcp_sandbox_reaper as reaper
 import mcp_sandbox_rpc as rpc
 
-PROTOCOL = 4
+PROTOCOL = 5
 RUNTIME_VERSION = "1.0"
 
 
@@ -60,6 +62,7 @@ class Runtime:
         self.display = display.Display(self.chan, current, self.executor)
         self.rpc = rpc.RPC(self.chan)
         self.progress = rpc.Progress(self.chan, current)
+        self.egress = egress.Egress(self.chan)
         self.display.start_pumps(out_r, err_r)
         self.restore_stdio()
 
@@ -141,6 +144,10 @@ class Runtime:
             self.executor.request_interrupt(call)
         elif t == "rpc_result":
             self.rpc.resolve(msg)
+        elif t in ("net_data", "net_ack", "net_close"):
+            self.egress.handle(msg)
+        elif t == "egress":
+            self.egress.start(msg.get("ca"))
         else:
             channel.log("ignoring a frame of unknown type %r" % (t,))
 

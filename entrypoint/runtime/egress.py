@@ -1,0 +1,353 @@
+"""The sandbox end of the egress gateway: a proxy endpoint on loopback.
+
+Installed in the sandbox as the module `mcp_sandbox_egress`. When the host
+sends an `egress` frame, the runtime listens on 127.0.0.1 (an ephemeral
+port), points the proxy variables of its environment (which user code
+shares) at it and, given a CA, writes a bundle of the system roots and
+that CA for the usual TLS variables. Each connection user code opens to
+the endpoint is carried to the host as `net_open`, `net_data` and
+`net_close` frames, with credit-based flow control (`net_ack`) both ways:
+nothing here ever buffers more than WINDOW bytes per connection and
+direction. See PROTOCOL.md. Standard library only.
+
+One thread, a selector loop, owns the listener and every socket: it
+accepts, reads and writes without blocking and sends every frame of this
+module. The runtime's reader thread only records what the host's frames
+say (bytes to write, credit, a close) under a lock and wakes the loop, so
+a connection whose user code does not read, or a flood of them, never
+holds up calls, interrupts or RPCs.
+"""
+
+import base64
+import binascii
+import os
+import selectors
+import socket
+import ssl
+import threading
+import time
+
+import mcp_sandbox_channel as channel
+
+# WINDOW bounds the bytes sent but not acknowledged per connection and
+# direction.
+WINDOW = 256 << 10
+# CHUNK bounds the bytes of one net_data frame.
+CHUNK = 32 << 10
+# ACK_BATCH is how many delivered bytes make a net_ack before the
+# connection's queue empties.
+ACK_BATCH = 64 << 10
+# MAX_CONNS bounds the connections open at once; further ones are closed
+# as soon as they are accepted.
+MAX_CONNS = 256
+# ACCEPT_PAUSE is how long the loop pauses after a failed accept (seconds).
+ACCEPT_PAUSE = 0.05
+# BUNDLE is where the CA bundle goes when the host sends a CA.
+BUNDLE_DIR = "/tmp/mcp-egress"
+BUNDLE = BUNDLE_DIR + "/ca-bundle.pem"
+# SYSTEM_ROOTS are where images keep their CA roots (Debian and Ubuntu,
+# RHEL and Fedora, Alpine and macOS, SUSE).
+SYSTEM_ROOTS = (
+    "/etc/ssl/certs/ca-certificates.crt",
+    "/etc/pki/tls/certs/ca-bundle.crt",
+    "/etc/ssl/cert.pem",
+    "/etc/ssl/ca-bundle.pem",
+)
+PROXY_VARS = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy")
+CA_VARS = ("SSL_CERT_FILE", "REQUESTS_CA_BUNDLE", "PIP_CERT", "CURL_CA_BUNDLE")
+
+
+class Conn:
+    """One connection user code opened to the endpoint.
+
+    credit is what may still go to the host before it acknowledges; out
+    holds the host's bytes not yet written to the socket, delivered those
+    written and not yet acknowledged. host_closed says the host sent
+    net_close: the socket closes once out is written.
+    """
+
+    __slots__ = ("cid", "sock", "credit", "out", "delivered", "host_closed", "broken", "events")
+
+    def __init__(self, cid, sock):
+        self.cid = cid
+        self.sock = sock
+        self.credit = WINDOW
+        self.out = bytearray()
+        self.delivered = 0
+        self.host_closed = False
+        self.broken = False
+        self.events = 0
+
+
+class Egress:
+    """The proxy endpoint and its connections; frames go over chan."""
+
+    def __init__(self, chan):
+        self.chan = chan
+        self.lock = threading.Lock()
+        self.conns = {}
+        self.dirty = set()
+        self.next_cid = 0
+        self.listener = None
+        self.port = None
+        self.sel = None
+        self.wake_r = self.wake_w = None
+
+    # ------------------------------------------------------------ start
+
+    def start(self, ca):
+        """Listens, sets the environment and starts the loop thread; a
+        second egress frame is ignored."""
+        if self.listener is not None:
+            channel.log("ignoring a second egress frame")
+            return
+        listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(128)
+        listener.setblocking(False)
+        self.wake_r, self.wake_w = socket.socketpair()
+        self.wake_r.setblocking(False)
+        self.wake_w.setblocking(False)
+        self.sel = selectors.DefaultSelector()
+        self.sel.register(listener, selectors.EVENT_READ, None)
+        self.sel.register(self.wake_r, selectors.EVENT_READ, None)
+        self.listener = listener
+        self.port = listener.getsockname()[1]
+        set_proxy_env(self.port)
+        if isinstance(ca, str) and ca.strip():
+            try:
+                path = write_bundle(ca)
+            except OSError as e:
+                channel.log("writing the egress CA bundle: %s" % e)
+            else:
+                for var in CA_VARS:
+                    os.environ[var] = path
+        threading.Thread(target=self.loop, name="mcp-egress", daemon=True).start()
+
+    # ------------------------------------------------ host frames (reader)
+
+    def handle(self, msg):
+        """Records a net_data, net_ack or net_close frame of the host; runs
+        on the runtime's reader thread and never blocks on a socket."""
+        t, cid = msg.get("t"), msg.get("cid")
+        if not isinstance(cid, int) or isinstance(cid, bool):
+            channel.log("ignoring a %s frame without an integer cid" % t)
+            return
+        data = b""
+        if t == "net_data":
+            try:
+                data = base64.b64decode(msg.get("data") or "", validate=True)
+            except (binascii.Error, TypeError, ValueError):
+                channel.log("ignoring a net_data frame whose data is not base64")
+                return
+        n = msg.get("n")
+        with self.lock:
+            conn = self.conns.get(cid)
+            if conn is None:
+                return  # closed here; the host's frame crossed our net_close
+            if t == "net_data":
+                if conn.host_closed or len(conn.out) + conn.delivered + len(data) > WINDOW:
+                    channel.log("connection %d: the host sent past its credit; closing it" % cid)
+                    conn.broken = True
+                else:
+                    conn.out += data
+            elif t == "net_ack":
+                if not isinstance(n, int) or isinstance(n, bool) or n <= 0 or conn.credit + n > WINDOW:
+                    channel.log("connection %d: a bad net_ack; closing it" % cid)
+                    conn.broken = True
+                else:
+                    conn.credit += n
+            elif t == "net_close":
+                conn.host_closed = True
+            self.dirty.add(cid)
+        self.wake()
+
+    def wake(self):
+        """Wakes the loop thread; never blocks."""
+        try:
+            self.wake_w.send(b"x")
+        except (BlockingIOError, OSError):
+            pass  # a wake-up is pending already
+
+    # ------------------------------------------------------------ loop
+
+    def loop(self):
+        """Serves the listener and the connections; runs on its own thread."""
+        while True:
+            try:
+                self.refresh()
+                for key, events in self.sel.select():
+                    if key.fileobj is self.listener:
+                        self.accept()
+                    elif key.fileobj is self.wake_r:
+                        drain(self.wake_r)
+                    else:
+                        conn = key.data
+                        if events & selectors.EVENT_WRITE:
+                            self.write(conn)
+                        if events & selectors.EVENT_READ and conn.cid in self.conns:
+                            self.read(conn)
+            except Exception as e:  # keep serving: one bad socket must not end egress
+                channel.log("egress loop: %r" % (e,))
+
+    def refresh(self):
+        """Updates the registration of the connections whose state changed."""
+        with self.lock:
+            dirty, self.dirty = self.dirty, set()
+            conns = [self.conns[cid] for cid in dirty if cid in self.conns]
+        for conn in conns:
+            with self.lock:
+                broken = conn.broken
+                done = conn.host_closed and not conn.out
+                want = 0
+                if conn.out:
+                    want |= selectors.EVENT_WRITE
+                if conn.credit > 0 or conn.host_closed:
+                    want |= selectors.EVENT_READ
+            if broken or done:
+                self.finish(conn)
+                continue
+            if want != conn.events:
+                if conn.events and want:
+                    self.sel.modify(conn.sock, want, conn)
+                elif want:
+                    self.sel.register(conn.sock, want, conn)
+                else:
+                    self.sel.unregister(conn.sock)
+                conn.events = want
+
+    def accept(self):
+        """Accepts the connections waiting (a few at a time), each within
+        MAX_CONNS announced with net_open, the others closed at once."""
+        for _ in range(64):
+            try:
+                sock, _ = self.listener.accept()
+            except (BlockingIOError, InterruptedError):
+                return
+            except OSError as e:
+                # Out of descriptors, say: the listener stays readable, so
+                # the loop pauses instead of spinning on it.
+                channel.log("accepting an egress connection: %s" % e)
+                time.sleep(ACCEPT_PAUSE)
+                return
+            with self.lock:
+                full = len(self.conns) >= MAX_CONNS
+                if not full:
+                    self.next_cid += 1
+                    conn = Conn(self.next_cid, sock)
+                    self.conns[conn.cid] = conn
+                    self.dirty.add(conn.cid)
+            if full:
+                sock.close()
+                continue
+            sock.setblocking(False)
+            self.chan.send({"t": "net_open", "cid": conn.cid})
+
+    def read(self, conn):
+        """Reads what user code wrote and sends it, within the credit."""
+        with self.lock:
+            n = CHUNK if conn.host_closed else min(CHUNK, conn.credit)
+        if n <= 0:
+            return
+        try:
+            data = conn.sock.recv(n)
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError:
+            data = b""
+        if not data:
+            self.finish(conn)
+            return
+        with self.lock:
+            if conn.host_closed:
+                return  # the host is gone: the bytes have nowhere to go
+            conn.credit -= len(data)
+            self.dirty.add(conn.cid)
+        self.chan.send({"t": "net_data", "cid": conn.cid, "data": base64.b64encode(data).decode("ascii")})
+
+    def write(self, conn):
+        """Writes the host's bytes to the socket and acknowledges them."""
+        with self.lock:
+            chunk = bytes(conn.out[:CHUNK])
+        try:
+            sent = conn.sock.send(chunk) if chunk else 0
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError:
+            self.finish(conn)
+            return
+        ack = 0
+        with self.lock:
+            del conn.out[:sent]
+            conn.delivered += sent
+            if conn.delivered >= ACK_BATCH or (not conn.out and conn.delivered):
+                ack, conn.delivered = conn.delivered, 0
+            self.dirty.add(conn.cid)
+        if ack and not conn.host_closed:
+            self.chan.send({"t": "net_ack", "cid": conn.cid, "n": ack})
+
+    def finish(self, conn):
+        """Closes a connection and tells the host, once."""
+        with self.lock:
+            if self.conns.pop(conn.cid, None) is None:
+                return
+        if conn.events:
+            try:
+                self.sel.unregister(conn.sock)
+            except (KeyError, ValueError):
+                pass
+        conn.sock.close()
+        self.chan.send({"t": "net_close", "cid": conn.cid})
+
+
+def drain(sock):
+    """Reads what a non-blocking socket holds, discarding it."""
+    try:
+        while sock.recv(4096):
+            pass
+    except (BlockingIOError, InterruptedError, OSError):
+        pass
+
+
+def set_proxy_env(port):
+    """Points the proxy variables at the endpoint and removes NO_PROXY."""
+    url = "http://127.0.0.1:%d" % port
+    for var in PROXY_VARS:
+        os.environ[var] = url
+    for var in ("NO_PROXY", "no_proxy"):
+        os.environ.pop(var, None)
+
+
+def system_roots():
+    """The PEM text of the image's CA roots, or "" when none is found."""
+    paths = list(SYSTEM_ROOTS)
+    try:
+        verify = ssl.get_default_verify_paths()
+        paths += [p for p in (verify.cafile, verify.openssl_cafile) if p]
+    except Exception:  # an ssl module without them
+        pass
+    for path in paths:
+        try:
+            with open(path, encoding="ascii", errors="replace") as f:
+                return f.read()
+        except OSError:
+            continue
+    return ""
+
+
+def write_bundle(ca, path=BUNDLE):
+    """Writes the system roots followed by ca to path (atomically);
+    returns path."""
+    directory = os.path.dirname(path)
+    os.makedirs(directory, mode=0o755, exist_ok=True)
+    roots = system_roots()
+    if roots and not roots.endswith("\n"):
+        roots += "\n"
+    if not ca.endswith("\n"):
+        ca += "\n"
+    tmp = "%s.%d.tmp" % (path, os.getpid())
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644)
+    with os.fdopen(fd, "w", encoding="ascii", errors="replace") as f:
+        f.write(roots + ca)
+    os.replace(tmp, path)
+    return path
