@@ -36,6 +36,11 @@ func (b *Bridge) newClientSession() *clientSession {
 		cs.mu.Unlock()
 		return code
 	}
+	if b.egress != nil {
+		cs.egress = b.egress.NewClient(name)
+		opts.Egress = cs.egress.Serve
+		opts.EgressCA = b.egress.CA()
+	}
 	cs.session = entrypoint.New(b.eng, &opts)
 	return cs
 }

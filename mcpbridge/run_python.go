@@ -94,6 +94,7 @@ func (b *Bridge) execute(ctx context.Context, req *mcp.CallToolRequest, cs *clie
 	if err := b.load(withEvents(ctx, cs.events), cs, args.servers); err != nil {
 		return outcome{status: statusError, summary: "Loading MCP servers failed: " + err.Error(), err: err.Error(), servers: args.servers}.toolResult(mode), 0
 	}
+	cs.egress.BeginCall()
 	res, err := cs.session.Run(b.traceStart(withEvents(ctx, cs.events)), call)
 	if err != nil {
 		log.Warn("run_python failed", "err", err)

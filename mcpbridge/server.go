@@ -9,6 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/egress"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/policy"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/toolsearch"
 )
@@ -30,6 +31,12 @@ func New(eng engine.Engine, opts *Options) *Bridge {
 	b.policy = policy.Open(o.PolicyFile, o.Registry.StateDir(), b.log)
 	b.searchKeywords = toolsearch.NewKeywordsFile(o.SearchKeywordsFile, o.Registry.StateDir(), b.log)
 	b.audit = o.Audit
+	gw, err := egress.New(&egress.Options{Policy: b.policy.Current, CA: o.EgressCA, Audit: o.Audit, Metrics: b.metrics, Logger: b.log})
+	if err != nil {
+		b.log.Error("the egress gateway cannot start: sandboxes get no network endpoint", "err", err)
+	} else {
+		b.egress = gw
+	}
 	b.server = mcp.NewServer(&mcp.Implementation{Name: implementationName, Version: o.Version}, &mcp.ServerOptions{
 		Instructions: serverInstructions,
 		Logger:       b.log,

@@ -9,6 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/entrypoint"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/egress"
 )
 
 // installTimeout bounds installing the proxies of newly loaded servers in
@@ -24,10 +25,11 @@ type clientSession struct {
 	session *entrypoint.Session
 	state   *clientState
 	events  *clientEvents
-	own     *proxyPool  // its instances of the servers that are not shared
-	queue   *callQueue  // its run_python calls, one at a time, in order
-	outputs outputStore // whole outputs of calls cut to the budget
-	files   fileLinks   // the files out its calls reported
+	own     *proxyPool     // its instances of the servers that are not shared
+	queue   *callQueue     // its run_python calls, one at a time, in order
+	outputs outputStore    // whole outputs of calls cut to the budget
+	files   fileLinks      // the files out its calls reported
+	egress  *egress.Client // its side of the egress gateway (nil: none)
 
 	// halted is cancelled to interrupt the session's calls when its MCP
 	// session ends (DELETE, shutdown): closing an MCP session waits for
@@ -54,6 +56,7 @@ func (cs *clientSession) close() {
 	go func() { defer wg.Done(); cs.session.Close() }()
 	go func() { defer wg.Done(); cs.own.close() }()
 	wg.Wait()
+	cs.egress.Close()
 }
 
 // A callInfo is what the bridge knows of a client session's run_python

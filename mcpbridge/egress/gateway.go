@@ -130,11 +130,20 @@ func (g *Gateway) NewClient(session string) *Client {
 }
 
 // BeginCall starts a call's byte count: the bytes that flow from now on,
-// on any of the client's connections, count against it.
-func (c *Client) BeginCall() { c.callUsed.Store(0) }
+// on any of the client's connections, count against it. A nil *Client
+// does nothing.
+func (c *Client) BeginCall() {
+	if c != nil {
+		c.callUsed.Store(0)
+	}
+}
 
-// Close closes every connection of the client.
+// Close closes every connection of the client; a nil *Client does
+// nothing.
 func (c *Client) Close() {
+	if c == nil {
+		return
+	}
 	c.mu.Lock()
 	conns := c.conns
 	c.conns = map[net.Conn]struct{}{}
