@@ -1,0 +1,105 @@
+//go:build integration
+
+package integration
+
+import (
+	"encoding/pem"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// TestEgressGateway runs sandbox code on every engine that reaches, with
+// the standard library and through the bridge's egress gateway, a plain
+// HTTP host and an HTTPS host of this machine's loopback that the network
+// policy allows, each with the operator's token added on the way out (the
+// HTTPS one through the gateway's own TLS, its certificate trusted by the
+// bridge through SSL_CERT_FILE); a host the policy does not allow is
+// refused with a 403 naming it. Inside, the token is nowhere: not in the
+// environment, the CA bundle or any file the runtime wrote.
+func TestEgressGateway(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, e testEngine) { checkEgress(t, e.Name()) })
+	if _, err := exec.LookPath("runsc"); err == nil && slices.Contains(engineNames(), "docker") {
+		t.Run("docker+runsc", func(t *testing.T) { checkEgress(t, "docker", "MCP_BRIDGE_OCI_RUNTIME=runsc") })
+	}
+}
+
+// checkEgress is TestEgressGateway on the engine called name, with env
+// added to the bridge's.
+func checkEgress(t *testing.T, name string, env ...string) {
+	{
+		var mu sync.Mutex
+		var seen []string
+		handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			mu.Lock()
+			seen = append(seen, r.URL.Path+" "+r.Header.Get("Authorization"))
+			mu.Unlock()
+			fmt.Fprintf(w, "hello %s", r.URL.Path)
+		})
+		plain := httptest.NewServer(handler)
+		defer plain.Close()
+		secure := httptest.NewTLSServer(handler)
+		defer secure.Close()
+		dir := t.TempDir()
+		certFile := filepath.Join(dir, "host-ca.pem")
+		if err := os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: secure.Certificate().Raw}), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		plainHP, secureHP := strings.TrimPrefix(plain.URL, "http://"), strings.TrimPrefix(secure.URL, "https://")
+		policy := filepath.Join(dir, "policy.json")
+		writeFile(t, policy, fmt.Sprintf(`{"network": {"allow": [%q, %q], "inject": [
+			{"host": %q, "header": "Authorization", "value": "Bearer ${EGRESS_IT_TOKEN}"},
+			{"host": %q, "header": "Authorization", "value": "Bearer ${EGRESS_IT_TOKEN}"}]}}`, plainHP, secureHP, plainHP, secureHP))
+		auditLog := filepath.Join(dir, "audit.jsonl")
+		cs := connectBridge(t, name, append([]string{"MCP_BRIDGE_POLICY=" + policy, "MCP_BRIDGE_AUDIT_LOG=" + auditLog,
+			"EGRESS_IT_TOKEN=it-s3cret-token", "SSL_CERT_FILE=" + certFile}, env...)...)
+		code := fmt.Sprintf(`import os, urllib.request, urllib.error
+print(urllib.request.urlopen(%q, timeout=20).read().decode())
+print(urllib.request.urlopen(%q, timeout=20).read().decode())
+try:
+    urllib.request.urlopen("http://127.0.0.2:9/", timeout=20)
+except urllib.error.HTTPError as e:
+    print("refused", e.code, e.reason)
+found = [k for k, v in os.environ.items() if "it-s3cret" in v]
+for root, _, files in os.walk("/tmp"):
+    for f in files:
+        try:
+            if b"it-s3cret" in open(os.path.join(root, f), "rb").read() or b"PRIVATE KEY" in open(os.path.join(root, f), "rb").read():
+                found.append(os.path.join(root, f))
+        except OSError:
+            pass
+print("found:", found)`, plain.URL+"/plain", secure.URL+"/secure")
+		text, isErr := runPython(t, cs, map[string]any{"code": code})
+		for _, want := range []string{"hello /plain", "hello /secure", "refused 403 127.0.0.2:9", "found: []"} {
+			if isErr || !strings.Contains(text, want) {
+				t.Errorf("the call's output lacks %q:\n%s", want, text)
+			}
+		}
+		mu.Lock()
+		got := strings.Join(seen, ",")
+		mu.Unlock()
+		if got != "/plain Bearer it-s3cret-token,/secure Bearer it-s3cret-token" {
+			t.Errorf("the hosts saw %q", got)
+		}
+		records := readAudit(t, auditLog)
+		var egress []string
+		for _, r := range records {
+			if r["event"] == "egress" {
+				egress = append(egress, fmt.Sprint(r["outcome"], " ", r["host"], ":", r["port"]))
+			}
+		}
+		if len(egress) != 3 {
+			t.Errorf("egress records: %q", egress)
+		}
+		if data, _ := os.ReadFile(auditLog); strings.Contains(string(data), "it-s3cret") {
+			t.Errorf("the audit log shows the token")
+		}
+	}
+}
