@@ -71,7 +71,7 @@ func (c *Client) exchange(conn net.Conn, ubr *bufio.Reader, up net.Conn, req *ht
 	req.Close = last
 	req.RequestURI = ""
 	idle := cv.network.IdleTimeout()
-	upw := &meter{c: c, cv: cv, w: up, dir: "out", count: &cv.Sent}
+	upw := &meter{c: c, cv: cv, w: up, conn: up, idle: idle, dir: "out", count: &cv.Sent}
 	up.SetWriteDeadline(time.Now().Add(idle))
 	if err := req.Write(upw); err != nil {
 		cv.Outcome, cv.Reason = outcomeError, "sending the request: "+err.Error()
@@ -91,7 +91,7 @@ func (c *Client) exchange(conn net.Conn, ubr *bufio.Reader, up net.Conn, req *ht
 	}
 	resp.Close = last
 	resp.Body = &idleBody{ReadCloser: resp.Body, conn: up, idle: idle}
-	cw := &meter{c: c, cv: cv, w: conn, dir: "in", count: &cv.Received}
+	cw := &meter{c: c, cv: cv, w: conn, conn: conn, idle: idle, dir: "in", count: &cv.Received}
 	if err := resp.Write(cw); err != nil {
 		if cv.Outcome == "" {
 			cv.Outcome, cv.Reason = outcomeError, "relaying the response: "+err.Error()
@@ -113,11 +113,14 @@ func (b *idleBody) Read(p []byte) (int, error) {
 	return b.ReadCloser.Read(p)
 }
 
-// A meter counts what is written through it, against the call too.
+// A meter counts what is written through it, against the call too; each
+// write must go through within idle.
 type meter struct {
 	c     *Client
 	cv    *conversation
 	w     io.Writer
+	conn  net.Conn // w's connection, for its write deadline
+	idle  time.Duration
 	dir   string
 	count *int64
 }
@@ -131,6 +134,7 @@ func (m *meter) Write(p []byte) (int, error) {
 	if mm := m.c.g.opts.Metrics; mm != nil {
 		mm.Bytes(m.dir, int64(len(p)))
 	}
+	m.conn.SetWriteDeadline(time.Now().Add(m.idle))
 	return m.w.Write(p)
 }
 

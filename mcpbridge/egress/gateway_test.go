@@ -386,3 +386,22 @@ func TestConnectCarriesTLSOnly(t *testing.T) {
 		t.Fatalf("plain text in a tunnel: %s", rec)
 	}
 }
+
+func TestStalledReaderTimesOut(t *testing.T) {
+	big := strings.Repeat("y", 32<<20)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, big) }))
+	defer srv.Close()
+	hp := strings.TrimPrefix(srv.URL, "http://")
+	r := newRig(t, fmt.Sprintf(`{"allow": [%q], "idle_timeout": 0.3}`, hp), nil)
+	c, err := net.Dial("tcp", r.proxy.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	fmt.Fprintf(c, "GET %s/big HTTP/1.1\r\nHost: %s\r\n\r\n", srv.URL, hp)
+	// The code never reads: the gateway gives up after the idle timeout
+	// instead of holding the connection for ever.
+	if rec := r.records(1); !strings.Contains(rec, `"outcome":"error"`) || !strings.Contains(rec, "relaying the response") {
+		t.Fatalf("a reader that never reads: %s", rec)
+	}
+}

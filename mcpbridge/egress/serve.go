@@ -204,8 +204,9 @@ func (c *Client) resolve(n *policy.Network, host string, port int) ([]netip.Addr
 		return nil, d.Rule, &refusal{http.StatusForbidden, naming(target, d.Reason), d.Rule}
 	}
 	var addrs []netip.Addr
+	literal := false
 	if ip, err := netip.ParseAddr(host); err == nil {
-		addrs = []netip.Addr{ip}
+		addrs, literal = []netip.Addr{ip}, true
 	} else {
 		ctx, cancel := context.WithTimeout(context.Background(), n.ConnectTimeout())
 		defer cancel()
@@ -214,7 +215,11 @@ func (c *Client) resolve(n *policy.Network, host string, port int) ([]netip.Addr
 			return nil, d.Rule, &refusal{http.StatusBadGateway, fmt.Sprintf("%s: resolving %s: %v", target, host, err), d.Rule}
 		}
 	}
-	for _, a := range addrs {
+	for i, a := range addrs {
+		if !literal {
+			a = a.Unmap() // a resolver's IPv4-mapped answer is the IPv4 address
+			addrs[i] = a
+		}
 		if ad := n.CheckAddr(host, port, a); !ad.Allowed {
 			return nil, ad.Rule, &refusal{http.StatusForbidden, naming(fmt.Sprintf("%s (%s)", target, a), ad.Reason), ad.Rule}
 		}

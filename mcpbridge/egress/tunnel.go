@@ -131,8 +131,8 @@ func (r *recorder) SetWriteDeadline(time.Time) error { return nil }
 // call's bytes run out.
 func (c *Client) splice(conn net.Conn, br *bufio.Reader, up net.Conn, cv *conversation) {
 	done := make(chan error, 2)
-	go func() { done <- c.copy(up, br, conn, "out", &cv.Sent, cv) }()
-	go func() { done <- c.copy(conn, up, up, "in", &cv.Received, cv) }()
+	go func() { done <- c.copy(up, br, conn, up, "out", &cv.Sent, cv) }()
+	go func() { done <- c.copy(conn, up, up, conn, "in", &cv.Received, cv) }()
 	err := <-done
 	conn.Close()
 	up.Close()
@@ -142,9 +142,11 @@ func (c *Client) splice(conn net.Conn, br *bufio.Reader, up net.Conn, cv *conver
 	}
 }
 
-// copy copies src to dst (src's deadlines set on from) counting the bytes
-// into *count and against the call; a clean end is nil.
-func (c *Client) copy(dst io.Writer, src io.Reader, from net.Conn, dir string, count *int64, cv *conversation) error {
+// copy copies src to dst (src's deadlines set on from, dst's on to)
+// counting the bytes into *count and against the call; a side idle past
+// the policy's idle timeout, reading or written to, ends it; a clean end
+// is nil.
+func (c *Client) copy(dst io.Writer, src io.Reader, from, to net.Conn, dir string, count *int64, cv *conversation) error {
 	buf := make([]byte, 32<<10)
 	idle := cv.network.IdleTimeout()
 	for {
@@ -158,7 +160,12 @@ func (c *Client) copy(dst io.Writer, src io.Reader, from net.Conn, dir string, c
 			if m := c.g.opts.Metrics; m != nil {
 				m.Bytes(dir, int64(n))
 			}
+			to.SetWriteDeadline(time.Now().Add(idle))
 			if _, werr := dst.Write(buf[:n]); werr != nil {
+				var ne net.Error
+				if errors.As(werr, &ne) && ne.Timeout() {
+					return fmt.Errorf("not read for %v", idle)
+				}
 				return nil // the other side ended
 			}
 		}
