@@ -101,6 +101,9 @@ type doctor struct {
 	newEngine func(cfg *config.Config, log *slog.Logger) (engine.Engine, func())
 	// report receives each result as its check ends.
 	report func(checkResult)
+	// resolver resolves the network section's names. Zero:
+	// net.DefaultResolver.
+	resolver resolver
 }
 
 // doctorCommand checks the setup and prints one line per check (or, with
@@ -157,7 +160,7 @@ func (d *doctor) run(ctx context.Context) {
 	if err != nil {
 		d.report(checkResult{Check: "settings", Status: statusFail, Detail: err.Error(), DurationMS: sinceMS(began),
 			Hint: "fix the variables named; README.md's Settings table lists every one"})
-		for _, c := range []string{"engine", "image", "hardening", "runtime", "config", "server"} {
+		for _, c := range []string{"engine", "image", "hardening", "runtime", "config", "server", "network"} {
 			d.report(skipped(c, "the settings are invalid"))
 		}
 		return
@@ -166,6 +169,7 @@ func (d *doctor) run(ctx context.Context) {
 	d.report(settingsResult(cfg, began))
 	d.checkEngine(ctx, cfg)
 	d.checkConfigs(ctx, cfg)
+	d.checkNetwork(ctx, cfg)
 }
 
 // newDoctorEngine returns the engine cfg selects, made as run and exec

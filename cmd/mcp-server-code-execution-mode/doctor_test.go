@@ -141,7 +141,7 @@ func TestDoctorAllGoodJSON(t *testing.T) {
 	f := newFakeEngine()
 	out, errs, code := doctorWith(t, f, nil, nil, "--json")
 	rs := decodeReport(t, out)
-	want := []string{"settings=ok", "engine=ok", "image=ok", "hardening=ok", "runtime=ok", "config=ok", "server=ok"}
+	want := []string{"settings=ok", "engine=ok", "image=ok", "hardening=ok", "runtime=ok", "config=ok", "server=ok", "network=ok"}
 	if code != 0 || !slices.Equal(statuses(rs), want) {
 		t.Fatalf("code %d, %v; want 0, %v\nstdout %s\nstderr %s", code, statuses(rs), want, out, errs)
 	}
@@ -181,12 +181,13 @@ func TestDoctorHumanFormat(t *testing.T) {
 	files := map[string]string{"MCPs/broken.json": "{\n  \"mcpServers\": {\n    \"a\": {\"command\": \"x\"},\n  }}}\n"}
 	out, _, code := doctorWith(t, newFakeEngine(), nil, files)
 	lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
-	if code != 1 || len(lines) != 8 {
+	if code != 1 || len(lines) != 9 {
 		t.Fatalf("code %d, %d lines:\n%s", code, len(lines), out)
 	}
 	for i, prefix := range []string{"ok    settings  ", "ok    engine    docker 20.10.24 (API 1.41) at unix:///var/run/docker.sock",
 		"ok    image     ", "ok    hardening uid:gid 65534:65534, / read-only", "ok    runtime   ", "FAIL  config    ",
-		"      hint: fix the file or remove it; other files are still read", "ok    server    no MCP server configured"} {
+		"      hint: fix the file or remove it; other files are still read", "ok    server    no MCP server configured",
+		"ok    network   there is no network section in the policy"} {
 		if !strings.HasPrefix(lines[i], prefix) {
 			t.Errorf("line %d: %q; want it to start with %q", i, lines[i], prefix)
 		}
@@ -215,27 +216,27 @@ func TestDoctorFailures(t *testing.T) {
 		hint   map[string]string // check → part of its hint
 	}{
 		{name: "hardening", setup: func(f *fakeEngine) { f.probe = rootProbe },
-			want:   []string{"settings=ok", "engine=ok", "image=ok", "hardening=fail", "runtime=ok", "config=ok", "server=ok"},
+			want:   []string{"settings=ok", "engine=ok", "image=ok", "hardening=fail", "runtime=ok", "config=ok", "server=ok", "network=ok"},
 			detail: map[string]string{"hardening": "user: 0:65534, want 65534:65534; memory: max (/sys/fs/cgroup/memory.max), want 512 MiB"}},
 		{name: "image", setup: func(f *fakeEngine) { f.hasImage, f.pullErr = false, errors.New("no registry") },
-			want:   []string{"settings=ok", "engine=ok", "image=fail", "hardening=skip", "runtime=skip", "config=ok", "server=ok"},
+			want:   []string{"settings=ok", "engine=ok", "image=fail", "hardening=skip", "runtime=skip", "config=ok", "server=ok", "network=ok"},
 			detail: map[string]string{"image": "is not present, and pulling it failed: no registry", "hardening": "the sandbox image is not available"},
 			hint:   map[string]string{"image": "scripts/provision"}},
 		{name: "start", setup: func(f *fakeEngine) { f.startErr = errors.New("no such runtime") },
-			want:   []string{"settings=ok", "engine=ok", "image=ok", "hardening=fail", "runtime=skip", "config=ok", "server=ok"},
+			want:   []string{"settings=ok", "engine=ok", "image=ok", "hardening=fail", "runtime=skip", "config=ok", "server=ok", "network=ok"},
 			detail: map[string]string{"hardening": "starting the probe container: no such runtime"}},
 		{name: "probe exit", setup: func(f *fakeEngine) { f.exitCode = 127 },
-			want: []string{"settings=ok", "engine=ok", "image=ok", "hardening=fail", "runtime=ok", "config=ok", "server=ok"},
+			want: []string{"settings=ok", "engine=ok", "image=ok", "hardening=fail", "runtime=ok", "config=ok", "server=ok", "network=ok"},
 			hint: map[string]string{"hardening": "python3"}},
 		{name: "runtime", setup: func(f *fakeEngine) {}, env: map[string]string{"MCP_BRIDGE_OCI_RUNTIME": "runsc"},
-			want:   []string{"settings=ok", "engine=ok", "image=ok", "hardening=fail", "runtime=fail", "config=ok", "server=ok"},
+			want:   []string{"settings=ok", "engine=ok", "image=ok", "hardening=fail", "runtime=fail", "config=ok", "server=ok", "network=ok"},
 			detail: map[string]string{"runtime": "ran under runc, but MCP_BRIDGE_OCI_RUNTIME asks for runsc"}},
 		{name: "engine", setup: func(f *fakeEngine) { f.infoErr = errors.New("connection refused") },
-			want:   []string{"settings=ok", "engine=fail", "image=skip", "hardening=skip", "runtime=skip", "config=ok", "server=ok"},
+			want:   []string{"settings=ok", "engine=fail", "image=skip", "hardening=skip", "runtime=skip", "config=ok", "server=ok", "network=ok"},
 			detail: map[string]string{"image": "the container engine does not answer"},
 			hint:   map[string]string{"engine": "DOCKER_HOST"}},
 		{name: "settings", setup: func(f *fakeEngine) {}, env: map[string]string{"MCP_BRIDGE_MEMORY": "lots"},
-			want:   []string{"settings=fail", "engine=skip", "image=skip", "hardening=skip", "runtime=skip", "config=skip", "server=skip"},
+			want:   []string{"settings=fail", "engine=skip", "image=skip", "hardening=skip", "runtime=skip", "config=skip", "server=skip", "network=skip"},
 			detail: map[string]string{"settings": "MCP_BRIDGE_MEMORY"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -294,7 +295,7 @@ func TestDoctorDeadEngine(t *testing.T) {
 		func(k string) string { return env[k] })
 	took := time.Since(began)
 	rs := decodeReport(t, out.String())
-	want := []string{"settings=ok", "engine=fail", "image=skip", "hardening=skip", "runtime=skip", "config=ok", "server=ok"}
+	want := []string{"settings=ok", "engine=fail", "image=skip", "hardening=skip", "runtime=skip", "config=ok", "server=ok", "network=ok"}
 	if code != 1 || !slices.Equal(statuses(rs), want) || took > 12*time.Second {
 		t.Fatalf("code %d, %v in %v; want 1, %v within 12 s\nstderr %s", code, statuses(rs), took, want, errb.String())
 	}

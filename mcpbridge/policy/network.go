@@ -236,6 +236,39 @@ type entry struct {
 	port   int          // 0: none written
 }
 
+// A Target is a host name and port an allow entry names.
+type Target struct {
+	Host string
+	Port int
+}
+
+// NamedTargets returns the host names the allow entries name (globs and
+// addresses left out), each with its port, or 443 for an entry without
+// one: what a check of the section resolves.
+func (n *Network) NamedTargets() []Target {
+	var out []Target
+	for _, e := range n.allow {
+		if e.kind == kindName {
+			port := e.port
+			if port == 0 {
+				port = defaultPorts[1]
+			}
+			out = append(out, Target{Host: e.name, Port: port})
+		}
+	}
+	return out
+}
+
+// Summary says what the section holds: its entries and rules, or why it
+// refuses everything.
+func (n *Network) Summary() string {
+	if n.refuseAll != "" {
+		return n.refuseAll
+	}
+	return fmt.Sprintf("%d allow entries, %d deny entries, %d inject rules; at most %d connections a sandbox, %d bytes a call",
+		len(n.allow), len(n.deny), len(n.inject), n.maxConns, n.maxBytes)
+}
+
 // portMatches reports whether e covers port: its own, or without one,
 // 80 and 443 for an allow entry and every port for a deny entry.
 func (e *entry) portMatches(port int, deny bool) bool {
