@@ -23,7 +23,9 @@ import (
 // ("10.1.2.0/24", "2001:db8::/32"), with an optional ":port" (an IPv6
 // address or CIDR is then bracketed: "[2001:db8::1]:443",
 // "[2001:db8::]/32:443"). An allow entry without a port allows ports 80
-// and 443 only; a deny entry without a port denies every port, so that
+// and 443 only; an inject rule without a port adds its header on 443 only
+// (a secret goes in plain text only where a port says so); a deny entry
+// without a port denies every port, so that
 // "deny": ["internal.example.org"] is never undone by an allow glob with
 // a port. Names are compared without regard to case, a trailing dot
 // ignored. Deny wins over allow.
@@ -572,7 +574,9 @@ func (n *Network) matchingInject(host string, port int) []*injectRule {
 	var out []*injectRule
 	for i := range n.inject {
 		r := &n.inject[i]
-		if !r.host.portMatches(port, false) {
+		// A rule without a port adds its secret on 443 only: never in
+		// plain text unless a port is written.
+		if r.host.port == 0 && port != defaultPorts[1] || r.host.port != 0 && r.host.port != port {
 			continue
 		}
 		if isIP && r.host.matchAddr(a) || !isIP && r.host.matchName(name) {

@@ -391,7 +391,8 @@ func TestNetworkInject(t *testing.T) {
 		want string
 	}{
 		{"api.github.com", 443, "Authorization=Bearer " + secretToken + ";X-Plain=literal $HOME $ {x}"},
-		{"API.github.com.", 80, "Authorization=Bearer " + secretToken + ";X-Plain=literal $HOME $ {x}"},
+		{"API.github.com.", 443, "Authorization=Bearer " + secretToken + ";X-Plain=literal $HOME $ {x}"},
+		{"api.github.com", 80, ""}, // a rule without a port never adds its secret in plain text
 		{"api.github.com", 8443, ""},
 		{"x.example.org", 8443, "X-Api-Key=a-b"},
 		{"example.org", 8443, ""},
