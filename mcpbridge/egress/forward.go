@@ -21,26 +21,22 @@ var hopHeaders = []string{"Connection", "Proxy-Connection", "Keep-Alive", "Proxy
 // added.
 func (c *Client) forward(conn net.Conn, req *http.Request, hostHeader string, cv *conversation) {
 	if req.URL == nil || !req.URL.IsAbs() {
-		cv.Outcome, cv.Reason = outcomeDenied, "the request is not in absolute form: the gateway is a proxy (set HTTP_PROXY)"
-		refuse(conn, http.StatusBadRequest, cv.Reason)
+		cv.answer(conn, http.StatusBadRequest, outcomeDenied, "the request is not in absolute form: the gateway is a proxy (set HTTP_PROXY)")
 		return
 	}
 	if req.URL.Scheme != "http" {
-		cv.Outcome, cv.Reason = outcomeDenied, fmt.Sprintf("%s:// is not forwarded: HTTPS goes through CONNECT", req.URL.Scheme)
-		refuse(conn, http.StatusBadRequest, cv.Reason)
+		cv.answer(conn, http.StatusBadRequest, outcomeDenied, fmt.Sprintf("%s:// is not forwarded: HTTPS goes through CONNECT", req.URL.Scheme))
 		return
 	}
 	host, port, err := splitTarget(req.URL.Host, 80)
 	if err != nil {
-		cv.Outcome, cv.Reason = outcomeDenied, err.Error()
-		refuse(conn, http.StatusBadRequest, cv.Reason)
+		cv.answer(conn, http.StatusBadRequest, outcomeDenied, err.Error())
 		return
 	}
 	cv.Path = req.URL.Path
 	if hostHeader != "" && !sameAuthority(hostHeader, host, port, 80) {
 		cv.Host, cv.Port = host, port
-		cv.Outcome, cv.Reason = outcomeDenied, fmt.Sprintf("the Host header %q is not the target %s", hostHeader, req.URL.Host)
-		refuse(conn, http.StatusForbidden, cv.Reason)
+		cv.answer(conn, http.StatusForbidden, outcomeDenied, fmt.Sprintf("the Host header %q is not the target %s", hostHeader, req.URL.Host))
 		return
 	}
 	up := c.decideAndDial(conn, host, port, cv)
@@ -74,15 +70,13 @@ func (c *Client) exchange(conn net.Conn, ubr *bufio.Reader, up net.Conn, req *ht
 	upw := &meter{c: c, cv: cv, w: up, conn: up, idle: idle, dir: "out", count: &cv.Sent}
 	up.SetWriteDeadline(time.Now().Add(idle))
 	if err := req.Write(upw); err != nil {
-		cv.Outcome, cv.Reason = outcomeError, "sending the request: "+err.Error()
-		refuse(conn, http.StatusBadGateway, cv.Reason)
+		cv.answer(conn, http.StatusBadGateway, outcomeError, "sending the request: "+err.Error())
 		return err
 	}
 	up.SetReadDeadline(time.Now().Add(idle))
 	resp, err := http.ReadResponse(ubr, req)
 	if err != nil {
-		cv.Outcome, cv.Reason = outcomeError, "reading the response: "+err.Error()
-		refuse(conn, http.StatusBadGateway, cv.Reason)
+		cv.answer(conn, http.StatusBadGateway, outcomeError, "reading the response: "+err.Error())
 		return err
 	}
 	defer resp.Body.Close()
@@ -182,8 +176,7 @@ func (c *Client) intercept(conn net.Conn, br *bufio.Reader, up net.Conn, host st
 				return
 			}
 			if !errors.Is(err, io.EOF) {
-				cv.Outcome, cv.Reason = outcomeDenied, err.Error()
-				refuse(in, http.StatusBadRequest, cv.Reason)
+				cv.answer(in, http.StatusBadRequest, outcomeDenied, err.Error())
 			}
 			return
 		}
@@ -192,8 +185,7 @@ func (c *Client) intercept(conn net.Conn, br *bufio.Reader, up net.Conn, host st
 			cv.Method, cv.Path = req.Method, req.URL.Path
 		}
 		if !sameAuthority(req.Host, host, port, 443) {
-			cv.Outcome, cv.Reason = outcomeDenied, fmt.Sprintf("the Host header %q is not the CONNECT host %s", req.Host, host)
-			refuse(in, http.StatusForbidden, cv.Reason)
+			cv.answer(in, http.StatusForbidden, outcomeDenied, fmt.Sprintf("the Host header %q is not the CONNECT host %s", req.Host, host))
 			return
 		}
 		if c.exchange(in, obr, out, req, host, port, cv, req.Close) != nil || req.Close {

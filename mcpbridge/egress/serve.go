@@ -48,8 +48,7 @@ func (c *Client) Serve(conn net.Conn) {
 		cv.network, cv.note = n, p.SourceNote()
 		if open := c.open.Add(1); open > int64(n.MaxConnections()) {
 			defer c.open.Add(-1)
-			cv.Outcome, cv.Reason = outcomeDenied, fmt.Sprintf("too many connections: the network policy allows %d at once", n.MaxConnections())
-			refuse(conn, http.StatusTooManyRequests, cv.Reason)
+			cv.answer(conn, http.StatusTooManyRequests, outcomeDenied, fmt.Sprintf("too many connections: the network policy allows %d at once", n.MaxConnections()))
 			return
 		}
 		defer c.open.Add(-1)
@@ -70,8 +69,7 @@ func (c *Client) Serve(conn net.Conn) {
 	conn.SetReadDeadline(time.Time{})
 	cv.Method = req.Method
 	if perr != nil {
-		cv.Outcome, cv.Reason = outcomeDenied, perr.Error()
-		refuse(conn, http.StatusForbidden, cv.Reason)
+		cv.answer(conn, http.StatusForbidden, outcomeDenied, perr.Error())
 		return
 	}
 	if req.Method == http.MethodConnect {
@@ -79,6 +77,13 @@ func (c *Client) Serve(conn net.Conn) {
 		return
 	}
 	c.forward(conn, req, hostHeader, cv)
+}
+
+// answer refuses the connection conn with status and why, and records
+// the outcome (denied, or error where the gateway failed).
+func (cv *conversation) answer(conn net.Conn, status int, outcome, why string) {
+	cv.Outcome, cv.Reason = outcome, why
+	refuse(conn, status, why)
 }
 
 // finish writes cv's record and counts it.
@@ -278,8 +283,7 @@ func (c *Client) decideAndDial(conn net.Conn, host string, port int, cv *convers
 	}
 	up, ap, err := c.dial(cv.network, addrs, port)
 	if err != nil {
-		cv.Outcome, cv.Reason = outcomeError, fmt.Sprintf("%s: %v", net.JoinHostPort(host, strconv.Itoa(port)), err)
-		refuse(conn, http.StatusBadGateway, cv.Reason)
+		cv.answer(conn, http.StatusBadGateway, outcomeError, fmt.Sprintf("%s: %v", net.JoinHostPort(host, strconv.Itoa(port)), err))
 		return nil
 	}
 	cv.Address = ap.String()

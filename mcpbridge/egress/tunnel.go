@@ -24,8 +24,7 @@ const established = "HTTP/1.1 200 Connection established\r\n\r\n"
 func (c *Client) tunnel(conn net.Conn, br *bufio.Reader, req *http.Request, cv *conversation) {
 	host, port, err := splitTarget(req.RequestURI, 0)
 	if err != nil {
-		cv.Outcome, cv.Reason = outcomeDenied, err.Error()
-		refuse(conn, http.StatusBadRequest, cv.Reason)
+		cv.answer(conn, http.StatusBadRequest, outcomeDenied, err.Error())
 		return
 	}
 	up := c.decideAndDial(conn, host, port, cv)
