@@ -405,3 +405,34 @@ func TestStalledReaderTimesOut(t *testing.T) {
 		t.Fatalf("a reader that never reads: %s", rec)
 	}
 }
+
+// TestRedirectIsCheckedPerHop: an allowed host's redirect to a host the
+// policy does not allow is followed by the client through the gateway,
+// which refuses that hop.
+func TestRedirectIsCheckedPerHop(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "http://127.0.0.2:9/elsewhere", http.StatusFound)
+	}))
+	defer srv.Close()
+	hp := strings.TrimPrefix(srv.URL, "http://")
+	r := newRig(t, fmt.Sprintf(`{"allow": [%q]}`, hp), nil)
+	resp, err := r.httpClient(nil).Get(srv.URL + "/start")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusForbidden || !strings.Contains(string(body), "127.0.0.2:9") {
+		t.Fatalf("the redirect's hop: %d %q", resp.StatusCode, body)
+	}
+	if rec := r.records(2); !strings.Contains(rec, `"outcome":"allowed"`) || !strings.Contains(rec, `"host":"127.0.0.2"`) {
+		t.Fatalf("records: %s", rec)
+	}
+	r.dialer.mu.Lock()
+	defer r.dialer.mu.Unlock()
+	for _, d := range r.dialer.dials {
+		if strings.HasPrefix(d, "127.0.0.2") {
+			t.Fatalf("the refused hop was dialled: %v", r.dialer.dials)
+		}
+	}
+}
