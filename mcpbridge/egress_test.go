@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"testing"
 )
@@ -50,5 +51,58 @@ except urllib.error.HTTPError as e:
 	}
 	if strings.Contains(text, "bridge-s3cret") {
 		t.Errorf("the result shows the secret:\n%s", text)
+	}
+}
+
+// TestEgressFloodKeepsCallsAnswered: code that opens 1,000 connections to
+// its proxy at once gets at most max_connections through the gateway (the
+// rest refused with 429, or closed at the runtime's bound), and the
+// session's next call is answered as usual.
+func TestEgressFloodKeepsCallsAnswered(t *testing.T) {
+	cs, auditPath := policyBridge(t, `{"network": {"allow": ["127.0.0.1:9"], "max_connections": 16}}`, nil)
+	code := `import os, socket
+proxy = os.environ["HTTP_PROXY"].rsplit(":", 1)
+addr = (proxy[0].split("//")[1], int(proxy[1]))
+socks, held, refused, closed = [], 0, 0, 0
+for i in range(1000):
+    try:
+        s = socket.create_connection(addr, timeout=10)
+        socks.append(s)
+    except OSError:
+        closed += 1
+for s in socks:
+    s.settimeout(2)
+    try:
+        first = s.recv(64)
+    except socket.timeout:
+        held += 1  # the gateway waits for its request
+        continue
+    except OSError:
+        first = b""
+    if first.startswith(b"HTTP/1.1 429"):
+        refused += 1
+    elif first.startswith(b"HTTP/1.1 400 reading the request"):
+        held += 1  # held until the gateway stopped waiting for its request
+    elif not first:
+        closed += 1
+    else:
+        print("unexpected", first)
+print("held", held, "refused", refused, "closed", closed)
+for s in socks:
+    s.close()`
+	_, text, _ := call(t, cs, map[string]any{"code": code, "timeout": 120})
+	var held, refused, closed int
+	if _, err := fmt.Sscanf(text, "held %d refused %d closed %d", &held, &refused, &closed); err != nil {
+		t.Fatalf("the flood's output: %q", text)
+	}
+	if held > 16 || held+refused+closed != 1000 || refused == 0 {
+		t.Fatalf("held %d (at most 16), refused %d, closed %d of 1,000", held, refused, closed)
+	}
+	if _, text, _ := call(t, cs, map[string]any{"code": "print(6*7)"}); text != "42" {
+		t.Fatalf("the next call: %q", text)
+	}
+	data, _ := os.ReadFile(auditPath)
+	if n := strings.Count(string(data), `"event":"egress"`); n < refused {
+		t.Errorf("%d egress records for %d refused connections", n, refused)
 	}
 }
