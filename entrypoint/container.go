@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strconv"
 	"sync"
 	"time"
 
@@ -169,7 +170,7 @@ func (ctr *container) Err() error {
 
 // readFrames dispatches the sandbox's frames until its stdout ends.
 func (ctr *container) readFrames(ready chan<- frame) {
-	r := bufio.NewReaderSize(ctr.sb.Stdout(), 64<<10)
+	r := bufio.NewReaderSize(ctr.sb.Stdout(), 256<<10)
 	readySeen := false
 	for {
 		line, err := readFrameLine(r, maxFrameBytes)
@@ -183,6 +184,14 @@ func (ctr *container) readFrames(ready chan<- frame) {
 			return
 		}
 		f, err := parseFrame(line)
+		if err == nil && f.NetLen > 0 {
+			f.NetData = make([]byte, f.NetLen)
+			if _, err := io.ReadFull(r, f.NetData); err != nil {
+				ctr.fault(fmt.Errorf("%w: stream ended inside a net_data frame's bytes", errProtocol))
+				ctr.sb.Close()
+				return
+			}
+		}
 		if err == nil && !readySeen && f.T != frameReady {
 			err = fmt.Errorf("%w: %s frame before ready", errProtocol, f.T)
 		}
@@ -324,6 +333,25 @@ func (ctr *container) send(v any) error {
 		return err
 	}
 	_, err = ctr.sb.Stdin().Write(data)
+	return err
+}
+
+// sendData sends bytes of egress connection cid: a net_data frame, its
+// line followed by the bytes themselves.
+func (ctr *container) sendData(cid int64, b []byte) error {
+	data := make([]byte, 0, len(b)+64)
+	data = append(data, `{"t":"net_data","cid":`...)
+	data = strconv.AppendInt(data, cid, 10)
+	data = append(data, `,"len":`...)
+	data = strconv.AppendInt(data, int64(len(b)), 10)
+	data = append(data, "}\n"...)
+	data = append(data, b...)
+	ctr.wmu.Lock()
+	defer ctr.wmu.Unlock()
+	if err := ctr.Err(); err != nil {
+		return err
+	}
+	_, err := ctr.sb.Stdin().Write(data)
 	return err
 }
 

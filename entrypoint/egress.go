@@ -13,11 +13,17 @@ import (
 
 // Bounds of the egress transport (PROTOCOL.md), the same on both sides.
 const (
-	// egressWindow bounds the bytes sent on a connection, in one
-	// direction, and not yet acknowledged.
-	egressWindow = 256 << 10
+	// egressDownWindow bounds the bytes the host sent on a connection
+	// and the sandbox has not acknowledged: the sandbox's buffer of the
+	// connection, which counts against the sandbox's own memory.
+	egressDownWindow = 1 << 20
+	// egressUpWindow bounds the bytes the sandbox sent on a connection
+	// and the host has not acknowledged: the host's buffer of it, kept
+	// small because the bridge holds one for every connection of every
+	// sandbox.
+	egressUpWindow = 256 << 10
 	// egressChunk bounds the bytes of one net_data frame.
-	egressChunk = 32 << 10
+	egressChunk = 64 << 10
 	// egressAckBatch is how many bytes read make a net_ack before the
 	// read buffer empties.
 	egressAckBatch = 64 << 10
@@ -35,12 +41,6 @@ var errEgressClosed = errors.New("the sandbox closed the connection")
 type egressFrame struct {
 	T  string `json:"t"`
 	CA string `json:"ca"`
-}
-
-type netDataFrame struct {
-	T    string `json:"t"`
-	CID  int64  `json:"cid"`
-	Data []byte `json:"data"` // base64, as encoding/json writes []byte
 }
 
 type netCloseFrame struct {
@@ -105,7 +105,7 @@ func (eg *egress) open(cid int64) error {
 	if len(eg.conns) >= maxEgressConns {
 		return fmt.Errorf("%w: over %d egress connections", errProtocol, maxEgressConns)
 	}
-	c := &egressConn{ctr: eg.ctr, cid: cid, credit: egressWindow, changed: make(chan struct{})}
+	c := &egressConn{ctr: eg.ctr, cid: cid, credit: egressDownWindow, changed: make(chan struct{})}
 	eg.conns[cid], eg.last, eg.any = c, cid, true
 	go eg.serve(c)
 	return nil
@@ -155,10 +155,14 @@ func (c *egressConn) received(b []byte) error {
 	if c.closed {
 		return nil // closed here: the sandbox sent them before it knew
 	}
-	if c.unacked+len(b) > egressWindow {
-		return fmt.Errorf("%w: connection %d sent %d bytes past its credit", errProtocol, c.cid, c.unacked+len(b)-egressWindow)
+	if c.unacked+len(b) > egressUpWindow {
+		return fmt.Errorf("%w: connection %d sent %d bytes past its credit", errProtocol, c.cid, c.unacked+len(b)-egressUpWindow)
 	}
-	c.buf = append(c.buf, b...)
+	if c.buf == nil {
+		c.buf = b // the reader's own slice: no copy
+	} else {
+		c.buf = append(c.buf, b...)
+	}
 	c.unacked += len(b)
 	c.notify()
 	return nil
@@ -168,8 +172,8 @@ func (c *egressConn) received(b []byte) error {
 func (c *egressConn) acked(n int) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.credit+n > egressWindow {
-		return fmt.Errorf("%w: connection %d acknowledged %d bytes not sent", errProtocol, c.cid, c.credit+n-egressWindow)
+	if c.credit+n > egressDownWindow {
+		return fmt.Errorf("%w: connection %d acknowledged %d bytes not sent", errProtocol, c.cid, c.credit+n-egressDownWindow)
 	}
 	c.credit += n
 	c.notify()
@@ -293,7 +297,7 @@ func (c *egressConn) Write(p []byte) (int, error) {
 		n := min(len(p)-done, egressChunk, c.credit)
 		c.credit -= n
 		c.mu.Unlock()
-		if err := c.ctr.send(netDataFrame{T: frameNetData, CID: c.cid, Data: p[done : done+n]}); err != nil {
+		if err := c.ctr.sendData(c.cid, p[done:done+n]); err != nil {
 			return done, fmt.Errorf("sending to egress connection %d: %w", c.cid, err)
 		}
 		done += n

@@ -14,6 +14,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -335,7 +336,7 @@ func TestEgressViolations(t *testing.T) {
 	mustBe(frame{T: frameNetOpen, CID: 1}, false)
 	mustBe(frame{T: frameNetOpen, CID: 1}, true)
 	mustBe(data(2, 10), true)
-	for range egressWindow / egressChunk {
+	for range egressUpWindow / egressChunk {
 		mustBe(data(1, egressChunk), false)
 	}
 	mustBe(data(1, 1), true)
@@ -355,24 +356,25 @@ func TestEgressViolations(t *testing.T) {
 
 // TestParseNetFrames: the net_* frames' members are checked strictly.
 func TestParseNetFrames(t *testing.T) {
-	big := `"` + strings.Repeat("A", 4*(egressChunk/3+1)) + `"`
 	for _, line := range []string{
 		`{"t":"net_open"}`, `{"t":"net_open","cid":-1}`, `{"t":"net_open","cid":9007199254740993}`,
 		`{"t":"net_open","cid":1.5}`, `{"t":"net_close","cid":"1"}`,
-		`{"t":"net_data","cid":1}`, `{"t":"net_data","cid":1,"data":""}`, `{"t":"net_data","cid":1,"data":"!!"}`,
-		`{"t":"net_data","cid":1,"data":` + big + `}`,
-		`{"t":"net_ack","cid":1}`, `{"t":"net_ack","cid":1,"n":0}`, `{"t":"net_ack","cid":1,"n":262145}`,
+		`{"t":"net_data","cid":1}`, `{"t":"net_data","cid":1,"len":0}`, `{"t":"net_data","cid":1,"len":"2"}`,
+		`{"t":"net_data","cid":1,"len":` + strconv.Itoa(egressChunk+1) + `}`, `{"t":"net_data","cid":1,"len":-1}`,
+		`{"t":"net_close","cid":1,"len":4}`, `{"t":"out","id":"1","stream":"stdout","data":"x","len":1}`,
+		`{"t":"net_ack","cid":1}`, `{"t":"net_ack","cid":1,"n":0}`,
+		`{"t":"net_ack","cid":1,"n":` + strconv.Itoa(egressDownWindow+1) + `}`,
 	} {
 		if _, err := parseFrame([]byte(line)); !errors.Is(err, errProtocol) {
 			t.Errorf("parseFrame(%.60s): %v; want a violation", line, err)
 		}
 	}
-	f, err := parseFrame([]byte(`{"t":"net_data","cid":3,"data":"aGk="}`))
-	if err != nil || f.CID != 3 || string(f.NetData) != "hi" {
+	f, err := parseFrame([]byte(`{"t":"net_data","cid":3,"len":2}`))
+	if err != nil || f.CID != 3 || f.NetLen != 2 || f.NetData != nil {
 		t.Fatalf("net_data: %+v, %v", f, err)
 	}
-	f, err = parseFrame([]byte(`{"t":"net_ack","cid":0,"n":262144}`))
-	if err != nil || f.CID != 0 || f.NetN != egressWindow {
+	f, err = parseFrame([]byte(`{"t":"net_ack","cid":0,"n":` + strconv.Itoa(egressDownWindow) + `}`))
+	if err != nil || f.CID != 0 || f.NetN != egressDownWindow {
 		t.Fatalf("net_ack: %+v, %v", f, err)
 	}
 }

@@ -101,8 +101,11 @@ type frame struct {
 	// rpc
 	Payload json.RawMessage
 	// net_open, net_data, net_close, net_ack: the connection; net_data:
-	// its bytes (NetData); net_ack: the bytes acknowledged (NetN)
+	// the length of its bytes (NetLen), which follow the frame's line
+	// and which the reader puts in NetData; net_ack: the bytes
+	// acknowledged (NetN)
 	CID     int64
+	NetLen  int
 	NetData []byte
 	NetN    int
 	// result
@@ -145,6 +148,7 @@ type wireFrame struct {
 	Files      []wireFile       `json:"files"`
 	CID        *int64           `json:"cid"`
 	N          *int64           `json:"n"`
+	Len        *int64           `json:"len"`
 }
 
 // wireFile is the JSON shape of a file of a result.
@@ -165,6 +169,9 @@ func parseFrame(line []byte) (frame, error) {
 	f := frame{T: *w.T}
 	bad := func(what string) (frame, error) {
 		return frame{}, fmt.Errorf("%w: %s frame %s", errProtocol, f.T, what)
+	}
+	if w.Len != nil && f.T != frameNetData {
+		return bad("with len (only net_data carries bytes)")
 	}
 	switch f.T {
 	case frameReady:
@@ -288,17 +295,13 @@ func parseFrame(line []byte) (frame, error) {
 		f.CID = *w.CID
 		switch f.T {
 		case frameNetData:
-			if w.Data == nil || len(*w.Data) > base64.StdEncoding.EncodedLen(egressChunk) {
-				return bad("without data or with over " + strconv.Itoa(egressChunk) + " bytes")
+			if w.Len == nil || *w.Len <= 0 || *w.Len > egressChunk {
+				return bad("without len from 1 to " + strconv.Itoa(egressChunk))
 			}
-			b, err := base64.StdEncoding.DecodeString(*w.Data)
-			if err != nil || len(b) == 0 || len(b) > egressChunk {
-				return bad("with data that is not base64 of 1 to " + strconv.Itoa(egressChunk) + " bytes")
-			}
-			f.NetData = b
+			f.NetLen = int(*w.Len)
 		case frameNetAck:
-			if w.N == nil || *w.N <= 0 || *w.N > egressWindow {
-				return bad("without n from 1 to " + strconv.Itoa(egressWindow))
+			if w.N == nil || *w.N <= 0 || *w.N > egressDownWindow {
+				return bad("without n from 1 to " + strconv.Itoa(egressDownWindow))
 			}
 			f.NetN = int(*w.N)
 		}

@@ -28,12 +28,12 @@ var protocolFrames = []string{
 	`{"t":"result","id":"c1","status":"interrupted","exc_type":"KeyboardInterrupt","duration_ms":2000,"dropped":{"stdout":1048576},"killed":3}`,
 	`{"t":"result","id":"c1","status":"exit","exit_code":3,"duration_ms":5,"dropped":{},"killed":0}`,
 	`{"t":"net_open","cid":1}`,
-	`{"t":"net_data","cid":1,"data":"R0VUIGh0dHA6Ly8xMjcuMC4wLjE6OS94IEhUVFAvMS4xDQoNCg=="}`,
+	`{"t":"net_data","cid":1,"len":32768}`,
 	`{"t":"net_ack","cid":1,"n":65536}`,
 	`{"t":"net_close","cid":1}`,
 	// Broken or hostile.
 	`{"t":"net_open"}`, `{"t":"net_open","cid":-1}`, `{"t":"net_open","cid":9007199254740993}`, `{"t":"net_open","cid":1.5}`,
-	`{"t":"net_data","cid":1}`, `{"t":"net_data","cid":1,"data":""}`, `{"t":"net_data","cid":1,"data":"!!"}`,
+	`{"t":"net_data","cid":1}`, `{"t":"net_data","cid":1,"len":0}`, `{"t":"net_data","cid":1,"data":"aGk="}`,
 	`{"t":"net_ack","cid":1}`, `{"t":"net_ack","cid":1,"n":0}`, `{"t":"net_ack","cid":1,"n":262145}`, `{"t":"net_close","cid":"1"}`,
 	`{"t":"result","id":"c1","status":"exit"}`,
 	`{"t":"result","id":"c1","status":"ok","duration_ms":1e300}`,
@@ -182,14 +182,14 @@ func frameProblem(fr frame) string {
 		if fr.CID < 0 || fr.CID > maxEgressCID {
 			return "a cid out of range"
 		}
-		if fr.T == frameNetData && (len(fr.NetData) == 0 || len(fr.NetData) > egressChunk) {
-			return "net_data empty or over a chunk"
+		if fr.T == frameNetData && (fr.NetLen <= 0 || fr.NetLen > egressChunk) {
+			return "net_data of no bytes or over a chunk"
 		}
-		if fr.T == frameNetAck && (fr.NetN <= 0 || fr.NetN > egressWindow) {
+		if fr.T == frameNetAck && (fr.NetN <= 0 || fr.NetN > egressDownWindow) {
 			return "an ack out of range"
 		}
-		if fr.T != frameNetData && fr.NetData != nil || fr.T != frameNetAck && fr.NetN != 0 {
-			return "data or n on the wrong frame"
+		if fr.NetData != nil || fr.T != frameNetData && fr.NetLen != 0 || fr.T != frameNetAck && fr.NetN != 0 {
+			return "data, len or n on the wrong frame"
 		}
 	default:
 		return "an unknown type"

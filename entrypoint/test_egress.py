@@ -10,9 +10,9 @@ egress transport (PROTOCOL.md): it sends `egress`, reads `net_open`,
 `net_data` and `net_close`, and sends `net_data`, `net_ack` and `net_close`.
 """
 
-import base64
 import os
 import tempfile
+import threading
 import unittest
 
 from test_runtime import Runtime, code, load_runtime_modules, stream_text
@@ -93,8 +93,8 @@ class EgressTest(unittest.TestCase):
     def test_bytes_both_ways_and_acks(self):
         cid = self.open_conn()
         self.run_code("s.sendall(b'ping')")
-        self.assertEqual(self.net_frame(), {"t": "net_data", "cid": cid, "data": base64.b64encode(b"ping").decode()})
-        self.rt.send({"t": "net_data", "cid": cid, "data": base64.b64encode(b"pong").decode()})
+        self.assertEqual(self.net_frame(), {"t": "net_data", "cid": cid, "len": 4, "payload": b"ping"})
+        self.rt.send({"t": "net_data", "cid": cid, "payload": b"pong"})
         self.assertEqual(self.run_code("print(s.recv(4))"), "b'pong'\n")
         self.assertEqual(self.net_frame(), {"t": "net_ack", "cid": cid, "n": 4})
         # Ids grow for the runtime's life.
@@ -103,14 +103,14 @@ class EgressTest(unittest.TestCase):
     def test_sandbox_waits_for_credit(self):
         egress = load_runtime_modules()["egress"]
         cid = self.open_conn()
-        total = 4 * egress.WINDOW
+        total = 4 * egress.UP_WINDOW
         self.run_code(
             "import threading\nthreading.Thread(target=s.sendall, args=(bytes(range(256)) * %d,), daemon=True).start()"
             % (total // 256)
         )
         got, unacked = bytearray(), 0
         while len(got) < total:
-            if unacked == egress.WINDOW:
+            if unacked == egress.UP_WINDOW:
                 # No credit left: a call still runs, and no byte comes
                 # before its result.
                 self.assertEqual(self.run_code("print('calls go on')"), "calls go on\n")
@@ -119,18 +119,18 @@ class EgressTest(unittest.TestCase):
                 unacked = 0
             frame = self.net_frame()
             self.assertEqual((frame["t"], frame["cid"]), ("net_data", cid))
-            data = base64.b64decode(frame["data"])
+            data = frame["payload"]
+            self.assertEqual(frame["len"], len(data))
             self.assertLessEqual(len(data), egress.CHUNK)
             got += data
             unacked += len(data)
-            self.assertLessEqual(unacked, egress.WINDOW)
+            self.assertLessEqual(unacked, egress.UP_WINDOW)
         self.assertEqual(bytes(got), bytes(range(256)) * (total // 256))
 
     def test_stalled_socket_never_blocks_calls(self):
         egress = load_runtime_modules()["egress"]
         cid = self.open_conn()
-        chunk = base64.b64encode(bytes(egress.CHUNK)).decode()
-        self.rt.send(*[{"t": "net_data", "cid": cid, "data": chunk}] * (egress.WINDOW // egress.CHUNK))
+        self.rt.send(*[{"t": "net_data", "cid": cid, "payload": bytes(egress.CHUNK)}] * (egress.DOWN_WINDOW // egress.CHUNK))
         for i in range(5):
             self.assertEqual(self.run_code("print(%d)" % i), "%d\n" % i)
         received = self.run_code(
@@ -141,21 +141,21 @@ class EgressTest(unittest.TestCase):
                     n += len(s.recv(1 << 16))
                 print(n)
                 """
-                % egress.WINDOW
+                % egress.DOWN_WINDOW
             )
         )
-        self.assertEqual(received, "%d\n" % egress.WINDOW)
+        self.assertEqual(received, "%d\n" % egress.DOWN_WINDOW)
         acked = 0
-        while acked < egress.WINDOW:
+        while acked < egress.DOWN_WINDOW:
             frame = self.net_frame()
             self.assertEqual((frame["t"], frame["cid"]), ("net_ack", cid))
             acked += frame["n"]
-        self.assertEqual(acked, egress.WINDOW)
+        self.assertEqual(acked, egress.DOWN_WINDOW)
 
     def test_host_close_is_answered_after_delivery(self):
         cid = self.open_conn()
         self.rt.send(
-            {"t": "net_data", "cid": cid, "data": base64.b64encode(b"last words").decode()},
+            {"t": "net_data", "cid": cid, "payload": b"last words"},
             {"t": "net_close", "cid": cid},
         )
         frame = self.net_frame()
@@ -165,7 +165,7 @@ class EgressTest(unittest.TestCase):
         self.assertEqual(frame, {"t": "net_close", "cid": cid})
         self.assertEqual(self.run_code("print(s.recv(100), s.recv(100))"), "b'last words' b''\n")
         # Frames for a closed connection are ignored.
-        self.rt.send({"t": "net_data", "cid": cid, "data": "eA=="}, {"t": "net_close", "cid": cid})
+        self.rt.send({"t": "net_data", "cid": cid, "payload": b"x"}, {"t": "net_close", "cid": cid})
         self.assertEqual(self.run_code("print('fine')"), "fine\n")
         self.assertEqual(self.net, [])
 
@@ -177,15 +177,27 @@ class EgressTest(unittest.TestCase):
     def test_host_past_its_credit_closes_the_connection(self):
         egress = load_runtime_modules()["egress"]
         cid = self.open_conn()
-        # The loop is kept asleep, so that nothing is delivered (and
-        # acknowledged) before the last chunk arrives.
+        # Both ends of the socket get small buffers and user code does not
+        # read, so that at most a chunk is delivered (and acknowledged)
+        # before the last of window + 2 chunks arrives.
         self.run_code(
-            "import gc\neg = [o for o in gc.get_objects() if type(o).__name__ == 'Egress'][0]\neg.wake = lambda: None"
+            code(
+                """
+                import gc
+                s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+                for o in gc.get_objects():
+                    if type(o).__name__ == "Conn":
+                        o.sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)
+                """
+            )
         )
-        chunk = base64.b64encode(bytes(egress.CHUNK)).decode()
-        self.rt.send(*[{"t": "net_data", "cid": cid, "data": chunk}] * (egress.WINDOW // egress.CHUNK + 1))
-        self.run_code("del eg.wake\neg.wake()")
-        self.assertEqual(self.net_frame(), {"t": "net_close", "cid": cid})
+        self.rt.send(*[{"t": "net_data", "cid": cid, "payload": bytes(egress.CHUNK)}] * (egress.DOWN_WINDOW // egress.CHUNK + 2))
+        acked, frame = 0, self.net_frame()
+        while frame["t"] == "net_ack":
+            acked += frame["n"]
+            frame = self.net_frame()
+        self.assertEqual(frame, {"t": "net_close", "cid": cid})
+        self.assertLessEqual(acked, egress.CHUNK)
 
     def test_connection_limit(self):
         egress = load_runtime_modules()["egress"]
@@ -203,6 +215,51 @@ class EgressTest(unittest.TestCase):
         self.assertEqual(out, "[b'', b'', b'', b'']\n")
         opens = [f for f in self.net if f["t"] == "net_open"]
         self.assertEqual(len(opens), egress.MAX_CONNS)
+
+
+class ReadFramesTest(unittest.TestCase):
+    """channel.read_frames: payloads after their line, however the reads
+    cut the stream."""
+
+    def test_payloads_across_reads(self):
+        channel = load_runtime_modules()["channel"]
+        stream = (
+            b'{"t":"net_data","cid":1,"len":5}\nab\ncd'
+            + b'not json\n'
+            + b'{"t":"net_close","cid":1}\n'
+            + b'{"t":"net_data","cid":2,"len":3}\n\n\n\n'
+            + b'[1]\n{"t":"x","len":0}\n'
+        )
+        for step in (1, 2, 7, len(stream)):
+            r, w = os.pipe()
+            got = []
+            reader = threading.Thread(target=channel.read_frames, args=(r, got.append))
+            reader.start()
+            for i in range(0, len(stream), step):
+                os.write(w, stream[i : i + step])
+            os.close(w)
+            reader.join(5)
+            os.close(r)
+            self.assertEqual(
+                got,
+                [
+                    {"t": "net_data", "cid": 1, "len": 5, "payload": b"ab\ncd"},
+                    {"t": "net_close", "cid": 1},
+                    {"t": "net_data", "cid": 2, "len": 3, "payload": b"\n\n\n"},
+                    {"t": "x", "len": 0},
+                ],
+                "reads of %d bytes" % step,
+            )
+
+    def test_payload_over_the_frame_limit_stops_reading(self):
+        channel = load_runtime_modules()["channel"]
+        r, w = os.pipe()
+        os.write(w, b'{"t":"net_data","cid":1,"len":%d}\n{"t":"late"}\n' % (channel.MAX_FRAME + 1))
+        os.close(w)
+        got = []
+        channel.read_frames(r, got.append)
+        os.close(r)
+        self.assertEqual(got, [])
 
 
 class NoEgressTest(unittest.TestCase):

@@ -153,6 +153,17 @@ def process_gone(pid):
     return stat[stat.rfind(b")") + 2 :].split()[0] in (b"Z", b"X")
 
 
+def encode_frame(frame):
+    """A frame's bytes on the wire: its line and, for a frame with a
+    `payload`, those bytes after it (PROTOCOL.md)."""
+    frame = dict(frame)
+    payload = frame.pop("payload", None)
+    if payload is None:
+        return json.dumps(frame).encode() + b"\n"
+    frame["len"] = len(payload)
+    return json.dumps(frame).encode() + b"\n" + payload
+
+
 class Runtime:
     """One runtime subprocess: frames to its stdin, frames from its stdout."""
 
@@ -173,6 +184,8 @@ class Runtime:
                 frame = json.loads(line)
             except ValueError:
                 frame = {"t": "<not JSON>", "line": line.decode("utf-8", "replace")}
+            if isinstance(frame, dict) and isinstance(frame.get("len"), int):
+                frame["payload"] = self.proc.stdout.read(frame["len"])
             self.frames.put(frame)
         self.frames.put(None)  # end of file
 
@@ -188,8 +201,10 @@ class Runtime:
             raise AssertionError("the runtime closed its stdin (exit %r)" % self.proc.poll())
 
     def send(self, *frames):
-        """Sends frames in one write, so the runtime reads them together."""
-        self.write(b"".join(json.dumps(f).encode() + b"\n" for f in frames))
+        """Sends frames in one write, so the runtime reads them together; a
+        frame's `payload` (bytes) goes as its raw bytes after the line,
+        with `len` set to their count."""
+        self.write(b"".join(encode_frame(f) for f in frames))
 
     def recv(self, timeout=TIMEOUT):
         try:
@@ -336,7 +351,7 @@ class RuntimeTest(RuntimeTestCase):
         self.assertIs(type(self.ready["sent"]), float)
         self.assertLess(abs(self.ready["sent"] - time.time()), 60)
         self.assertLessEqual(self.ready["boot"], self.ready["sent"])
-        self.assertEqual(self.ready["protocol"], 5)
+        self.assertEqual(self.ready["protocol"], 6)
         self.assertEqual(self.ready["python"], "%d.%d.%d" % sys.version_info[:3])
         self.assertIsInstance(self.ready["runtime"], str)
         self.assertIs(type(self.ready["pid"]), int)
@@ -813,7 +828,7 @@ class BootstrapTest(unittest.TestCase):
         source = runtime_program()
         rt = self.start(b"MCPRT %d\n" % len(source) + source)
         ready = rt.recv()
-        self.assertEqual((ready["t"], ready["protocol"], ready["pid"]), ("ready", 5, rt.proc.pid))
+        self.assertEqual((ready["t"], ready["protocol"], ready["pid"]), ("ready", 6, rt.proc.pid))
         outs, result = rt.run("x = 6 * 7\nprint(x)", "1")
         self.assertEqual((result["status"], stream_text(outs)), ("ok", "42\n"))
         _, result = rt.run("def f():\n    raise KeyError(x)\nf()", "2")

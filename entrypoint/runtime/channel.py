@@ -1,9 +1,10 @@
 """The runtime's channel to the host: frames out, frames in, diagnostics.
 
 Installed in the sandbox as the module `mcp_sandbox_channel`. Frames are
-JSON objects, one a line, on the private protocol descriptors (see
-PROTOCOL.md); the runtime's own diagnostics go to the container's stderr.
-Standard library only.
+JSON objects, one a line, on the private protocol descriptors, a frame
+with `len` followed by that many raw bytes (see PROTOCOL.md); the
+runtime's own diagnostics go to the container's stderr. Standard library
+only.
 """
 
 import json
@@ -13,7 +14,7 @@ import threading
 # MAX_FRAME bounds a frame in either direction (bytes).
 MAX_FRAME = 16 << 20
 # READ_CHUNK is how much one read of a descriptor asks for (bytes).
-READ_CHUNK = 1 << 16
+READ_CHUNK = 1 << 18
 
 # diag_fd is where log() writes: the container's stderr, moved to a
 # private descriptor by set_diag_fd when the runtime sets up its streams.
@@ -64,6 +65,17 @@ class Channel:
                 return
             self._write(data)
 
+    def send_data(self, frame, payload):
+        """Writes frame with a `len` member followed by payload's raw bytes
+        (or keeps them, when held)."""
+        frame["len"] = len(payload)
+        data = (json.dumps(frame, separators=(",", ":")) + "\n").encode("ascii") + payload
+        with self.lock:
+            if self.held is not None:
+                self.held.append(data)
+                return
+            self._write(data)
+
     def hold(self):
         with self.lock:
             if self.held is None:
@@ -84,11 +96,18 @@ class Channel:
 
 
 def read_frames(fd, handle):
-    """Reads the host's frames from fd and passes each line (without its
-    newline) to handle; returns at the end of the input or after a frame
-    over MAX_FRAME. A line handle fails on is logged and skipped: the host
-    decides what is fatal."""
+    """Reads the host's frames from fd and passes each (a dict) to handle;
+    returns at the end of the input or after a frame over MAX_FRAME.
+
+    A frame with a positive integer `len` member is followed by that many
+    raw bytes, which handle gets as its `payload` member (bytes). A line
+    that is not a JSON object is logged and skipped, and so is a frame
+    handle fails on: the host decides what is fatal.
+    """
     buf = bytearray()
+    pos = 0  # where the next frame starts in buf
+    need = 0  # bytes a frame's payload still waits for
+    pending = None  # that frame
     while True:
         try:
             chunk = os.read(fd, READ_CHUNK)
@@ -99,20 +118,37 @@ def read_frames(fd, handle):
             chunk = b""
         if not chunk:
             return
-        start = len(buf)
+        if pos:
+            del buf[:pos]
+            pos = 0
         buf += chunk
         while True:
-            nl = buf.find(b"\n", start)
-            if nl < 0:
-                break
-            line = bytes(buf[:nl])
-            del buf[: nl + 1]
-            start = 0
+            if pending is not None:
+                if len(buf) - pos < need:
+                    break
+                pending["payload"] = bytes(buf[pos : pos + need])
+                pos += need
+                msg, pending, need = pending, None, 0
+            else:
+                nl = buf.find(b"\n", pos)
+                if nl < 0:
+                    break
+                msg = decode(bytes(buf[pos:nl]))
+                pos = nl + 1
+                if msg is None:
+                    continue
+                n = msg.get("len")
+                if isinstance(n, int) and not isinstance(n, bool) and n > 0:
+                    if n > MAX_FRAME:
+                        log("frame payload of %d bytes from the host, over %d; stopping" % (n, MAX_FRAME))
+                        return
+                    pending, need = msg, n
+                    continue
             try:
-                handle(line)
+                handle(msg)
             except Exception as e:  # keep serving: the host decides what is fatal
                 log("handling a frame: %r" % (e,))
-        if len(buf) > MAX_FRAME:
+        if pending is None and len(buf) - pos > MAX_FRAME:
             log("frame over %d bytes from the host; stopping" % MAX_FRAME)
             return
 

@@ -7,19 +7,19 @@ shares) at it and, given a CA, writes a bundle of the system roots and
 that CA for the usual TLS variables. Each connection user code opens to
 the endpoint is carried to the host as `net_open`, `net_data` and
 `net_close` frames, with credit-based flow control (`net_ack`) both ways:
-nothing here ever buffers more than WINDOW bytes per connection and
-direction. See PROTOCOL.md. Standard library only.
+nothing here ever buffers more than DOWN_WINDOW bytes per connection, nor
+the host more than UP_WINDOW. See PROTOCOL.md. Standard library only.
 
-One thread, a selector loop, owns the listener and every socket: it
-accepts, reads and writes without blocking and sends every frame of this
-module. The runtime's reader thread only records what the host's frames
-say (bytes to write, credit, a close) under a lock and wakes the loop, so
-a connection whose user code does not read, or a flood of them, never
-holds up calls, interrupts or RPCs.
+One thread, a selector loop, owns the listener: it accepts, reads the
+sockets and writes what is queued for them, without blocking. The
+runtime's reader thread records what the host's frames say (credit, a
+close) under a lock and wakes the loop; bytes for a connection with
+nothing queued it writes to the socket itself, as far as the socket takes
+them without blocking (a download then skips a hand-over between threads),
+and queues the rest for the loop. So a connection whose user code does not
+read, or a flood of them, never holds up calls, interrupts or RPCs.
 """
 
-import base64
-import binascii
 import os
 import selectors
 import socket
@@ -29,11 +29,15 @@ import time
 
 import mcp_sandbox_channel as channel
 
-# WINDOW bounds the bytes sent but not acknowledged per connection and
-# direction.
-WINDOW = 256 << 10
+# DOWN_WINDOW bounds the host's bytes of a connection received here and
+# not yet acknowledged (this side's buffer, in the sandbox's memory);
+# UP_WINDOW bounds the bytes sent to the host and not yet acknowledged
+# (the host's buffer, kept small: the bridge holds one per connection of
+# every sandbox).
+DOWN_WINDOW = 1 << 20
+UP_WINDOW = 256 << 10
 # CHUNK bounds the bytes of one net_data frame.
-CHUNK = 32 << 10
+CHUNK = 64 << 10
 # ACK_BATCH is how many delivered bytes make a net_ack before the
 # connection's queue empties.
 ACK_BATCH = 64 << 10
@@ -71,7 +75,7 @@ class Conn:
     def __init__(self, cid, sock):
         self.cid = cid
         self.sock = sock
-        self.credit = WINDOW
+        self.credit = UP_WINDOW
         self.out = bytearray()
         self.delivered = 0
         self.host_closed = False
@@ -128,39 +132,65 @@ class Egress:
 
     def handle(self, msg):
         """Records a net_data, net_ack or net_close frame of the host; runs
-        on the runtime's reader thread and never blocks on a socket."""
+        on the runtime's reader thread and never blocks on a socket.
+
+        The host's bytes for a connection with nothing queued are written
+        to its socket here at once, as far as the socket takes them
+        without blocking; only the rest waits for the loop thread.
+        """
         t, cid = msg.get("t"), msg.get("cid")
         if not isinstance(cid, int) or isinstance(cid, bool):
             channel.log("ignoring a %s frame without an integer cid" % t)
             return
-        data = b""
-        if t == "net_data":
-            try:
-                data = base64.b64decode(msg.get("data") or "", validate=True)
-            except (binascii.Error, TypeError, ValueError):
-                channel.log("ignoring a net_data frame whose data is not base64")
-                return
+        data = msg.get("payload", b"")
+        if t == "net_data" and not data:
+            channel.log("ignoring a net_data frame without a payload")
+            return
         n = msg.get("n")
+        ack, idle = 0, False
         with self.lock:
             conn = self.conns.get(cid)
             if conn is None:
                 return  # closed here; the host's frame crossed our net_close
             if t == "net_data":
-                if conn.host_closed or len(conn.out) + conn.delivered + len(data) > WINDOW:
+                if conn.host_closed or len(conn.out) + conn.delivered + len(data) > DOWN_WINDOW:
                     channel.log("connection %d: the host sent past its credit; closing it" % cid)
                     conn.broken = True
-                else:
+                elif conn.out or conn.broken:
                     conn.out += data
+                else:
+                    try:
+                        sent = conn.sock.send(data)
+                    except (BlockingIOError, InterruptedError):
+                        sent = 0
+                    except OSError:
+                        conn.broken = True
+                        sent = 0
+                    if sent < len(data):
+                        conn.out += memoryview(data)[sent:]
+                    conn.delivered += sent
+                    if conn.delivered >= ACK_BATCH or (not conn.out and conn.delivered):
+                        ack, conn.delivered = conn.delivered, 0
+                    idle = not conn.out and not conn.broken  # nothing for the loop to do
             elif t == "net_ack":
-                if not isinstance(n, int) or isinstance(n, bool) or n <= 0 or conn.credit + n > WINDOW:
+                if not isinstance(n, int) or isinstance(n, bool) or n <= 0 or conn.credit + n > UP_WINDOW:
                     channel.log("connection %d: a bad net_ack; closing it" % cid)
                     conn.broken = True
                 else:
                     conn.credit += n
             elif t == "net_close":
                 conn.host_closed = True
-            self.dirty.add(cid)
-        self.wake()
+            if not idle:
+                self.dirty.add(cid)
+        self.ack(conn, ack)
+        if not idle:
+            self.wake()
+
+    def ack(self, conn, n):
+        """Acknowledges n delivered bytes of conn to the host, unless it
+        closed the connection (it wants no net_ack after its net_close)."""
+        if n and not conn.host_closed:
+            self.chan.send({"t": "net_ack", "cid": conn.cid, "n": n})
 
     def wake(self):
         """Wakes the loop thread; never blocks."""
@@ -263,7 +293,7 @@ class Egress:
                 return  # the host is gone: the bytes have nowhere to go
             conn.credit -= len(data)
             self.dirty.add(conn.cid)
-        self.chan.send({"t": "net_data", "cid": conn.cid, "data": base64.b64encode(data).decode("ascii")})
+        self.chan.send_data({"t": "net_data", "cid": conn.cid}, data)
 
     def write(self, conn):
         """Writes the host's bytes to the socket and acknowledges them."""
@@ -283,8 +313,7 @@ class Egress:
             if conn.delivered >= ACK_BATCH or (not conn.out and conn.delivered):
                 ack, conn.delivered = conn.delivered, 0
             self.dirty.add(conn.cid)
-        if ack and not conn.host_closed:
-            self.chan.send({"t": "net_ack", "cid": conn.cid, "n": ack})
+        self.ack(conn, ack)
 
     def finish(self, conn):
         """Closes a connection and tells the host, once."""

@@ -38,7 +38,7 @@ import mcp_sandbox_outputs as outputs
 import mcp_sandbox_reaper as reaper
 import mcp_sandbox_rpc as rpc
 
-PROTOCOL = 5
+PROTOCOL = 6
 RUNTIME_VERSION = "1.0"
 
 
@@ -124,14 +124,11 @@ class Runtime:
     def reader(self):
         """Reads host frames; runs on its own thread."""
         # handle is looked up for each frame, so that a profiler can wrap it.
-        channel.read_frames(self.in_fd, lambda line: self.handle(line))
+        channel.read_frames(self.in_fd, lambda msg: self.handle(msg))
         self.inbox.put(None)
 
-    def handle(self, line):
-        """Acts on one frame from the host, a line of JSON."""
-        msg = channel.decode(line)
-        if msg is None:
-            return
+    def handle(self, msg):
+        """Acts on one frame from the host (a dict)."""
         t = msg.get("t")
         if t == "exec":
             self.admit(msg)

@@ -132,6 +132,29 @@ func (m *meter) Write(p []byte) (int, error) {
 	return m.w.Write(p)
 }
 
+// ReadFrom copies r through Write in reads of up to copyBuffer bytes, so
+// a relayed body moves in the transport's largest frames, each written as
+// soon as it is read.
+func (m *meter) ReadFrom(r io.Reader) (int64, error) {
+	buf := make([]byte, copyBuffer)
+	var total int64
+	for {
+		n, err := r.Read(buf)
+		if n > 0 {
+			if _, werr := m.Write(buf[:n]); werr != nil {
+				return total, werr
+			}
+			total += int64(n)
+		}
+		if err == io.EOF {
+			return total, nil
+		}
+		if err != nil {
+			return total, err
+		}
+	}
+}
+
 // intercept serves a tunnel to a host the policy adds a secret to: TLS
 // with the sandbox under a certificate of the gateway's CA, TLS with the
 // host verified against the roots, and each request forwarded with the

@@ -26,6 +26,9 @@ import (
 const (
 	maxHeadBytes = 64 << 10         // a request's line and headers
 	headTimeout  = 10 * time.Second // to send them
+	// copyBuffer is what one read of a relayed stream asks for: the
+	// largest net_data frame of the sandbox transport (PROTOCOL.md).
+	copyBuffer = 64 << 10
 )
 
 // A Resolver looks up the addresses of a host name (net.Resolver is one).

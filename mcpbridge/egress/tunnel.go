@@ -146,7 +146,7 @@ func (c *Client) splice(conn net.Conn, br *bufio.Reader, up net.Conn, cv *conver
 // the policy's idle timeout, reading or written to, ends it; a clean end
 // is nil.
 func (c *Client) copy(dst io.Writer, src io.Reader, from, to net.Conn, dir string, count *int64, cv *conversation) error {
-	buf := make([]byte, 32<<10)
+	buf := make([]byte, copyBuffer)
 	idle := cv.network.IdleTimeout()
 	for {
 		from.SetReadDeadline(time.Now().Add(idle))
