@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -107,6 +108,9 @@ func (b *Bridge) execute(ctx context.Context, req *mcp.CallToolRequest, cs *clie
 	}
 	reportEvents(cs.events, res, err, args.timeout)
 	out := fromSession(res, err, args.servers, int(args.timeout.Seconds()))
+	if note := cs.egress.EndCall(); note != "" {
+		out.notice = strings.TrimPrefix(out.notice+"; "+note, "; ")
+	}
 	maxImages, maxImageBytes := b.opts.Session.ImageLimits()
 	out.rich = richOf(ctx, res, cs.session.OpenFile, &cs.files, maxImages, maxImageBytes)
 	out.applyBudget(b.opts.OutputBudget, func(whole string) string {

@@ -188,9 +188,14 @@ class Egress:
 
     def ack(self, conn, n):
         """Acknowledges n delivered bytes of conn to the host, unless it
-        closed the connection (it wants no net_ack after its net_close)."""
-        if n and not conn.host_closed:
-            self.chan.send({"t": "net_ack", "cid": conn.cid, "n": n})
+        closed the connection (it wants no net_ack after its net_close) or
+        this side did: the check and the send hold the lock, as finish's
+        net_close does, so that no net_ack follows it."""
+        if not n:
+            return
+        with self.lock:
+            if not conn.host_closed and conn.cid in self.conns:
+                self.chan.send({"t": "net_ack", "cid": conn.cid, "n": n})
 
     def wake(self):
         """Wakes the loop thread; never blocks."""
@@ -320,13 +325,15 @@ class Egress:
         with self.lock:
             if self.conns.pop(conn.cid, None) is None:
                 return
+            # Sent under the lock: a net_ack of the reader thread (see ack)
+            # comes before it or not at all.
+            self.chan.send({"t": "net_close", "cid": conn.cid})
         if conn.events:
             try:
                 self.sel.unregister(conn.sock)
             except (KeyError, ValueError):
                 pass
         conn.sock.close()
-        self.chan.send({"t": "net_close", "cid": conn.cid})
 
 
 def drain(sock):

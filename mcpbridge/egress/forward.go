@@ -80,6 +80,13 @@ func (c *Client) exchange(conn net.Conn, ubr *bufio.Reader, up net.Conn, req *ht
 		return err
 	}
 	defer resp.Body.Close()
+	if limit := cv.network.MaxBytesPerCall(); resp.ContentLength > 0 && c.callUsed.Load()+resp.ContentLength > limit {
+		left := max(limit-c.callUsed.Load(), 0)
+		err := c.overBudget(cv, fmt.Sprintf("refused: its response of %d bytes is over the %d left of the call's max_bytes_per_call (%d)", resp.ContentLength, left, limit))
+		cv.answer(conn, http.StatusForbidden, outcomeDenied, fmt.Sprintf("%s: the response of %d bytes is over the %d bytes left of the call's max_bytes_per_call (%d)%s",
+			net.JoinHostPort(host, strconv.Itoa(port)), resp.ContentLength, left, limit, cv.note))
+		return err
+	}
 	for _, h := range hopHeaders {
 		resp.Header.Del(h)
 	}

@@ -119,8 +119,9 @@ type Client struct {
 	g       *Gateway
 	session string
 
-	open     atomic.Int64 // connections open
-	callUsed atomic.Int64 // bytes of the current call
+	open     atomic.Int64           // connections open
+	callUsed atomic.Int64           // bytes of the current call
+	notice   atomic.Pointer[string] // why the current call's bytes were refused or cut
 
 	mu    sync.Mutex
 	conns map[net.Conn]struct{}
@@ -138,7 +139,21 @@ func (g *Gateway) NewClient(session string) *Client {
 func (c *Client) BeginCall() {
 	if c != nil {
 		c.callUsed.Store(0)
+		c.notice.Store(nil)
 	}
+}
+
+// EndCall returns what the call should be told of the gateway: why a
+// connection was cut or refused for passing max_bytes_per_call, the first
+// time in the call; "" when nothing was. A nil *Client returns "".
+func (c *Client) EndCall() string {
+	if c == nil {
+		return ""
+	}
+	if p := c.notice.Swap(nil); p != nil {
+		return *p
+	}
+	return ""
 }
 
 // Close closes every connection of the client; a nil *Client does

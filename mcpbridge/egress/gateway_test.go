@@ -15,6 +15,8 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -320,7 +322,12 @@ func TestInterceptAddsSecretOverTLS(t *testing.T) {
 
 func TestLimits(t *testing.T) {
 	big := strings.Repeat("x", 1<<20)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, big) }))
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/sized" {
+			w.Header().Set("Content-Length", strconv.Itoa(len(big)))
+		}
+		io.WriteString(w, big)
+	}))
 	defer srv.Close()
 	hp := strings.TrimPrefix(srv.URL, "http://")
 	r := newRig(t, fmt.Sprintf(`{"allow": [%q], "max_connections": 2, "max_bytes_per_call": 65536}`, hp), nil)
@@ -355,6 +362,35 @@ func TestLimits(t *testing.T) {
 	}
 	if rec := r.records(2); !strings.Contains(rec, "max_bytes_per_call") {
 		t.Fatalf("the cut download's record: %s", rec)
+	}
+	// The call is told, once, naming the connection.
+	if note, want := r.client.EndCall(), "egress: the connection to "+hp+" was cut: the call's bytes through the gateway passed max_bytes_per_call (65536)"; !strings.HasPrefix(note, want) {
+		t.Fatalf("the call's notice: %q, want %q…", note, want)
+	}
+	if note := r.client.EndCall(); note != "" {
+		t.Fatalf("a second EndCall: %q", note)
+	}
+
+	// A response whose length is known to be over what is left is
+	// refused before its body, with a 403 saying so.
+	r.client.BeginCall()
+	resp, err = r.httpClient(nil).Get(srv.URL + "/sized")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	// (The request's own bytes were spent: what is left is a little less.)
+	want := regexp.MustCompile(`^` + regexp.QuoteMeta(hp) + `: the response of 1048576 bytes is over the 65[0-9]{3} bytes left of the call's max_bytes_per_call \(65536\) \(in .*policy.json\)$`)
+	if resp.StatusCode != http.StatusForbidden || !want.MatchString(strings.TrimPrefix(resp.Status, "403 ")) || !want.MatchString(strings.TrimSpace(string(body))) {
+		t.Fatalf("a sized response over the budget: %s %q", resp.Status, body)
+	}
+	if note := r.client.EndCall(); !strings.Contains(note, "was refused: its response of 1048576 bytes is over the 65") {
+		t.Fatalf("the call's notice: %q", note)
+	}
+	var none *Client
+	if none.EndCall() != "" {
+		t.Fatal("a nil client's EndCall")
 	}
 }
 

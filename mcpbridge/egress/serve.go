@@ -47,7 +47,7 @@ func (c *Client) Serve(conn net.Conn) {
 		n := p.Network()
 		cv.network, cv.note = n, p.SourceNote()
 		if open := c.open.Add(1); open > int64(n.MaxConnections()) {
-			defer c.open.Add(-1)
+			c.open.Add(-1) // a refused connection holds no place
 			cv.answer(conn, http.StatusTooManyRequests, outcomeDenied, fmt.Sprintf("too many connections: the network policy allows %d at once", n.MaxConnections()))
 			return
 		}
