@@ -25,15 +25,48 @@ import (
 // refused with a 403 naming it. Inside, the token is nowhere: not in the
 // environment, the CA bundle or any file the runtime wrote.
 func TestEgressGateway(t *testing.T) {
-	forEachEngine(t, func(t *testing.T, e testEngine) { checkEgress(t, e.Name()) })
+	forEachEngine(t, func(t *testing.T, e testEngine) { checkEgress(t, goClient(t, e.Name())) })
 	if _, err := exec.LookPath("runsc"); err == nil && slices.Contains(engineNames(), "docker") {
-		t.Run("docker+runsc", func(t *testing.T) { checkEgress(t, "docker", "MCP_BRIDGE_OCI_RUNTIME=runsc") })
+		t.Run("docker+runsc", func(t *testing.T) { checkEgress(t, goClient(t, "docker", "MCP_BRIDGE_OCI_RUNTIME=runsc")) })
+	}
+	if slices.Contains(engineNames(), "docker") {
+		// The remote engine: Docker at a TCP port over mutual TLS; the
+		// gateway's bytes travel in the engine API's attached streams.
+		t.Run("docker-tls", func(t *testing.T) {
+			d := tlsDaemon(t)
+			checkEgress(t, goClient(t, "docker", append(d.Env(), "HOME="+t.TempDir())...))
+		})
+		// The official TypeScript SDK's client drives the bridge.
+		t.Run("docker/typescript-client", func(t *testing.T) {
+			checkEgress(t, func(env []string, code string) (string, bool) {
+				var res tsResult
+				runNode(t, "client.mjs", append(env, "HOME="+t.TempDir(), "MCP_BRIDGE_RUNTIME=docker", "MCP_BRIDGE_LOG_LEVEL=WARN"),
+					[]map[string]any{{"code": code}}, &res)
+				if len(res.Results) != 1 {
+					t.Fatalf("%d results for one call", len(res.Results))
+				}
+				return res.Results[0].Text, res.Results[0].IsError
+			})
+		})
 	}
 }
 
-// checkEgress is TestEgressGateway on the engine called name, with env
-// added to the bridge's.
-func checkEgress(t *testing.T, name string, env ...string) {
+// An egressRunner starts a bridge with env added to its environment and
+// returns the text of one run_python call of code, and whether it is an
+// error.
+type egressRunner func(env []string, code string) (string, bool)
+
+// goClient is an egressRunner driving the bridge on the engine called
+// name, env added to the bridge's, with the go-sdk's client.
+func goClient(t *testing.T, name string, env ...string) egressRunner {
+	return func(more []string, code string) (string, bool) {
+		cs := connectBridge(t, name, append(more, env...)...)
+		return runPython(t, cs, map[string]any{"code": code})
+	}
+}
+
+// checkEgress is TestEgressGateway with run.
+func checkEgress(t *testing.T, run egressRunner) {
 	{
 		var mu sync.Mutex
 		var seen []string
@@ -58,8 +91,8 @@ func checkEgress(t *testing.T, name string, env ...string) {
 			{"host": %q, "header": "Authorization", "value": "Bearer ${EGRESS_IT_TOKEN}"},
 			{"host": %q, "header": "Authorization", "value": "Bearer ${EGRESS_IT_TOKEN}"}]}}`, plainHP, secureHP, plainHP, secureHP))
 		auditLog := filepath.Join(dir, "audit.jsonl")
-		cs := connectBridge(t, name, append([]string{"MCP_BRIDGE_POLICY=" + policy, "MCP_BRIDGE_AUDIT_LOG=" + auditLog,
-			"EGRESS_IT_TOKEN=it-s3cret-token", "SSL_CERT_FILE=" + certFile}, env...)...)
+		env := []string{"MCP_BRIDGE_POLICY=" + policy, "MCP_BRIDGE_AUDIT_LOG=" + auditLog,
+			"EGRESS_IT_TOKEN=it-s3cret-token", "SSL_CERT_FILE=" + certFile}
 		code := fmt.Sprintf(`import os, urllib.request, urllib.error
 print(urllib.request.urlopen(%q, timeout=20).read().decode())
 print(urllib.request.urlopen(%q, timeout=20).read().decode())
@@ -76,7 +109,7 @@ for root, _, files in os.walk("/tmp"):
         except OSError:
             pass
 print("found:", found)`, plain.URL+"/plain", secure.URL+"/secure")
-		text, isErr := runPython(t, cs, map[string]any{"code": code})
+		text, isErr := run(env, code)
 		for _, want := range []string{"hello /plain", "hello /secure", "refused 403 127.0.0.2:9", "found: []"} {
 			if isErr || !strings.Contains(text, want) {
 				t.Errorf("the call's output lacks %q:\n%s", want, text)

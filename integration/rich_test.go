@@ -21,7 +21,7 @@ import (
 // dataImage is the sandbox image with numpy, pandas, matplotlib, scipy
 // and Pillow that scripts/provision builds.
 func dataImage() string {
-	return cmp.Or(os.Getenv("MCP_BRIDGE_DATA_IMAGE"), "localhost/sandbox-python-data:3.11")
+	return cmp.Or(os.Getenv("MCP_BRIDGE_DATA_IMAGE"), "localhost/sandbox-python-data:3.11-r2")
 }
 
 // callRich makes a run_python call and returns the whole result.
