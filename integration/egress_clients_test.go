@@ -119,9 +119,9 @@ print("token inside:", [k for k, v in os.environ.items() if "it-index-token" in 
 		text, isErr := runPython(t, cs, map[string]any{"code": code, "timeout": 150})
 		for _, want := range []string{
 			"requests hello /r hello /r",
-			"requests refused 403 127.0.0.2:9 is not allowed",
+			"requests refused 403 127.0.0.2:9: 127.0.0.2 is a loopback address",
 			"httpx hello /x hello /x",
-			"httpx refused 403 127.0.0.2:9 is not allowed",
+			"httpx refused 403 127.0.0.2:9: 127.0.0.2 is a loopback address",
 			"pip 42",
 			"token inside: []",
 		} {
