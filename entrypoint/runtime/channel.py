@@ -95,9 +95,10 @@ class Channel:
             view = view[n:]
 
 
-def read_frames(fd, handle):
+def read_frames(fd, handle, batch_done=None):
     """Reads the host's frames from fd and passes each (a dict) to handle;
-    returns at the end of the input or after a frame over MAX_FRAME.
+    returns at the end of the input or after a frame over MAX_FRAME. After
+    the frames of each read are handled, batch_done (when given) runs.
 
     A frame with a positive integer `len` member is followed by that many
     raw bytes, which handle gets as its `payload` member (bytes). A line
@@ -148,6 +149,11 @@ def read_frames(fd, handle):
                 handle(msg)
             except Exception as e:  # keep serving: the host decides what is fatal
                 log("handling a frame: %r" % (e,))
+        if batch_done is not None:
+            try:
+                batch_done()
+            except Exception as e:
+                log("after a batch of frames: %r" % (e,))
         if pending is None and len(buf) - pos > MAX_FRAME:
             log("frame over %d bytes from the host; stopping" % MAX_FRAME)
             return

@@ -12,12 +12,14 @@ the host more than UP_WINDOW. See PROTOCOL.md. Standard library only.
 
 One thread, a selector loop, owns the listener: it accepts, reads the
 sockets and writes what is queued for them, without blocking. The
-runtime's reader thread records what the host's frames say (credit, a
-close) under a lock and wakes the loop; bytes for a connection with
-nothing queued it writes to the socket itself, as far as the socket takes
-them without blocking (a download then skips a hand-over between threads),
-and queues the rest for the loop. So a connection whose user code does not
-read, or a flood of them, never holds up calls, interrupts or RPCs.
+runtime's reader thread records what the host's frames say (bytes, credit,
+a close) under a lock; after each batch of frames read together it writes
+the bytes to their sockets itself, as far as they take them without
+blocking (a download skips a hand-over between threads, a reply in several
+frames arrives in one piece), and wakes the loop for the rest. Every write
+of a connection's bytes happens under the lock. So a connection whose user
+code does not read, or a flood of them, never holds up calls, interrupts
+or RPCs.
 """
 
 import os
@@ -90,7 +92,9 @@ class Egress:
         self.chan = chan
         self.lock = threading.Lock()
         self.conns = {}
-        self.dirty = set()
+        self.dirty = set()  # connections whose registration may change
+        self.pending = set()  # connections with bytes queued by handle
+        self.woken = False  # handle saw news for the loop
         self.next_cid = 0
         self.listener = None
         self.port = None
@@ -134,9 +138,8 @@ class Egress:
         """Records a net_data, net_ack or net_close frame of the host; runs
         on the runtime's reader thread and never blocks on a socket.
 
-        The host's bytes for a connection with nothing queued are written
-        to its socket here at once, as far as the socket takes them
-        without blocking; only the rest waits for the loop thread.
+        The host's bytes are queued; flush, called once the frames read
+        together are handled, writes them.
         """
         t, cid = msg.get("t"), msg.get("cid")
         if not isinstance(cid, int) or isinstance(cid, bool):
@@ -147,7 +150,6 @@ class Egress:
             channel.log("ignoring a net_data frame without a payload")
             return
         n = msg.get("n")
-        ack, idle = 0, False
         with self.lock:
             conn = self.conns.get(cid)
             if conn is None:
@@ -156,22 +158,10 @@ class Egress:
                 if conn.host_closed or len(conn.out) + conn.delivered + len(data) > DOWN_WINDOW:
                     channel.log("connection %d: the host sent past its credit; closing it" % cid)
                     conn.broken = True
-                elif conn.out or conn.broken:
-                    conn.out += data
                 else:
-                    try:
-                        sent = conn.sock.send(data)
-                    except (BlockingIOError, InterruptedError):
-                        sent = 0
-                    except OSError:
-                        conn.broken = True
-                        sent = 0
-                    if sent < len(data):
-                        conn.out += memoryview(data)[sent:]
-                    conn.delivered += sent
-                    if conn.delivered >= ACK_BATCH or (not conn.out and conn.delivered):
-                        ack, conn.delivered = conn.delivered, 0
-                    idle = not conn.out and not conn.broken  # nothing for the loop to do
+                    conn.out += data
+                    self.pending.add(cid)
+                    return
             elif t == "net_ack":
                 if not isinstance(n, int) or isinstance(n, bool) or n <= 0 or conn.credit + n > UP_WINDOW:
                     channel.log("connection %d: a bad net_ack; closing it" % cid)
@@ -180,11 +170,52 @@ class Egress:
                     conn.credit += n
             elif t == "net_close":
                 conn.host_closed = True
-            if not idle:
-                self.dirty.add(cid)
-        self.ack(conn, ack)
-        if not idle:
+            self.dirty.add(cid)
+            self.woken = True
+
+    def flush(self):
+        """Writes the bytes the frames just handled queued, as far as each
+        socket takes them without blocking, and wakes the loop for the rest
+        and for the frames' other news; runs on the reader thread after
+        each batch of frames read together, so that a reply that came in
+        several frames reaches user code in one piece. A download skips a
+        hand-over between threads this way."""
+        with self.lock:
+            pending, self.pending = self.pending, set()
+            wake, self.woken = self.woken, False
+        for cid in pending:
+            with self.lock:
+                conn = self.conns.get(cid)
+                if conn is None:
+                    continue
+                ack = self.send_out(conn)
+                if conn.out or conn.broken:
+                    self.dirty.add(cid)
+                    wake = True
+            self.ack(conn, ack)
+        if wake:
             self.wake()
+
+    def send_out(self, conn):
+        """Writes what conn.out holds to its socket without blocking and
+        returns the bytes now due for a net_ack (0: none yet). self.lock is
+        held: every write of a connection's bytes happens under it, so
+        that the two threads never send the same bytes."""
+        if not conn.out or conn.broken:
+            return 0
+        try:
+            sent = conn.sock.send(conn.out)
+        except (BlockingIOError, InterruptedError):
+            return 0
+        except OSError:
+            conn.broken = True
+            return 0
+        del conn.out[:sent]
+        conn.delivered += sent
+        if conn.delivered >= ACK_BATCH or (not conn.out and conn.delivered):
+            ack, conn.delivered = conn.delivered, 0
+            return ack
+        return 0
 
     def ack(self, conn, n):
         """Acknowledges n delivered bytes of conn to the host, unless it
@@ -303,21 +334,12 @@ class Egress:
     def write(self, conn):
         """Writes the host's bytes to the socket and acknowledges them."""
         with self.lock:
-            chunk = bytes(conn.out[:CHUNK])
-        try:
-            sent = conn.sock.send(chunk) if chunk else 0
-        except (BlockingIOError, InterruptedError):
-            return
-        except OSError:
+            ack = self.send_out(conn)
+            broken = conn.broken
+            self.dirty.add(conn.cid)
+        if broken:
             self.finish(conn)
             return
-        ack = 0
-        with self.lock:
-            del conn.out[:sent]
-            conn.delivered += sent
-            if conn.delivered >= ACK_BATCH or (not conn.out and conn.delivered):
-                ack, conn.delivered = conn.delivered, 0
-            self.dirty.add(conn.cid)
         self.ack(conn, ack)
 
     def finish(self, conn):

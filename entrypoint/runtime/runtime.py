@@ -124,7 +124,7 @@ class Runtime:
     def reader(self):
         """Reads host frames; runs on its own thread."""
         # handle is looked up for each frame, so that a profiler can wrap it.
-        channel.read_frames(self.in_fd, lambda msg: self.handle(msg))
+        channel.read_frames(self.in_fd, lambda msg: self.handle(msg), self.egress.flush)
         self.inbox.put(None)
 
     def handle(self, msg):

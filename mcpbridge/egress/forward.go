@@ -2,6 +2,7 @@ package egress
 
 import (
 	"bufio"
+	"bytes"
 	"crypto/tls"
 	"errors"
 	"fmt"
@@ -67,9 +68,13 @@ func (c *Client) exchange(conn net.Conn, ubr *bufio.Reader, up net.Conn, req *ht
 	req.Close = last
 	req.RequestURI = ""
 	idle := cv.network.IdleTimeout()
-	upw := &meter{c: c, cv: cv, w: up, conn: up, idle: idle, dir: "out", count: &cv.Sent}
+	upw := &meter{c: c, cv: cv, w: up, conn: up, idle: idle, dir: "out", count: &cv.Sent, holdHead: true}
 	up.SetWriteDeadline(time.Now().Add(idle))
-	if err := req.Write(upw); err != nil {
+	err := req.Write(upw)
+	if err == nil {
+		err = upw.flush()
+	}
+	if err != nil {
 		cv.answer(conn, http.StatusBadGateway, outcomeError, "sending the request: "+err.Error())
 		return err
 	}
@@ -92,8 +97,12 @@ func (c *Client) exchange(conn net.Conn, ubr *bufio.Reader, up net.Conn, req *ht
 	}
 	resp.Close = last
 	resp.Body = &idleBody{ReadCloser: resp.Body, conn: up, idle: idle}
-	cw := &meter{c: c, cv: cv, w: conn, conn: conn, idle: idle, dir: "in", count: &cv.Received}
-	if err := resp.Write(cw); err != nil {
+	cw := &meter{c: c, cv: cv, w: conn, conn: conn, idle: idle, dir: "in", count: &cv.Received, holdHead: true}
+	err = resp.Write(cw)
+	if err == nil {
+		err = cw.flush()
+	}
+	if err != nil {
 		if cv.Outcome == "" {
 			cv.Outcome, cv.Reason = outcomeError, "relaying the response: "+err.Error()
 		}
@@ -124,9 +133,42 @@ type meter struct {
 	idle  time.Duration
 	dir   string
 	count *int64
+	// holdHead keeps the writes of a response's head (Response.Write
+	// makes several for each header) until its blank line, then writes
+	// them at once: a reply crosses the sandbox transport in one frame,
+	// not dozens.
+	holdHead bool
+	head     []byte
 }
 
 func (m *meter) Write(p []byte) (int, error) {
+	if m.holdHead {
+		m.head = append(m.head, p...)
+		if !bytes.HasSuffix(m.head, []byte("\r\n\r\n")) && len(m.head) < maxHeadBytes {
+			return len(p), nil
+		}
+		head := m.head
+		m.holdHead, m.head = false, nil
+		if _, err := m.write(head); err != nil {
+			return 0, err
+		}
+		return len(p), nil
+	}
+	return m.write(p)
+}
+
+// flush writes a head still held (one cut short of its blank line).
+func (m *meter) flush() error {
+	if len(m.head) == 0 {
+		return nil
+	}
+	head := m.head
+	m.holdHead, m.head = false, nil
+	_, err := m.write(head)
+	return err
+}
+
+func (m *meter) write(p []byte) (int, error) {
 	if err := m.c.spend(int64(len(p)), m.cv); err != nil {
 		m.cv.Outcome, m.cv.Reason = outcomeError, err.Error()
 		return 0, err

@@ -472,3 +472,48 @@ func TestRedirectIsCheckedPerHop(t *testing.T) {
 		}
 	}
 }
+
+// A writeLog is a net.Conn that records each Write it is given.
+type writeLog struct {
+	net.Conn
+	mu     sync.Mutex
+	writes []string
+}
+
+func (w *writeLog) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	w.writes = append(w.writes, string(p))
+	w.mu.Unlock()
+	return w.Conn.Write(p)
+}
+
+// TestReplyHeadInOneWrite: a response's head, however many headers it
+// has, reaches the sandbox's connection in one write (one frame of the
+// transport), and a body of known length in one more.
+func TestReplyHeadInOneWrite(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		for i := range 12 {
+			w.Header().Set(fmt.Sprintf("X-Header-%d", i), strings.Repeat("v", i))
+		}
+		w.Header().Set("Content-Length", "2")
+		io.WriteString(w, "ok")
+	}))
+	defer srv.Close()
+	hp := strings.TrimPrefix(srv.URL, "http://")
+	r := newRig(t, fmt.Sprintf(`{"allow": [%q]}`, hp), nil)
+	sandbox, gateway := net.Pipe()
+	log := &writeLog{Conn: gateway}
+	done := make(chan struct{})
+	go func() { defer close(done); r.client.Serve(log) }()
+	go io.WriteString(sandbox, "GET "+srv.URL+"/ HTTP/1.1\r\nHost: "+hp+"\r\n\r\n")
+	reply, _ := io.ReadAll(sandbox)
+	<-done
+	if !strings.HasPrefix(string(reply), "HTTP/1.1 200 OK\r\n") || !strings.HasSuffix(string(reply), "\r\n\r\nok") {
+		t.Fatalf("the reply: %q", reply)
+	}
+	log.mu.Lock()
+	defer log.mu.Unlock()
+	if len(log.writes) != 2 || !strings.HasSuffix(log.writes[0], "\r\n\r\n") || log.writes[1] != "ok" {
+		t.Fatalf("%d writes: %q; want the head, then the body", len(log.writes), log.writes)
+	}
+}
