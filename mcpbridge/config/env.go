@@ -58,6 +58,14 @@ const (
 	EnvAuditLog        = "MCP_BRIDGE_AUDIT_LOG"
 	EnvAuditMaxBytes   = "MCP_BRIDGE_AUDIT_MAX_BYTES"
 	EnvEgressCA        = "MCP_BRIDGE_EGRESS_CA"
+	EnvPackages        = "MCP_BRIDGE_PACKAGES"
+	EnvPackagesFile    = "MCP_BRIDGE_PACKAGES_FILE"
+	EnvPipIndexURL     = "MCP_BRIDGE_PIP_INDEX_URL"
+	EnvPipExtraIndex   = "MCP_BRIDGE_PIP_EXTRA_INDEX_URL"
+	EnvPipAllowSdist   = "MCP_BRIDGE_PIP_ALLOW_SDIST"
+	EnvPipWheel        = "MCP_BRIDGE_PIP_WHEEL"
+	EnvPackagesCache   = "MCP_BRIDGE_PACKAGES_CACHE_MAX"
+	EnvPackagesSession = "MCP_BRIDGE_PACKAGES_SESSION_MAX"
 )
 
 // The deprecated names of variables Load reads when the new name is

@@ -1,0 +1,150 @@
+package packages
+
+import (
+	"fmt"
+	"net/url"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// DefaultIndexURL is the index pip uses when none is set: the public
+// Python Package Index.
+const DefaultIndexURL = "https://pypi.org/simple/"
+
+// Defaults of Options' zero values.
+const (
+	defaultCacheMaxBytes   = 10 << 30
+	defaultSessionMaxBytes = 256 << 20
+	// pipWheelGlob is where Debian's python3-pip-whl puts pip's wheel.
+	pipWheelGlob = "/usr/share/python-wheels/pip-*.whl"
+)
+
+// Options are a bridge's package settings; every zero value means the
+// documented default.
+type Options struct {
+	// Requirements are what every sandbox has importable from its first
+	// call (MCP_BRIDGE_PACKAGES or MCP_BRIDGE_PACKAGES_FILE). Zero: none.
+	Requirements []Requirement
+	// IndexURL is the index pip installs from (MCP_BRIDGE_PIP_INDEX_URL).
+	// Zero: DefaultIndexURL.
+	IndexURL string
+	// ExtraIndexURLs are more indexes pip looks in
+	// (MCP_BRIDGE_PIP_EXTRA_INDEX_URL). Zero: none.
+	ExtraIndexURLs []string
+	// AllowSdist lets pip build packages that have no wheel, running
+	// their build code (MCP_BRIDGE_PIP_ALLOW_SDIST). Zero: wheels only.
+	AllowSdist bool
+	// CacheMaxBytes is how much the engine's package volumes may hold
+	// before the least recently used are removed
+	// (MCP_BRIDGE_PACKAGES_CACHE_MAX). Zero: 10 GiB.
+	CacheMaxBytes int64
+	// SessionMaxBytes bounds what runtime.install puts in one sandbox
+	// (MCP_BRIDGE_PACKAGES_SESSION_MAX): a tmpfs, so it counts against
+	// the sandbox's memory. Zero: 256 MiB.
+	SessionMaxBytes int64
+	// PipWheel is the pip wheel on the bridge's host that sandboxes run
+	// pip from, whatever their image has (MCP_BRIDGE_PIP_WHEEL). Zero:
+	// the newest /usr/share/python-wheels/pip-*.whl (Debian's
+	// python3-pip-whl).
+	PipWheel string
+}
+
+// Index returns the index URL in force.
+func (o *Options) Index() string {
+	if o == nil || o.IndexURL == "" {
+		return DefaultIndexURL
+	}
+	return o.IndexURL
+}
+
+// CacheMax returns the package volumes' bound in bytes.
+func (o *Options) CacheMax() int64 {
+	if o == nil || o.CacheMaxBytes <= 0 {
+		return defaultCacheMaxBytes
+	}
+	return o.CacheMaxBytes
+}
+
+// SessionMax returns the bound of one sandbox's live installs in bytes.
+func (o *Options) SessionMax() int64 {
+	if o == nil || o.SessionMaxBytes <= 0 {
+		return defaultSessionMaxBytes
+	}
+	return o.SessionMaxBytes
+}
+
+// Wheel returns the pip wheel to use: PipWheel, or the newest of Debian's;
+// an error says what to install or set when there is none.
+func (o *Options) Wheel() (string, error) {
+	if o != nil && o.PipWheel != "" {
+		return o.PipWheel, nil
+	}
+	found, _ := filepath.Glob(pipWheelGlob)
+	if len(found) == 0 {
+		return "", fmt.Errorf("no pip wheel: install Debian's python3-pip-whl (%s) or set MCP_BRIDGE_PIP_WHEEL to a pip-*.whl", pipWheelGlob)
+	}
+	slices.SortFunc(found, compareWheelVersions)
+	return found[len(found)-1], nil
+}
+
+// compareWheelVersions orders pip-X.Y.Z-….whl paths by their version's
+// numbers.
+func compareWheelVersions(a, b string) int {
+	va, vb := wheelVersion(a), wheelVersion(b)
+	for i := range max(len(va), len(vb)) {
+		var x, y int
+		if i < len(va) {
+			x = va[i]
+		}
+		if i < len(vb) {
+			y = vb[i]
+		}
+		if x != y {
+			return x - y
+		}
+	}
+	return strings.Compare(a, b)
+}
+
+// wheelVersion returns the numbers of a wheel file's version.
+func wheelVersion(path string) []int {
+	parts := strings.Split(filepath.Base(path), "-")
+	if len(parts) < 2 {
+		return nil
+	}
+	var out []int
+	for f := range strings.SplitSeq(parts[1], ".") {
+		digits := f
+		if i := strings.IndexFunc(f, func(r rune) bool { return r < '0' || r > '9' }); i >= 0 {
+			digits = f[:i] // "2rc1": 2
+		}
+		n, err := strconv.Atoi(digits)
+		if err != nil {
+			break
+		}
+		out = append(out, n)
+	}
+	return out
+}
+
+// CheckIndexURL reports whether s can be an index URL: http or https, a
+// host, no credentials (they go in the policy's inject rules, added by
+// the gateway, never seen by the sandbox), no query or fragment.
+func CheckIndexURL(s string) error {
+	u, err := url.Parse(s)
+	switch {
+	case err != nil:
+		return fmt.Errorf("%q is not a URL: %v", s, err)
+	case u.Scheme != "http" && u.Scheme != "https":
+		return fmt.Errorf("%q: an index URL is http:// or https://", s)
+	case u.Host == "" || u.Hostname() == "":
+		return fmt.Errorf("%q: an index URL names a host", s)
+	case u.User != nil:
+		return fmt.Errorf("%q: credentials do not go in the index URL: add them with an inject rule of the policy's network section, so the sandbox never sees them", u.Redacted())
+	case u.RawQuery != "" || u.Fragment != "":
+		return fmt.Errorf("%q: an index URL has no query or fragment", s)
+	}
+	return nil
+}

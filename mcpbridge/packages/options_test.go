@@ -1,0 +1,31 @@
+package packages
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestWheelOrder(t *testing.T) {
+	paths := []string{"/w/pip-23.0.1-py3-none-any.whl", "/w/pip-9.0.3-py2.py3-none-any.whl", "/w/pip-23.10-py3-none-any.whl", "/w/pip-23.2rc1-py3-none-any.whl"}
+	slices.SortFunc(paths, compareWheelVersions)
+	if got := strings.Join(paths, " "); got != "/w/pip-9.0.3-py2.py3-none-any.whl /w/pip-23.0.1-py3-none-any.whl /w/pip-23.2rc1-py3-none-any.whl /w/pip-23.10-py3-none-any.whl" {
+		t.Fatalf("order: %s", got)
+	}
+	if w, err := (&Options{PipWheel: "/x/pip.whl"}).Wheel(); w != "/x/pip.whl" || err != nil {
+		t.Fatalf("a set wheel: %q %v", w, err)
+	}
+}
+
+func TestCheckIndexURL(t *testing.T) {
+	for _, ok := range []string{"https://pypi.org/simple/", "http://127.0.0.1:8080/simple", "https://[::1]:443/x/"} {
+		if err := CheckIndexURL(ok); err != nil {
+			t.Errorf("%s: %v", ok, err)
+		}
+	}
+	for _, bad := range []string{"", "pypi.org/simple", "file:///srv/simple", "https:///simple", "https://u:p@x/simple", "https://x/simple?a=1", "https://x/simple#f", "https://x y/"} {
+		if err := CheckIndexURL(bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}
