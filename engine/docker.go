@@ -73,6 +73,8 @@ type dockerAPI interface {
 	CopyToContainer(ctx context.Context, id, path string, content io.Reader, opts container.CopyToContainerOptions) error
 	VolumeList(ctx context.Context, opts volume.ListOptions) (volume.ListResponse, error)
 	VolumeRemove(ctx context.Context, name string, force bool) error
+	VolumeCreate(ctx context.Context, opts volume.CreateOptions) (volume.Volume, error)
+	VolumeInspect(ctx context.Context, name string) (volume.Volume, error)
 	Close() error
 }
 

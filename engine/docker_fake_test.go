@@ -403,6 +403,32 @@ func (f *fakeDocker) VolumeRemove(_ context.Context, name string, _ bool) error 
 	return nil
 }
 
+func (f *fakeDocker) VolumeCreate(_ context.Context, opts volume.CreateOptions) (volume.Volume, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.call("VolumeCreate", opts.Name); err != nil {
+		return volume.Volume{}, err
+	}
+	if i := slices.IndexFunc(f.volumes, func(v *volume.Volume) bool { return v.Name == opts.Name }); i >= 0 {
+		return *f.volumes[i], nil // the daemon answers with the existing volume
+	}
+	v := &volume.Volume{Name: opts.Name, Labels: opts.Labels, Driver: opts.Driver, CreatedAt: "2026-11-26T02:00:00Z"}
+	f.volumes = append(f.volumes, v)
+	return *v, nil
+}
+
+func (f *fakeDocker) VolumeInspect(_ context.Context, name string) (volume.Volume, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.call("VolumeInspect", name); err != nil {
+		return volume.Volume{}, err
+	}
+	if i := slices.IndexFunc(f.volumes, func(v *volume.Volume) bool { return v.Name == name }); i >= 0 {
+		return *f.volumes[i], nil
+	}
+	return volume.Volume{}, fmt.Errorf("no such volume: %s: %w", name, cerrdefs.ErrNotFound)
+}
+
 func (f *fakeDocker) Close() error {
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -43,6 +43,20 @@ func dockerConfig(spec Spec, o owner) (*container.Config, *container.HostConfig)
 	if spec.InBytes > 0 {
 		mounts = append(mounts, volume(InDir, spec.InBytes, "", "0755"))
 	}
+	// Named volumes (package sets): never filled from the image, never
+	// noexec; Docker's volume mounts take no nosuid or nodev, which
+	// no-new-privileges and the dropped capabilities make moot.
+	for _, v := range spec.Volumes {
+		mounts = append(mounts, mount.Mount{Type: mount.TypeVolume, Source: v.Name, Target: v.Target, ReadOnly: v.ReadOnly,
+			VolumeOptions: &mount.VolumeOptions{NoCopy: true}})
+	}
+	tmpfs := map[string]string{
+		"/tmp":       strings.Join(tmpfsOptions(spec.TmpBytes, spec.User, "1777"), ","),
+		workspaceDir: strings.Join(tmpfsOptions(spec.WorkspaceBytes, spec.User, "1777"), ","),
+	}
+	if spec.SiteBytes > 0 {
+		tmpfs[SiteDir] = strings.Join(siteOptions(spec.SiteBytes, spec.User), ",")
+	}
 	cfg := &container.Config{
 		Image:           spec.Image,
 		Cmd:             append([]string(nil), spec.Cmd...),
@@ -68,11 +82,8 @@ func dockerConfig(spec Spec, o owner) (*container.Config, *container.HostConfig)
 		IpcMode:        container.IPCModePrivate,
 		Init:           &yes,
 		Runtime:        spec.OCIRuntime,
-		Tmpfs: map[string]string{
-			"/tmp":       strings.Join(tmpfsOptions(spec.TmpBytes, spec.User, "1777"), ","),
-			workspaceDir: strings.Join(tmpfsOptions(spec.WorkspaceBytes, spec.User, "1777"), ","),
-		},
-		Mounts: mounts,
+		Tmpfs:          tmpfs,
+		Mounts:         mounts,
 		// Output is read through the attached streams only; the daemon
 		// keeps no log of it, so a flood cannot fill the engine's disk.
 		LogConfig: container.LogConfig{Type: "none"},
@@ -90,13 +101,25 @@ func dockerConfig(spec Spec, o owner) (*container.Config, *container.HostConfig)
 	return cfg, host
 }
 
+// siteOptions returns the mount options of the SiteDir tmpfs of size
+// bytes, owned by user: tmpfsOptions', but exec.
+func siteOptions(size int64, user string) []string {
+	return mountOptions(siteFlags, size, user, "0755")
+}
+
 // tmpfsOptions returns the mount options of a sandbox tmpfs of size bytes
 // and mode (octal), owned by user ("uid[:gid]") unless user is empty (then
 // by root). Docker needs the owner: it resets the mode of the working
 // directory's mount to 0755 when it prepares it. Podman keeps the mode and
 // refuses uid= and gid=.
 func tmpfsOptions(size int64, user, mode string) []string {
-	opts := append(strings.Split(tmpfsFlags, ","), "size="+strconv.FormatInt(size, 10))
+	return mountOptions(tmpfsFlags, size, user, mode)
+}
+
+// mountOptions returns flags (comma-separated) with the size, owner and
+// mode options of tmpfsOptions.
+func mountOptions(flags string, size int64, user, mode string) []string {
+	opts := append(strings.Split(flags, ","), "size="+strconv.FormatInt(size, 10))
 	if user != "" {
 		uid, gid, ok := strings.Cut(user, ":")
 		if !ok {

@@ -37,12 +37,14 @@ func TestDockerConfig(t *testing.T) {
 		"HostConfig.PidsLimit":  int64(128 + 8*32),
 		"HostConfig.NanoCPUs":   int64(1_500_000_000),
 		"HostConfig.Runtime":    "runsc",
-		"HostConfig.Tmpfs":      map[string]string{"/tmp": "rw,noexec,nosuid,nodev,size=1048576,uid=1000,gid=1000,mode=1777", "/workspace": "rw,noexec,nosuid,nodev,size=2097152,uid=1000,gid=1000,mode=1777"},
-		"Config.Labels":         wantLabels("s2"),
-		"HostConfig.Ulimits":    []*units.Ulimit{{Name: "nofile", Soft: 256, Hard: 256}, {Name: "nproc", Soft: 32, Hard: 32}},
+		"HostConfig.Tmpfs": map[string]string{"/tmp": "rw,noexec,nosuid,nodev,size=1048576,uid=1000,gid=1000,mode=1777", "/workspace": "rw,noexec,nosuid,nodev,size=2097152,uid=1000,gid=1000,mode=1777",
+			"/opt/mcp-site": "rw,exec,nosuid,nodev,size=5242880,uid=1000,gid=1000,mode=0755"},
+		"Config.Labels":      wantLabels("s2"),
+		"HostConfig.Ulimits": []*units.Ulimit{{Name: "nofile", Soft: 256, Hard: 256}, {Name: "nproc", Soft: 32, Hard: 32}},
 		"HostConfig.Mounts": []mount.Mount{
 			wantVolume("/workspace/out", "s2", "rw,noexec,nosuid,nodev,size=3145728,uid=1000,gid=1000,mode=0700"),
 			wantVolume("/workspace/in", "s2", "rw,noexec,nosuid,nodev,size=4194304,mode=0755"),
+			{Type: mount.TypeVolume, Source: "mcp-pkgs-0123", Target: "/opt/mcp-packages", ReadOnly: true, VolumeOptions: &mount.VolumeOptions{NoCopy: true}},
 		},
 	}
 	runc := maps.Clone(operator)

@@ -92,8 +92,9 @@ var (
 	operatorSpec = Spec{
 		Image: "localhost/py:1", Cmd: []string{"python3"}, User: "1000:1000",
 		MemoryBytes: 64 << 20, PidsLimit: 32, NanoCPUs: 1_500_000_000,
-		TmpBytes: 1 << 20, WorkspaceBytes: 2 << 20, OutBytes: 3 << 20, InBytes: 4 << 20,
-		NoFile: 256, NProc: 64,
+		TmpBytes: 1 << 20, WorkspaceBytes: 2 << 20, OutBytes: 3 << 20, InBytes: 4 << 20, SiteBytes: 5 << 20,
+		Volumes: []VolumeMount{{Name: "mcp-pkgs-0123", Target: PackagesDir, ReadOnly: true}},
+		NoFile:  256, NProc: 64,
 		OCIRuntime: "runsc", Session: "s2",
 	}
 	// runcSpec is operatorSpec under runc, where the limits on tasks are

@@ -49,6 +49,20 @@ func podmanSpec(s Spec, o owner) *specgen.SpecGenerator {
 	if s.InBytes > 0 {
 		mounts = append(mounts, tmpfs(InDir, s.InBytes, "0755"))
 	}
+	if s.SiteBytes > 0 {
+		// Podman keeps the mode it is given and refuses uid= and gid=.
+		mounts = append(mounts, spec.Mount{Destination: SiteDir, Type: "tmpfs", Source: "tmpfs",
+			Options: mountOptions(siteFlags, s.SiteBytes, "", "1777")})
+	}
+	// Named volumes (package sets): nosuid and nodev, never noexec.
+	var volumes []*specgen.NamedVolume
+	for _, v := range s.Volumes {
+		opts := []string{"nosuid", "nodev"}
+		if v.ReadOnly {
+			opts = append(opts, "ro")
+		}
+		volumes = append(volumes, &specgen.NamedVolume{Name: v.Name, Dest: v.Target, Options: opts})
+	}
 	g := &specgen.SpecGenerator{}
 	g.Image = s.Image
 	g.Command = append([]string(nil), s.Cmd...)
@@ -70,6 +84,7 @@ func podmanSpec(s Spec, o owner) *specgen.SpecGenerator {
 	g.CapDrop = []string{"ALL"}
 	g.NoNewPrivileges = &yes
 	g.Mounts = mounts
+	g.Volumes = volumes
 	// Output is read through the attached streams only; the engine keeps
 	// no log of it, so a flood cannot fill the engine's disk.
 	g.LogConfiguration = &specgen.LogConfig{Driver: "none"}

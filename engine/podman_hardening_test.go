@@ -60,11 +60,13 @@ func TestPodmanSpec(t *testing.T) {
 		"Spec.ResourceLimits.Pids.Limit":   int64(128 + 8*32),
 		"Spec.ResourceLimits.CPU.Period":   uint64(100_000),
 		"Spec.ResourceLimits.CPU.Quota":    int64(150_000),
+		"Spec.Volumes":                     []*specgen.NamedVolume{{Name: "mcp-pkgs-0123", Dest: "/opt/mcp-packages", Options: []string{"nosuid", "nodev", "ro"}}},
 		"Spec.Mounts": []spec.Mount{
 			{Destination: "/tmp", Type: "tmpfs", Source: "tmpfs", Options: []string{"rw", "noexec", "nosuid", "nodev", "size=1048576", "mode=1777"}},
 			{Destination: "/workspace", Type: "tmpfs", Source: "tmpfs", Options: []string{"rw", "noexec", "nosuid", "nodev", "size=2097152", "mode=1777"}},
 			{Destination: "/workspace/out", Type: "tmpfs", Source: "tmpfs", Options: []string{"rw", "noexec", "nosuid", "nodev", "size=3145728", "mode=1777"}},
 			{Destination: "/workspace/in", Type: "tmpfs", Source: "tmpfs", Options: []string{"rw", "noexec", "nosuid", "nodev", "size=4194304", "mode=0755"}},
+			{Destination: "/opt/mcp-site", Type: "tmpfs", Source: "tmpfs", Options: []string{"rw", "exec", "nosuid", "nodev", "size=5242880", "mode=1777"}},
 		},
 		"Spec.Rlimits": []spec.POSIXRlimit{
 			{Type: "nofile", Soft: 256, Hard: 256},

@@ -34,8 +34,12 @@ const (
 	InDir = "/workspace/in"
 )
 
-// tmpfsFlags are the mount options of every writable mount.
+// tmpfsFlags are the mount options of every writable mount but SiteDir.
 const tmpfsFlags = "rw,noexec,nosuid,nodev"
+
+// siteFlags are the mount options of SiteDir: the code of installed
+// packages runs from it (their extension modules are mapped executable).
+const siteFlags = "rw,exec,nosuid,nodev"
 
 // sandboxEnv returns the complete environment of every sandbox: nothing of
 // the host's environment is passed in.
@@ -72,6 +76,12 @@ type Spec struct {
 	OutBytes int64
 	// InBytes is the size of the InDir mount. Zero: no InDir mount.
 	InBytes int64
+	// SiteBytes is the size of the SiteDir tmpfs, where the session's own
+	// installs go (exec allowed, nosuid, nodev). Zero: no SiteDir mount.
+	SiteBytes int64
+	// Volumes are named volumes to mount, such as a package set at
+	// PackagesDir. Zero: none.
+	Volumes []VolumeMount
 	// NoFile is RLIMIT_NOFILE (soft and hard). Zero: 1024.
 	NoFile uint64
 	// NProc is RLIMIT_NPROC (soft and hard). Zero: 1024.
