@@ -118,6 +118,7 @@ func (g *Gateway) CA() []byte { return g.opts.CA.CertPEM() }
 type Client struct {
 	g       *Gateway
 	session string
+	install []string // an install client's hosts (NewInstallClient); nil for others
 
 	open     atomic.Int64           // connections open
 	callUsed atomic.Int64           // bytes of the current call
@@ -131,6 +132,16 @@ type Client struct {
 // name, for records and logs).
 func (g *Gateway) NewClient(session string) *Client {
 	return &Client{g: g, session: session, conns: map[net.Conn]struct{}{}}
+}
+
+// NewInstallClient returns the gateway's side of a package install of
+// session: its connections reach only hosts ("host:port": the package
+// indexes and the hosts their files are on), whatever the policy's
+// network section allows (policy.InstallNetwork).
+func (g *Gateway) NewInstallClient(session string, hosts []string) *Client {
+	c := g.NewClient(session)
+	c.install = append([]string{}, hosts...)
+	return c
 }
 
 // BeginCall starts a call's byte count: the bytes that flow from now on,

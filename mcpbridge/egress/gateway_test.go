@@ -517,3 +517,33 @@ func TestReplyHeadInOneWrite(t *testing.T) {
 		t.Fatalf("%d writes: %q; want the head, then the body", len(log.writes), log.writes)
 	}
 }
+
+// TestInstallClient: an install client's connections reach the index
+// hosts it was given, which the policy's network section does not name,
+// and nothing else, not even what the section allows.
+func TestInstallClient(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(echoHeaders))
+	defer srv.Close()
+	hp := strings.TrimPrefix(srv.URL, "http://")
+	r := newRig(t, `{"allow": ["api.example.test"]}`, nil)
+	ic := r.gw.NewInstallClient("session-1", []string{hp})
+	ask := func(c *Client, request string) string {
+		sandbox, gateway := net.Pipe()
+		go c.Serve(gateway)
+		go io.WriteString(sandbox, request)
+		reply, _ := io.ReadAll(sandbox)
+		line, _, _ := strings.Cut(string(reply), "\r\n")
+		return line
+	}
+	get := "GET " + srv.URL + "/simple/ HTTP/1.1\r\nHost: " + hp + "\r\n\r\n"
+	if line := ask(ic, get); line != "HTTP/1.1 200 OK" {
+		t.Fatalf("the index through the install client: %q", line)
+	}
+	if line := ask(r.client, get); !strings.HasPrefix(line, "HTTP/1.1 403 ") {
+		t.Fatalf("the index through the sandbox's own client: %q", line)
+	}
+	r.resolver.table["api.example.test"] = []netip.Addr{netip.MustParseAddr("93.184.216.34")}
+	if line := ask(ic, "GET http://api.example.test/ HTTP/1.1\r\nHost: api.example.test\r\n\r\n"); !strings.HasPrefix(line, "HTTP/1.1 403 ") {
+		t.Fatalf("a host the policy allows, through the install client: %q", line)
+	}
+}

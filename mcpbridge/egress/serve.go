@@ -43,8 +43,11 @@ func (c *Client) Serve(conn net.Conn) {
 	cv := &conversation{Egress: audit.Egress{Began: time.Now(), Session: c.session}}
 	defer c.finish(cv)
 	p, perr := c.g.opts.Policy()
+	var n *policy.Network
 	if perr == nil {
-		n := p.Network()
+		n, perr = c.networkOf(p)
+	}
+	if perr == nil {
 		cv.network, cv.note = n, p.SourceNote()
 		if open := c.open.Add(1); open > int64(n.MaxConnections()) {
 			c.open.Add(-1) // a refused connection holds no place
@@ -77,6 +80,19 @@ func (c *Client) Serve(conn net.Conn) {
 		return
 	}
 	c.forward(conn, req, hostHeader, cv)
+}
+
+// networkOf returns the network the client's connections get under p:
+// its network section's, or an install client's (see NewInstallClient).
+func (c *Client) networkOf(p *policy.Policy) (*policy.Network, error) {
+	if c.install == nil {
+		return p.Network(), nil
+	}
+	n, err := p.InstallNetwork(c.install)
+	if err != nil {
+		return nil, fmt.Errorf("the package index hosts: %w", err)
+	}
+	return n, nil
 }
 
 // answer refuses the connection conn with status and why, and records

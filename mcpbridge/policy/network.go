@@ -148,6 +148,9 @@ type Network struct {
 	idleTimeout    time.Duration
 
 	refuseAll string // when set, the reason every connection is refused
+	// trustNames allows the special-purpose addresses that allowed names
+	// resolve to: the package indexes an operator named (InstallNetwork).
+	trustNames bool
 }
 
 type injectRule struct {
@@ -203,6 +206,33 @@ func (p *Policy) Network() *Network {
 	default:
 		return refusingNetwork("there is no network section in the policy" + p.SourceNote())
 	}
+}
+
+// installMinBytes is the least a package install may move in a call,
+// whatever the policy's max_bytes_per_call: wheels of the usual data
+// libraries are tens of megabytes each.
+const installMinBytes = 4 << 30
+
+// InstallNetwork returns the network package installs get: only hosts
+// ("host:port": the package indexes and the hosts their pages link files
+// on), whatever addresses their names resolve to (the operator named
+// them: a company mirror on a private address, an index on loopback),
+// with the policy's inject rules (a private index's credentials) and
+// timeouts. Without a network section installs still reach their hosts;
+// a section that did not parse refuses them too, as it refuses all
+// egress.
+func (p *Policy) InstallNetwork(hosts []string) (*Network, error) {
+	if p != nil && p.NetworkSection != nil && p.network == nil {
+		return p.Network(), nil
+	}
+	allow, err := parseEntries("index", hosts)
+	if err != nil {
+		return nil, err
+	}
+	base := p.Network() // the policy's, or one with the defaults
+	return &Network{allow: allow, inject: base.inject, trustNames: true,
+		maxConns: base.maxConns, maxBytes: max(base.maxBytes, installMinBytes),
+		connectTimeout: base.connectTimeout, idleTimeout: base.idleTimeout}, nil
 }
 
 func refusingNetwork(reason string) *Network {
@@ -377,6 +407,9 @@ func (n *Network) CheckAddr(host string, port int, addr netip.Addr) Decision {
 	for _, c := range candidates(addr) {
 		if what := special(c.addr); what != "" {
 			e, ok := n.allowedAddr(c.addr, port)
+			if !ok && n.trustNames {
+				continue
+			}
 			if !ok {
 				return refuse("", fmt.Sprintf("%s (%s) is %s; only an allow entry naming it or a CIDR that contains it allows it", c, host, what))
 			}
