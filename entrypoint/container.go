@@ -103,6 +103,11 @@ func startContainer(ctx context.Context, eng engine.Engine, opts *Options, log *
 				return nil, ctr.closeWith(fmt.Errorf("starting the egress endpoint: %w", err))
 			}
 		}
+		if len(opts.siteDirs) > 0 {
+			if err := ctr.send(siteFrame{T: frameSite, Dirs: opts.siteDirs}); err != nil {
+				return nil, ctr.closeWith(fmt.Errorf("adding the package directories: %w", err))
+			}
+		}
 		traceReady(ctx, started, f)
 		return ctr, nil
 	case <-ctr.dead:

@@ -208,6 +208,29 @@ func copyFile(w io.Writer, p string, size int64) error {
 	return nil
 }
 
+// CopyIn extracts the tar stream r into the directory dir of the
+// session's sandbox (starting one when none runs), keeping the owners and
+// modes of its headers: the engine writes it, as root, into a mount of
+// the sandbox such as engine.InDir or a volume.
+func (s *Session) CopyIn(ctx context.Context, dir string, r io.Reader) error {
+	if err := s.acquire(ctx); err != nil {
+		return err
+	}
+	defer s.release()
+	ctr, _, err := s.ensure(ctx)
+	if err != nil {
+		return err
+	}
+	files, ok := ctr.sb.(engine.Files)
+	if !ok {
+		return ErrNoFiles
+	}
+	if err := files.CopyIn(ctx, dir, r); err != nil {
+		return fmt.Errorf("copying into %s: %w", dir, err)
+	}
+	return nil
+}
+
 // copyInput copies in into the sandbox's InDir.
 func copyInput(ctx context.Context, sb engine.Sandbox, in *input) error {
 	files, ok := sb.(engine.Files)

@@ -63,6 +63,7 @@ const (
 	frameRPCResult  = "rpc_result"
 	frameInterrupt  = "interrupt"
 	frameEgress     = "egress"
+	frameSite       = "site"
 	frameNetOpen    = "net_open"
 	frameNetData    = "net_data"
 	frameNetClose   = "net_close"
@@ -371,6 +372,12 @@ type rpcResultFrame struct {
 	OK     bool            `json:"ok"`
 	Result json.RawMessage `json:"result,omitempty"`
 	Error  string          `json:"error,omitempty"`
+}
+
+// siteFrame gives the runtime directories to add to its import path.
+type siteFrame struct {
+	T    string   `json:"t"`
+	Dirs []string `json:"dirs"`
 }
 
 type interruptFrame struct {

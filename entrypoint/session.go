@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -81,6 +82,14 @@ type Options struct {
 	// EgressCA is PEM the sandbox trusts besides its system roots, for
 	// a gateway that terminates TLS. Zero: none.
 	EgressCA []byte
+	// Prepare, when set, runs before each sandbox starts: it may amend the
+	// sandbox's spec (mount a package set) and returns directories the
+	// runtime adds to its import path before the first call, with
+	// site.addsitedir (so .pth files work). Its error fails the start.
+	// Zero: nothing.
+	Prepare func(ctx context.Context, spec *engine.Spec) (siteDirs []string, err error)
+
+	siteDirs []string // what Prepare returned, for the container's start
 }
 
 func (o *Options) maxRPCs() int                { return cmp.Or(o.MaxConcurrentRPCs, defaultMaxRPCs) }
@@ -265,6 +274,16 @@ func (s *Session) ensure(ctx context.Context) (*container, string, error) {
 	}
 	start := time.Now()
 	opts := &s.opts
+	if s.opts.Prepare != nil {
+		o := s.opts
+		o.Spec.Volumes = slices.Clone(o.Spec.Volumes)
+		dirs, err := o.Prepare(ctx, &o.Spec)
+		if err != nil {
+			return nil, "", s.startError(err)
+		}
+		o.siteDirs = dirs
+		opts = &o
+	}
 	var in *input
 	if s.opts.InputDir != "" {
 		scanned, err := scanInput(s.opts.InputDir, s.opts.inputMaxBytes(), s.log.Warn)
@@ -272,7 +291,7 @@ func (s *Session) ensure(ctx context.Context) (*container, string, error) {
 			return nil, "", s.startError(err)
 		}
 		in = scanned
-		o := s.opts
+		o := *opts
 		o.Spec.InBytes = in.mountBytes()
 		opts = &o
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -476,5 +477,33 @@ func TestNoticeNamesNewEngine(t *testing.T) {
 	if !strings.Contains(res.Notice, "SIGKILL") ||
 		!strings.Contains(res.Notice, "the new sandbox runs on engine b (the previous one ran on a)") {
 		t.Fatalf("notice %q, want the reason and both engines", res.Notice)
+	}
+}
+
+// TestPrepareAddsSiteDirs: Prepare may amend the spec of each sandbox
+// and name directories whose modules and .pth files the runtime takes
+// before the first call; its error fails the start.
+func TestPrepareAddsSiteDirs(t *testing.T) {
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "extra"), 0o755)
+	os.WriteFile(filepath.Join(dir, "mcp_prepared.py"), []byte("VALUE = 42\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "extra", "mcp_by_pth.py"), []byte("VALUE = 7\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "extra.pth"), []byte("extra\n"), 0o644)
+	var specs []engine.Spec
+	s := newLocal(t, Options{Prepare: func(_ context.Context, spec *engine.Spec) ([]string, error) {
+		spec.Volumes = append(spec.Volumes, engine.VolumeMount{Name: "v", Target: engine.PackagesDir, ReadOnly: true})
+		specs = append(specs, *spec)
+		return []string{dir}, nil
+	}})
+	res := exec1(t, s, "import mcp_prepared, mcp_by_pth\nprint(mcp_prepared.VALUE, mcp_by_pth.VALUE)", 0)
+	want(t, res, StatusSuccess, "42 7\n")
+	if len(specs) != 1 || len(specs[0].Volumes) != 1 || specs[0].Volumes[0].Target != engine.PackagesDir {
+		t.Fatalf("Prepare saw %+v", specs)
+	}
+	failing := newLocal(t, Options{Prepare: func(context.Context, *engine.Spec) ([]string, error) {
+		return nil, errors.New("installing the package set (nosuchpkg): no matching distribution")
+	}})
+	if _, err := failing.Execute(context.Background(), "print(1)", 0); err == nil || !strings.Contains(err.Error(), "nosuchpkg") {
+		t.Fatalf("a failing Prepare: %v", err)
 	}
 }

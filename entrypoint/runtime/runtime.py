@@ -25,6 +25,7 @@ import io
 import os
 import queue
 import signal
+import site
 import sys
 import threading
 import time
@@ -145,6 +146,8 @@ class Runtime:
             self.egress.handle(msg)
         elif t == "egress":
             self.egress.start(msg.get("ca"))
+        elif t == "site":
+            add_site_dirs(msg.get("dirs"))
         else:
             channel.log("ignoring a frame of unknown type %r" % (t,))
 
@@ -296,6 +299,19 @@ def in_container():
 def file_id(fd):
     st = os.fstat(fd)
     return (st.st_dev, st.st_ino)
+
+
+def add_site_dirs(dirs):
+    """Adds the host's package directories to the import path, as
+    site.addsitedir does (their .pth files are processed)."""
+    if not isinstance(dirs, list):
+        channel.log("ignoring a site frame without a list of directories")
+        return
+    for d in dirs:
+        if isinstance(d, str) and d.startswith("/"):
+            site.addsitedir(d)
+        else:
+            channel.log("ignoring the package directory %r" % (d,))
 
 
 def main():
