@@ -65,3 +65,17 @@ func dockerVolumeInfo(v *volume.Volume) VolumeInfo {
 	created, _ := time.Parse(time.RFC3339, v.CreatedAt)
 	return VolumeInfo{Name: v.Name, Labels: v.Labels, Created: created}
 }
+
+var _ ImageIDs = (*Docker)(nil)
+
+// ImageID implements ImageIDs.
+func (d *Docker) ImageID(ctx context.Context, ref string) (string, error) {
+	img, err := d.api.ImageInspect(ctx, ref)
+	if cerrdefs.IsNotFound(err) {
+		return "", fmt.Errorf("image %s: %w", ref, fs.ErrNotExist)
+	}
+	if err != nil {
+		return "", fmt.Errorf("inspecting image %s: %w", ref, err)
+	}
+	return img.ID, nil
+}

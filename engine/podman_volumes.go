@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/containers/podman/v5/pkg/bindings/images"
 	"github.com/containers/podman/v5/pkg/bindings/volumes"
 	"github.com/containers/podman/v5/pkg/domain/entities"
 	"github.com/containers/podman/v5/pkg/errorhandling"
@@ -71,4 +72,18 @@ func (p *Podman) RemoveVolume(ctx context.Context, name string) error {
 func podmanConflict(err error) bool {
 	var em *errorhandling.ErrorModel
 	return errors.As(err, &em) && em.Code() == http.StatusConflict
+}
+
+var _ ImageIDs = (*Podman)(nil)
+
+// ImageID implements ImageIDs.
+func (p *Podman) ImageID(ctx context.Context, ref string) (string, error) {
+	img, err := images.GetImage(p.ctx(ctx), ref, nil)
+	if podmanNotFound(err) {
+		return "", fmt.Errorf("image %s: %w", ref, fs.ErrNotExist)
+	}
+	if err != nil {
+		return "", fmt.Errorf("inspecting image %s: %w", ref, err)
+	}
+	return img.ID, nil
 }

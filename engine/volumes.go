@@ -60,3 +60,11 @@ type Volumes interface {
 	// error, one a container mounts fails with ErrVolumeInUse.
 	RemoveVolume(ctx context.Context, name string) error
 }
+
+// ImageIDs is implemented by engines that tell which image a reference
+// names: Docker and Podman.
+type ImageIDs interface {
+	// ImageID returns the ID of the image ref names; an error wrapping
+	// fs.ErrNotExist when the engine does not have it.
+	ImageID(ctx context.Context, ref string) (string, error)
+}

@@ -13,6 +13,7 @@ import (
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/audit"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/egress"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/packages"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/policy"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/toolsearch"
 )
@@ -34,6 +35,7 @@ type Bridge struct {
 	searchKeywords *toolsearch.KeywordsFile // the operator's search keywords
 	audit          *audit.Log               // nil: no audit records
 	egress         *egress.Gateway          // nil: sandboxes get no network endpoint
+	packages       *packages.Store          // nil: no package set
 
 	httpRequests sync.Map     // key of an HTTP request in flight → its context
 	calls        atomic.Int64 // run_python calls in flight

@@ -41,6 +41,9 @@ func (b *Bridge) newClientSession() *clientSession {
 		opts.Egress = cs.egress.Serve
 		opts.EgressCA = b.egress.CA()
 	}
+	if b.packages != nil {
+		opts.Prepare = b.packages.Prepare
+	}
 	cs.session = entrypoint.New(b.eng, &opts)
 	return cs
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/audit"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/discovery"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/egress"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/packages"
 )
 
 // What a proxied tool call returns to sandbox code (Options.ToolResults).
@@ -101,6 +102,10 @@ type Options struct {
 	// another runs; past it a call fails at once with ErrQueueFull.
 	// Zero: 8.
 	MaxQueuedCalls int
+	// Packages are the package settings: the set every sandbox mounts,
+	// installed once per configuration through the egress gateway, and
+	// the indexes. Zero: no package set.
+	Packages packages.Options
 }
 
 // withDefaults returns o with every zero value replaced by its default.

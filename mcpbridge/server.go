@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/egress"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/packages"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/policy"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/toolsearch"
 )
@@ -36,6 +37,16 @@ func New(eng engine.Engine, opts *Options) *Bridge {
 		b.log.Error("the egress gateway cannot start: sandboxes get no network endpoint", "err", err)
 	} else {
 		b.egress = gw
+	}
+	if len(o.Packages.Requirements) > 0 && eng != nil {
+		if b.egress == nil {
+			b.log.Error("a package set is configured but the egress gateway, through which it is installed, cannot start")
+		} else {
+			b.packages = packages.NewStore(&packages.StoreOptions{Packages: &b.opts.Packages, Engine: eng, Spec: o.Session.Spec, Logger: b.log,
+				Network: func(session string, hosts []string) (packages.Installer, []byte) {
+					return b.egress.NewInstallClient(session, hosts), b.egress.CA()
+				}})
+		}
 	}
 	b.server = mcp.NewServer(&mcp.Implementation{Name: implementationName, Version: o.Version}, &mcp.ServerOptions{
 		Instructions: serverInstructions,

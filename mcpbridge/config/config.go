@@ -24,7 +24,6 @@ import (
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/audit"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/discovery"
-	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/packages"
 )
 
 // A Config is every setting of the bridge, validated, split by the layer
@@ -81,9 +80,6 @@ type Config struct {
 	// command, for replicas that share sandboxes. Zero: the bridge makes
 	// a CA of its own at start.
 	EgressCACert, EgressCAKey string
-	// Packages holds the package settings: the set every sandbox gets,
-	// the indexes, builds from source, the bounds and pip's wheel.
-	Packages packages.Options
 }
 
 // Load reads the settings from getenv (os.Getenv when nil). Every invalid
@@ -154,7 +150,7 @@ func Load(getenv func(string) string) (*Config, error) {
 	c.Bridge.SearchKeywordsFile = r.path(r.renamed(EnvSearchKeywords, EnvSearchAliases))
 	c.AuditLog = r.path(EnvAuditLog)
 	c.EgressCACert, c.EgressCAKey = r.pathPair(EnvEgressCA)
-	c.Packages = r.packageOptions()
+	c.Bridge.Packages = r.packageOptions()
 	c.Audit.MaxBytes = r.size(EnvAuditMaxBytes, 4<<10, 1<<40, "want a size of at least 4k, such as 64m")
 	c.Bridge.MaxQueuedCalls = int(r.integer(EnvMaxQueuedCalls, 1, 1000, "want a whole number from 1 to 1000"))
 	sessionIdle := r.seconds(EnvSessionIdle, 0, 365*24*3600, "want whole seconds, such as 1800 (0: never)")

@@ -22,21 +22,21 @@ func TestPackageSettings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := c.Packages
+	p := c.Bridge.Packages
 	if len(p.Requirements) != 2 || p.Requirements[0].String() != "numpy>=1.20,<2" || p.Requirements[1].String() != "pandas" ||
 		p.Index() != "http://127.0.0.1:8080/simple/" || len(p.ExtraIndexURLs) != 2 || !p.AllowSdist ||
 		p.CacheMax() != 20<<30 || p.SessionMax() != 64<<20 || p.PipWheel != wheel {
 		t.Fatalf("package settings: %+v", p)
 	}
 	c, err = Load(envOf(map[string]string{EnvPackagesFile: reqFile}))
-	if err != nil || len(c.Packages.Requirements) != 2 || c.Packages.Requirements[1].Marker != `python_version < "3.11"` {
-		t.Fatalf("from a file: %+v, %v", c.Packages, err)
+	if err != nil || len(c.Bridge.Packages.Requirements) != 2 || c.Bridge.Packages.Requirements[1].Marker != `python_version < "3.11"` {
+		t.Fatalf("from a file: %+v, %v", c.Bridge.Packages, err)
 	}
 	// Defaults.
 	c, err = Load(envOf(nil))
-	if err != nil || c.Packages.Requirements != nil || c.Packages.Index() != "https://pypi.org/simple/" || c.Packages.AllowSdist ||
-		c.Packages.CacheMax() != 10<<30 || c.Packages.SessionMax() != 256<<20 {
-		t.Fatalf("defaults: %+v, %v", c.Packages, err)
+	if err != nil || c.Bridge.Packages.Requirements != nil || c.Bridge.Packages.Index() != "https://pypi.org/simple/" || c.Bridge.Packages.AllowSdist ||
+		c.Bridge.Packages.CacheMax() != 10<<30 || c.Bridge.Packages.SessionMax() != 256<<20 {
+		t.Fatalf("defaults: %+v, %v", c.Bridge.Packages, err)
 	}
 
 	os.WriteFile(filepath.Join(dir, "bad.txt"), []byte("numpy\n--index-url https://evil.example/simple\n"), 0o644)
