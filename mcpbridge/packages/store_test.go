@@ -1,0 +1,176 @@
+package packages
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine"
+)
+
+// A fakeVolumes is an engine with named volumes whose sandboxes never
+// start: an install always fails, a marker made by hand is found.
+type fakeVolumes struct {
+	mu      sync.Mutex
+	vols    map[string]engine.VolumeInfo
+	starts  int
+	imageID string
+}
+
+func (f *fakeVolumes) Start(context.Context, engine.Spec) (engine.Sandbox, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.starts++
+	return nil, errors.New("no sandbox here")
+}
+
+func (f *fakeVolumes) CreateVolume(_ context.Context, name string, labels map[string]string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if _, ok := f.vols[name]; !ok {
+		f.vols[name] = engine.VolumeInfo{Name: name, Labels: labels}
+	}
+	return nil
+}
+
+func (f *fakeVolumes) Volume(_ context.Context, name string) (engine.VolumeInfo, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	v, ok := f.vols[name]
+	if !ok {
+		return v, fmt.Errorf("volume %s: %w", name, fs.ErrNotExist)
+	}
+	return v, nil
+}
+
+func (f *fakeVolumes) VolumesLabelled(context.Context, string) ([]engine.VolumeInfo, error) {
+	return nil, nil
+}
+
+func (f *fakeVolumes) RemoveVolume(context.Context, string) error { return nil }
+
+func (f *fakeVolumes) ImageID(context.Context, string) (string, error) { return f.imageID, nil }
+
+func newTestStore(t *testing.T, eng engine.Engine, reqs string) *Store {
+	t.Helper()
+	r, err := ParseList(reqs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return NewStore(&StoreOptions{Packages: &Options{Requirements: r, IndexURL: "http://127.0.0.1:9/simple/", PipWheel: "/nonexistent/pip-23.0.1-py3-none-any.whl"},
+		Engine: eng, Network: func(string, []string) (Installer, []byte) { return nil, nil }})
+}
+
+func TestKeyChangesWithTheConfiguration(t *testing.T) {
+	eng := &fakeVolumes{vols: map[string]engine.VolumeInfo{}}
+	base := newTestStore(t, eng, "numpy pandas").key("sha256:aaa")
+	if again := newTestStore(t, eng, "pandas  numpy").key("sha256:aaa"); again != base {
+		t.Errorf("the same set written otherwise has another key: %s, %s", base, again)
+	}
+	seen := map[string]string{base: "base"}
+	for name, s := range map[string]*Store{
+		"another image":       newTestStore(t, eng, "numpy pandas"),
+		"another requirement": newTestStore(t, eng, "numpy pandas<3"),
+	} {
+		img := "sha256:aaa"
+		if name == "another image" {
+			img = "sha256:bbb"
+		}
+		k := s.key(img)
+		if prev, ok := seen[k]; ok {
+			t.Errorf("%s has the key of %s", name, prev)
+		}
+		seen[k] = name
+	}
+	sdist := newTestStore(t, eng, "numpy pandas")
+	sdist.opts.Packages.AllowSdist = true
+	extra := newTestStore(t, eng, "numpy pandas")
+	extra.opts.Packages.ExtraIndexURLs = []string{"https://mirror.example/simple/"}
+	for name, k := range map[string]string{"builds allowed": sdist.key("sha256:aaa"), "an extra index": extra.key("sha256:aaa")} {
+		if _, ok := seen[k]; ok {
+			t.Errorf("%s does not change the key", name)
+		}
+		seen[k] = name
+	}
+	if len(base) != 16 {
+		t.Errorf("key %q", base)
+	}
+}
+
+func TestEnsureFindsAMarkedSet(t *testing.T) {
+	eng := &fakeVolumes{vols: map[string]engine.VolumeInfo{}, imageID: "sha256:aaa"}
+	s := newTestStore(t, eng, "numpy")
+	data, marker := volumeNames(s.key("sha256:aaa"))
+	eng.vols[marker] = engine.VolumeInfo{Name: marker, Labels: map[string]string{labelSite: "site-0123456789abcdef", labelPython: "3.11.2", labelBytes: "1234"}}
+	spec := engine.Spec{Image: "img"}
+	dirs, err := s.Prepare(context.Background(), &spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(dirs, []string{"/opt/mcp-packages/site-0123456789abcdef"}) ||
+		!slices.Equal(spec.Volumes, []engine.VolumeMount{{Name: data, Target: engine.PackagesDir, ReadOnly: true}}) {
+		t.Fatalf("Prepare: %q, %+v", dirs, spec.Volumes)
+	}
+	if eng.starts != 0 {
+		t.Errorf("a marked set started %d installers", eng.starts)
+	}
+	// A marker naming no install directory is not trusted.
+	eng.vols[marker] = engine.VolumeInfo{Name: marker, Labels: map[string]string{labelSite: "../../etc"}}
+	s = newTestStore(t, eng, "numpy")
+	if _, err := s.Ensure(context.Background(), "img"); !errors.Is(err, ErrInstall) {
+		t.Fatalf("a bad marker: %v", err)
+	}
+}
+
+func TestEnsureBacksOff(t *testing.T) {
+	eng := &fakeVolumes{vols: map[string]engine.VolumeInfo{}, imageID: "sha256:aaa"}
+	s := newTestStore(t, eng, "numpy")
+	now := time.Unix(1_800_000_000, 0)
+	s.clock = func() time.Time { return now }
+	_, err := s.Ensure(context.Background(), "img")
+	if !errors.Is(err, ErrInstall) || !strings.Contains(err.Error(), "pip wheel") {
+		t.Fatalf("an install without pip: %v", err)
+	}
+	now = now.Add(firstBackoff - time.Second)
+	if _, again := s.Ensure(context.Background(), "img"); again != err {
+		t.Fatalf("within the backoff: %v, want the same error", again)
+	}
+	now = now.Add(2 * time.Second)
+	s.opts.Packages.PipWheel = "/nonexistent/other-pip.whl"
+	if _, again := s.Ensure(context.Background(), "img"); again == err || !strings.Contains(again.Error(), "other-pip") {
+		t.Fatalf("after the backoff: %v, want a new attempt", again)
+	}
+	if st := s.sets[s.key("sha256:aaa")]; st.backoff != 2*firstBackoff {
+		t.Errorf("the second backoff: %v", st.backoff)
+	}
+}
+
+func TestPipPlan(t *testing.T) {
+	o := &Options{IndexURL: "https://pypi.org/simple/", ExtraIndexURLs: []string{"http://127.0.0.1:8080/simple/"}}
+	if got := strings.Join(o.indexHosts(), " "); got != "pypi.org:443 files.pythonhosted.org:443 127.0.0.1:8080" {
+		t.Errorf("index hosts: %s", got)
+	}
+	args := strings.Join(o.pipArgs("/w/pip.whl", "/opt/mcp-packages/site-x", "/w/req.txt"), " ")
+	for _, want := range []string{"/w/pip.whl/pip install", "--target /opt/mcp-packages/site-x", "--index-url https://pypi.org/simple/",
+		"--extra-index-url http://127.0.0.1:8080/simple/", "--only-binary=:all:", "-r /w/req.txt", "--no-input"} {
+		if !strings.Contains(args, want) {
+			t.Errorf("pip's arguments lack %q: %s", want, args)
+		}
+	}
+	o.AllowSdist = true
+	if strings.Contains(strings.Join(o.pipArgs("w", "t", "r"), " "), "only-binary") {
+		t.Error("builds allowed, yet wheels only")
+	}
+	o.Requirements, _ = ParseList("nosuchpkg>=1")
+	err := o.pipFailure(installResult{RC: 1, Stderr: "Looking in indexes: x\nERROR: Could not find a version that satisfies the requirement nosuchpkg>=1 (from versions: none)\nERROR: No matching distribution found for nosuchpkg>=1\n"})
+	if !errors.Is(err, ErrInstall) || !strings.Contains(err.Error(), "(nosuchpkg>=1): pip exited with 1: Could not find a version") ||
+		!strings.Contains(err.Error(), "No matching distribution found for nosuchpkg>=1") {
+		t.Errorf("pip's failure: %v", err)
+	}
+}
