@@ -69,7 +69,7 @@ func startContainer(ctx context.Context, eng engine.Engine, opts *Options, log *
 		stderr: &engine.LineTail{Max: 20},
 	}
 	if opts.Egress != nil {
-		ctr.egress = &egress{ctr: ctr, handler: opts.Egress, conns: map[int64]*egressConn{}}
+		ctr.egress = &egress{ctr: ctr, handler: opts.Egress, install: opts.EgressInstall, conns: map[int64]*egressConn{}}
 	}
 	go ctr.readStderr()
 	ready := make(chan frame, 1)

@@ -60,6 +60,7 @@ type netAckFrame struct {
 type egress struct {
 	ctr     *container
 	handler func(net.Conn)
+	install func(net.Conn) // the install endpoint's connections; nil: closed at once
 
 	mu    sync.Mutex
 	conns map[int64]*egressConn // open, or closed by the host and not yet by the sandbox
@@ -73,7 +74,7 @@ func (eg *egress) dispatch(f frame) error {
 		return fmt.Errorf("%w: %s frame, but egress is off", errProtocol, f.T)
 	}
 	if f.T == frameNetOpen {
-		return eg.open(f.CID)
+		return eg.open(f.CID, f.Install)
 	}
 	eg.mu.Lock()
 	c := eg.conns[f.CID]
@@ -95,8 +96,9 @@ func (eg *egress) dispatch(f frame) error {
 	return nil
 }
 
-// open starts serving a connection the sandbox announced.
-func (eg *egress) open(cid int64) error {
+// open starts serving a connection the sandbox announced, with the
+// install handler when it came to the install endpoint.
+func (eg *egress) open(cid int64, install bool) error {
 	eg.mu.Lock()
 	defer eg.mu.Unlock()
 	if eg.any && cid <= eg.last {
@@ -107,19 +109,27 @@ func (eg *egress) open(cid int64) error {
 	}
 	c := &egressConn{ctr: eg.ctr, cid: cid, credit: egressDownWindow, changed: make(chan struct{})}
 	eg.conns[cid], eg.last, eg.any = c, cid, true
-	go eg.serve(c)
+	handler := eg.handler
+	if install {
+		handler = eg.install
+	}
+	if handler == nil {
+		go c.Close() // no installs here
+		return nil
+	}
+	go eg.serve(c, handler)
 	return nil
 }
 
 // serve runs the handler on c, turning a panic into a closed connection.
-func (eg *egress) serve(c *egressConn) {
+func (eg *egress) serve(c *egressConn, handler func(net.Conn)) {
 	defer func() {
 		if p := recover(); p != nil {
 			eg.ctr.log.Error("egress handler panicked", "panic", p)
 			c.Close()
 		}
 	}()
-	eg.handler(c)
+	handler(c)
 }
 
 // An egressConn is one connection sandbox code opened through the

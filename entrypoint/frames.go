@@ -106,6 +106,7 @@ type frame struct {
 	// and which the reader puts in NetData; net_ack: the bytes
 	// acknowledged (NetN)
 	CID     int64
+	Install bool // net_open: a connection of the install endpoint
 	NetLen  int
 	NetData []byte
 	NetN    int
@@ -150,6 +151,7 @@ type wireFrame struct {
 	CID        *int64           `json:"cid"`
 	N          *int64           `json:"n"`
 	Len        *int64           `json:"len"`
+	Install    *bool            `json:"install"`
 }
 
 // wireFile is the JSON shape of a file of a result.
@@ -294,6 +296,12 @@ func parseFrame(line []byte) (frame, error) {
 			return bad("without a cid from 0 to 2^53")
 		}
 		f.CID = *w.CID
+		if w.Install != nil {
+			if f.T != frameNetOpen {
+				return bad("with install (only net_open says it)")
+			}
+			f.Install = *w.Install
+		}
 		switch f.T {
 		case frameNetData:
 			if w.Len == nil || *w.Len <= 0 || *w.Len > egressChunk {

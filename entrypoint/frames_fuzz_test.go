@@ -188,7 +188,7 @@ func frameProblem(fr frame) string {
 		if fr.T == frameNetAck && (fr.NetN <= 0 || fr.NetN > egressDownWindow) {
 			return "an ack out of range"
 		}
-		if fr.NetData != nil || fr.T != frameNetData && fr.NetLen != 0 || fr.T != frameNetAck && fr.NetN != 0 {
+		if fr.NetData != nil || fr.T != frameNetData && fr.NetLen != 0 || fr.T != frameNetAck && fr.NetN != 0 || fr.T != frameNetOpen && fr.Install {
 			return "data, len or n on the wrong frame"
 		}
 	default:

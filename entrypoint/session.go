@@ -79,6 +79,11 @@ type Options struct {
 	// close; it runs on a goroutine of its own per connection. Zero: no
 	// endpoint in the sandbox.
 	Egress func(conn net.Conn)
+	// EgressInstall, when set with Egress, receives the connections of
+	// the runtime's install endpoint (pip run by runtime.install), which
+	// the host limits to the package indexes. Zero: they are closed at
+	// once.
+	EgressInstall func(conn net.Conn)
 	// EgressCA is PEM the sandbox trusts besides its system roots, for
 	// a gateway that terminates TLS. Zero: none.
 	EgressCA []byte

@@ -97,6 +97,7 @@ class Egress:
         self.woken = False  # handle saw news for the loop
         self.next_cid = 0
         self.listener = None
+        self.install_listener = None  # the endpoint of installs (install_endpoint)
         self.port = None
         self.sel = None
         self.wake_r = self.wake_w = None
@@ -118,6 +119,15 @@ class Egress:
         self.wake_w.setblocking(False)
         self.sel = selectors.DefaultSelector()
         self.sel.register(listener, selectors.EVENT_READ, None)
+        # A second endpoint, whose connections the host hands to its
+        # install side (package indexes only): pip of runtime.install uses
+        # it, user code's proxy variables never name it.
+        install = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        install.bind(("127.0.0.1", 0))
+        install.listen(16)
+        install.setblocking(False)
+        self.sel.register(install, selectors.EVENT_READ, None)
+        self.install_listener = install
         self.sel.register(self.wake_r, selectors.EVENT_READ, None)
         self.listener = listener
         self.port = listener.getsockname()[1]
@@ -244,7 +254,9 @@ class Egress:
                 self.refresh()
                 for key, events in self.sel.select():
                     if key.fileobj is self.listener:
-                        self.accept()
+                        self.accept(self.listener, False)
+                    elif key.fileobj is self.install_listener:
+                        self.accept(self.install_listener, True)
                     elif key.fileobj is self.wake_r:
                         drain(self.wake_r)
                     else:
@@ -282,12 +294,20 @@ class Egress:
                     self.sel.unregister(conn.sock)
                 conn.events = want
 
-    def accept(self):
-        """Accepts the connections waiting (a few at a time), each within
-        MAX_CONNS announced with net_open, the others closed at once."""
+    def install_endpoint(self):
+        """The proxy URL of the install endpoint; RuntimeError when the
+        host gave the sandbox no egress."""
+        if self.install_listener is None:
+            raise RuntimeError("this sandbox has no egress gateway, through which packages are installed")
+        return "http://127.0.0.1:%d" % self.install_listener.getsockname()[1]
+
+    def accept(self, listener, install):
+        """Accepts the connections waiting on listener (a few at a time),
+        each within MAX_CONNS announced with net_open (saying install for
+        the install endpoint's), the others closed at once."""
         for _ in range(64):
             try:
-                sock, _ = self.listener.accept()
+                sock, _ = listener.accept()
             except (BlockingIOError, InterruptedError):
                 return
             except OSError as e:
@@ -307,7 +327,10 @@ class Egress:
                 sock.close()
                 continue
             sock.setblocking(False)
-            self.chan.send({"t": "net_open", "cid": conn.cid})
+            frame = {"t": "net_open", "cid": conn.cid}
+            if install:
+                frame["install"] = True
+            self.chan.send(frame)
 
     def read(self, conn):
         """Reads what user code wrote and sends it, within the credit."""

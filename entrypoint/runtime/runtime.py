@@ -323,6 +323,7 @@ def main():
     module.rpc = rt.rpc.rpc
     module.rpc_sync = rt.rpc.rpc_sync
     module.report_progress = rt.progress.report_progress
+    module.install_endpoint = rt.egress.install_endpoint
     module.display = rt.display.display
     builtins.display = rt.display.display
     outputs.install_backend()
