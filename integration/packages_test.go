@@ -132,3 +132,45 @@ except OSError as e:
 		}
 	})
 }
+
+// TestLiveInstall: runtime.install puts a package of a loopback index in
+// the session's own /opt/mcp-site (a tmpfs with exec, nosuid, nodev) in
+// the minimal image that has no pip, importable on the next line with the
+// session's state kept; a missing package, and a requirement that is a
+// pip option, raise InstallError naming them; the install endpoint, which
+// code could use too, reaches the indexes only.
+func TestLiveInstall(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, e testEngine) {
+		ix := newTestIndex(t, map[string][]byte{"mcpegresstest-1.0-py3-none-any.whl": testWheel(t)})
+		cs := connectBridge(t, e.Name(), "MCP_BRIDGE_PIP_INDEX_URL="+ix.URL+"/simple/")
+		for _, step := range []struct{ code, want string }{
+			{"x = 5\nfrom mcp import runtime", ""},
+			{"print(await runtime.install('mcpegresstest'))", "Successfully installed mcpegresstest-1.0"},
+			{"import mcpegresstest\nprint(mcpegresstest.VALUE + x, mcpegresstest.__file__)", "47 /opt/mcp-site/mcpegresstest/__init__.py"},
+			{"try:\n    runtime.install_sync('nosuchpkg>=2')\nexcept runtime.InstallError as e:\n    print(type(e).__name__, isinstance(e, MCPError), e)",
+				"InstallError True installing nosuchpkg>=2: pip exited with 1: "},
+			{"try:\n    await runtime.install('--index-url=http://127.0.0.1:9/simple/')\nexcept runtime.InstallError as e:\n    print(e)",
+				"pip options are not allowed"},
+			{`import mcp_sandbox_runtime as rt, urllib.request, urllib.error
+opener = urllib.request.build_opener(urllib.request.ProxyHandler({"http": rt.install_endpoint()}))
+try:
+    opener.open("http://127.0.0.2:9/", timeout=20)
+except urllib.error.HTTPError as e:
+    print(e.code)
+print([l.split()[3] for l in open("/proc/mounts") if l.split()[1] == "/opt/mcp-site"])`, "403\n"},
+			{"print(x)", "5"},
+		} {
+			text, isErr := runPython(t, cs, map[string]any{"code": step.code, "timeout": 120})
+			if isErr || !strings.Contains(text, step.want) {
+				t.Fatalf("%q: %q (isError %v), want %q", step.code, text, isErr, step.want)
+			}
+			if strings.Contains(step.code, "/proc/mounts") {
+				for _, want := range []string{"nosuid", "nodev"} {
+					if !strings.Contains(text, want) || strings.Contains(text, "noexec") {
+						t.Errorf("/opt/mcp-site is mounted %s; want exec, nosuid, nodev", text)
+					}
+				}
+			}
+		}
+	})
+}

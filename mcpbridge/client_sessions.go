@@ -40,6 +40,10 @@ func (b *Bridge) newClientSession() *clientSession {
 		cs.egress = b.egress.NewClient(name)
 		opts.Egress = cs.egress.Serve
 		opts.EgressCA = b.egress.CA()
+		// runtime.install: pip's connections reach the indexes only, and
+		// what it installs goes to a tmpfs of the sandbox's own.
+		opts.EgressInstall = b.egress.NewInstallClient(name, b.opts.Packages.IndexHosts()).Serve
+		opts.Spec.SiteBytes = b.opts.Packages.SessionMax()
 	}
 	if b.packages != nil {
 		opts.Prepare = b.packages.Prepare

@@ -26,6 +26,9 @@ type rpcRequest struct {
 	Metadata json.RawMessage `json:"metadata"`
 	Name     string          `json:"name"`
 	Source   string          `json:"source"`
+	// install
+	Requirements []string `json:"requirements"`
+	HaveWheel    bool     `json:"have_wheel"`
 }
 
 // rpcHandler answers the sandbox of the client session cs.
@@ -88,6 +91,8 @@ func (b *Bridge) rpcHandler(cs *clientSession) func(context.Context, json.RawMes
 				return nil, err
 			}
 			return map[string]any{"name": req.Name}, nil
+		case "install":
+			return b.installPlan(req.Requirements, req.HaveWheel)
 		default:
 			return nil, fmt.Errorf("unknown request type %q", req.Type)
 		}

@@ -20,8 +20,15 @@ mcp_sandbox_runtime that entrypoint/runtime/runtime.py installs). Standard libra
 only; CPython 3.10 to 3.14.
 """
 
+import asyncio
+import base64
+import glob
+import importlib
 import inspect
 import json
+import os
+import site
+import subprocess
 import sys
 import textwrap
 import types
@@ -56,6 +63,15 @@ class MCPToolDenied(MCPError, AttributeError):
 
 class MCPArgumentError(MCPError, TypeError):
     """A tool was called with missing or unknown arguments."""
+
+    __module__ = PUBLIC_MODULE
+
+
+class InstallError(MCPError):
+    """runtime.install could not install a package: the message names
+    what was asked and says why (no such package, no wheel for this
+    Python, the index unreachable or refused, the space for this session's
+    installs full)."""
 
     __module__ = PUBLIC_MODULE
 
@@ -415,6 +431,105 @@ def report_progress(progress, total=None, message=None):
         report(progress, total, message)
 
 
+# ------------------------------------------------------------ packages
+
+# PIP_DIR keeps the bridge's pip wheel once the first install brought it.
+PIP_DIR = "/tmp/mcp-pip"
+# INSTALL_TIMEOUT bounds one runtime.install (seconds).
+INSTALL_TIMEOUT = 900
+PROXY_VARS = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy")
+
+
+def pip_wheel():
+    """The pip wheel brought earlier, or None."""
+    found = sorted(glob.glob(PIP_DIR + "/pip-*.whl"))
+    return found[-1] if found else None
+
+
+def install_plan(plan, wheel):
+    """pip's command and environment for the host's plan: the wheel
+    saved when the host sent it, the proxy variables naming the install
+    endpoint (whose connections the host lets reach the indexes only)."""
+    if wheel is None:
+        name = os.path.basename(str(plan.get("wheel_name") or "pip.whl"))
+        os.makedirs(PIP_DIR, mode=0o700, exist_ok=True)
+        wheel = os.path.join(PIP_DIR, name)
+        with open(wheel + ".part", "wb") as f:
+            f.write(base64.b64decode(plan.get("wheel") or ""))
+        os.replace(wheel + ".part", wheel)
+    try:
+        proxy = rt.install_endpoint()
+    except (AttributeError, RuntimeError) as e:
+        raise InstallError(str(e)) from None
+    env = dict(os.environ, PIP_DISABLE_PIP_VERSION_CHECK="1", PYTHONNOUSERSITE="1")
+    for var in PROXY_VARS:
+        env[var] = proxy
+    return [sys.executable, wheel + "/pip"] + [str(a) for a in plan["args"]], env
+
+
+def install_requirements(requirements):
+    """The requirements as strings, or TypeError."""
+    for r in requirements:
+        if not isinstance(r, str):
+            raise TypeError("runtime.install takes requirement strings, such as \"requests\" or \"numpy>=1.26\"")
+    return list(requirements)
+
+
+def install_done(plan, rc, out, err):
+    """The summary of a finished pip, its directory on the import path;
+    InstallError when it failed."""
+    asked = ", ".join(plan.get("requirements") or [])
+    if rc != 0:
+        lines = [l[len("ERROR:"):].strip() for l in err.splitlines() if l.startswith("ERROR:")]
+        if "No space left on device" in err:
+            lines.append("the space for this session's installs (%s) is full" % plan.get("target"))
+        if not lines:
+            lines = (err or out).strip().splitlines()[-3:]
+        raise InstallError("installing %s: pip exited with %d: %s" % (asked, rc, "; ".join(lines)))
+    target = plan["target"]
+    if target not in sys.path:
+        site.addsitedir(target)
+    importlib.invalidate_caches()
+    done = [l for l in out.splitlines() if l.startswith("Successfully installed")]
+    return done[-1] if done else "Already installed: " + asked
+
+
+def install_sync(*requirements):
+    """Installs PEP 508 requirements ("polars==1.2", "requests[socks]") into
+    this session only, importable at once; returns pip's summary. Raises
+    InstallError, naming the package and the cause."""
+    reqs = install_requirements(requirements)
+    wheel = pip_wheel()
+    try:
+        plan = rt.rpc_sync({"type": "install", "requirements": reqs, "have_wheel": wheel is not None})
+    except rt.RPCError as e:
+        raise InstallError(str(e)) from None
+    cmd, env = install_plan(plan, wheel)
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=INSTALL_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        raise InstallError("installing %s: pip did not finish within %d s" % (", ".join(reqs), INSTALL_TIMEOUT)) from None
+    return install_done(plan, p.returncode, p.stdout, p.stderr)
+
+
+async def install(*requirements):
+    """install_sync, awaiting pip instead of blocking the event loop."""
+    reqs = install_requirements(requirements)
+    wheel = pip_wheel()
+    try:
+        plan = await rt.rpc({"type": "install", "requirements": reqs, "have_wheel": wheel is not None})
+    except rt.RPCError as e:
+        raise InstallError(str(e)) from None
+    cmd, env = install_plan(plan, wheel)
+    proc = await asyncio.create_subprocess_exec(*cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    try:
+        out, err = await asyncio.wait_for(proc.communicate(), INSTALL_TIMEOUT)
+    except asyncio.TimeoutError:
+        proc.kill()
+        raise InstallError("installing %s: pip did not finish within %d s" % (", ".join(reqs), INSTALL_TIMEOUT)) from None
+    return install_done(plan, proc.returncode, out.decode("utf-8", "replace"), err.decode("utf-8", "replace"))
+
+
 def show(*objs, mime=None):
     """Shows each object with the call's result: a matplotlib figure, a PIL
     image, PNG/JPEG/GIF/WebP/SVG bytes or a path to such a file as image
@@ -500,7 +615,7 @@ GLOBAL_HELPERS = (save_memory, load_memory, update_memory, delete_memory, list_m
 RUNTIME_HELPERS = (
     call_tool, discovered_servers, list_servers, list_servers_sync, describe_server, list_loaded_server_metadata,
     list_tools, list_tools_sync, query_tool_docs, query_tool_docs_sync, search_tool_docs, search_tool_docs_sync,
-    capability_summary, report_progress, show,
+    capability_summary, report_progress, show, install, install_sync,
 ) + GLOBAL_HELPERS
 
 
@@ -517,6 +632,7 @@ def make_package():
         setattr(runtime, fn.__name__, fn)
     runtime.MCPError = MCPError
     runtime.MCPArgumentError = MCPArgumentError
+    runtime.InstallError = InstallError
     pkg.runtime, pkg.servers, pkg.MCPError = runtime, servers, MCPError
     sys.modules.update({"mcp": pkg, "mcp.runtime": runtime, "mcp.servers": servers})
     return servers

@@ -39,7 +39,7 @@ print(json.dumps({"rc": rc, "stdout": out[-8000:], "stderr": err[-8000:], "bytes
 // first, and returns the set the marker names.
 func (s *Store) install(ctx context.Context, vols engine.Volumes, key, image string) (*Ready, error) {
 	o := s.opts.Packages
-	wheelName, wheel, err := o.readWheel()
+	wheelName, wheel, err := o.ReadWheel()
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInstall, err)
 	}
@@ -51,7 +51,7 @@ func (s *Store) install(ctx context.Context, vols engine.Volumes, key, image str
 	defer cancel()
 	site := randomSite()
 	session := "packages-" + key[:8]
-	ic, ca := s.opts.Network(session, o.indexHosts())
+	ic, ca := s.opts.Network(session, o.IndexHosts())
 	spec := s.opts.Spec
 	spec.Image, spec.Session = image, session
 	spec.Volumes = []engine.VolumeMount{{Name: data, Target: engine.PackagesDir}}

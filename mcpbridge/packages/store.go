@@ -226,9 +226,9 @@ func validSite(site string) bool {
 	return err == nil
 }
 
-// indexHosts returns the hosts ("host:port") installs may reach: each
+// IndexHosts returns the hosts ("host:port") installs may reach: each
 // index's, and PyPI's file host with PyPI.
-func (o *Options) indexHosts() []string {
+func (o *Options) IndexHosts() []string {
 	var hosts []string
 	for _, raw := range append([]string{o.Index()}, o.ExtraIndexURLs...) {
 		u, err := url.Parse(raw)
@@ -259,6 +259,23 @@ func (o *Options) pipArgs(wheel, target, reqs string) []string {
 		args = append(args, "--only-binary=:all:")
 	}
 	return append(args, "-r", reqs)
+}
+
+// InstallArgs returns pip's arguments (after "pip") for a live install of
+// reqs into target: the indexes, wheels only unless builds are allowed.
+func (o *Options) InstallArgs(target string, reqs []Requirement) []string {
+	args := []string{"install", "--no-input", "--no-cache-dir", "--disable-pip-version-check",
+		"--progress-bar", "off", "--target", target, "--index-url", o.Index()}
+	for _, x := range o.ExtraIndexURLs {
+		args = append(args, "--extra-index-url", x)
+	}
+	if !o.AllowSdist {
+		args = append(args, "--only-binary=:all:")
+	}
+	for _, r := range reqs {
+		args = append(args, r.String())
+	}
+	return args
 }
 
 // requirementsText returns the set as a requirements file.
@@ -319,8 +336,8 @@ func userIDs(user string) (int, int) {
 	return uid, gid
 }
 
-// readWheel reads the pip wheel.
-func (o *Options) readWheel() (string, []byte, error) {
+// ReadWheel returns the pip wheel's file name and content.
+func (o *Options) ReadWheel() (string, []byte, error) {
 	p, err := o.Wheel()
 	if err != nil {
 		return "", nil, err

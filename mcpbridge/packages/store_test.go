@@ -153,7 +153,7 @@ func TestEnsureBacksOff(t *testing.T) {
 
 func TestPipPlan(t *testing.T) {
 	o := &Options{IndexURL: "https://pypi.org/simple/", ExtraIndexURLs: []string{"http://127.0.0.1:8080/simple/"}}
-	if got := strings.Join(o.indexHosts(), " "); got != "pypi.org:443 files.pythonhosted.org:443 127.0.0.1:8080" {
+	if got := strings.Join(o.IndexHosts(), " "); got != "pypi.org:443 files.pythonhosted.org:443 127.0.0.1:8080" {
 		t.Errorf("index hosts: %s", got)
 	}
 	args := strings.Join(o.pipArgs("/w/pip.whl", "/opt/mcp-packages/site-x", "/w/req.txt"), " ")
