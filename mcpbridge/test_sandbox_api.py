@@ -102,6 +102,43 @@ class APITest(unittest.TestCase):
         self.ns["_mcp_bridge_configure"]({"servers": list(servers)})
 
 
+class PackageInstallTest(APITest):
+    """runtime.install's pieces that need no pip: what it asks the host,
+    and how pip's end becomes a summary or an InstallError."""
+
+    def test_refusals_and_types(self):
+        def refuse(payload):
+            raise RPCError('requirement "-e .": not a PEP 508 requirement: pip options are not allowed')
+
+        self.answer(refuse)
+        with self.assertRaises(self.runtime.InstallError) as cm:
+            self.runtime.install_sync("-e .")
+        self.assertIn("pip options are not allowed", str(cm.exception))
+        self.assertIsInstance(cm.exception, api.MCPError)
+        self.assertEqual(HOST.payloads[-1]["type"], "install")
+        self.assertEqual(HOST.payloads[-1]["requirements"], ["-e ."])
+        with self.assertRaises(TypeError):
+            self.runtime.install_sync(["numpy"])
+        with self.assertRaises(self.runtime.InstallError):
+            run(self.runtime.install("-e ."))
+
+    def test_pip_failures_and_success(self):
+        plan = {"requirements": ["nosuchpkg>=2"], "target": "/opt/mcp-site"}
+        with self.assertRaises(api.InstallError) as cm:
+            api.install_done(plan, 1, "", "Looking in indexes\nERROR: Could not find a version\nERROR: No matching distribution found for nosuchpkg>=2\n")
+        self.assertEqual(str(cm.exception), "installing nosuchpkg>=2: pip exited with 1: Could not find a version; No matching distribution found for nosuchpkg>=2")
+        with self.assertRaises(api.InstallError) as cm:
+            api.install_done(plan, 1, "", "OSError: [Errno 28] No space left on device\n")
+        self.assertIn("the space for this session's installs (/opt/mcp-site) is full", str(cm.exception))
+        import tempfile
+
+        target = tempfile.mkdtemp()
+        self.addCleanup(lambda: sys.path.remove(target) if target in sys.path else None)
+        done = api.install_done({"requirements": ["x"], "target": target}, 0, "Collecting x\nSuccessfully installed x-1.0\n", "")
+        self.assertEqual(done, "Successfully installed x-1.0")
+        self.assertIn(target, sys.path)
+
+
 class InstallTest(APITest):
     def test_packages(self):
         pkg = sys.modules["mcp"]
@@ -111,7 +148,7 @@ class InstallTest(APITest):
         self.assertEqual(pkg.__path__, [])
         self.assertEqual(pkg.servers.__path__, [])
         names = {n for n in dir(self.runtime) if not n.startswith("__")}
-        want = {fn.__name__ for fn in api.RUNTIME_HELPERS} | {"MCPError", "MCPArgumentError"}
+        want = {fn.__name__ for fn in api.RUNTIME_HELPERS} | {"MCPError", "MCPArgumentError", "InstallError"}
         self.assertEqual(names, want)
         self.assertIs(self.runtime.MCPArgumentError, api.MCPArgumentError)
 
