@@ -94,5 +94,6 @@ func (s *Store) install(ctx context.Context, vols engine.Volumes, key, image str
 		box.Execute(ctx, fmt.Sprintf("import shutil\nshutil.rmtree(%q, ignore_errors=True)", engine.PackagesDir+"/"+site), 0)
 	}
 	s.log.Info("installed the package set", "key", key, "python", r.Python, "bytes", r.Bytes, "took", s.clock().Sub(began))
+	s.evict(ctx, vols, key)
 	return ready, nil
 }

@@ -16,6 +16,7 @@ import (
 	"net/url"
 	"os"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -376,4 +377,51 @@ func (o *Options) pipFailure(r installResult) error {
 		names = append(names, q.String())
 	}
 	return fmt.Errorf("%w (%s): pip exited with %d: %s", ErrInstall, cut(strings.Join(names, " "), 200), r.RC, strings.Join(lines, "; "))
+}
+
+// evict removes package sets, oldest first, while the sets on the engine
+// hold more than the cache bound; keep (the set just installed) stays, and
+// so does a set a container mounts (its removal fails as in use). Each
+// set's size is its marker's. Failures are logged.
+func (s *Store) evict(ctx context.Context, vols engine.Volumes, keep string) {
+	all, err := vols.VolumesLabelled(ctx, engine.LabelPackages)
+	if err != nil {
+		s.log.Warn("listing package sets", "err", err)
+		return
+	}
+	var markers []engine.VolumeInfo
+	var total int64
+	for _, v := range all {
+		if v.Labels[labelRole] != "marker" {
+			continue
+		}
+		n, _ := strconv.ParseInt(v.Labels[labelBytes], 10, 64)
+		total += n
+		markers = append(markers, v)
+	}
+	limit := s.opts.Packages.CacheMax()
+	slices.SortFunc(markers, func(a, b engine.VolumeInfo) int { return a.Created.Compare(b.Created) })
+	for _, m := range markers {
+		if total <= limit {
+			return
+		}
+		key := m.Labels[engine.LabelPackages]
+		if key == keep || key == "" {
+			continue
+		}
+		data, marker := volumeNames(key)
+		if err := vols.RemoveVolume(ctx, data); err != nil {
+			s.log.Info("keeping a package set past the cache bound", "key", key, "err", err)
+			continue
+		}
+		if err := vols.RemoveVolume(ctx, marker); err != nil {
+			s.log.Warn("removing a package set's marker", "key", key, "err", err)
+		}
+		n, _ := strconv.ParseInt(m.Labels[labelBytes], 10, 64)
+		total -= n
+		s.mu.Lock()
+		delete(s.sets, key)
+		s.mu.Unlock()
+		s.log.Info("removed a package set past the cache bound", "key", key, "bytes", n)
+	}
 }

@@ -21,6 +21,7 @@ type fakeVolumes struct {
 	vols    map[string]engine.VolumeInfo
 	starts  int
 	imageID string
+	inUse   map[string]bool
 }
 
 func (f *fakeVolumes) Start(context.Context, engine.Spec) (engine.Sandbox, error) {
@@ -49,11 +50,27 @@ func (f *fakeVolumes) Volume(_ context.Context, name string) (engine.VolumeInfo,
 	return v, nil
 }
 
-func (f *fakeVolumes) VolumesLabelled(context.Context, string) ([]engine.VolumeInfo, error) {
-	return nil, nil
+func (f *fakeVolumes) VolumesLabelled(_ context.Context, label string) ([]engine.VolumeInfo, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []engine.VolumeInfo
+	for _, v := range f.vols {
+		if _, ok := v.Labels[label]; ok {
+			out = append(out, v)
+		}
+	}
+	return out, nil
 }
 
-func (f *fakeVolumes) RemoveVolume(context.Context, string) error { return nil }
+func (f *fakeVolumes) RemoveVolume(_ context.Context, name string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.inUse[name] {
+		return fmt.Errorf("removing volume %s: %w", name, engine.ErrVolumeInUse)
+	}
+	delete(f.vols, name)
+	return nil
+}
 
 func (f *fakeVolumes) ImageID(context.Context, string) (string, error) { return f.imageID, nil }
 
@@ -172,5 +189,39 @@ func TestPipPlan(t *testing.T) {
 	if !errors.Is(err, ErrInstall) || !strings.Contains(err.Error(), "(nosuchpkg>=1): pip exited with 1: Could not find a version") ||
 		!strings.Contains(err.Error(), "No matching distribution found for nosuchpkg>=1") {
 		t.Errorf("pip's failure: %v", err)
+	}
+}
+
+// TestEvict: past the cache bound the oldest sets go first, but not the
+// one just installed nor one a container mounts.
+func TestEvict(t *testing.T) {
+	eng := &fakeVolumes{vols: map[string]engine.VolumeInfo{}, inUse: map[string]bool{}}
+	add := func(key string, mib int64, age time.Duration) {
+		data, marker := volumeNames(key)
+		eng.vols[data] = engine.VolumeInfo{Name: data, Labels: map[string]string{engine.LabelPackages: key, labelRole: "data"}}
+		eng.vols[marker] = engine.VolumeInfo{Name: marker, Created: time.Unix(1_800_000_000, 0).Add(-age),
+			Labels: map[string]string{engine.LabelPackages: key, labelRole: "marker", labelBytes: fmt.Sprint(mib << 20)}}
+	}
+	add("oldest", 300, 5*time.Hour)
+	add("old-in-use", 300, 4*time.Hour)
+	add("middle", 300, 3*time.Hour)
+	add("newer", 300, 2*time.Hour)
+	add("just-installed", 300, time.Hour)
+	eng.inUse["mcp-pkgs-old-in-use"] = true
+	s := newTestStore(t, eng, "numpy")
+	s.opts.Packages.CacheMaxBytes = 1000 << 20 // 1,500 MiB held: 500 too many
+	s.evict(context.Background(), eng, "just-installed")
+	var left []string
+	for name := range eng.vols {
+		if !strings.HasSuffix(name, "-ok") {
+			left = append(left, strings.TrimPrefix(name, "mcp-pkgs-"))
+		}
+	}
+	slices.Sort(left)
+	if strings.Join(left, " ") != "just-installed newer old-in-use" {
+		t.Fatalf("sets left: %q", left)
+	}
+	if _, ok := eng.vols["mcp-pkgs-oldest-ok"]; ok {
+		t.Error("a removed set's marker stayed")
 	}
 }
