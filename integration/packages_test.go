@@ -154,6 +154,21 @@ func TestLiveInstall(t *testing.T) {
 	if _, err := exec.LookPath("runsc"); err == nil && slices.Contains(engineNames(), "docker") {
 		t.Run("docker+runsc", func(t *testing.T) { checkLiveInstall(t, "docker", "MCP_BRIDGE_OCI_RUNTIME=runsc") })
 	}
+	if slices.Contains(engineNames(), "docker") {
+		// The official TypeScript SDK's client drives the same.
+		t.Run("docker/typescript-client", func(t *testing.T) {
+			ix := newTestIndex(t, map[string][]byte{"mcpegresstest-1.0-py3-none-any.whl": testWheel(t)})
+			var res tsResult
+			runNode(t, "client.mjs", []string{"HOME=" + t.TempDir(), "MCP_BRIDGE_RUNTIME=docker", "MCP_BRIDGE_LOG_LEVEL=WARN",
+				"MCP_BRIDGE_PIP_INDEX_URL=" + ix.URL + "/simple/"}, []map[string]any{
+				{"code": "from mcp import runtime\nprint(await runtime.install('mcpegresstest'))", "timeout": 120},
+				{"code": "import mcpegresstest\nprint(mcpegresstest.VALUE)"},
+			}, &res)
+			if len(res.Results) != 2 || !strings.Contains(res.Results[0].Text, "Successfully installed mcpegresstest-1.0") || res.Results[1].Text != "42" {
+				t.Fatalf("through the TypeScript client: %+v", res.Results)
+			}
+		})
+	}
 }
 
 // checkLiveInstall is TestLiveInstall on the engine called name, with
