@@ -3,9 +3,14 @@
 package integration
 
 import (
+	"archive/zip"
+	"bytes"
+	"crypto/rand"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os/exec"
@@ -209,4 +214,78 @@ print([l.split()[3] for l in open("/proc/mounts") if l.split()[1] == "/opt/mcp-s
 			}
 		}
 	}
+}
+
+// wheelWith returns a wheel of project name 1.0 holding files (path →
+// content) besides its metadata, whose RECORD lists them all.
+func wheelWith(t *testing.T, name string, files map[string][]byte) []byte {
+	t.Helper()
+	info := name + "-1.0.dist-info/"
+	all := map[string][]byte{
+		info + "METADATA": []byte("Metadata-Version: 2.1\nName: " + name + "\nVersion: 1.0\n"),
+		info + "WHEEL":    []byte("Wheel-Version: 1.0\nGenerator: integration\nRoot-Is-Purelib: true\nTag: py3-none-any\n"),
+	}
+	for p, data := range files {
+		all[p] = data
+	}
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	var record strings.Builder
+	for _, p := range slices.Sorted(maps.Keys(all)) {
+		w, err := zw.Create(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Write(all[p])
+		sum := sha256.Sum256(all[p])
+		fmt.Fprintf(&record, "%s,sha256=%s,%d\n", p, base64.RawURLEncoding.EncodeToString(sum[:]), len(all[p]))
+	}
+	record.WriteString(info + "RECORD,,\n")
+	w, _ := zw.Create(info + "RECORD")
+	w.Write([]byte(record.String()))
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// TestPackagesHostile: what runtime.install refuses or survives, the
+// session's state kept throughout: a wheel with a path that escapes its
+// directory (nothing written outside), a wheel bigger than the session's
+// install space, 200 requirements at once (and 501, refused by the
+// bridge), an index that answers garbage.
+func TestPackagesHostile(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, e testEngine) {
+		noise := make([]byte, 3<<20)
+		rand.Read(noise) // incompressible: 3 MiB on the tmpfs
+		ix := newTestIndex(t, map[string][]byte{
+			"escaper-1.0-py3-none-any.whl": wheelWith(t, "escaper", map[string][]byte{
+				"escaper/__init__.py": []byte("X = 1\n"), "../../tmp/escaped.py": []byte("ESCAPED = True\n")}),
+			"bigpkg-1.0-py3-none-any.whl": wheelWith(t, "bigpkg", map[string][]byte{"bigpkg/__init__.py": []byte(""), "bigpkg/blob.bin": noise}),
+		})
+		garbage := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			w.Write([]byte("\x00\xff<html><a href=\"/../../../etc/passwd\">x</a><<<"))
+		}))
+		t.Cleanup(garbage.Close)
+		cs := connectBridge(t, e.Name(), "MCP_BRIDGE_PIP_INDEX_URL="+ix.URL+"/simple/", "MCP_BRIDGE_PACKAGES_SESSION_MAX=2m",
+			"MCP_BRIDGE_PIP_EXTRA_INDEX_URL="+garbage.URL+"/simple/")
+		try := func(expr string) string {
+			return fmt.Sprintf("try:\n    print(%s)\nexcept runtime.InstallError as e:\n    print('InstallError:', e)", expr)
+		}
+		for _, step := range []struct{ code, want string }{
+			{"state = 'kept'\nfrom mcp import runtime\nimport os", ""},
+			{try("runtime.install_sync('escaper')") + "\nprint(os.path.exists('/tmp/escaped.py'))", "InstallError: installing escaper: pip exited with 1"},
+			{"print(os.path.exists('/tmp/escaped.py'))", "False"},
+			{try("runtime.install_sync('bigpkg')"), "is full"},
+			{try("runtime.install_sync(*['nosuch%d' % i for i in range(200)])"), "InstallError: installing nosuch0"},
+			{try("runtime.install_sync(*['p%d' % i for i in range(501)])"), "at most 500 requirements"},
+			{"print(state)", "kept"},
+		} {
+			text, isErr := runPython(t, cs, map[string]any{"code": step.code, "timeout": 120})
+			if isErr || !strings.Contains(text, step.want) {
+				t.Errorf("%.60q: %q (isError %v), want %q", step.code, text, isErr, step.want)
+			}
+			t.Logf("%.50q: %.300s", step.code, text)
+		}
+	})
 }

@@ -478,7 +478,8 @@ def install_requirements(requirements):
 def install_done(plan, rc, out, err):
     """The summary of a finished pip, its directory on the import path;
     InstallError when it failed."""
-    asked = ", ".join(plan.get("requirements") or [])
+    reqs = plan.get("requirements") or []
+    asked = ", ".join(reqs[:5]) + (" and %d more" % (len(reqs) - 5) if len(reqs) > 5 else "")
     if rc != 0:
         lines = [l[len("ERROR:"):].strip() for l in err.splitlines() if l.startswith("ERROR:")]
         if "No space left on device" in err:
