@@ -21,7 +21,7 @@ import (
 
 // testWheel returns a pure-Python wheel of the package mcpegresstest 1.0
 // (a module whose VALUE is 42), its RECORD with true hashes.
-func testWheel(t *testing.T) []byte {
+func testWheel(t testing.TB) []byte {
 	t.Helper()
 	files := []struct{ name, body string }{
 		{"mcpegresstest/__init__.py", "VALUE = 42\n"},

@@ -33,7 +33,7 @@ type testIndex struct {
 type sync32 struct{ n atomic.Int32 }
 
 // newTestIndex serves wheels (file name → content) under /simple/.
-func newTestIndex(t *testing.T, wheels map[string][]byte) *testIndex {
+func newTestIndex(t testing.TB, wheels map[string][]byte) *testIndex {
 	ix := &testIndex{wheels: wheels}
 	ix.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if name, ok := strings.CutPrefix(r.URL.Path, "/files/"); ok {
@@ -70,7 +70,7 @@ func newTestIndex(t *testing.T, wheels map[string][]byte) *testIndex {
 
 // packageVolumes returns the names of the package volumes on the engine
 // called name.
-func packageVolumes(t *testing.T, name string) []string {
+func packageVolumes(t testing.TB, name string) []string {
 	t.Helper()
 	out, err := exec.Command(name, "volume", "ls", "-q", "--filter", "label="+engine.LabelPackages).Output()
 	if err != nil {
@@ -81,7 +81,7 @@ func packageVolumes(t *testing.T, name string) []string {
 
 // removeNewVolumes removes, when the test ends, the package volumes of
 // the engine called name that are not in before.
-func removeNewVolumes(t *testing.T, name string, before []string) {
+func removeNewVolumes(t testing.TB, name string, before []string) {
 	t.Cleanup(func() {
 		for _, v := range packageVolumes(t, name) {
 			if !slices.Contains(before, v) {
