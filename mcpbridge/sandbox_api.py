@@ -25,6 +25,7 @@ import base64
 import glob
 import importlib
 import inspect
+import io
 import json
 import os
 import site
@@ -32,6 +33,7 @@ import subprocess
 import sys
 import textwrap
 import types
+import zipfile
 
 import mcp_sandbox_runtime as rt
 
@@ -441,30 +443,34 @@ PROXY_VARS = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_pro
 
 
 def pip_wheel():
-    """The pip wheel brought earlier, or None."""
-    found = sorted(glob.glob(PIP_DIR + "/pip-*.whl"))
+    """The directory pip was unpacked to earlier, or None."""
+    found = sorted(d for d in glob.glob(PIP_DIR + "/pip-*") if os.path.isdir(d) and not d.endswith(".part"))
     return found[-1] if found else None
 
 
-def install_plan(plan, wheel):
-    """pip's command and environment for the host's plan: the wheel
-    saved when the host sent it, the proxy variables naming the install
-    endpoint (whose connections the host lets reach the indexes only)."""
-    if wheel is None:
+def install_plan(plan, pip_dir):
+    """pip's command and environment for the host's plan: pip unpacked
+    from the wheel the host sent (once per sandbox; unpacked, its modules'
+    bytecode is kept for the next install), the proxy variables naming the
+    install endpoint (whose connections the host lets reach the indexes
+    only)."""
+    if pip_dir is None:
         name = os.path.basename(str(plan.get("wheel_name") or "pip.whl"))
         os.makedirs(PIP_DIR, mode=0o700, exist_ok=True)
-        wheel = os.path.join(PIP_DIR, name)
-        with open(wheel + ".part", "wb") as f:
-            f.write(base64.b64decode(plan.get("wheel") or ""))
-        os.replace(wheel + ".part", wheel)
+        pip_dir = os.path.join(PIP_DIR, name[: -len(".whl")] if name.endswith(".whl") else name)
+        part = pip_dir + ".part"
+        with zipfile.ZipFile(io.BytesIO(base64.b64decode(plan.get("wheel") or ""))) as z:
+            z.extractall(part)
+        os.replace(part, pip_dir)
     try:
         proxy = rt.install_endpoint()
     except (AttributeError, RuntimeError) as e:
         raise InstallError(str(e)) from None
-    env = dict(os.environ, PIP_DISABLE_PIP_VERSION_CHECK="1", PYTHONNOUSERSITE="1")
+    env = dict(os.environ, PIP_DISABLE_PIP_VERSION_CHECK="1", PYTHONNOUSERSITE="1", PYTHONPATH=pip_dir)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     for var in PROXY_VARS:
         env[var] = proxy
-    return [sys.executable, wheel + "/pip"] + [str(a) for a in plan["args"]], env
+    return [sys.executable, "-m", "pip"] + [str(a) for a in plan["args"]], env
 
 
 def install_requirements(requirements):
