@@ -160,7 +160,7 @@ func (d *doctor) run(ctx context.Context) {
 	if err != nil {
 		d.report(checkResult{Check: "settings", Status: statusFail, Detail: err.Error(), DurationMS: sinceMS(began),
 			Hint: "fix the variables named; README.md's Settings table lists every one"})
-		for _, c := range []string{"engine", "image", "hardening", "runtime", "config", "server", "network"} {
+		for _, c := range []string{"engine", "image", "hardening", "runtime", "config", "server", "network", "packages"} {
 			d.report(skipped(c, "the settings are invalid"))
 		}
 		return
@@ -170,6 +170,7 @@ func (d *doctor) run(ctx context.Context) {
 	d.checkEngine(ctx, cfg)
 	d.checkConfigs(ctx, cfg)
 	d.checkNetwork(ctx, cfg)
+	d.checkPackages(ctx, cfg)
 }
 
 // newDoctorEngine returns the engine cfg selects, made as run and exec

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"os"
 	"path/filepath"
@@ -110,12 +111,29 @@ func doctorWith(t *testing.T, f *fakeEngine, env map[string]string, files map[st
 			t.Fatal(err)
 		}
 	}
+	env = withPipWheel(t, env)
 	var out, errb bytes.Buffer
 	code := runDoctor(context.Background(), args, &out, &errb, func(k string) string { return env[k] },
 		func(*config.Config, *slog.Logger) (engine.Engine, func()) {
 			return f, func() { f.engClosed = true }
 		})
 	return out.String(), errb.String(), code
+}
+
+// withPipWheel returns env with MCP_BRIDGE_PIP_WHEEL naming a file of the
+// test's (unless env names one), so that the packages check does not
+// depend on the host's python3-pip-whl.
+func withPipWheel(t *testing.T, env map[string]string) map[string]string {
+	out := maps.Clone(env)
+	if out == nil {
+		out = map[string]string{}
+	}
+	if _, ok := out["MCP_BRIDGE_PIP_WHEEL"]; !ok {
+		w := filepath.Join(t.TempDir(), "pip-23.0.1-py3-none-any.whl")
+		os.WriteFile(w, []byte("PK"), 0o644)
+		out["MCP_BRIDGE_PIP_WHEEL"] = w
+	}
+	return out
 }
 
 // decodeReport decodes doctor's JSON, the whole of its stdout.
@@ -141,7 +159,7 @@ func TestDoctorAllGoodJSON(t *testing.T) {
 	f := newFakeEngine()
 	out, errs, code := doctorWith(t, f, nil, nil, "--json")
 	rs := decodeReport(t, out)
-	want := []string{"settings=ok", "engine=ok", "image=ok", "hardening=ok", "runtime=ok", "config=ok", "server=ok", "network=ok"}
+	want := []string{"settings=ok", "engine=ok", "image=ok", "hardening=ok", "runtime=ok", "config=ok", "server=ok", "network=ok", "packages=ok"}
 	if code != 0 || !slices.Equal(statuses(rs), want) {
 		t.Fatalf("code %d, %v; want 0, %v\nstdout %s\nstderr %s", code, statuses(rs), want, out, errs)
 	}
@@ -181,13 +199,14 @@ func TestDoctorHumanFormat(t *testing.T) {
 	files := map[string]string{"MCPs/broken.json": "{\n  \"mcpServers\": {\n    \"a\": {\"command\": \"x\"},\n  }}}\n"}
 	out, _, code := doctorWith(t, newFakeEngine(), nil, files)
 	lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
-	if code != 1 || len(lines) != 9 {
+	if code != 1 || len(lines) != 10 {
 		t.Fatalf("code %d, %d lines:\n%s", code, len(lines), out)
 	}
 	for i, prefix := range []string{"ok    settings  ", "ok    engine    docker 20.10.24 (API 1.41) at unix:///var/run/docker.sock",
 		"ok    image     ", "ok    hardening uid:gid 65534:65534, / read-only", "ok    runtime   ", "FAIL  config    ",
 		"      hint: fix the file or remove it; other files are still read", "ok    server    no MCP server configured",
-		"ok    network   there is no network section in the policy"} {
+		"ok    network   there is no network section in the policy",
+		"ok    packages  no package set (MCP_BRIDGE_PACKAGES unset); runtime.install installs from https://pypi.org/simple/ with pip-23.0.1-py3-none-any.whl"} {
 		if !strings.HasPrefix(lines[i], prefix) {
 			t.Errorf("line %d: %q; want it to start with %q", i, lines[i], prefix)
 		}
@@ -216,27 +235,27 @@ func TestDoctorFailures(t *testing.T) {
 		hint   map[string]string // check → part of its hint
 	}{
 		{name: "hardening", setup: func(f *fakeEngine) { f.probe = rootProbe },
-			want:   []string{"settings=ok", "engine=ok", "image=ok", "hardening=fail", "runtime=ok", "config=ok", "server=ok", "network=ok"},
+			want:   []string{"settings=ok", "engine=ok", "image=ok", "hardening=fail", "runtime=ok", "config=ok", "server=ok", "network=ok", "packages=ok"},
 			detail: map[string]string{"hardening": "user: 0:65534, want 65534:65534; memory: max (/sys/fs/cgroup/memory.max), want 512 MiB"}},
 		{name: "image", setup: func(f *fakeEngine) { f.hasImage, f.pullErr = false, errors.New("no registry") },
-			want:   []string{"settings=ok", "engine=ok", "image=fail", "hardening=skip", "runtime=skip", "config=ok", "server=ok", "network=ok"},
+			want:   []string{"settings=ok", "engine=ok", "image=fail", "hardening=skip", "runtime=skip", "config=ok", "server=ok", "network=ok", "packages=ok"},
 			detail: map[string]string{"image": "is not present, and pulling it failed: no registry", "hardening": "the sandbox image is not available"},
 			hint:   map[string]string{"image": "scripts/provision"}},
 		{name: "start", setup: func(f *fakeEngine) { f.startErr = errors.New("no such runtime") },
-			want:   []string{"settings=ok", "engine=ok", "image=ok", "hardening=fail", "runtime=skip", "config=ok", "server=ok", "network=ok"},
+			want:   []string{"settings=ok", "engine=ok", "image=ok", "hardening=fail", "runtime=skip", "config=ok", "server=ok", "network=ok", "packages=ok"},
 			detail: map[string]string{"hardening": "starting the probe container: no such runtime"}},
 		{name: "probe exit", setup: func(f *fakeEngine) { f.exitCode = 127 },
-			want: []string{"settings=ok", "engine=ok", "image=ok", "hardening=fail", "runtime=ok", "config=ok", "server=ok", "network=ok"},
+			want: []string{"settings=ok", "engine=ok", "image=ok", "hardening=fail", "runtime=ok", "config=ok", "server=ok", "network=ok", "packages=ok"},
 			hint: map[string]string{"hardening": "python3"}},
 		{name: "runtime", setup: func(f *fakeEngine) {}, env: map[string]string{"MCP_BRIDGE_OCI_RUNTIME": "runsc"},
-			want:   []string{"settings=ok", "engine=ok", "image=ok", "hardening=fail", "runtime=fail", "config=ok", "server=ok", "network=ok"},
+			want:   []string{"settings=ok", "engine=ok", "image=ok", "hardening=fail", "runtime=fail", "config=ok", "server=ok", "network=ok", "packages=ok"},
 			detail: map[string]string{"runtime": "ran under runc, but MCP_BRIDGE_OCI_RUNTIME asks for runsc"}},
 		{name: "engine", setup: func(f *fakeEngine) { f.infoErr = errors.New("connection refused") },
-			want:   []string{"settings=ok", "engine=fail", "image=skip", "hardening=skip", "runtime=skip", "config=ok", "server=ok", "network=ok"},
+			want:   []string{"settings=ok", "engine=fail", "image=skip", "hardening=skip", "runtime=skip", "config=ok", "server=ok", "network=ok", "packages=ok"},
 			detail: map[string]string{"image": "the container engine does not answer"},
 			hint:   map[string]string{"engine": "DOCKER_HOST"}},
 		{name: "settings", setup: func(f *fakeEngine) {}, env: map[string]string{"MCP_BRIDGE_MEMORY": "lots"},
-			want:   []string{"settings=fail", "engine=skip", "image=skip", "hardening=skip", "runtime=skip", "config=skip", "server=skip", "network=skip"},
+			want:   []string{"settings=fail", "engine=skip", "image=skip", "hardening=skip", "runtime=skip", "config=skip", "server=skip", "network=skip", "packages=skip"},
 			detail: map[string]string{"settings": "MCP_BRIDGE_MEMORY"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -288,14 +307,14 @@ func TestDoctorDeadEngine(t *testing.T) {
 	t.Setenv("DOCKER_HOST", "tcp://"+addr)
 	t.Setenv("HOME", t.TempDir())
 	t.Chdir(t.TempDir())
-	env := map[string]string{"MCP_BRIDGE_RUNTIME": "docker"}
+	env := withPipWheel(t, map[string]string{"MCP_BRIDGE_RUNTIME": "docker"})
 	began := time.Now()
 	var out, errb bytes.Buffer
 	code := run(context.Background(), []string{"doctor", "--json"}, io.NopCloser(strings.NewReader("")), nopWriteCloser{&out}, &errb,
 		func(k string) string { return env[k] })
 	took := time.Since(began)
 	rs := decodeReport(t, out.String())
-	want := []string{"settings=ok", "engine=fail", "image=skip", "hardening=skip", "runtime=skip", "config=ok", "server=ok", "network=ok"}
+	want := []string{"settings=ok", "engine=fail", "image=skip", "hardening=skip", "runtime=skip", "config=ok", "server=ok", "network=ok", "packages=ok"}
 	if code != 1 || !slices.Equal(statuses(rs), want) || took > 12*time.Second {
 		t.Fatalf("code %d, %v in %v; want 1, %v within 12 s\nstderr %s", code, statuses(rs), took, want, errb.String())
 	}
@@ -444,5 +463,16 @@ func TestDoctorEnginesWithContexts(t *testing.T) {
 	}
 	if rs := decodeReport(t, out.String()); !strings.Contains(rs[0]["detail"].(string), "docker@colima") {
 		t.Errorf("settings %v do not name docker@colima", rs[0])
+	}
+}
+
+// TestDoctorPackages: a set on an engine that keeps no named volumes
+// fails the check, saying so. (A missing pip wheel is packages' own test.)
+func TestDoctorPackages(t *testing.T) {
+	out, _, _ := doctorWith(t, newFakeEngine(), map[string]string{"MCP_BRIDGE_PACKAGES": "numpy"}, nil, "--json")
+	rs := decodeReport(t, out)
+	last := rs[len(rs)-1]
+	if last["check"] != "packages" || last["status"] != "fail" || !strings.Contains(last["detail"].(string), "keeps no named volumes") {
+		t.Fatalf("the packages check: %v; want fail saying the engine keeps no named volumes", last)
 	}
 }

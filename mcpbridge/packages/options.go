@@ -17,9 +17,11 @@ const DefaultIndexURL = "https://pypi.org/simple/"
 const (
 	defaultCacheMaxBytes   = 10 << 30
 	defaultSessionMaxBytes = 256 << 20
-	// pipWheelGlob is where Debian's python3-pip-whl puts pip's wheel.
-	pipWheelGlob = "/usr/share/python-wheels/pip-*.whl"
 )
+
+// pipWheelGlob is where Debian's python3-pip-whl puts pip's wheel (a
+// variable for tests).
+var pipWheelGlob = "/usr/share/python-wheels/pip-*.whl"
 
 // Options are a bridge's package settings; every zero value means the
 // documented default.

@@ -1,6 +1,7 @@
 package packages
 
 import (
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -14,6 +15,18 @@ func TestWheelOrder(t *testing.T) {
 	}
 	if w, err := (&Options{PipWheel: "/x/pip.whl"}).Wheel(); w != "/x/pip.whl" || err != nil {
 		t.Fatalf("a set wheel: %q %v", w, err)
+	}
+	dir := t.TempDir()
+	defer func(g string) { pipWheelGlob = g }(pipWheelGlob)
+	pipWheelGlob = dir + "/pip-*.whl"
+	if _, err := (&Options{}).Wheel(); err == nil || !strings.Contains(err.Error(), "python3-pip-whl") {
+		t.Fatalf("no wheel: %v", err)
+	}
+	for _, v := range []string{"9.0.1", "23.0.1"} {
+		os.WriteFile(dir+"/pip-"+v+"-py3-none-any.whl", []byte("PK"), 0o644)
+	}
+	if w, err := (&Options{}).Wheel(); err != nil || w != dir+"/pip-23.0.1-py3-none-any.whl" {
+		t.Fatalf("the newest of two: %q %v", w, err)
 	}
 }
 

@@ -1,0 +1,62 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/config"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/discovery"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/egress"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/packages"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/policy"
+)
+
+// checkPackages reports the package settings: without a set, whether
+// runtime.install can run (pip's wheel, the index); with one, the set
+// made ready on the engine as a session would (installed when the engine
+// lacks it, through a gateway of the policy in force), or why it cannot
+// be: pip's error naming the requirement.
+func (d *doctor) checkPackages(ctx context.Context, cfg *config.Config) {
+	began := time.Now()
+	o := cfg.Bridge.Packages
+	r := checkResult{Check: "packages", Status: statusOK}
+	defer func() { r.DurationMS = sinceMS(began); d.report(r) }()
+	wheel, werr := o.Wheel()
+	if werr != nil {
+		r.Status, r.Detail = statusWarn, werr.Error()
+		r.Hint = "install Debian's python3-pip-whl or set MCP_BRIDGE_PIP_WHEEL: sandboxes run pip from it, whatever their image has"
+		if len(o.Requirements) > 0 {
+			r.Status = statusFail
+		}
+		return
+	}
+	if len(o.Requirements) == 0 {
+		r.Detail = fmt.Sprintf("no package set (MCP_BRIDGE_PACKAGES unset); runtime.install installs from %s with %s", o.Index(), filepath.Base(wheel))
+		return
+	}
+	eng, closeEng := d.newEngine(cfg, d.log)
+	defer closeEng()
+	file := policy.Open(cfg.Bridge.PolicyFile, discovery.NewRegistry(cfg.Bridge.Discovery).StateDir(), d.log)
+	gw, err := egress.New(&egress.Options{Policy: file.Current, Logger: d.log})
+	if err != nil {
+		r.Status, r.Detail = statusFail, "the egress gateway, through which sets are installed, cannot start: "+err.Error()
+		return
+	}
+	store := packages.NewStore(&packages.StoreOptions{Packages: &o, Engine: eng, Spec: cfg.Session.Spec, Logger: d.log,
+		Network: func(session string, hosts []string) (packages.Installer, []byte) {
+			return gw.NewInstallClient(session, hosts), gw.CA()
+		}})
+	image := cfg.Session.Spec.WithDefaults().Image
+	ready, err := store.Ensure(ctx, image)
+	if err != nil {
+		r.Status, r.Detail = statusFail, err.Error()
+		r.Hint = "sessions fail their first call with this error until the set installs: fix the requirement, the index (MCP_BRIDGE_PIP_INDEX_URL) or the policy's inject rule for a private index"
+		return
+	}
+	r.Image = image
+	r.Detail = fmt.Sprintf("%d requirements ready for %s in volume %s (%s, Python %s), from %s",
+		len(o.Requirements), image, ready.Mount.Name, engine.FormatBytes(ready.Bytes), ready.Python, o.Index())
+}
