@@ -289,3 +289,22 @@ func TestPackagesHostile(t *testing.T) {
 		}
 	})
 }
+
+// TestDoctorPackages: doctor makes a set ready as a session would (an
+// install the first time) and says so; a set the index cannot satisfy
+// fails the check with pip's error naming the requirement.
+func TestDoctorPackages(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, e testEngine) {
+		removeNewVolumes(t, e.Name(), packageVolumes(t, e.Name()))
+		ix := newTestIndex(t, map[string][]byte{"mcpegresstest-1.0-py3-none-any.whl": testWheel(t)})
+		env := []string{"HOME=" + t.TempDir(), "MCP_BRIDGE_RUNTIME=" + e.Name(), "MCP_BRIDGE_PIP_INDEX_URL=" + ix.URL + "/simple/"}
+		out, _, _, _ := runDoctorCLI(t, append(env, "MCP_BRIDGE_PACKAGES=mcpegresstest"), "--json")
+		if c := byCheck(t, out)["packages"]; len(c) != 1 || c[0].Status != "ok" || !strings.Contains(c[0].Detail, "1 requirements ready") {
+			t.Errorf("a set: %+v", c)
+		}
+		out, _, code, _ := runDoctorCLI(t, append(env, "MCP_BRIDGE_PACKAGES=nosuchpkg"), "--json")
+		if c := byCheck(t, out)["packages"]; code == 0 || len(c) != 1 || c[0].Status != "fail" || !strings.Contains(c[0].Detail, "No matching distribution found for nosuchpkg") {
+			t.Errorf("a bad set (exit %d): %+v", code, c)
+		}
+	})
+}
