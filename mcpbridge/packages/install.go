@@ -3,9 +3,12 @@ package packages
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/entrypoint"
@@ -43,15 +46,23 @@ func (s *Store) install(ctx context.Context, vols engine.Volumes, key, image str
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInstall, err)
 	}
+	ctx, cancel := context.WithTimeout(ctx, installTimeout)
+	defer cancel()
+	ready, unlock, err := s.lock(ctx, vols, key)
+	if ready != nil || err != nil {
+		return ready, err // another bridge installed it meanwhile
+	}
+	defer unlock()
 	data, marker := volumeNames(key)
 	if err := vols.CreateVolume(ctx, data, map[string]string{engine.LabelPackages: key, labelRole: "data"}); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInstall, err)
 	}
-	ctx, cancel := context.WithTimeout(ctx, installTimeout)
-	defer cancel()
 	site := randomSite()
 	session := "packages-" + key[:8]
 	ic, ca := s.opts.Network(session, o.IndexHosts())
+	if ic == nil {
+		return nil, fmt.Errorf("%w: no egress gateway to install through", ErrInstall)
+	}
 	spec := s.opts.Spec
 	spec.Image, spec.Session = image, session
 	spec.Volumes = []engine.VolumeMount{{Name: data, Target: engine.PackagesDir}}
@@ -85,7 +96,7 @@ func (s *Store) install(ctx context.Context, vols engine.Volumes, key, image str
 	if err := vols.CreateVolume(ctx, marker, labels); err != nil {
 		return nil, fmt.Errorf("%w: marking it complete: %v", ErrInstall, err)
 	}
-	ready, err := s.find(ctx, vols, key)
+	ready, err = s.find(ctx, vols, key)
 	if err != nil || ready == nil {
 		return nil, fmt.Errorf("%w: its marker volume: %v", ErrInstall, err)
 	}
@@ -96,4 +107,50 @@ func (s *Store) install(ctx context.Context, vols engine.Volumes, key, image str
 	s.log.Info("installed the package set", "key", key, "python", r.Python, "bytes", r.Bytes, "took", s.clock().Sub(began))
 	s.evict(ctx, vols, key)
 	return ready, nil
+}
+
+// lockPoll is how often a bridge waiting for another's install looks.
+var lockPoll = time.Second
+
+// lock makes this bridge the one installing the set key on the engine:
+// the lock is a volume whose label holds the token of the bridge that
+// created it (the engine makes one volume of a name, and answers a second
+// create with the first), removed when the install ends. While another
+// bridge holds it, lock waits for that install's marker (and returns the
+// set it made) or for the lock to go; a lock older than an install may
+// take is a crashed bridge's, and is removed.
+func (s *Store) lock(ctx context.Context, vols engine.Volumes, key string) (*Ready, func(), error) {
+	name := "mcp-pkgs-" + key + "-lock"
+	token := randomSite()
+	for {
+		if err := vols.CreateVolume(ctx, name, map[string]string{engine.LabelPackages: key, labelRole: "lock", labelOwner: token}); err != nil {
+			return nil, nil, fmt.Errorf("%w: locking it: %v", ErrInstall, err)
+		}
+		held, err := vols.Volume(ctx, name)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, nil, fmt.Errorf("%w: locking it: %v", ErrInstall, err)
+		}
+		if err == nil && held.Labels[labelOwner] == token {
+			// Ours; the set may have been finished by the holder before us.
+			if r, err := s.find(ctx, vols, key); r != nil || err != nil {
+				vols.RemoveVolume(context.WithoutCancel(ctx), name)
+				return r, nil, err
+			}
+			return nil, func() { vols.RemoveVolume(context.WithoutCancel(ctx), name) }, nil
+		}
+		if err == nil && !held.Created.IsZero() && s.clock().Sub(held.Created) > installTimeout {
+			s.log.Warn("removing a stale package install lock", "key", key, "created", held.Created)
+			vols.RemoveVolume(ctx, name)
+			continue
+		}
+		s.log.Info("waiting for another install of the package set", "key", key)
+		select {
+		case <-ctx.Done():
+			return nil, nil, fmt.Errorf("%w: waiting for another bridge's install: %v", ErrInstall, ctx.Err())
+		case <-time.After(lockPoll):
+		}
+		if r, err := s.find(ctx, vols, key); r != nil || err != nil {
+			return r, nil, err
+		}
+	}
 }

@@ -35,8 +35,10 @@ const (
 	labelPython = engine.LabelPackages + ".python"
 	// labelBytes is the size of the installed set.
 	labelBytes = engine.LabelPackages + ".bytes"
-	// labelRole is "data" or "marker".
+	// labelRole is "data", "marker" or "lock".
 	labelRole = engine.LabelPackages + ".role"
+	// labelOwner is the token of the install holding a lock volume.
+	labelOwner = engine.LabelPackages + ".owner"
 )
 
 // installTimeout bounds one install of a set.

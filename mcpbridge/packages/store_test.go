@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -81,7 +83,7 @@ func newTestStore(t *testing.T, eng engine.Engine, reqs string) *Store {
 		t.Fatal(err)
 	}
 	return NewStore(&StoreOptions{Packages: &Options{Requirements: r, IndexURL: "http://127.0.0.1:9/simple/", PipWheel: "/nonexistent/pip-23.0.1-py3-none-any.whl"},
-		Engine: eng, Network: func(string, []string) (Installer, []byte) { return nil, nil }})
+		Engine: eng, Network: func(string, []string) (Installer, []byte) { return closer{}, nil }})
 }
 
 func TestKeyChangesWithTheConfiguration(t *testing.T) {
@@ -225,3 +227,67 @@ func TestEvict(t *testing.T) {
 		t.Error("a removed set's marker stayed")
 	}
 }
+
+// TestLockWaitsForAnotherInstall: while another bridge holds the set's
+// lock, Ensure waits and takes the set that install marks, starting no
+// installer; a lock older than an install may take is removed, and the
+// install goes on (and unlocks when it ends).
+func TestLockWaitsForAnotherInstall(t *testing.T) {
+	defer func(p time.Duration) { lockPoll = p }(lockPoll)
+	lockPoll = 5 * time.Millisecond
+	eng := &fakeVolumes{vols: map[string]engine.VolumeInfo{}, imageID: "sha256:aaa"}
+	s := newTestStore(t, eng, "numpy")
+	s.opts.Packages.PipWheel = writeTempWheel(t)
+	now := time.Unix(1_800_000_000, 0)
+	s.clock = func() time.Time { return now }
+	key := s.key("sha256:aaa")
+	lock := "mcp-pkgs-" + key + "-lock"
+	eng.vols[lock] = engine.VolumeInfo{Name: lock, Created: now, Labels: map[string]string{engine.LabelPackages: key, labelOwner: "another bridge"}}
+	done := make(chan error, 1)
+	var got *Ready
+	go func() {
+		r, err := s.Ensure(context.Background(), "img")
+		got = r
+		done <- err
+	}()
+	time.Sleep(50 * time.Millisecond)
+	_, marker := volumeNames(key)
+	eng.mu.Lock()
+	eng.vols[marker] = engine.VolumeInfo{Name: marker, Labels: map[string]string{labelSite: "site-0123456789abcdef"}}
+	eng.mu.Unlock()
+	select {
+	case err := <-done:
+		if err != nil || got == nil || got.Dir != "/opt/mcp-packages/site-0123456789abcdef" || eng.starts != 0 {
+			t.Fatalf("Ensure: %+v, %v, %d installers started", got, err, eng.starts)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Ensure did not return once the other install marked the set")
+	}
+
+	// A stale lock: removed, the install runs (and fails here), the lock goes.
+	eng2 := &fakeVolumes{vols: map[string]engine.VolumeInfo{}, imageID: "sha256:aaa"}
+	s2 := newTestStore(t, eng2, "numpy")
+	s2.opts.Packages.PipWheel = s.opts.Packages.PipWheel
+	s2.clock = s.clock
+	eng2.vols[lock] = engine.VolumeInfo{Name: lock, Created: now.Add(-installTimeout - time.Minute), Labels: map[string]string{labelOwner: "a crashed bridge"}}
+	if _, err := s2.Ensure(context.Background(), "img"); !errors.Is(err, ErrInstall) || eng2.starts == 0 {
+		t.Fatalf("after a stale lock: %v, %d installers started", err, eng2.starts)
+	}
+	if _, ok := eng2.vols[lock]; ok {
+		t.Error("the lock stayed after the install ended")
+	}
+}
+
+// writeTempWheel writes a stand-in pip wheel and returns its path.
+func writeTempWheel(t *testing.T) string {
+	p := t.TempDir() + "/pip-23.0.1-py3-none-any.whl"
+	if err := os.WriteFile(p, []byte("PK"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// A closer is an Installer that closes every connection.
+type closer struct{}
+
+func (closer) Serve(c net.Conn) { c.Close() }
