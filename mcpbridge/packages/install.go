@@ -89,6 +89,8 @@ func (s *Store) install(ctx context.Context, vols engine.Volumes, key, image str
 		return nil, fmt.Errorf("%w: the installer said %q %s", ErrInstall, cut(res.Stdout+res.Stderr, 300), res.ExceptionMessage)
 	}
 	if r.RC != 0 {
+		// What pip left goes: the next attempt makes a directory of its own.
+		box.Execute(ctx, fmt.Sprintf("import shutil\nshutil.rmtree(%q, ignore_errors=True)", engine.PackagesDir+"/"+site), 0)
 		return nil, o.pipFailure(r)
 	}
 	labels := map[string]string{engine.LabelPackages: key, labelRole: "marker", labelSite: site,
