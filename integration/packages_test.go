@@ -18,6 +18,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine"
 )
@@ -84,8 +85,20 @@ func packageVolumes(t testing.TB, name string) []string {
 func removeNewVolumes(t testing.TB, name string, before []string) {
 	t.Cleanup(func() {
 		for _, v := range packageVolumes(t, name) {
-			if !slices.Contains(before, v) {
-				exec.Command(name, "volume", "rm", "-f", v).Run()
+			if slices.Contains(before, v) {
+				continue
+			}
+			// A container removed a moment ago may still hold it.
+			for try := 0; ; try++ {
+				out, err := exec.Command(name, "volume", "rm", "-f", v).CombinedOutput()
+				if err == nil {
+					break
+				}
+				if try == 20 {
+					t.Logf("leaving package volume %s on %s: %v %s", v, name, err, out)
+					break
+				}
+				time.Sleep(250 * time.Millisecond)
 			}
 		}
 	})
