@@ -5,6 +5,7 @@ package integration
 import (
 	"archive/zip"
 	"bytes"
+	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
@@ -20,6 +21,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/docker/docker/api/types/filters"
+	"github.com/docker/docker/api/types/volume"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine"
 )
 
@@ -320,4 +323,28 @@ func TestDoctorPackages(t *testing.T) {
 			t.Errorf("a bad set (exit %d): %+v", code, c)
 		}
 	})
+}
+
+// TestTLSPackages: through the remote engine (Docker at a TCP port over
+// mutual TLS), a set is installed into a volume of that engine and
+// imported, and runtime.install works: nothing is bind-mounted from the
+// bridge's host.
+func TestTLSPackages(t *testing.T) {
+	if !slices.Contains(engineNames(), "docker") {
+		t.Skip("the TLS daemon is a Docker daemon")
+	}
+	d := tlsDaemon(t)
+	ix := newTestIndex(t, map[string][]byte{"mcpegresstest-1.0-py3-none-any.whl": testWheel(t)})
+	cs := connectBridge(t, "docker", append(d.Env(), "HOME="+t.TempDir(), "MCP_BRIDGE_PACKAGES=mcpegresstest",
+		"MCP_BRIDGE_PIP_INDEX_URL="+ix.URL+"/simple/")...)
+	code := "import mcpegresstest\nfrom mcp import runtime\nprint(mcpegresstest.VALUE, runtime.install_sync('mcpegresstest').startswith('Successfully installed'))"
+	if text, isErr := runPython(t, cs, map[string]any{"code": code, "timeout": 120}); isErr || text != "42 True" {
+		t.Fatalf("on the TLS daemon: %q", text)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	list, err := d.Client(t).VolumeList(ctx, volume.ListOptions{Filters: filters.NewArgs(filters.Arg("label", engine.LabelPackages))})
+	if err != nil || len(list.Volumes) < 2 {
+		t.Fatalf("package volumes on the TLS daemon: %v %v", list.Volumes, err)
+	}
 }
