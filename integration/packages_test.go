@@ -271,20 +271,47 @@ func wheelWith(t *testing.T, name string, files map[string][]byte) []byte {
 // install space, 200 requirements at once (and 501, refused by the
 // bridge), an index that answers garbage.
 func TestPackagesHostile(t *testing.T) {
-	forEachEngine(t, func(t *testing.T, e testEngine) {
+	forEachEngine(t, func(t *testing.T, e testEngine) { checkPackagesHostile(t, e.Name()) })
+	if _, err := exec.LookPath("runsc"); err == nil && slices.Contains(engineNames(), "docker") {
+		t.Run("docker+runsc", func(t *testing.T) { checkPackagesHostile(t, "docker", "MCP_BRIDGE_OCI_RUNTIME=runsc") })
+	}
+}
+
+// sneakyInit is a package's __init__ that runs code at import: it is
+// contained like any code (the sandbox's user, no raw sockets, a
+// read-only root).
+const sneakyInit = `import os, socket
+try:
+    socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP)
+    RAW = "created"
+except OSError as e:
+    RAW = type(e).__name__
+try:
+    open("/usr/lib/sneaky", "w")
+    ROOT = "written"
+except OSError:
+    ROOT = "refused"  # EROFS under runc, EACCES under gVisor
+UID = os.getuid()
+`
+
+// checkPackagesHostile is TestPackagesHostile on the engine called name,
+// with more added to the bridge's environment.
+func checkPackagesHostile(t *testing.T, name string, more ...string) {
+	{
 		noise := make([]byte, 3<<20)
 		rand.Read(noise) // incompressible: 3 MiB on the tmpfs
 		ix := newTestIndex(t, map[string][]byte{
 			"escaper-1.0-py3-none-any.whl": wheelWith(t, "escaper", map[string][]byte{
 				"escaper/__init__.py": []byte("X = 1\n"), "../../tmp/escaped.py": []byte("ESCAPED = True\n")}),
 			"bigpkg-1.0-py3-none-any.whl": wheelWith(t, "bigpkg", map[string][]byte{"bigpkg/__init__.py": []byte(""), "bigpkg/blob.bin": noise}),
+			"sneaky-1.0-py3-none-any.whl": wheelWith(t, "sneaky", map[string][]byte{"sneaky/__init__.py": []byte(sneakyInit)}),
 		})
 		garbage := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 			w.Write([]byte("\x00\xff<html><a href=\"/../../../etc/passwd\">x</a><<<"))
 		}))
 		t.Cleanup(garbage.Close)
-		cs := connectBridge(t, e.Name(), "MCP_BRIDGE_PIP_INDEX_URL="+ix.URL+"/simple/", "MCP_BRIDGE_PACKAGES_SESSION_MAX=2m",
-			"MCP_BRIDGE_PIP_EXTRA_INDEX_URL="+garbage.URL+"/simple/")
+		cs := connectBridge(t, name, append([]string{"MCP_BRIDGE_PIP_INDEX_URL=" + ix.URL + "/simple/", "MCP_BRIDGE_PACKAGES_SESSION_MAX=2m",
+			"MCP_BRIDGE_PIP_EXTRA_INDEX_URL=" + garbage.URL + "/simple/"}, more...)...)
 		try := func(expr string) string {
 			return fmt.Sprintf("try:\n    print(%s)\nexcept runtime.InstallError as e:\n    print('InstallError:', e)", expr)
 		}
@@ -295,6 +322,7 @@ func TestPackagesHostile(t *testing.T) {
 			{try("runtime.install_sync('bigpkg')"), "is full"},
 			{try("runtime.install_sync(*['nosuch%d' % i for i in range(200)])"), "InstallError: installing nosuch0"},
 			{try("runtime.install_sync(*['p%d' % i for i in range(501)])"), "at most 500 requirements"},
+			{"runtime.install_sync('sneaky')\nimport sneaky\nprint(sneaky.UID, sneaky.RAW, sneaky.ROOT)", "65534 PermissionError refused"},
 			{"print(state)", "kept"},
 		} {
 			text, isErr := runPython(t, cs, map[string]any{"code": step.code, "timeout": 120})
@@ -303,7 +331,7 @@ func TestPackagesHostile(t *testing.T) {
 			}
 			t.Logf("%.50q: %.300s", step.code, text)
 		}
-	})
+	}
 }
 
 // TestDoctorPackages: doctor makes a set ready as a session would (an

@@ -28,6 +28,7 @@ import inspect
 import io
 import json
 import os
+import shutil
 import site
 import subprocess
 import sys
@@ -481,12 +482,37 @@ def install_requirements(requirements):
     return list(requirements)
 
 
-def install_done(plan, rc, out, err):
+def site_entries(plan):
+    """The names in the install directory now (none when it is missing)."""
+    try:
+        return set(os.listdir(plan["target"]))
+    except OSError:
+        return set()
+
+
+def remove_new(plan, before):
+    """Removes what a failed pip left in the install directory: the
+    entries that were not there before it ran, so that a full or broken
+    install does not fill the space of the next."""
+    target = plan["target"]
+    for name in site_entries(plan) - before:
+        path = os.path.join(target, name)
+        if os.path.isdir(path) and not os.path.islink(path):
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            try:
+                os.unlink(path)
+            except OSError:
+                pass
+
+
+def install_done(plan, rc, out, err, before=frozenset()):
     """The summary of a finished pip, its directory on the import path;
-    InstallError when it failed."""
+    InstallError (what it left removed) when it failed."""
     reqs = plan.get("requirements") or []
     asked = ", ".join(reqs[:5]) + (" and %d more" % (len(reqs) - 5) if len(reqs) > 5 else "")
     if rc != 0:
+        remove_new(plan, before)
         lines = [l[len("ERROR:"):].strip() for l in err.splitlines() if l.startswith("ERROR:")]
         if "No space left on device" in err:
             lines.append("the space for this session's installs (%s) is full" % plan.get("target"))
@@ -512,11 +538,13 @@ def install_sync(*requirements):
     except rt.RPCError as e:
         raise InstallError(str(e)) from None
     cmd, env = install_plan(plan, wheel)
+    before = site_entries(plan)
     try:
         p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=INSTALL_TIMEOUT)
     except subprocess.TimeoutExpired:
+        remove_new(plan, before)
         raise InstallError("installing %s: pip did not finish within %d s" % (", ".join(reqs), INSTALL_TIMEOUT)) from None
-    return install_done(plan, p.returncode, p.stdout, p.stderr)
+    return install_done(plan, p.returncode, p.stdout, p.stderr, before)
 
 
 async def install(*requirements):
@@ -528,13 +556,16 @@ async def install(*requirements):
     except rt.RPCError as e:
         raise InstallError(str(e)) from None
     cmd, env = install_plan(plan, wheel)
+    before = site_entries(plan)
     proc = await asyncio.create_subprocess_exec(*cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
     try:
         out, err = await asyncio.wait_for(proc.communicate(), INSTALL_TIMEOUT)
     except asyncio.TimeoutError:
         proc.kill()
+        await proc.wait()
+        remove_new(plan, before)
         raise InstallError("installing %s: pip did not finish within %d s" % (", ".join(reqs), INSTALL_TIMEOUT)) from None
-    return install_done(plan, proc.returncode, out.decode("utf-8", "replace"), err.decode("utf-8", "replace"))
+    return install_done(plan, proc.returncode, out.decode("utf-8", "replace"), err.decode("utf-8", "replace"), before)
 
 
 def show(*objs, mime=None):
