@@ -134,6 +134,15 @@ class PackageInstallTest(APITest):
 
         target = tempfile.mkdtemp()
         self.addCleanup(lambda: sys.path.remove(target) if target in sys.path else None)
+        # A failed pip's leftovers go; what was there before stays.
+        os.mkdir(os.path.join(target, "kept"))
+        before = api.site_entries({"target": target})
+        os.mkdir(os.path.join(target, "partial"))
+        open(os.path.join(target, "partial", "blob.bin"), "wb").close()
+        open(os.path.join(target, "stray.py"), "w").close()
+        with self.assertRaises(api.InstallError):
+            api.install_done({"requirements": ["x"], "target": target}, 2, "", "ERROR: disk\n", before)
+        self.assertEqual(sorted(os.listdir(target)), ["kept"])
         done = api.install_done({"requirements": ["x"], "target": target}, 0, "Collecting x\nSuccessfully installed x-1.0\n", "")
         self.assertEqual(done, "Successfully installed x-1.0")
         self.assertIn(target, sys.path)
