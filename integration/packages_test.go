@@ -110,8 +110,8 @@ func removeNewVolumes(t testing.TB, name string, before []string) {
 // TestPackageSet: with MCP_BRIDGE_PACKAGES naming a package of an index
 // on loopback, the first call of a session imports it, in the minimal
 // image that has no pip; a second bridge's session imports it too and
-// the wheel was fetched once; the set is in two volumes of the engine (the
-// data, read-only in the sandbox, and its marker); a package the index
+// the wheel was fetched once; the set is in volumes of the engine (the
+// data, read-only in the sandbox, its marker, and the day it was used); a package the index
 // lacks fails the first call with an error naming it, and the session
 // works once the set is fixed.
 func TestPackageSet(t *testing.T) {
@@ -152,8 +152,8 @@ except OSError as e:
 				made = append(made, v)
 			}
 		}
-		if len(made) != 2 {
-			t.Errorf("package volumes made: %q, want the data and its marker", made)
+		if len(made) != 3 {
+			t.Errorf("package volumes made: %q, want the data, its marker and today's use", made)
 		}
 
 		bad := connectBridge(t, e.name, append([]string{"MCP_BRIDGE_PACKAGES=mcpegresstest nosuchpkg>=1", "MCP_BRIDGE_PIP_INDEX_URL=" + ix.URL + "/simple/"}, more...)...)

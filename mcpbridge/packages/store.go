@@ -12,6 +12,7 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"maps"
 	"net"
 	"net/url"
 	"os"
@@ -177,7 +178,29 @@ func (s *Store) Ensure(ctx context.Context, image string) (*Ready, error) {
 		return nil, err
 	}
 	st.ready, st.err, st.backoff = r, nil, 0
+	s.touch(ctx, vols, key)
 	return r, nil
+}
+
+// touch records that this bridge uses the set key today: a small volume
+// named for the day (made at most once a day per set and engine, the
+// previous day's removed), whose creation time eviction orders sets by.
+func (s *Store) touch(ctx context.Context, vols engine.Volumes, key string) {
+	day := s.clock().UTC().Format("20060102")
+	name := "mcp-pkgs-" + key + "-used-" + day
+	if err := vols.CreateVolume(ctx, name, map[string]string{engine.LabelPackages: key, labelRole: "used"}); err != nil {
+		s.log.Warn("recording a package set's use", "key", key, "err", err)
+		return
+	}
+	all, err := vols.VolumesLabelled(ctx, engine.LabelPackages)
+	if err != nil {
+		return
+	}
+	for _, v := range all {
+		if v.Labels[engine.LabelPackages] == key && v.Labels[labelRole] == "used" && v.Name != name {
+			vols.RemoveVolume(ctx, v.Name)
+		}
+	}
 }
 
 // key identifies a set: the image, the requirements, the indexes and
@@ -381,49 +404,72 @@ func (o *Options) pipFailure(r installResult) error {
 	return fmt.Errorf("%w (%s): pip exited with %d: %s", ErrInstall, cut(strings.Join(names, " "), 200), r.RC, strings.Join(lines, "; "))
 }
 
-// evict removes package sets, oldest first, while the sets on the engine
-// hold more than the cache bound; keep (the set just installed) stays, and
-// so does a set a container mounts (its removal fails as in use). Each
-// set's size is its marker's. Failures are logged.
+// evict removes package sets, least recently used first (the day a
+// bridge last used a set, else its install), while the sets on the engine
+// hold more than the cache bound; keep (the set just installed) stays,
+// and so does a set a container mounts (its removal fails as in use).
+// Each set's size is its marker's. Failures are logged.
 func (s *Store) evict(ctx context.Context, vols engine.Volumes, keep string) {
 	all, err := vols.VolumesLabelled(ctx, engine.LabelPackages)
 	if err != nil {
 		s.log.Warn("listing package sets", "err", err)
 		return
 	}
-	var markers []engine.VolumeInfo
+	type set struct {
+		key   string
+		bytes int64
+		used  time.Time
+		extra []string // its used-day volumes
+	}
+	sets := map[string]*set{}
+	of := func(key string) *set {
+		if sets[key] == nil {
+			sets[key] = &set{key: key}
+		}
+		return sets[key]
+	}
 	var total int64
 	for _, v := range all {
-		if v.Labels[labelRole] != "marker" {
-			continue
+		key := v.Labels[engine.LabelPackages]
+		switch v.Labels[labelRole] {
+		case "marker":
+			st := of(key)
+			st.bytes, _ = strconv.ParseInt(v.Labels[labelBytes], 10, 64)
+			total += st.bytes
+			if v.Created.After(st.used) {
+				st.used = v.Created
+			}
+		case "used":
+			st := of(key)
+			st.extra = append(st.extra, v.Name)
+			if v.Created.After(st.used) {
+				st.used = v.Created
+			}
 		}
-		n, _ := strconv.ParseInt(v.Labels[labelBytes], 10, 64)
-		total += n
-		markers = append(markers, v)
 	}
 	limit := s.opts.Packages.CacheMax()
-	slices.SortFunc(markers, func(a, b engine.VolumeInfo) int { return a.Created.Compare(b.Created) })
-	for _, m := range markers {
+	order := slices.SortedFunc(maps.Values(sets), func(a, b *set) int { return a.used.Compare(b.used) })
+	for _, st := range order {
 		if total <= limit {
 			return
 		}
-		key := m.Labels[engine.LabelPackages]
-		if key == keep || key == "" {
+		if st.key == keep || st.key == "" || st.bytes == 0 {
 			continue
 		}
-		data, marker := volumeNames(key)
+		data, marker := volumeNames(st.key)
 		if err := vols.RemoveVolume(ctx, data); err != nil {
-			s.log.Info("keeping a package set past the cache bound", "key", key, "err", err)
+			s.log.Info("keeping a package set past the cache bound", "key", st.key, "err", err)
 			continue
 		}
-		if err := vols.RemoveVolume(ctx, marker); err != nil {
-			s.log.Warn("removing a package set's marker", "key", key, "err", err)
+		for _, v := range append(st.extra, marker) {
+			if err := vols.RemoveVolume(ctx, v); err != nil {
+				s.log.Warn("removing a package set's volume", "volume", v, "err", err)
+			}
 		}
-		n, _ := strconv.ParseInt(m.Labels[labelBytes], 10, 64)
-		total -= n
+		total -= st.bytes
 		s.mu.Lock()
-		delete(s.sets, key)
+		delete(s.sets, st.key)
 		s.mu.Unlock()
-		s.log.Info("removed a package set past the cache bound", "key", key, "bytes", n)
+		s.log.Info("removed the least recently used package set past the cache bound", "key", st.key, "bytes", st.bytes)
 	}
 }

@@ -194,19 +194,27 @@ func TestPipPlan(t *testing.T) {
 	}
 }
 
-// TestEvict: past the cache bound the oldest sets go first, but not the
-// one just installed nor one a container mounts.
+// TestEvict: past the cache bound the least recently used sets go first
+// (a set installed long ago but used today stays), but not the one just
+// installed nor one a container mounts; a set's volumes all go with it.
 func TestEvict(t *testing.T) {
 	eng := &fakeVolumes{vols: map[string]engine.VolumeInfo{}, inUse: map[string]bool{}}
+	now := time.Unix(1_800_000_000, 0)
 	add := func(key string, mib int64, age time.Duration) {
 		data, marker := volumeNames(key)
 		eng.vols[data] = engine.VolumeInfo{Name: data, Labels: map[string]string{engine.LabelPackages: key, labelRole: "data"}}
-		eng.vols[marker] = engine.VolumeInfo{Name: marker, Created: time.Unix(1_800_000_000, 0).Add(-age),
+		eng.vols[marker] = engine.VolumeInfo{Name: marker, Created: now.Add(-age),
 			Labels: map[string]string{engine.LabelPackages: key, labelRole: "marker", labelBytes: fmt.Sprint(mib << 20)}}
 	}
+	used := func(key string, age time.Duration) {
+		name := "mcp-pkgs-" + key + "-used-x"
+		eng.vols[name] = engine.VolumeInfo{Name: name, Created: now.Add(-age), Labels: map[string]string{engine.LabelPackages: key, labelRole: "used"}}
+	}
 	add("oldest", 300, 5*time.Hour)
+	used("oldest", 10*time.Minute)
 	add("old-in-use", 300, 4*time.Hour)
 	add("middle", 300, 3*time.Hour)
+	used("middle", 150*time.Minute)
 	add("newer", 300, 2*time.Hour)
 	add("just-installed", 300, time.Hour)
 	eng.inUse["mcp-pkgs-old-in-use"] = true
@@ -215,16 +223,39 @@ func TestEvict(t *testing.T) {
 	s.evict(context.Background(), eng, "just-installed")
 	var left []string
 	for name := range eng.vols {
-		if !strings.HasSuffix(name, "-ok") {
+		if !strings.HasSuffix(name, "-ok") && !strings.Contains(name, "-used-") {
 			left = append(left, strings.TrimPrefix(name, "mcp-pkgs-"))
 		}
 	}
 	slices.Sort(left)
-	if strings.Join(left, " ") != "just-installed newer old-in-use" {
+	if strings.Join(left, " ") != "just-installed old-in-use oldest" {
 		t.Fatalf("sets left: %q", left)
 	}
-	if _, ok := eng.vols["mcp-pkgs-oldest-ok"]; ok {
-		t.Error("a removed set's marker stayed")
+	for _, gone := range []string{"mcp-pkgs-middle-ok", "mcp-pkgs-middle-used-x", "mcp-pkgs-newer-ok"} {
+		if _, ok := eng.vols[gone]; ok {
+			t.Errorf("%s stayed after its set went", gone)
+		}
+	}
+}
+
+// TestTouch: using a set records the day, once, replacing the day before.
+func TestTouch(t *testing.T) {
+	eng := &fakeVolumes{vols: map[string]engine.VolumeInfo{}, imageID: "sha256:aaa"}
+	s := newTestStore(t, eng, "numpy")
+	s.clock = func() time.Time { return time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC) }
+	key := s.key("sha256:aaa")
+	_, marker := volumeNames(key)
+	eng.vols[marker] = engine.VolumeInfo{Name: marker, Labels: map[string]string{engine.LabelPackages: key, labelRole: "marker", labelSite: "site-0123456789abcdef"}}
+	yesterday := "mcp-pkgs-" + key + "-used-20261125"
+	eng.vols[yesterday] = engine.VolumeInfo{Name: yesterday, Labels: map[string]string{engine.LabelPackages: key, labelRole: "used"}}
+	if _, err := s.Ensure(context.Background(), "img"); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := eng.vols["mcp-pkgs-"+key+"-used-20261126"]; !ok {
+		t.Error("today's use was not recorded")
+	}
+	if _, ok := eng.vols[yesterday]; ok {
+		t.Error("yesterday's record stayed")
 	}
 }
 
