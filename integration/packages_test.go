@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -374,5 +375,29 @@ func TestTLSPackages(t *testing.T) {
 	list, err := d.Client(t).VolumeList(ctx, volume.ListOptions{Filters: filters.NewArgs(filters.Arg("label", engine.LabelPackages))})
 	if err != nil || len(list.Volumes) < 2 {
 		t.Fatalf("package volumes on the TLS daemon: %v %v", list.Volumes, err)
+	}
+}
+
+// TestPackageSetHashes: a requirements file's --hash is honoured: the
+// wheel whose hash it names installs, another hash fails the set with
+// pip's hash error.
+func TestPackageSetHashes(t *testing.T) {
+	name := engineNames()[0]
+	removeNewVolumes(t, name, packageVolumes(t, name))
+	wheel := testWheel(t)
+	sum := sha256.Sum256(wheel)
+	ix := newTestIndex(t, map[string][]byte{"mcpegresstest-1.0-py3-none-any.whl": wheel})
+	dir := t.TempDir()
+	for _, tt := range []struct{ hash, want string }{
+		{hex.EncodeToString(sum[:]), "42"},
+		{strings.Repeat("0", 64), "DO NOT MATCH THE HASHES"},
+	} {
+		file := filepath.Join(dir, tt.hash[:8]+".txt")
+		writeFile(t, file, "mcpegresstest==1.0 \\\n    --hash=sha256:"+tt.hash+"\n")
+		cs := connectBridge(t, name, "MCP_BRIDGE_PACKAGES_FILE="+file, "MCP_BRIDGE_PIP_INDEX_URL="+ix.URL+"/simple/")
+		text, _ := runPython(t, cs, map[string]any{"code": "import mcpegresstest\nprint(mcpegresstest.VALUE)", "timeout": 90})
+		if !strings.Contains(text, tt.want) {
+			t.Errorf("hash %s…: %q, want %q", tt.hash[:8], text, tt.want)
+		}
 	}
 }
