@@ -6,9 +6,9 @@ import (
 	"testing"
 )
 
-// TestInstallNetwork: installs reach the index hosts only, whatever
-// addresses their names resolve to, with the policy's inject rules; a
-// broken section refuses them too.
+// TestInstallNetwork: installs reach the index hosts, whatever addresses
+// their names resolve to, and what the policy allows, as it allows it,
+// with the policy's inject rules; a broken section refuses them too.
 func TestInstallNetwork(t *testing.T) {
 	p, err := parseWith([]byte(`{"network": {"allow": ["api.example.org"], "max_bytes_per_call": 1048576,
 		"inject": [{"host": "mirror.internal:443", "header": "Authorization", "value": "Bearer ${TOKEN}"}]}}`), "p.json", env("TOKEN", secretToken))
@@ -29,8 +29,10 @@ func TestInstallNetwork(t *testing.T) {
 		{"127.0.0.1", 8080, "127.0.0.1", true},
 		{"mirror.internal", 80, "10.1.2.3", false},
 		{"127.0.0.1", 8081, "127.0.0.1", false},
-		{"api.example.org", 443, "93.184.216.34", false}, // the policy's allow entries are not the installs'
+		{"api.example.org", 443, "93.184.216.34", true}, // the policy's own allow entries apply too
+		{"api.example.org", 443, "10.9.9.9", false},     // as the policy has them: not to a private address
 		{"169.254.169.254", 80, "169.254.169.254", false},
+		{"other.example.org", 443, "93.184.216.34", false},
 	} {
 		if d := n.CheckAddr(tt.host, tt.port, netip.MustParseAddr(tt.addr)); d.Allowed != tt.ok {
 			t.Errorf("CheckAddr(%s:%d, %s) = %+v, want allowed %v", tt.host, tt.port, tt.addr, d, tt.ok)

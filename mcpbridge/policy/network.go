@@ -148,9 +148,10 @@ type Network struct {
 	idleTimeout    time.Duration
 
 	refuseAll string // when set, the reason every connection is refused
-	// trustNames allows the special-purpose addresses that allowed names
-	// resolve to: the package indexes an operator named (InstallNetwork).
-	trustNames bool
+	// trusted are the allow entries (as written) whose names may resolve
+	// to special-purpose addresses: the package indexes an operator named
+	// (InstallNetwork).
+	trusted map[string]bool
 }
 
 type injectRule struct {
@@ -213,24 +214,33 @@ func (p *Policy) Network() *Network {
 // libraries are tens of megabytes each.
 const installMinBytes = 4 << 30
 
-// InstallNetwork returns the network package installs get: only hosts
+// InstallNetwork returns the network package installs get: hosts
 // ("host:port": the package indexes and the hosts their pages link files
 // on), whatever addresses their names resolve to (the operator named
 // them: a company mirror on a private address, an index on loopback),
-// with the policy's inject rules (a private index's credentials) and
-// timeouts. Without a network section installs still reach their hosts;
-// a section that did not parse refuses them too, as it refuses all
-// egress.
+// besides what the policy's network section allows (as it allows it: a
+// file host of another index goes there), with its deny entries, inject
+// rules (a private index's credentials) and timeouts. Without a network
+// section installs still reach their hosts; a section that did not parse
+// refuses them too, as it refuses all egress.
 func (p *Policy) InstallNetwork(hosts []string) (*Network, error) {
 	if p != nil && p.NetworkSection != nil && p.network == nil {
 		return p.Network(), nil
 	}
-	allow, err := parseEntries("index", hosts)
+	index, err := parseEntries("index", hosts)
 	if err != nil {
 		return nil, err
 	}
 	base := p.Network() // the policy's, or one with the defaults
-	return &Network{allow: allow, inject: base.inject, trustNames: true,
+	trusted := map[string]bool{}
+	for _, e := range index {
+		trusted[e.raw] = true
+	}
+	var allow []entry
+	if base.refuseAll == "" {
+		allow = base.allow
+	}
+	return &Network{allow: append(index, allow...), deny: base.deny, inject: base.inject, trusted: trusted,
 		maxConns: base.maxConns, maxBytes: max(base.maxBytes, installMinBytes),
 		connectTimeout: base.connectTimeout, idleTimeout: base.idleTimeout}, nil
 }
@@ -407,7 +417,7 @@ func (n *Network) CheckAddr(host string, port int, addr netip.Addr) Decision {
 	for _, c := range candidates(addr) {
 		if what := special(c.addr); what != "" {
 			e, ok := n.allowedAddr(c.addr, port)
-			if !ok && n.trustNames {
+			if !ok && n.trusted[d.Rule] {
 				continue
 			}
 			if !ok {
