@@ -270,7 +270,8 @@ func wheelWith(t *testing.T, name string, files map[string][]byte) []byte {
 // session's state kept throughout: a wheel with a path that escapes its
 // directory (nothing written outside), a wheel bigger than the session's
 // install space, 200 requirements at once (and 501, refused by the
-// bridge), an index that answers garbage.
+// bridge), an index that answers garbage, a package that runs code at
+// import, an index that answers slowly.
 func TestPackagesHostile(t *testing.T) {
 	forEachEngine(t, func(t *testing.T, e testEngine) { checkPackagesHostile(t, e.Name()) })
 	if _, err := exec.LookPath("runsc"); err == nil && slices.Contains(engineNames(), "docker") {
@@ -331,6 +332,18 @@ func checkPackagesHostile(t *testing.T, name string, more ...string) {
 				t.Errorf("%.60q: %q (isError %v), want %q", step.code, text, isErr, step.want)
 			}
 			t.Logf("%.50q: %.300s", step.code, text)
+		}
+		// An index that answers slowly (2 s a request): the install waits
+		// for it and succeeds.
+		fast := newTestIndex(t, map[string][]byte{"mcpegresstest-1.0-py3-none-any.whl": testWheel(t)})
+		slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			time.Sleep(2 * time.Second)
+			fast.Config.Handler.ServeHTTP(w, r)
+		}))
+		t.Cleanup(slow.Close)
+		cs = connectBridge(t, name, append([]string{"MCP_BRIDGE_PIP_INDEX_URL=" + slow.URL + "/simple/"}, more...)...)
+		if text, isErr := runPython(t, cs, map[string]any{"code": "from mcp import runtime\nruntime.install_sync('mcpegresstest')\nimport mcpegresstest\nprint(mcpegresstest.VALUE)", "timeout": 120}); isErr || text != "42" {
+			t.Errorf("from a slow index: %q", text)
 		}
 	}
 }
