@@ -8,40 +8,46 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
-	"encoding/pem"
 	"fmt"
+	"maps"
 	"net/http"
-	"net/http/httptest"
-	"os"
-	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 )
 
 // testWheel returns a pure-Python wheel of the package mcpegresstest 1.0
-// (a module whose VALUE is 42), its RECORD with true hashes.
+// (a module whose VALUE is 42).
 func testWheel(t testing.TB) []byte {
+	return buildWheel(t, "mcpegresstest", "py3-none-any", map[string][]byte{"mcpegresstest/__init__.py": []byte("VALUE = 42\n")})
+}
+
+// buildWheel returns a wheel of project name 1.0 for tag (py3-none-any:
+// pure Python; another tag, platform code) holding files (path →
+// content) besides its metadata, its RECORD with true hashes.
+func buildWheel(t testing.TB, name, tag string, files map[string][]byte) []byte {
 	t.Helper()
-	files := []struct{ name, body string }{
-		{"mcpegresstest/__init__.py", "VALUE = 42\n"},
-		{"mcpegresstest-1.0.dist-info/METADATA", "Metadata-Version: 2.1\nName: mcpegresstest\nVersion: 1.0\n"},
-		{"mcpegresstest-1.0.dist-info/WHEEL", "Wheel-Version: 1.0\nGenerator: integration\nRoot-Is-Purelib: true\nTag: py3-none-any\n"},
-	}
+	info := name + "-1.0.dist-info/"
+	purelib := strconv.FormatBool(tag == "py3-none-any")
+	all := maps.Clone(files)
+	all[info+"METADATA"] = []byte("Metadata-Version: 2.1\nName: " + name + "\nVersion: 1.0\n")
+	all[info+"WHEEL"] = []byte("Wheel-Version: 1.0\nGenerator: integration\nRoot-Is-Purelib: " + purelib + "\nTag: " + tag + "\n")
 	var buf bytes.Buffer
 	zw := zip.NewWriter(&buf)
 	var record strings.Builder
-	for _, f := range files {
-		w, err := zw.Create(f.name)
+	for _, p := range slices.Sorted(maps.Keys(all)) {
+		w, err := zw.Create(p)
 		if err != nil {
 			t.Fatal(err)
 		}
-		w.Write([]byte(f.body))
-		sum := sha256.Sum256([]byte(f.body))
-		fmt.Fprintf(&record, "%s,sha256=%s,%d\n", f.name, base64.RawURLEncoding.EncodeToString(sum[:]), len(f.body))
+		w.Write(all[p])
+		sum := sha256.Sum256(all[p])
+		fmt.Fprintf(&record, "%s,sha256=%s,%d\n", p, base64.RawURLEncoding.EncodeToString(sum[:]), len(all[p]))
 	}
-	record.WriteString("mcpegresstest-1.0.dist-info/RECORD,,\n")
-	w, err := zw.Create("mcpegresstest-1.0.dist-info/RECORD")
+	record.WriteString(info + "RECORD,,\n")
+	w, err := zw.Create(info + "RECORD")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,20 +89,7 @@ func TestEgressClients(t *testing.T) {
 				fmt.Fprintf(w, "hello %s", r.URL.Path)
 			}
 		})
-		plain := httptest.NewServer(handler)
-		defer plain.Close()
-		secure := httptest.NewTLSServer(handler)
-		defer secure.Close()
-		dir := t.TempDir()
-		certFile := filepath.Join(dir, "host-ca.pem")
-		if err := os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: secure.Certificate().Raw}), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		plainHP, secureHP := strings.TrimPrefix(plain.URL, "http://"), strings.TrimPrefix(secure.URL, "https://")
-		policy := filepath.Join(dir, "policy.json")
-		writeFile(t, policy, fmt.Sprintf(`{"network": {"allow": [%q, %q], "inject": [
-			{"host": %q, "header": "Authorization", "value": "Bearer ${EGRESS_IT_TOKEN}"},
-			{"host": %q, "header": "Authorization", "value": "Bearer ${EGRESS_IT_TOKEN}"}]}}`, plainHP, secureHP, plainHP, secureHP))
+		plain, secure, certFile, policy := tokenHosts(t, handler, "EGRESS_IT_TOKEN")
 		cs := connectBridge(t, e.Name(), "MCP_BRIDGE_IMAGE="+dataImage(), "MCP_BRIDGE_POLICY="+policy,
 			"EGRESS_IT_TOKEN=it-index-token", "SSL_CERT_FILE="+certFile)
 		code := fmt.Sprintf(`import os, subprocess, sys, requests, httpx

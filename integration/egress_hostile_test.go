@@ -234,37 +234,31 @@ for i in range(1000):
         flood.append(socket.create_connection(addr, timeout=10))
     except OSError:
         failed += 1
-refused, closed, held, silent = 0, 0, 0, []
+def first_answer(s, wait):
+    """refused (429), closed (past the runtime's bound), held (by the
+    gateway, waiting for a request: silent, or its 400 once it stopped
+    waiting), or None when nothing came within wait."""
+    s.settimeout(wait)
+    try:
+        first = s.recv(64)
+    except socket.timeout:
+        return None
+    except OSError:
+        first = b""
+    if first.startswith(b"HTTP/1.1 429"):
+        return "refused"
+    return "held" if first.startswith(b"HTTP/1.1 400") else "closed" if not first else "other"
+count = {"refused": 0, "closed": 0, "held": 0, "other": 0}
+silent = []
 for s in flood:
-    s.settimeout(0.05)
-    try:
-        first = s.recv(64)
-    except socket.timeout:
+    a = first_answer(s, 0.05)
+    if a is None:
         silent.append(s)
-        continue
-    except OSError:
-        first = b""
-    if first.startswith(b"HTTP/1.1 429"):
-        refused += 1
-    elif first.startswith(b"HTTP/1.1 400"):
-        held += 1  # held until the gateway stopped waiting for its request
-    elif not first:
-        closed += 1  # past the runtime's bound of connections
+    else:
+        count[a] += 1
 for s in silent:  # the gateway waits 10 s for a request before it answers
-    s.settimeout(2)
-    try:
-        first = s.recv(64)
-    except socket.timeout:
-        held += 1
-        continue
-    except OSError:
-        first = b""
-    if first.startswith(b"HTTP/1.1 429"):
-        refused += 1
-    elif first.startswith(b"HTTP/1.1 400"):
-        held += 1  # held until the gateway stopped waiting for its request
-    elif not first:
-        closed += 1
+    count[first_answer(s, 2) or "held"] += 1
+refused, closed, held = count["refused"], count["closed"], count["held"]
 print(len(flood), failed, refused, closed, held)`
 	text, isErr = runPython(t, cs, map[string]any{"code": flood, "timeout": 90})
 	var opened, failed, refused, closed, held int

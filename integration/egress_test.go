@@ -51,6 +51,29 @@ func TestEgressGateway(t *testing.T) {
 	}
 }
 
+// tokenHosts serves handler over plain HTTP and HTTPS on loopback (closed
+// when the test ends) and writes a policy allowing both, each with an
+// Authorization header of ${tokenVar} added; it returns the servers, the
+// HTTPS server's certificate in a PEM file (for the bridge's
+// SSL_CERT_FILE) and the policy file.
+func tokenHosts(t *testing.T, handler http.Handler, tokenVar string) (plain, secure *httptest.Server, certFile, policy string) {
+	plain = httptest.NewServer(handler)
+	t.Cleanup(plain.Close)
+	secure = httptest.NewTLSServer(handler)
+	t.Cleanup(secure.Close)
+	dir := t.TempDir()
+	certFile = filepath.Join(dir, "host-ca.pem")
+	if err := os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: secure.Certificate().Raw}), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	plainHP, secureHP := strings.TrimPrefix(plain.URL, "http://"), strings.TrimPrefix(secure.URL, "https://")
+	policy = filepath.Join(dir, "policy.json")
+	writeFile(t, policy, fmt.Sprintf(`{"network": {"allow": [%q, %q], "inject": [
+		{"host": %q, "header": "Authorization", "value": "Bearer ${%s}"},
+		{"host": %q, "header": "Authorization", "value": "Bearer ${%s}"}]}}`, plainHP, secureHP, plainHP, tokenVar, secureHP, tokenVar))
+	return plain, secure, certFile, policy
+}
+
 // An egressRunner starts a bridge with env added to its environment and
 // returns the text of one run_python call of code, and whether it is an
 // error.
@@ -76,21 +99,8 @@ func checkEgress(t *testing.T, run egressRunner) {
 			mu.Unlock()
 			fmt.Fprintf(w, "hello %s", r.URL.Path)
 		})
-		plain := httptest.NewServer(handler)
-		defer plain.Close()
-		secure := httptest.NewTLSServer(handler)
-		defer secure.Close()
-		dir := t.TempDir()
-		certFile := filepath.Join(dir, "host-ca.pem")
-		if err := os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: secure.Certificate().Raw}), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		plainHP, secureHP := strings.TrimPrefix(plain.URL, "http://"), strings.TrimPrefix(secure.URL, "https://")
-		policy := filepath.Join(dir, "policy.json")
-		writeFile(t, policy, fmt.Sprintf(`{"network": {"allow": [%q, %q], "inject": [
-			{"host": %q, "header": "Authorization", "value": "Bearer ${EGRESS_IT_TOKEN}"},
-			{"host": %q, "header": "Authorization", "value": "Bearer ${EGRESS_IT_TOKEN}"}]}}`, plainHP, secureHP, plainHP, secureHP))
-		auditLog := filepath.Join(dir, "audit.jsonl")
+		plain, secure, certFile, policy := tokenHosts(t, handler, "EGRESS_IT_TOKEN")
+		auditLog := filepath.Join(filepath.Dir(policy), "audit.jsonl")
 		env := []string{"MCP_BRIDGE_POLICY=" + policy, "MCP_BRIDGE_AUDIT_LOG=" + auditLog,
 			"EGRESS_IT_TOKEN=it-s3cret-token", "SSL_CERT_FILE=" + certFile}
 		code := fmt.Sprintf(`import os, urllib.request, urllib.error

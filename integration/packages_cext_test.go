@@ -3,16 +3,11 @@
 package integration
 
 import (
-	"archive/zip"
-	"bytes"
-	"crypto/sha256"
-	"encoding/base64"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 )
 
@@ -49,28 +44,7 @@ func cextWheel(t *testing.T, minor int) (string, []byte) {
 		t.Fatal(err)
 	}
 	tag := fmt.Sprintf("cp3%d-cp3%d-linux_x86_64", minor, minor)
-	info := "mcpcext-1.0.dist-info/"
-	files := map[string][]byte{
-		so:                []byte(lib),
-		info + "METADATA": []byte("Metadata-Version: 2.1\nName: mcpcext\nVersion: 1.0\n"),
-		info + "WHEEL":    []byte("Wheel-Version: 1.0\nGenerator: integration\nRoot-Is-Purelib: false\nTag: " + tag + "\n"),
-	}
-	var buf bytes.Buffer
-	zw := zip.NewWriter(&buf)
-	var record strings.Builder
-	for _, p := range []string{so, info + "METADATA", info + "WHEEL"} {
-		w, _ := zw.Create(p)
-		w.Write(files[p])
-		sum := sha256.Sum256(files[p])
-		fmt.Fprintf(&record, "%s,sha256=%s,%d\n", p, base64.RawURLEncoding.EncodeToString(sum[:]), len(files[p]))
-	}
-	record.WriteString(info + "RECORD,,\n")
-	w, _ := zw.Create(info + "RECORD")
-	w.Write([]byte(record.String()))
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return "mcpcext-1.0-" + tag + ".whl", buf.Bytes()
+	return "mcpcext-1.0-" + tag + ".whl", buildWheel(t, "mcpcext", tag, map[string][]byte{so: lib})
 }
 
 // TestPackagesCExtension: a package with a C extension, compiled for the

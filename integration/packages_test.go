@@ -3,15 +3,11 @@
 package integration
 
 import (
-	"archive/zip"
-	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
-	"encoding/base64"
 	"encoding/hex"
 	"fmt"
-	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os/exec"
@@ -233,37 +229,10 @@ print([l.split()[3] for l in open("/proc/mounts") if l.split()[1] == "/opt/mcp-s
 	}
 }
 
-// wheelWith returns a wheel of project name 1.0 holding files (path →
-// content) besides its metadata, whose RECORD lists them all.
+// wheelWith returns a pure-Python wheel of project name 1.0 holding
+// files (path → content) besides its metadata.
 func wheelWith(t *testing.T, name string, files map[string][]byte) []byte {
-	t.Helper()
-	info := name + "-1.0.dist-info/"
-	all := map[string][]byte{
-		info + "METADATA": []byte("Metadata-Version: 2.1\nName: " + name + "\nVersion: 1.0\n"),
-		info + "WHEEL":    []byte("Wheel-Version: 1.0\nGenerator: integration\nRoot-Is-Purelib: true\nTag: py3-none-any\n"),
-	}
-	for p, data := range files {
-		all[p] = data
-	}
-	var buf bytes.Buffer
-	zw := zip.NewWriter(&buf)
-	var record strings.Builder
-	for _, p := range slices.Sorted(maps.Keys(all)) {
-		w, err := zw.Create(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		w.Write(all[p])
-		sum := sha256.Sum256(all[p])
-		fmt.Fprintf(&record, "%s,sha256=%s,%d\n", p, base64.RawURLEncoding.EncodeToString(sum[:]), len(all[p]))
-	}
-	record.WriteString(info + "RECORD,,\n")
-	w, _ := zw.Create(info + "RECORD")
-	w.Write([]byte(record.String()))
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
+	return buildWheel(t, name, "py3-none-any", files)
 }
 
 // TestPackagesHostile: what runtime.install refuses or survives, the
