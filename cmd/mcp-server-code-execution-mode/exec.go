@@ -42,6 +42,10 @@ func execCommand(ctx context.Context, args []string, stdin io.Reader, stdout, st
 		return fail(exitBridgeFailure, "%v", err)
 	}
 	log := cfg.Logger(stderr, slog.LevelWarn)
+	if len(cfg.Bridge.Packages.Requirements) > 0 {
+		// exec's sandbox has no egress gateway, through which sets install.
+		log.Warn("exec does not install or mount the package set (MCP_BRIDGE_PACKAGES); run and serve do")
+	}
 	src := *code
 	if !isFlagSet(fs, "c") {
 		b, err := io.ReadAll(io.LimitReader(stdin, maxExecCode+1))
