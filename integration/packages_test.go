@@ -197,6 +197,15 @@ func checkLiveInstall(t *testing.T, name string, more ...string) {
 		cs := connectBridge(t, name, append([]string{"MCP_BRIDGE_PIP_INDEX_URL=" + ix.URL + "/simple/"}, more...)...)
 		for _, step := range []struct{ code, want string }{
 			{"x = 5\nfrom mcp import runtime", ""},
+			// Before any install the install endpoint serves nothing, not
+			// even the index.
+			{fmt.Sprintf(`import mcp_sandbox_runtime as rt, urllib.request
+opener = urllib.request.build_opener(urllib.request.ProxyHandler({"http": rt.install_endpoint()}))
+try:
+    opener.open(%q, timeout=20)
+    print("reached the index")
+except Exception as e:
+    print("closed:", type(e).__name__)`, ix.URL+"/simple/mcpegresstest/"), "closed: "},
 			{"print(await runtime.install('mcpegresstest'))", "Successfully installed mcpegresstest-1.0"},
 			{"import mcpegresstest\nprint(mcpegresstest.VALUE + x, mcpegresstest.__file__)", "47 /opt/mcp-site/mcpegresstest/__init__.py"},
 			{"try:\n    runtime.install_sync('nosuchpkg>=2')\nexcept runtime.InstallError as e:\n    print(type(e).__name__, isinstance(e, MCPError), e)",

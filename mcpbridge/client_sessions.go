@@ -42,7 +42,7 @@ func (b *Bridge) newClientSession() *clientSession {
 		opts.EgressCA = b.egress.CA()
 		// runtime.install: pip's connections reach the indexes only, and
 		// what it installs goes to a tmpfs of the sandbox's own.
-		opts.EgressInstall = b.egress.NewInstallClient(name, b.opts.Packages.IndexHosts()).Serve
+		opts.EgressInstall = serveInstall(cs, b.egress.NewInstallClient(name, b.opts.Packages.IndexHosts()))
 		opts.Spec.SiteBytes = b.opts.Packages.SessionMax()
 	}
 	if b.packages != nil {

@@ -3,10 +3,32 @@ package mcpbridge
 import (
 	"errors"
 	"fmt"
+	"net"
+	"time"
 
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/egress"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/packages"
 )
+
+// installWindow is how long after answering runtime.install the bridge
+// serves the connections of that sandbox's install endpoint: pip's run
+// (the runtime bounds it to 15 minutes) and a margin. Outside it they are
+// closed at once, so that code cannot use the endpoint to reach the
+// indexes when no install runs.
+const installWindow = 16 * time.Minute
+
+// serveInstall returns the handler of cs's install endpoint: ic's, within
+// installWindow of an install request of cs, else a closed connection.
+func serveInstall(cs *clientSession, ic *egress.Client) func(net.Conn) {
+	return func(c net.Conn) {
+		if time.Now().UnixNano() > cs.installUntil.Load() {
+			c.Close()
+			return
+		}
+		ic.Serve(c)
+	}
+}
 
 // errNoGateway reports an install asked of a bridge whose egress gateway,
 // through which packages are fetched, is not running.

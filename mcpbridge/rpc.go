@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"time"
 
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/pyname"
 )
@@ -92,7 +93,12 @@ func (b *Bridge) rpcHandler(cs *clientSession) func(context.Context, json.RawMes
 			}
 			return map[string]any{"name": req.Name}, nil
 		case "install":
-			return b.installPlan(req.Requirements, req.HaveWheel)
+			plan, err := b.installPlan(req.Requirements, req.HaveWheel)
+			if err != nil {
+				return nil, err
+			}
+			cs.installUntil.Store(time.Now().Add(installWindow).UnixNano())
+			return plan, nil
 		default:
 			return nil, fmt.Errorf("unknown request type %q", req.Type)
 		}

@@ -30,6 +30,10 @@ type clientSession struct {
 	outputs outputStore    // whole outputs of calls cut to the budget
 	files   fileLinks      // the files out its calls reported
 	egress  *egress.Client // its side of the egress gateway (nil: none)
+	// installUntil is when its runtime's install endpoint stops being
+	// served (Unix nanoseconds): installWindow after the bridge last
+	// answered one of its runtime.install requests; before the first, 0.
+	installUntil atomic.Int64
 
 	// halted is cancelled to interrupt the session's calls when its MCP
 	// session ends (DELETE, shutdown): closing an MCP session waits for
