@@ -90,20 +90,19 @@ func goClient(t *testing.T, name string, env ...string) egressRunner {
 
 // checkEgress is TestEgressGateway with run.
 func checkEgress(t *testing.T, run egressRunner) {
-	{
-		var mu sync.Mutex
-		var seen []string
-		handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			mu.Lock()
-			seen = append(seen, r.URL.Path+" "+r.Header.Get("Authorization"))
-			mu.Unlock()
-			fmt.Fprintf(w, "hello %s", r.URL.Path)
-		})
-		plain, secure, certFile, policy := tokenHosts(t, handler, "EGRESS_IT_TOKEN")
-		auditLog := filepath.Join(filepath.Dir(policy), "audit.jsonl")
-		env := []string{"MCP_BRIDGE_POLICY=" + policy, "MCP_BRIDGE_AUDIT_LOG=" + auditLog,
-			"EGRESS_IT_TOKEN=it-s3cret-token", "SSL_CERT_FILE=" + certFile}
-		code := fmt.Sprintf(`import os, urllib.request, urllib.error
+	var mu sync.Mutex
+	var seen []string
+	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		seen = append(seen, r.URL.Path+" "+r.Header.Get("Authorization"))
+		mu.Unlock()
+		fmt.Fprintf(w, "hello %s", r.URL.Path)
+	})
+	plain, secure, certFile, policy := tokenHosts(t, handler, "EGRESS_IT_TOKEN")
+	auditLog := filepath.Join(filepath.Dir(policy), "audit.jsonl")
+	env := []string{"MCP_BRIDGE_POLICY=" + policy, "MCP_BRIDGE_AUDIT_LOG=" + auditLog,
+		"EGRESS_IT_TOKEN=it-s3cret-token", "SSL_CERT_FILE=" + certFile}
+	code := fmt.Sprintf(`import os, urllib.request, urllib.error
 print(urllib.request.urlopen(%q, timeout=20).read().decode())
 print(urllib.request.urlopen(%q, timeout=20).read().decode())
 try:
@@ -119,30 +118,29 @@ for root, _, files in os.walk("/tmp"):
         except OSError:
             pass
 print("found:", found)`, plain.URL+"/plain", secure.URL+"/secure")
-		text, isErr := run(env, code)
-		for _, want := range []string{"hello /plain", "hello /secure", "refused 403 127.0.0.2:9", "found: []"} {
-			if isErr || !strings.Contains(text, want) {
-				t.Errorf("the call's output lacks %q:\n%s", want, text)
-			}
+	text, isErr := run(env, code)
+	for _, want := range []string{"hello /plain", "hello /secure", "refused 403 127.0.0.2:9", "found: []"} {
+		if isErr || !strings.Contains(text, want) {
+			t.Errorf("the call's output lacks %q:\n%s", want, text)
 		}
-		mu.Lock()
-		got := strings.Join(seen, ",")
-		mu.Unlock()
-		if got != "/plain Bearer it-s3cret-token,/secure Bearer it-s3cret-token" {
-			t.Errorf("the hosts saw %q", got)
+	}
+	mu.Lock()
+	got := strings.Join(seen, ",")
+	mu.Unlock()
+	if got != "/plain Bearer it-s3cret-token,/secure Bearer it-s3cret-token" {
+		t.Errorf("the hosts saw %q", got)
+	}
+	records := readAudit(t, auditLog)
+	var egress []string
+	for _, r := range records {
+		if r["event"] == "egress" {
+			egress = append(egress, fmt.Sprint(r["outcome"], " ", r["host"], ":", r["port"]))
 		}
-		records := readAudit(t, auditLog)
-		var egress []string
-		for _, r := range records {
-			if r["event"] == "egress" {
-				egress = append(egress, fmt.Sprint(r["outcome"], " ", r["host"], ":", r["port"]))
-			}
-		}
-		if len(egress) != 3 {
-			t.Errorf("egress records: %q", egress)
-		}
-		if data, _ := os.ReadFile(auditLog); strings.Contains(string(data), "it-s3cret") {
-			t.Errorf("the audit log shows the token")
-		}
+	}
+	if len(egress) != 3 {
+		t.Errorf("egress records: %q", egress)
+	}
+	if data, _ := os.ReadFile(auditLog); strings.Contains(string(data), "it-s3cret") {
+		t.Errorf("the audit log shows the token")
 	}
 }

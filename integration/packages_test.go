@@ -28,10 +28,8 @@ import (
 type testIndex struct {
 	*httptest.Server
 	wheels    map[string][]byte // file name → wheel
-	downloads sync32
+	downloads atomic.Int32
 }
-
-type sync32 struct{ n atomic.Int32 }
 
 // newTestIndex serves wheels (file name → content) under /simple/.
 func newTestIndex(t testing.TB, wheels map[string][]byte) *testIndex {
@@ -39,7 +37,7 @@ func newTestIndex(t testing.TB, wheels map[string][]byte) *testIndex {
 	ix.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if name, ok := strings.CutPrefix(r.URL.Path, "/files/"); ok {
 			if data, ok := ix.wheels[name]; ok {
-				ix.downloads.n.Add(1)
+				ix.downloads.Add(1)
 				w.Write(data)
 				return
 			}
@@ -121,43 +119,40 @@ func TestPackageSet(t *testing.T) {
 // checkPackageSet is TestPackageSet on the engine called name, with more
 // added to the bridge's environment.
 func checkPackageSet(t *testing.T, name string, more ...string) {
-	{
-		e := struct{ name string }{name}
-		before := packageVolumes(t, e.name)
-		removeNewVolumes(t, e.name, before)
-		ix := newTestIndex(t, map[string][]byte{"mcpegresstest-1.0-py3-none-any.whl": testWheel(t)})
-		env := append([]string{"MCP_BRIDGE_PACKAGES=mcpegresstest", "MCP_BRIDGE_PIP_INDEX_URL=" + ix.URL + "/simple/"}, more...)
-		code := `import mcpegresstest, os
+	before := packageVolumes(t, name)
+	removeNewVolumes(t, name, before)
+	ix := newTestIndex(t, map[string][]byte{"mcpegresstest-1.0-py3-none-any.whl": testWheel(t)})
+	env := append([]string{"MCP_BRIDGE_PACKAGES=mcpegresstest", "MCP_BRIDGE_PIP_INDEX_URL=" + ix.URL + "/simple/"}, more...)
+	code := `import mcpegresstest, os
 print(mcpegresstest.VALUE, mcpegresstest.__file__.startswith("/opt/mcp-packages/site-"))
 try:
     open(os.path.dirname(mcpegresstest.__file__) + "/x", "w")
 except OSError as e:
     print(type(e).__name__)`
-		for i := range 2 {
-			cs := connectBridge(t, e.name, env...)
-			if text, isErr := runPython(t, cs, map[string]any{"code": code, "timeout": 60}); isErr || text != "42 True\nOSError" {
-				t.Fatalf("bridge %d: %q", i+1, text)
-			}
-			cs.Close()
+	for i := range 2 {
+		cs := connectBridge(t, name, env...)
+		if text, isErr := runPython(t, cs, map[string]any{"code": code, "timeout": 60}); isErr || text != "42 True\nOSError" {
+			t.Fatalf("bridge %d: %q", i+1, text)
 		}
-		if n := ix.downloads.n.Load(); n != 1 {
-			t.Errorf("the wheel was fetched %d times, want once", n)
+		cs.Close()
+	}
+	if n := ix.downloads.Load(); n != 1 {
+		t.Errorf("the wheel was fetched %d times, want once", n)
+	}
+	var made []string
+	for _, v := range packageVolumes(t, name) {
+		if !slices.Contains(before, v) {
+			made = append(made, v)
 		}
-		var made []string
-		for _, v := range packageVolumes(t, e.name) {
-			if !slices.Contains(before, v) {
-				made = append(made, v)
-			}
-		}
-		if len(made) != 3 {
-			t.Errorf("package volumes made: %q, want the data, its marker and today's use", made)
-		}
+	}
+	if len(made) != 3 {
+		t.Errorf("package volumes made: %q, want the data, its marker and today's use", made)
+	}
 
-		bad := connectBridge(t, e.name, append([]string{"MCP_BRIDGE_PACKAGES=mcpegresstest nosuchpkg>=1", "MCP_BRIDGE_PIP_INDEX_URL=" + ix.URL + "/simple/"}, more...)...)
-		text, isErr := runPython(t, bad, map[string]any{"code": "print(1)"})
-		if !isErr || !strings.Contains(text, "nosuchpkg") || !strings.Contains(text, "installing the package set failed") {
-			t.Errorf("a set the index cannot satisfy: %q", text)
-		}
+	bad := connectBridge(t, name, append([]string{"MCP_BRIDGE_PACKAGES=mcpegresstest nosuchpkg>=1", "MCP_BRIDGE_PIP_INDEX_URL=" + ix.URL + "/simple/"}, more...)...)
+	text, isErr := runPython(t, bad, map[string]any{"code": "print(1)"})
+	if !isErr || !strings.Contains(text, "nosuchpkg") || !strings.Contains(text, "installing the package set failed") {
+		t.Errorf("a set the index cannot satisfy: %q", text)
 	}
 }
 
@@ -192,46 +187,44 @@ func TestLiveInstall(t *testing.T) {
 // checkLiveInstall is TestLiveInstall on the engine called name, with
 // more added to the bridge's environment.
 func checkLiveInstall(t *testing.T, name string, more ...string) {
-	{
-		ix := newTestIndex(t, map[string][]byte{"mcpegresstest-1.0-py3-none-any.whl": testWheel(t)})
-		cs := connectBridge(t, name, append([]string{"MCP_BRIDGE_PIP_INDEX_URL=" + ix.URL + "/simple/"}, more...)...)
-		for _, step := range []struct{ code, want string }{
-			{"x = 5\nfrom mcp import runtime", ""},
-			// Before any install the install endpoint serves nothing, not
-			// even the index.
-			{fmt.Sprintf(`import mcp_sandbox_runtime as rt, urllib.request
+	ix := newTestIndex(t, map[string][]byte{"mcpegresstest-1.0-py3-none-any.whl": testWheel(t)})
+	cs := connectBridge(t, name, append([]string{"MCP_BRIDGE_PIP_INDEX_URL=" + ix.URL + "/simple/"}, more...)...)
+	for _, step := range []struct{ code, want string }{
+		{"x = 5\nfrom mcp import runtime", ""},
+		// Before any install the install endpoint serves nothing, not
+		// even the index.
+		{fmt.Sprintf(`import mcp_sandbox_runtime as rt, urllib.request
 opener = urllib.request.build_opener(urllib.request.ProxyHandler({"http": rt.install_endpoint()}))
 try:
     opener.open(%q, timeout=20)
     print("reached the index")
 except Exception as e:
     print("closed:", type(e).__name__)`, ix.URL+"/simple/mcpegresstest/"), "closed: "},
-			{"print(await runtime.install('mcpegresstest'))", "Successfully installed mcpegresstest-1.0"},
-			{"import mcpegresstest\nprint(mcpegresstest.VALUE + x, mcpegresstest.__file__)", "47 /opt/mcp-site/mcpegresstest/__init__.py"},
-			{"try:\n    runtime.install_sync('nosuchpkg>=2')\nexcept runtime.InstallError as e:\n    print(type(e).__name__, isinstance(e, MCPError), e)",
-				"InstallError True installing nosuchpkg>=2: pip exited with 1: "},
-			{"try:\n    await runtime.install('--index-url=http://127.0.0.1:9/simple/')\nexcept runtime.InstallError as e:\n    print(e)",
-				"pip options are not allowed"},
-			{`import mcp_sandbox_runtime as rt, urllib.request, urllib.error
+		{"print(await runtime.install('mcpegresstest'))", "Successfully installed mcpegresstest-1.0"},
+		{"import mcpegresstest\nprint(mcpegresstest.VALUE + x, mcpegresstest.__file__)", "47 /opt/mcp-site/mcpegresstest/__init__.py"},
+		{"try:\n    runtime.install_sync('nosuchpkg>=2')\nexcept runtime.InstallError as e:\n    print(type(e).__name__, isinstance(e, MCPError), e)",
+			"InstallError True installing nosuchpkg>=2: pip exited with 1: "},
+		{"try:\n    await runtime.install('--index-url=http://127.0.0.1:9/simple/')\nexcept runtime.InstallError as e:\n    print(e)",
+			"pip options are not allowed"},
+		{`import mcp_sandbox_runtime as rt, urllib.request, urllib.error
 opener = urllib.request.build_opener(urllib.request.ProxyHandler({"http": rt.install_endpoint()}))
 try:
     opener.open("http://127.0.0.2:9/", timeout=20)
 except urllib.error.HTTPError as e:
     print(e.code)
 print([l.split()[3] for l in open("/proc/mounts") if l.split()[1] == "/opt/mcp-site"])`, "403\n"},
-			{"print(x)", "5"},
-		} {
-			text, isErr := runPython(t, cs, map[string]any{"code": step.code, "timeout": 120})
-			if isErr || !strings.Contains(text, step.want) {
-				t.Fatalf("%q: %q (isError %v), want %q", step.code, text, isErr, step.want)
-			}
-			// (gVisor's /proc/mounts lists neither nosuid nor nodev for its
-			// tmpfs mounts, whose flags its Sentry keeps.)
-			if strings.Contains(step.code, "/proc/mounts") && len(more) == 0 {
-				for _, want := range []string{"nosuid", "nodev"} {
-					if !strings.Contains(text, want) || strings.Contains(text, "noexec") {
-						t.Errorf("/opt/mcp-site is mounted %s; want exec, nosuid, nodev", text)
-					}
+		{"print(x)", "5"},
+	} {
+		text, isErr := runPython(t, cs, map[string]any{"code": step.code, "timeout": 120})
+		if isErr || !strings.Contains(text, step.want) {
+			t.Fatalf("%q: %q (isError %v), want %q", step.code, text, isErr, step.want)
+		}
+		// (gVisor's /proc/mounts lists neither nosuid nor nodev for its
+		// tmpfs mounts, whose flags its Sentry keeps.)
+		if strings.Contains(step.code, "/proc/mounts") && len(more) == 0 {
+			for _, want := range []string{"nosuid", "nodev"} {
+				if !strings.Contains(text, want) || strings.Contains(text, "noexec") {
+					t.Errorf("/opt/mcp-site is mounted %s; want exec, nosuid, nodev", text)
 				}
 			}
 		}
@@ -277,52 +270,50 @@ UID = os.getuid()
 // checkPackagesHostile is TestPackagesHostile on the engine called name,
 // with more added to the bridge's environment.
 func checkPackagesHostile(t *testing.T, name string, more ...string) {
-	{
-		noise := make([]byte, 3<<20)
-		rand.Read(noise) // incompressible: 3 MiB on the tmpfs
-		ix := newTestIndex(t, map[string][]byte{
-			"escaper-1.0-py3-none-any.whl": wheelWith(t, "escaper", map[string][]byte{
-				"escaper/__init__.py": []byte("X = 1\n"), "../../tmp/escaped.py": []byte("ESCAPED = True\n")}),
-			"bigpkg-1.0-py3-none-any.whl": wheelWith(t, "bigpkg", map[string][]byte{"bigpkg/__init__.py": []byte(""), "bigpkg/blob.bin": noise}),
-			"sneaky-1.0-py3-none-any.whl": wheelWith(t, "sneaky", map[string][]byte{"sneaky/__init__.py": []byte(sneakyInit)}),
-		})
-		garbage := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-			w.Write([]byte("\x00\xff<html><a href=\"/../../../etc/passwd\">x</a><<<"))
-		}))
-		t.Cleanup(garbage.Close)
-		cs := connectBridge(t, name, append([]string{"MCP_BRIDGE_PIP_INDEX_URL=" + ix.URL + "/simple/", "MCP_BRIDGE_PACKAGES_SESSION_MAX=2m",
-			"MCP_BRIDGE_PIP_EXTRA_INDEX_URL=" + garbage.URL + "/simple/"}, more...)...)
-		try := func(expr string) string {
-			return fmt.Sprintf("try:\n    print(%s)\nexcept runtime.InstallError as e:\n    print('InstallError:', e)", expr)
+	noise := make([]byte, 3<<20)
+	rand.Read(noise) // incompressible: 3 MiB on the tmpfs
+	ix := newTestIndex(t, map[string][]byte{
+		"escaper-1.0-py3-none-any.whl": wheelWith(t, "escaper", map[string][]byte{
+			"escaper/__init__.py": []byte("X = 1\n"), "../../tmp/escaped.py": []byte("ESCAPED = True\n")}),
+		"bigpkg-1.0-py3-none-any.whl": wheelWith(t, "bigpkg", map[string][]byte{"bigpkg/__init__.py": []byte(""), "bigpkg/blob.bin": noise}),
+		"sneaky-1.0-py3-none-any.whl": wheelWith(t, "sneaky", map[string][]byte{"sneaky/__init__.py": []byte(sneakyInit)}),
+	})
+	garbage := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Write([]byte("\x00\xff<html><a href=\"/../../../etc/passwd\">x</a><<<"))
+	}))
+	t.Cleanup(garbage.Close)
+	cs := connectBridge(t, name, append([]string{"MCP_BRIDGE_PIP_INDEX_URL=" + ix.URL + "/simple/", "MCP_BRIDGE_PACKAGES_SESSION_MAX=2m",
+		"MCP_BRIDGE_PIP_EXTRA_INDEX_URL=" + garbage.URL + "/simple/"}, more...)...)
+	try := func(expr string) string {
+		return fmt.Sprintf("try:\n    print(%s)\nexcept runtime.InstallError as e:\n    print('InstallError:', e)", expr)
+	}
+	for _, step := range []struct{ code, want string }{
+		{"state = 'kept'\nfrom mcp import runtime\nimport os", ""},
+		{try("runtime.install_sync('escaper')") + "\nprint(os.path.exists('/tmp/escaped.py'))", "InstallError: installing escaper: pip exited with 1"},
+		{"print(os.path.exists('/tmp/escaped.py'))", "False"},
+		{try("runtime.install_sync('bigpkg')"), "is full"},
+		{try("runtime.install_sync(*['nosuch%d' % i for i in range(200)])"), "InstallError: installing nosuch0"},
+		{try("runtime.install_sync(*['p%d' % i for i in range(501)])"), "at most 500 requirements"},
+		{"runtime.install_sync('sneaky')\nimport sneaky\nprint(sneaky.UID, sneaky.RAW, sneaky.ROOT)", "65534 PermissionError refused"},
+		{"print(state)", "kept"},
+	} {
+		text, isErr := runPython(t, cs, map[string]any{"code": step.code, "timeout": 120})
+		if isErr || !strings.Contains(text, step.want) {
+			t.Errorf("%.60q: %q (isError %v), want %q", step.code, text, isErr, step.want)
 		}
-		for _, step := range []struct{ code, want string }{
-			{"state = 'kept'\nfrom mcp import runtime\nimport os", ""},
-			{try("runtime.install_sync('escaper')") + "\nprint(os.path.exists('/tmp/escaped.py'))", "InstallError: installing escaper: pip exited with 1"},
-			{"print(os.path.exists('/tmp/escaped.py'))", "False"},
-			{try("runtime.install_sync('bigpkg')"), "is full"},
-			{try("runtime.install_sync(*['nosuch%d' % i for i in range(200)])"), "InstallError: installing nosuch0"},
-			{try("runtime.install_sync(*['p%d' % i for i in range(501)])"), "at most 500 requirements"},
-			{"runtime.install_sync('sneaky')\nimport sneaky\nprint(sneaky.UID, sneaky.RAW, sneaky.ROOT)", "65534 PermissionError refused"},
-			{"print(state)", "kept"},
-		} {
-			text, isErr := runPython(t, cs, map[string]any{"code": step.code, "timeout": 120})
-			if isErr || !strings.Contains(text, step.want) {
-				t.Errorf("%.60q: %q (isError %v), want %q", step.code, text, isErr, step.want)
-			}
-			t.Logf("%.50q: %.300s", step.code, text)
-		}
-		// An index that answers slowly (2 s a request): the install waits
-		// for it and succeeds.
-		fast := newTestIndex(t, map[string][]byte{"mcpegresstest-1.0-py3-none-any.whl": testWheel(t)})
-		slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			time.Sleep(2 * time.Second)
-			fast.Config.Handler.ServeHTTP(w, r)
-		}))
-		t.Cleanup(slow.Close)
-		cs = connectBridge(t, name, append([]string{"MCP_BRIDGE_PIP_INDEX_URL=" + slow.URL + "/simple/"}, more...)...)
-		if text, isErr := runPython(t, cs, map[string]any{"code": "from mcp import runtime\nruntime.install_sync('mcpegresstest')\nimport mcpegresstest\nprint(mcpegresstest.VALUE)", "timeout": 120}); isErr || text != "42" {
-			t.Errorf("from a slow index: %q", text)
-		}
+		t.Logf("%.50q: %.300s", step.code, text)
+	}
+	// An index that answers slowly (2 s a request): the install waits
+	// for it and succeeds.
+	fast := newTestIndex(t, map[string][]byte{"mcpegresstest-1.0-py3-none-any.whl": testWheel(t)})
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(2 * time.Second)
+		fast.Config.Handler.ServeHTTP(w, r)
+	}))
+	t.Cleanup(slow.Close)
+	cs = connectBridge(t, name, append([]string{"MCP_BRIDGE_PIP_INDEX_URL=" + slow.URL + "/simple/"}, more...)...)
+	if text, isErr := runPython(t, cs, map[string]any{"code": "from mcp import runtime\nruntime.install_sync('mcpegresstest')\nimport mcpegresstest\nprint(mcpegresstest.VALUE)", "timeout": 120}); isErr || text != "42" {
+		t.Errorf("from a slow index: %q", text)
 	}
 }
 

@@ -276,20 +276,23 @@ func (o *Options) IndexHosts() []string {
 // pipArgs returns pip's arguments for an install into target of the
 // requirements file reqs, run from the wheel at wheel.
 func (o *Options) pipArgs(wheel, target, reqs string) []string {
-	args := []string{wheel + "/pip", "install", "--no-input", "--no-cache-dir", "--disable-pip-version-check",
-		"--progress-bar", "off", "--target", target, "--index-url", o.Index()}
-	for _, x := range o.ExtraIndexURLs {
-		args = append(args, "--extra-index-url", x)
-	}
-	if !o.AllowSdist {
-		args = append(args, "--only-binary=:all:")
-	}
-	return append(args, "-r", reqs)
+	return append(append([]string{wheel + "/pip"}, o.installOptions(target)...), "-r", reqs)
 }
 
 // InstallArgs returns pip's arguments (after "pip") for a live install of
 // reqs into target: the indexes, wheels only unless builds are allowed.
 func (o *Options) InstallArgs(target string, reqs []Requirement) []string {
+	args := o.installOptions(target)
+	for _, r := range reqs {
+		args = append(args, r.String())
+	}
+	return args
+}
+
+// installOptions returns "install" and its options for an install into
+// target: no prompts, cache or version check, the indexes, and wheels
+// only unless builds are allowed.
+func (o *Options) installOptions(target string) []string {
 	args := []string{"install", "--no-input", "--no-cache-dir", "--disable-pip-version-check",
 		"--progress-bar", "off", "--target", target, "--index-url", o.Index()}
 	for _, x := range o.ExtraIndexURLs {
@@ -297,9 +300,6 @@ func (o *Options) InstallArgs(target string, reqs []Requirement) []string {
 	}
 	if !o.AllowSdist {
 		args = append(args, "--only-binary=:all:")
-	}
-	for _, r := range reqs {
-		args = append(args, r.String())
 	}
 	return args
 }
