@@ -237,12 +237,17 @@ func (r bearer) RoundTrip(req *http.Request) (*http.Response, error) {
 	return r.base.RoundTrip(req)
 }
 
-// dial connects a go-sdk client with token over Streamable HTTP.
+// sessions2025 asks for protocol 2025-11-25, the last with MCP sessions
+// (Mcp-Session-Id); a go-sdk client asks for 2026-07-28 unless told.
+var sessions2025 = &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"}
+
+// dial connects a go-sdk client with token over Streamable HTTP, on a
+// 2025-11-25 session.
 func (b *httpBridge) dial(token string, copts *mcp.ClientOptions) (*mcp.ClientSession, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	tr := &mcp.StreamableClientTransport{Endpoint: b.url, HTTPClient: b.httpClient(token)}
-	return mcp.NewClient(&mcp.Implementation{Name: "integration-http", Version: "1"}, copts).Connect(ctx, tr, nil)
+	return mcp.NewClient(&mcp.Implementation{Name: "integration-http", Version: "1"}, copts).Connect(ctx, tr, sessions2025)
 }
 
 // session connects a go-sdk client with the bridge's token; it is closed

@@ -66,7 +66,7 @@ func TestHygieneOverHTTP(t *testing.T) {
 			transport := &http.Transport{MaxIdleConnsPerHost: 4}
 			dial := func() *mcp.ClientSession {
 				cs, err := mcp.NewClient(&mcp.Implementation{Name: "hygiene", Version: "1"}, nil).Connect(context.Background(),
-					&mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: transport}}, nil)
+					&mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: transport}}, sessions2025)
 				if err != nil {
 					t.Errorf("connecting: %v", err)
 					return nil

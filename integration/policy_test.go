@@ -166,7 +166,7 @@ func TestPolicyConfirmOverHTTP(t *testing.T) {
 			defer cancel()
 			tr := &mcp.StreamableClientTransport{Endpoint: b.url, HTTPClient: b.httpClient(b.token)}
 			cs, err := mcp.NewClient(&mcp.Implementation{Name: "integration-" + name, Version: "1"}, copts).
-				Connect(ctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+				Connect(ctx, tr, sessions2025)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -107,7 +107,7 @@ func TestReplicasBehindNginx(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
 		tr := &mcp.StreamableClientTransport{Endpoint: proxy, HTTPClient: replicas["r1"].httpClient(token)}
-		cs, err := mcp.NewClient(&mcp.Implementation{Name: "integration-replicas", Version: "1"}, nil).Connect(ctx, tr, nil)
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "integration-replicas", Version: "1"}, nil).Connect(ctx, tr, sessions2025)
 		if err != nil {
 			t.Fatalf("connecting through nginx: %v", err)
 		}

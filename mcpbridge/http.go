@@ -97,7 +97,10 @@ type httpFront struct {
 	b     *Bridge
 	opts  HTTPOptions
 	guard *httpGuard
-	mcp   *mcp.StreamableHTTPHandler
+	mcp   *mcp.StreamableHTTPHandler // 2025-11-25 and older: sessions
+	// stateless serves protocol 2026-07-28 and later, which has no
+	// sessions (SEP-2575): each request stands alone.
+	stateless *mcp.StreamableHTTPHandler
 
 	newMu sync.Mutex // serializes the requests that may open a session
 	seq   atomic.Int64
@@ -129,6 +132,12 @@ func (b *Bridge) HTTPHandler(opts *HTTPOptions) http.Handler {
 		// AllowedHosts adds; the go-sdk's own check, which knows no such
 		// list, would refuse them on a loopback address (as behind a
 		// reverse proxy on 127.0.0.1).
+		DisableLocalhostProtection: true,
+	})
+	f.stateless = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return b.server }, &mcp.StreamableHTTPOptions{
+		Logger:                     b.log,
+		Stateless:                  true,
+		MaxRequestBodyBytes:        o.MaxBodyBytes,
 		DisableLocalhostProtection: true,
 	})
 	mux := http.NewServeMux()
@@ -165,14 +174,23 @@ func (f *httpFront) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// Ending a session waits for its calls: interrupt them first.
 		f.b.haltCalls(r.Header.Get("Mcp-Session-Id"))
 	}
+	if r.Method != http.MethodPost && modernHeader(r) {
+		f.stateless.ServeHTTP(w, r) // 405: no GET streams or DELETE
+		return
+	}
 	if r.Method == http.MethodPost {
-		if !f.readBody(w, r) {
+		body, ok := f.readBody(w, r)
+		if !ok {
 			return
 		}
 		key := strconv.FormatInt(f.seq.Add(1), 10)
 		r.Header.Set(requestHeader, key)
 		f.b.httpRequests.Store(key, r.Context())
 		defer f.b.httpRequests.Delete(key)
+		if modernHeader(r) || discovers(body) {
+			f.stateless.ServeHTTP(w, r)
+			return
+		}
 		if r.Header.Get("Mcp-Session-Id") == "" {
 			// A request without a session may open one: count and open
 			// one at a time, so the limit holds exactly.
@@ -193,7 +211,7 @@ func (f *httpFront) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // readBody reads r's body, bounded in size and time, into memory, so that
 // a slow or endless body fails here with a clear error and never holds a
 // session or the new-session lock.
-func (f *httpFront) readBody(w http.ResponseWriter, r *http.Request) bool {
+func (f *httpFront) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
 	rc := http.NewResponseController(w)
 	rc.SetReadDeadline(time.Now().Add(f.opts.BodyTimeout))
 	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, f.opts.MaxBodyBytes))
@@ -208,15 +226,15 @@ func (f *httpFront) readBody(w http.ResponseWriter, r *http.Request) bool {
 		default:
 			writeHTTPError(w, http.StatusBadRequest, "reading the request body: "+err.Error())
 		}
-		return false
+		return nil, false
 	}
 	if !json.Valid(data) {
 		writeHTTPError(w, http.StatusBadRequest, "parse error: the request body is not JSON (want a JSON-RPC message or batch)")
-		return false
+		return nil, false
 	}
 	r.Body = io.NopCloser(bytes.NewReader(data))
 	r.ContentLength = int64(len(data))
-	return true
+	return data, true
 }
 
 // writeHTTPError writes a JSON-RPC error response (id null) with status.

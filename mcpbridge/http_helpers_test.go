@@ -53,16 +53,27 @@ func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	return h.base.RoundTrip(r)
 }
 
-// connect opens an MCP session with a go-sdk client, whose requests carry
-// token (when set) as a bearer token.
+// connect opens an MCP session (protocol 2025-11-25) with a go-sdk
+// client, whose requests carry token (when set) as a bearer token.
 func (hb *httpBridge) connect(t *testing.T, token string) (*mcp.ClientSession, error) {
+	t.Helper()
+	return hb.connectVersion(t, token, sessionsProtocol)
+}
+
+// sessionsProtocol is the last protocol version with MCP sessions.
+const sessionsProtocol = "2025-11-25"
+
+// connectVersion connects a go-sdk client asking for protocol version
+// (the go-sdk's newest when ""), its requests carrying token when set.
+func (hb *httpBridge) connectVersion(t *testing.T, token, version string) (*mcp.ClientSession, error) {
 	t.Helper()
 	hc := hb.srv.Client()
 	if token != "" {
 		hc = &http.Client{Transport: headerTransport{hc.Transport, "Authorization", "Bearer " + token}}
 	}
 	client := mcp.NewClient(&mcp.Implementation{Name: "http-test", Version: "1"}, nil)
-	cs, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: hb.url, HTTPClient: hc, MaxRetries: -1}, nil)
+	cs, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: hb.url, HTTPClient: hc, MaxRetries: -1},
+		&mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err == nil {
 		t.Cleanup(func() { cs.Close() })
 	}

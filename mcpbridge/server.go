@@ -52,6 +52,9 @@ func New(eng engine.Engine, opts *Options) *Bridge {
 		Instructions: serverInstructions,
 		Logger:       b.log,
 		GetSessionID: sessionIDs(o.Replica),
+		// Prompts: none, declared with an empty list, as 2026-07-28
+		// clients expect of a server that lists them.
+		Capabilities: &mcp.ServerCapabilities{Logging: &mcp.LoggingCapabilities{}, Prompts: &mcp.PromptCapabilities{}},
 	})
 	b.server.AddTool(runPythonTool(o.DefaultTimeout, o.MaxTimeout), b.runPython)
 	b.server.AddResource(capabilitiesResource(), b.readCapabilities)
