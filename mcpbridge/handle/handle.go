@@ -1,0 +1,251 @@
+// Package handle mints and checks sandbox handles: the values a bridge
+// gives a client under protocol 2026-07-28, which has no sessions, to name
+// the sandbox whose Python state its later calls continue.
+//
+// A handle is a bearer secret, authenticated with an HMAC-SHA256 under a
+// key the replicas of one bridge share, so that any of them can check a
+// handle another minted and find its sandbox: the handle names the engine
+// (an entry of MCP_BRIDGE_ENGINES, "" for the only one) and the container.
+// It also carries a tag of the client token it was minted for, so that a
+// client with another token cannot use it, and a fingerprint of the key,
+// so that a handle minted under another key is told apart from a forged
+// one. A handle does not expire by itself: its sandbox does, after the
+// idle timeout without a call, and the sandbox keeps the time of its last
+// call (see the runtime's protocol).
+//
+// The text form is "sb1_" followed by the unpadded base64url of the
+// binary form:
+//
+//	version  1 byte   (1)
+//	key ID   2 bytes  (a fingerprint of the key)
+//	minted   4 bytes  (Unix seconds, big-endian)
+//	token    4 bytes  (a tag of the client token, under the key)
+//	engine   1 byte of length, then that many bytes (at most 64)
+//	ref      1 byte of length, then that many bytes (at most 128)
+//	MAC      16 bytes (HMAC-SHA256 of all the above, truncated)
+//
+// A container ID of 64 (or 32) hexadecimal digits is stored as the 16
+// bytes of its first 32 digits (ref length 16 | 0x80), enough to name it on any
+// engine; any other reference (a container or pod name) as its bytes.
+package handle
+
+import (
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Prefix begins every handle's text form.
+const Prefix = "sb1_"
+
+// MinKeyLen is the shortest key a bridge accepts (MCP_BRIDGE_HANDLE_KEY).
+const MinKeyLen = 32
+
+// Bounds of a handle's parts.
+const (
+	version      = 1
+	macLen       = 16
+	maxEngineLen = 64
+	maxRefLen    = 128
+	hexRefFlag   = 0x80 // on ref's length byte: ref is a hex ID's prefix
+	hexRefBytes  = 16
+	// maxText bounds the text form: the longest binary form, encoded.
+	maxText = len(Prefix) + (1+2+4+4+1+maxEngineLen+1+maxRefLen+macLen)*4/3 + 4
+)
+
+// Sentinel errors of Check, for errors.Is; each says which check failed.
+var (
+	// ErrMalformed reports a value that is not a handle: empty, not
+	// "sb1_…", not base64url, truncated, padded or with bytes to spare.
+	ErrMalformed = errors.New("not a sandbox handle")
+	// ErrOtherKey reports a handle minted under another key: by a
+	// bridge that does not share this one's MCP_BRIDGE_HANDLE_KEY (or,
+	// without one, by another bridge process).
+	ErrOtherKey = errors.New("the handle was minted under another key")
+	// ErrForged reports a handle whose authentication fails under the
+	// key it names: it was altered or made up.
+	ErrForged = errors.New("the handle is forged: its authentication does not match")
+	// ErrForeign reports a handle minted for another client token.
+	ErrForeign = errors.New("the handle was minted for another client")
+)
+
+// A Sandbox is what a handle names.
+type Sandbox struct {
+	// Engine is the entry of MCP_BRIDGE_ENGINES the sandbox runs on; ""
+	// when the bridge has one engine.
+	Engine string
+	// Ref names the container on its engine: its ID (or a unique
+	// prefix of it, as Check returns it) or its name.
+	Ref string
+	// Minted is when the handle was minted, to the second.
+	Minted time.Time
+}
+
+// A Keyring mints and checks handles under one key.
+type Keyring struct {
+	mac   []byte // the MAC key, derived from the key
+	kid   [2]byte
+	token []byte // the key of client-token tags
+}
+
+// NewKeyring returns a keyring over key, which must be at least MinKeyLen
+// bytes; an empty key stands for a random one, good for this process
+// only (its handles cannot be resumed by another).
+func NewKeyring(key string) (*Keyring, error) {
+	if key == "" {
+		key = rand.Text() + rand.Text() // 260 random bits
+	} else if len(key) < MinKeyLen {
+		return nil, fmt.Errorf("the handle key is %d bytes; it must be at least %d", len(key), MinKeyLen)
+	}
+	derive := func(label string) []byte {
+		h := hmac.New(sha256.New, []byte(key))
+		h.Write([]byte("mcp-bridge handle v1: " + label))
+		return h.Sum(nil)
+	}
+	k := &Keyring{mac: derive("mac"), token: derive("token")}
+	copy(k.kid[:], derive("key id"))
+	return k, nil
+}
+
+// KeyID returns the fingerprint of the keyring's key (4 hex digits), to
+// tell in logs which key minted a handle; it reveals nothing of the key.
+func (k *Keyring) KeyID() string { return hex.EncodeToString(k.kid[:]) }
+
+// tokenTag is the tag of a client token under the keyring.
+func (k *Keyring) tokenTag(token string) [4]byte {
+	h := hmac.New(sha256.New, k.token)
+	h.Write([]byte(token))
+	var tag [4]byte
+	copy(tag[:], h.Sum(nil))
+	return tag
+}
+
+// Mint returns the handle of sb for a client with token ("" without
+// one), minted now.
+func (k *Keyring) Mint(sb Sandbox, token string, now time.Time) (string, error) {
+	if len(sb.Engine) > maxEngineLen {
+		return "", fmt.Errorf("minting a handle: the engine name is %d bytes, over %d", len(sb.Engine), maxEngineLen)
+	}
+	ref, flag := []byte(sb.Ref), byte(0)
+	if isHexID(sb.Ref) {
+		ref, _ = hex.DecodeString(sb.Ref[:2*hexRefBytes])
+		flag = hexRefFlag
+	}
+	if len(ref) == 0 || len(ref) > maxRefLen {
+		return "", fmt.Errorf("minting a handle: the container reference is %d bytes; it must be 1 to %d", len(ref), maxRefLen)
+	}
+	b := make([]byte, 0, 13+len(sb.Engine)+len(ref)+macLen)
+	b = append(b, version, k.kid[0], k.kid[1])
+	b = binary.BigEndian.AppendUint32(b, uint32(now.Unix()))
+	tag := k.tokenTag(token)
+	b = append(b, tag[:]...)
+	b = append(b, byte(len(sb.Engine)))
+	b = append(b, sb.Engine...)
+	b = append(b, byte(len(ref))|flag)
+	b = append(b, ref...)
+	b = append(b, k.sum(b)...)
+	return Prefix + base64.RawURLEncoding.EncodeToString(b), nil
+}
+
+func (k *Keyring) sum(b []byte) []byte {
+	h := hmac.New(sha256.New, k.mac)
+	h.Write(b)
+	return h.Sum(nil)[:macLen]
+}
+
+// Check returns the sandbox that handle names, when the keyring minted it
+// for a client with token; else an error wrapping ErrMalformed,
+// ErrOtherKey, ErrForged or ErrForeign, in the order they are checked.
+func (k *Keyring) Check(h, token string) (Sandbox, error) {
+	b, err := decode(h)
+	if err != nil {
+		return Sandbox{}, err
+	}
+	body, mac := b[:len(b)-macLen], b[len(b)-macLen:]
+	if [2]byte(body[1:3]) != k.kid {
+		return Sandbox{}, ErrOtherKey
+	}
+	if !hmac.Equal(mac, k.sum(body)) {
+		return Sandbox{}, ErrForged
+	}
+	tag := k.tokenTag(token)
+	if !hmac.Equal(body[7:11], tag[:]) {
+		return Sandbox{}, ErrForeign
+	}
+	sb := Sandbox{Minted: time.Unix(int64(binary.BigEndian.Uint32(body[3:7])), 0)}
+	n := int(body[11])
+	sb.Engine = string(body[12 : 12+n])
+	rest := body[12+n:]
+	if rest[0]&hexRefFlag != 0 {
+		sb.Ref = hex.EncodeToString(rest[1:])
+	} else {
+		sb.Ref = string(rest[1:])
+	}
+	return sb, nil
+}
+
+// decode returns the binary form of h, checked for its structure (the
+// lengths add up, nothing to spare), or an error wrapping ErrMalformed.
+func decode(h string) ([]byte, error) {
+	bad := func(why string) error { return fmt.Errorf("%w: %s", ErrMalformed, why) }
+	switch {
+	case h == "":
+		return nil, bad("it is empty")
+	case len(h) > maxText:
+		return nil, bad(fmt.Sprintf("it is %d characters, longer than any handle", len(h)))
+	case !strings.HasPrefix(h, Prefix):
+		return nil, bad(`a handle begins with "` + Prefix + `"`)
+	}
+	b, err := base64.RawURLEncoding.Strict().DecodeString(h[len(Prefix):])
+	if err != nil {
+		return nil, bad("it is not unpadded base64url (truncated, padded or altered)")
+	}
+	if len(b) < 13+1+macLen || b[0] != version {
+		return nil, bad("it is truncated or of an unknown version")
+	}
+	n := int(b[11])
+	if n > maxEngineLen || 12+n >= len(b)-macLen {
+		return nil, bad("it is truncated")
+	}
+	refByte := b[12+n]
+	refLen := int(refByte &^ hexRefFlag)
+	if refLen == 0 || refLen > maxRefLen || (refByte&hexRefFlag != 0 && refLen != hexRefBytes) {
+		return nil, bad("its container reference is malformed")
+	}
+	if want := 12 + n + 1 + refLen + macLen; len(b) != want {
+		return nil, bad(fmt.Sprintf("it is %d bytes where its lengths say %d (truncated or padded)", len(b), want))
+	}
+	return b, nil
+}
+
+// isHexID reports whether ref is an engine's container ID, or the prefix
+// of one a handle keeps: 64 or 32 lower-case hexadecimal digits.
+func isHexID(ref string) bool {
+	if len(ref) != 64 && len(ref) != 2*hexRefBytes {
+		return false
+	}
+	for i := 0; i < len(ref); i++ {
+		c := ref[i]
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// Redact returns what a log may show of a handle: its prefix and first
+// characters, never enough to use it.
+func Redact(h string) string {
+	const shown = len(Prefix) + 6
+	if len(h) <= shown {
+		return "sb1_…"
+	}
+	return h[:shown] + "…"
+}

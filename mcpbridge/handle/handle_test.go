@@ -1,0 +1,173 @@
+package handle
+
+import (
+	"encoding/base64"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+)
+
+const (
+	testKey  = "0123456789abcdef0123456789abcdef-test"
+	otherKey = "fedcba9876543210fedcba9876543210-other"
+	dockerID = "3f1c9a7e5b2d4c6e8f0a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60"
+)
+
+func mustKeyring(t testing.TB, key string) *Keyring {
+	t.Helper()
+	k, err := NewKeyring(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
+func TestRoundTrip(t *testing.T) {
+	k := mustKeyring(t, testKey)
+	now := time.Unix(1795000000, 0)
+	for _, tc := range []struct {
+		name    string
+		sb      Sandbox
+		wantRef string
+	}{
+		{"docker ID", Sandbox{Ref: dockerID}, dockerID[:32]},
+		{"named engine", Sandbox{Engine: "podman@remote", Ref: dockerID}, dockerID[:32]},
+		{"pod name", Sandbox{Engine: "kubernetes", Ref: "mcp-sandbox-7"}, "mcp-sandbox-7"},
+		{"upper-case hex is a name", Sandbox{Ref: strings.ToUpper(dockerID)}, strings.ToUpper(dockerID)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h, err := k.Mint(tc.sb, "token-a", now)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.HasPrefix(h, Prefix) || len(h) > maxText {
+				t.Fatalf("handle %q", h)
+			}
+			got, err := k.Check(h, "token-a")
+			if err != nil {
+				t.Fatalf("Check(%q): %v", h, err)
+			}
+			if got.Engine != tc.sb.Engine || got.Ref != tc.wantRef || !got.Minted.Equal(now) {
+				t.Fatalf("Check = %+v, want engine %q ref %q minted %v", got, tc.sb.Engine, tc.wantRef, now)
+			}
+			// The same keyring built again (another replica) checks it.
+			if _, err := mustKeyring(t, testKey).Check(h, "token-a"); err != nil {
+				t.Fatalf("another replica: %v", err)
+			}
+		})
+	}
+}
+
+func TestCheckRefuses(t *testing.T) {
+	k := mustKeyring(t, testKey)
+	h, err := k.Mint(Sandbox{Engine: "docker", Ref: dockerID}, "token-a", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := base64.RawURLEncoding.DecodeString(strings.TrimPrefix(h, Prefix))
+	enc := func(b []byte) string { return Prefix + base64.RawURLEncoding.EncodeToString(b) }
+	flip := func(i int) string {
+		b := append([]byte(nil), raw...)
+		b[i] ^= 0x01
+		return enc(b)
+	}
+	other, _ := mustKeyring(t, otherKey).Mint(Sandbox{Engine: "docker", Ref: dockerID}, "token-a", time.Now())
+	cases := []struct {
+		name, h, token string
+		want           error
+	}{
+		{"empty", "", "token-a", ErrMalformed},
+		{"no prefix", strings.TrimPrefix(h, Prefix), "token-a", ErrMalformed},
+		{"truncated by a character", h[:len(h)-1], "token-a", ErrMalformed},
+		{"truncated by a byte", enc(raw[:len(raw)-1]), "token-a", ErrMalformed},
+		{"truncated to its prefix", Prefix, "token-a", ErrMalformed},
+		{"padded with =", h + "=", "token-a", ErrMalformed},
+		{"padded with a byte", enc(append(append([]byte(nil), raw...), 0)), "token-a", ErrMalformed},
+		{"a space", h + " ", "token-a", ErrMalformed},
+		{"standard base64", strings.NewReplacer("-", "+", "_", "/").Replace(h) + "+", "token-a", ErrMalformed},
+		{"huge", Prefix + strings.Repeat("A", 10000), "token-a", ErrMalformed},
+		{"another key", other, "token-a", ErrOtherKey},
+		{"another client", h, "token-b", ErrForeign},
+		{"no client token", h, "", ErrForeign},
+		{"minted time altered", flip(4), "token-a", ErrForged},
+		{"token tag altered", flip(8), "token-a", ErrForged},
+		{"engine altered", flip(13), "token-a", ErrForged},
+		{"container altered", flip(len(raw) - macLen - 1), "token-a", ErrForged},
+		{"MAC altered", flip(len(raw) - 1), "token-a", ErrForged},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := k.Check(tc.h, tc.token)
+			if !errors.Is(err, tc.want) {
+				t.Fatalf("Check(%.40q) = %v, want %v", tc.h, err, tc.want)
+			}
+		})
+	}
+}
+
+func TestKeys(t *testing.T) {
+	if _, err := NewKeyring("short"); err == nil {
+		t.Fatal("a 5-byte key was accepted")
+	}
+	a, b := mustKeyring(t, ""), mustKeyring(t, "")
+	if a.KeyID() == b.KeyID() && string(a.mac) == string(b.mac) {
+		t.Fatal("two random keys are the same")
+	}
+	h, err := a.Mint(Sandbox{Ref: dockerID}, "", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Check(h, ""); err == nil {
+		t.Fatal("a handle of one process's random key was accepted by another")
+	}
+}
+
+func TestMintBounds(t *testing.T) {
+	k := mustKeyring(t, testKey)
+	for _, sb := range []Sandbox{
+		{Ref: ""},
+		{Ref: strings.Repeat("n", maxRefLen+1)},
+		{Engine: strings.Repeat("e", maxEngineLen+1), Ref: dockerID},
+	} {
+		if h, err := k.Mint(sb, "", time.Now()); err == nil {
+			t.Errorf("Mint(%+v) = %q, want an error", sb, h)
+		}
+	}
+	h, err := k.Mint(Sandbox{Engine: strings.Repeat("e", maxEngineLen), Ref: strings.Repeat("n", maxRefLen)}, "", time.Now())
+	if err != nil || len(h) > maxText {
+		t.Fatalf("the longest handle: %d characters (max %d), %v", len(h), maxText, err)
+	}
+}
+
+func TestRedact(t *testing.T) {
+	k := mustKeyring(t, testKey)
+	h, _ := k.Mint(Sandbox{Ref: dockerID}, "", time.Now())
+	r := Redact(h)
+	if len(r) > len(Prefix)+6+len("…") || strings.Contains(h[len(Prefix)+6:], strings.TrimSuffix(r[len(Prefix):], "…")) && len(r) > 12 {
+		t.Fatalf("Redact(%q) = %q", h, r)
+	}
+	if Redact("x") != "sb1_…" {
+		t.Fatalf("Redact of a short value = %q", Redact("x"))
+	}
+}
+
+// FuzzCheck: no input makes Check panic, and whatever it accepts is what
+// Mint made of it.
+func FuzzCheck(f *testing.F) {
+	k := mustKeyring(f, testKey)
+	h, _ := k.Mint(Sandbox{Engine: "docker", Ref: dockerID}, "t", time.Now())
+	f.Add(h)
+	f.Add(Prefix)
+	f.Add(Prefix + "AQID")
+	f.Fuzz(func(t *testing.T, s string) {
+		sb, err := k.Check(s, "t")
+		if err != nil {
+			return
+		}
+		again, err := k.Mint(sb, "t", sb.Minted)
+		if err != nil || again != s {
+			t.Fatalf("Check accepted %q as %+v, which mints %q (%v)", s, sb, again, err)
+		}
+	})
+}
