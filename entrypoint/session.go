@@ -152,6 +152,9 @@ type Session struct {
 	placed string // the engine the last sandbox ran on, when the engine names it
 	idle   *time.Timer
 	closed bool
+	// pinned says the sandbox it has is its only one: once that is gone,
+	// calls fail with ErrPinnedGone instead of starting another.
+	pinned bool
 
 	discards  sync.WaitGroup // containers being stopped in the background
 	closeOnce sync.Once
@@ -160,6 +163,10 @@ type Session struct {
 
 // ErrSessionClosed reports a call on a closed Session.
 var ErrSessionClosed = errors.New("session closed")
+
+// ErrPinnedGone reports a call on a pinned session whose sandbox is gone
+// (stopped idle, died, killed); the error says why.
+var ErrPinnedGone = errors.New("the sandbox is gone")
 
 // ErrStart wraps every failure to start a sandbox, for errors.Is.
 var ErrStart = errors.New("starting sandbox")
@@ -194,6 +201,26 @@ func (s *Session) SetIdleTimeout(d time.Duration) {
 	s.mu.Lock()
 	s.opts.IdleTimeout = d
 	s.mu.Unlock()
+}
+
+// Pin makes the session's sandbox, started now if it has none, its only
+// one: once it is gone, calls fail with ErrPinnedGone saying why,
+// instead of starting another (whose state a client would take for the
+// old one's). It returns the sandbox's container ID and the engine it
+// runs on ("" when the engine names none).
+func (s *Session) Pin(ctx context.Context) (id, engineName string, err error) {
+	if err := s.acquire(ctx); err != nil {
+		return "", "", err
+	}
+	defer s.release()
+	ctr, _, err := s.ensure(ctx)
+	if err != nil {
+		return "", "", err
+	}
+	s.mu.Lock()
+	s.pinned = true
+	s.mu.Unlock()
+	return ctr.sb.ID(), placedOn(ctr.sb), nil
 }
 
 // Ready reports whether the session has a live sandbox, started and not
@@ -276,6 +303,12 @@ func (s *Session) ensure(ctx context.Context) (*container, string, error) {
 			return ctr, "", nil
 		}
 		s.discard(ctr, err.Error())
+	}
+	s.mu.Lock()
+	pinned, lost := s.pinned, s.lost
+	s.mu.Unlock()
+	if pinned {
+		return nil, "", fmt.Errorf("%w: %s", ErrPinnedGone, lost)
 	}
 	start := time.Now()
 	opts := &s.opts

@@ -13,6 +13,7 @@ type callArgs struct {
 	code    string
 	servers []string
 	timeout time.Duration
+	session string // the handle of the sandbox to run in ("": none)
 }
 
 // parseArgs validates raw run_python arguments: a missing timeout is def,
@@ -56,6 +57,13 @@ func parseArgs(raw json.RawMessage, def, max time.Duration, known func(string) b
 			seen[name] = true
 			a.servers = append(a.servers, name)
 		}
+	}
+
+	if s, ok := fields["session"]; ok && !isNull(s) {
+		if json.Unmarshal(s, &a.session) != nil || s[0] != '"' {
+			return callArgs{}, "'session' must be a string: the session handle a run_python result gave"
+		}
+		a.session = strings.TrimSpace(a.session)
 	}
 
 	if t, ok := fields["timeout"]; ok && !isNull(t) {

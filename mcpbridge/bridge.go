@@ -36,6 +36,7 @@ type Bridge struct {
 	audit          *audit.Log               // nil: no audit records
 	egress         *egress.Gateway          // nil: sandboxes get no network endpoint
 	packages       *packages.Store          // nil: no package set
+	handles        *handleTable             // the sandboxes behind handles
 
 	httpRequests sync.Map     // key of an HTTP request in flight → its context
 	calls        atomic.Int64 // run_python calls in flight

@@ -170,6 +170,7 @@ func (f *httpFront) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	r.Header.Del(requestHeader)
+	r.Header.Del(statelessHeader)
 	if r.Method == http.MethodDelete {
 		// Ending a session waits for its calls: interrupt them first.
 		f.b.haltCalls(r.Header.Get("Mcp-Session-Id"))
@@ -188,6 +189,7 @@ func (f *httpFront) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		f.b.httpRequests.Store(key, r.Context())
 		defer f.b.httpRequests.Delete(key)
 		if modernHeader(r) || discovers(body) {
+			markStateless(r)
 			f.stateless.ServeHTTP(w, r)
 			return
 		}

@@ -34,6 +34,7 @@ func runPythonTool(def, max time.Duration) *mcp.Tool {
 					"type": "integer", "minimum": 1, "maximum": int(max.Seconds()),
 					"default": int(def.Seconds()), "description": "Timeout in seconds",
 				},
+				"session": map[string]any{"type": "string", "description": "Handle from an earlier result, to continue in its sandbox"},
 			},
 			"required": []string{"code"},
 		},
@@ -65,6 +66,9 @@ memory/pids/cpu limits. Globals persist between calls; top-level await works.
 - code (string, required): the Python source.
 - servers (list of strings): MCP servers to load as ` + "`mcp_<alias>`" + ` proxies for this and later calls.
 - timeout (integer seconds): interrupted after this long; the session keeps its state.
+- session (string): the handle an earlier result gave (` + "`session: sb1_…`" + `); the call runs in that
+  sandbox, with its variables. Without sessions (MCP 2026-07-28 over HTTP) a call without one
+  starts a new sandbox and its result gives the handle.
 
 ## Checklist
 1. Discover: ` + "`from mcp import runtime; runtime.discovered_servers()`" + `.

@@ -106,6 +106,9 @@ type Options struct {
 	// installed once per configuration through the egress gateway, and
 	// the indexes. Zero: no package set.
 	Packages packages.Options
+	// Handles configure the sandbox handles of protocol 2026-07-28 over
+	// HTTP. Zero: the defaults of HandleOptions.
+	Handles HandleOptions
 }
 
 // withDefaults returns o with every zero value replaced by its default.
@@ -132,6 +135,7 @@ func (o Options) withDefaults() Options {
 	if o.ToolResults == "" {
 		o.ToolResults = ToolResultsSimple
 	}
+	o.Handles = o.Handles.withDefaults()
 	if o.Registry == nil {
 		d := o.Discovery
 		if d.Logger == nil {
@@ -145,3 +149,37 @@ func (o Options) withDefaults() Options {
 // implementationName is the bridge's MCP implementation name, which
 // discovery owns: it knows an entry that would start the bridge by it.
 const implementationName = discovery.ImplementationName
+
+// Defaults of HandleOptions.
+const (
+	defaultMaxHandles = 16
+	defaultHandleIdle = 30 * time.Minute
+)
+
+// HandleOptions configure the sandbox handles of protocol 2026-07-28,
+// which has no sessions: a run_python call without a handle starts a
+// sandbox and its result carries the handle that continues it.
+type HandleOptions struct {
+	// Key authenticates handles (MCP_BRIDGE_HANDLE_KEY, at least 32
+	// characters): replicas that share it resume each other's handles.
+	// Zero: a random key, good for this process only.
+	Key string
+	// MaxPerClient bounds the live handles one client token (or, without
+	// a token, all clients together) holds on this replica; a call that
+	// would mint one more is refused. Zero: 16.
+	MaxPerClient int
+	// IdleTimeout ends a handle's sandbox after this long without a call
+	// (MCP_BRIDGE_SESSION_IDLE_TIMEOUT). Zero: 30 minutes; negative:
+	// never.
+	IdleTimeout time.Duration
+}
+
+func (o HandleOptions) withDefaults() HandleOptions {
+	if o.MaxPerClient <= 0 {
+		o.MaxPerClient = defaultMaxHandles
+	}
+	if o.IdleTimeout == 0 {
+		o.IdleTimeout = defaultHandleIdle
+	}
+	return o
+}

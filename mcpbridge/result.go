@@ -42,6 +42,9 @@ type payload struct {
 	Images int           `json:"images,omitempty"`
 	Files  []payloadFile `json:"files,omitempty"`
 	Notes  []string      `json:"notes,omitempty"`
+	// Session is the handle of the sandbox the call started, in the
+	// result that mints it (protocol 2026-07-28 over HTTP).
+	Session string `json:"session,omitempty"`
 }
 
 // An outcome is everything a result is rendered from.

@@ -2,6 +2,7 @@ package mcpbridge
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"strconv"
 	"strings"
@@ -38,11 +39,33 @@ func (b *Bridge) runPython(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 		finish(res, 0)
 		return res, nil
 	}
-	cs, err := b.sessionOf(req.Session)
-	if err != nil {
-		res := outcome{status: statusError, summary: "Sandbox error: " + err.Error(), err: err.Error()}.toolResult(mode)
+	cs, hc, problem := b.sandboxFor(req, args)
+	if problem != "" {
+		res := outcome{status: statusError, summary: "Not run: " + problem, err: problem}.toolResult(mode)
 		finish(res, 0)
 		return res, nil
+	}
+	var minted string
+	if hc != nil && hc.minted {
+		h, err := b.mint(b.traceStart(withEvents(ctx, cs.events)), req, hc)
+		if err != nil {
+			cs.close()
+			res := outcome{status: statusError, summary: "Sandbox error: " + err.Error(), err: err.Error()}.toolResult(mode)
+			finish(res, 0)
+			return res, nil
+		}
+		minted = h
+	}
+	if cs == nil {
+		var err error
+		if cs, err = b.sessionOf(req.Session); err != nil {
+			res := outcome{status: statusError, summary: "Sandbox error: " + err.Error(), err: err.Error()}.toolResult(mode)
+			finish(res, 0)
+			return res, nil
+		}
+	}
+	if hc != nil {
+		cs.events.bind(req.Session) // this request's, for its notifications
 	}
 	// Every line of the call names its client session (the bridge's name
 	// and, over HTTP, the Mcp-Session-Id) and the call.
@@ -52,13 +75,16 @@ func (b *Bridge) runPython(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 	}
 	log.Debug("run_python call", "timeout", args.timeout, "servers", args.servers)
 	if asksByResult(req.Session) {
-		return b.runSuspendable(ctx, req, cs, args, log, finish), nil
+		return b.runSuspendable(ctx, req, cs, args, log, minted, finish), nil
 	}
 	ctx, cancel := b.callContext(ctx, req.Extra)
 	defer cancel()
 	stopHalt := context.AfterFunc(cs.halted, cancel) // its MCP session is ending
 	defer stopHalt()
 	res, outBytes := b.execute(ctx, req, cs, args, log, nil)
+	if minted != "" {
+		res = withHandle(res, minted)
+	}
 	log.Debug("run_python answered", "status", resultStatus(res), "took", time.Since(began))
 	finish(res, outBytes)
 	return res, nil
@@ -97,6 +123,10 @@ func (b *Bridge) execute(ctx context.Context, req *mcp.CallToolRequest, cs *clie
 	}
 	cs.egress.BeginCall()
 	res, err := cs.session.Run(b.traceStart(withEvents(ctx, cs.events)), call)
+	if errors.Is(err, entrypoint.ErrPinnedGone) {
+		msg := b.handleGone(cs, err)
+		return outcome{status: statusError, summary: "Not run: " + msg, err: msg}.toolResult(mode), 0
+	}
 	if err != nil {
 		log.Warn("run_python failed", "err", err)
 		b.metrics.startFailed(err)
@@ -140,8 +170,9 @@ func (b *Bridge) knownServer(name string) bool {
 }
 
 // runSuspendable starts the call on its own and waits for its answer or
-// its first question. finish records the call when it ends.
-func (b *Bridge) runSuspendable(ctx context.Context, req *mcp.CallToolRequest, cs *clientSession, args callArgs, log *slog.Logger, finish func(*mcp.CallToolResult, int)) *mcp.CallToolResult {
+// its first question. finish records the call when it ends; its result
+// carries minted, the handle of the sandbox the call started, if any.
+func (b *Bridge) runSuspendable(ctx context.Context, req *mcp.CallToolRequest, cs *clientSession, args callArgs, log *slog.Logger, minted string, finish func(*mcp.CallToolResult, int)) *mcp.CallToolResult {
 	began := time.Now()
 	pc := &pendingCall{done: make(chan *mcp.CallToolResult, 1), asks: make(chan *question)}
 	// The call outlives this request when it asks; it keeps the
@@ -153,6 +184,9 @@ func (b *Bridge) runSuspendable(ctx context.Context, req *mcp.CallToolRequest, c
 		defer cancel()
 		defer stopHalt()
 		res, outBytes := b.execute(cctx, req, cs, args, log, pc.ask)
+		if minted != "" {
+			res = withHandle(res, minted)
+		}
 		cs.waiting.forget(pc)
 		log.Debug("run_python answered", "status", resultStatus(res), "took", time.Since(began))
 		finish(res, outBytes)
@@ -188,11 +222,19 @@ func (b *Bridge) await(ctx context.Context, req *mcp.CallToolRequest, cs *client
 // for it again.
 func (b *Bridge) resume(ctx context.Context, req *mcp.CallToolRequest) *mcp.CallToolResult {
 	mode := b.opts.OutputMode
-	cs, err := b.sessionOf(req.Session)
-	if err != nil {
-		return outcome{status: statusError, summary: "Sandbox error: " + err.Error(), err: err.Error()}.toolResult(mode)
+	var cs *clientSession
+	var pc *pendingCall
+	var q *question
+	if stateless(req) {
+		// No MCP session: the call waits in the sandbox of a handle.
+		cs, pc, q = b.handles.resumed(req.Params.RequestState)
+	} else {
+		var err error
+		if cs, err = b.sessionOf(req.Session); err != nil {
+			return outcome{status: statusError, summary: "Sandbox error: " + err.Error(), err: err.Error()}.toolResult(mode)
+		}
+		pc, q = cs.waiting.resumed(req.Params.RequestState)
 	}
-	pc, q := cs.waiting.resumed(req.Params.RequestState)
 	if pc == nil {
 		msg := "this answer matches no call waiting for one in this session (it ended, timed out, or was answered already); call run_python again"
 		return outcome{status: statusError, summary: "Not run: " + msg, err: msg}.toolResult(mode)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/egress"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/handle"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/packages"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/policy"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/toolsearch"
@@ -32,6 +33,12 @@ func New(eng engine.Engine, opts *Options) *Bridge {
 	b.policy = policy.Open(o.PolicyFile, o.Registry.StateDir(), b.log)
 	b.searchKeywords = toolsearch.NewKeywordsFile(o.SearchKeywordsFile, o.Registry.StateDir(), b.log)
 	b.audit = o.Audit
+	keys, err := handle.NewKeyring(o.Handles.Key)
+	if err != nil {
+		b.log.Error("the handle key is unusable: handles get a random key of this process", "err", err)
+		keys, _ = handle.NewKeyring("")
+	}
+	b.handles = newHandleTable(keys)
 	gw, err := egress.New(&egress.Options{Policy: b.policy.Current, CA: o.EgressCA, Audit: o.Audit, Metrics: b.metrics, Logger: b.log})
 	if err != nil {
 		b.log.Error("the egress gateway cannot start: sandboxes get no network endpoint", "err", err)
@@ -85,7 +92,8 @@ func (b *Bridge) Close() error {
 		wg.Add(1)
 		go func() { defer wg.Done(); s.close() }()
 	}
-	wg.Add(2)
+	wg.Add(3)
+	go func() { defer wg.Done(); b.closeHandles() }()
 	go func() { defer wg.Done(); b.shared.close() }()
 	go func() { defer wg.Done(); b.pool.close() }()
 	wg.Wait()

@@ -30,6 +30,9 @@ type clientSession struct {
 	outputs outputStore    // whole outputs of calls cut to the budget
 	files   fileLinks      // the files out its calls reported
 	egress  *egress.Client // its side of the egress gateway (nil: none)
+	// handleKey is its key in the bridge's handle table, when a handle
+	// names its sandbox ("": none); set before its first call.
+	handleKey string
 	// installUntil is when its runtime's install endpoint stops being
 	// served (Unix nanoseconds): installWindow after the bridge last
 	// answered one of its runtime.install requests; before the first, 0.

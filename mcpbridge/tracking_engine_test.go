@@ -2,6 +2,7 @@ package mcpbridge
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"testing"
 
@@ -45,8 +46,9 @@ func (e *trackingEngine) Start(ctx context.Context, spec engine.Spec) (engine.Sa
 	e.mu.Lock()
 	e.started++
 	e.live++
+	n := e.started
 	e.mu.Unlock()
-	return &trackedSandbox{Sandbox: sb, e: e}, nil
+	return &trackedSandbox{Sandbox: sb, e: e, id: fmt.Sprintf("local-%d", n)}, nil
 }
 
 // counts returns how many sandboxes started and how many still run.
@@ -59,8 +61,12 @@ func (e *trackingEngine) counts() (started, live int) {
 type trackedSandbox struct {
 	engine.Sandbox
 	e    *trackingEngine
+	id   string // unique among the engine's sandboxes, as a handle needs
 	once sync.Once
 }
+
+// ID implements engine.Sandbox.
+func (s *trackedSandbox) ID() string { return s.id }
 
 // Close implements engine.Sandbox: the local process is gone when it
 // returns.

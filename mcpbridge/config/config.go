@@ -168,6 +168,11 @@ func Load(getenv func(string) string) (*Config, error) {
 	if r.set(EnvSessionIdle) && sessionIdle == 0 {
 		c.HTTP.SessionIdleTimeout = -1
 	}
+	c.Bridge.Handles = mcpbridge.HandleOptions{
+		Key:          r.handleKey(EnvHandleKey),
+		MaxPerClient: int(r.integer(EnvMaxHandles, 1, 100000, "want a whole number of at least 1")),
+		IdleTimeout:  c.HTTP.SessionIdleTimeout,
+	}
 	if len(r.errs) > 0 {
 		return nil, fmt.Errorf("%w: %w", ErrInvalid, errors.Join(r.errs...))
 	}

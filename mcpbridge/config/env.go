@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/handle"
 )
 
 // The environment variables Load reads: the original bridge's names, and
@@ -52,6 +53,8 @@ const (
 	EnvEngines         = "MCP_BRIDGE_ENGINES"
 	EnvOpenProbes      = "MCP_BRIDGE_HTTP_OPEN_PROBES"
 	EnvReplica         = "MCP_BRIDGE_HTTP_REPLICA"
+	EnvHandleKey       = "MCP_BRIDGE_HANDLE_KEY"
+	EnvMaxHandles      = "MCP_BRIDGE_MAX_HANDLES"
 	EnvToolResults     = "MCP_BRIDGE_TOOL_RESULTS"
 	EnvPolicy          = "MCP_BRIDGE_POLICY"
 	EnvSearchKeywords  = "MCP_BRIDGE_SEARCH_KEYWORDS"
@@ -370,6 +373,26 @@ func (r *reader) token(name string) string {
 	}
 	if !ok {
 		r.bad(name, "(hidden)", fmt.Sprintf("want a token of at least %d visible ASCII characters, no spaces (such as the output of openssl rand -hex 32)", minTokenLength))
+		return ""
+	}
+	return v
+}
+
+// handleKey reads the key of sandbox handles: at least handle.MinKeyLen
+// visible ASCII characters, or unset.
+func (r *reader) handleKey(name string) string {
+	v := r.get(name)
+	if v == "" {
+		return ""
+	}
+	ok := len(v) >= handle.MinKeyLen
+	for _, c := range v {
+		if c <= ' ' || c > '~' {
+			ok = false
+		}
+	}
+	if !ok {
+		r.bad(name, "(hidden)", fmt.Sprintf("want a secret of at least %d visible ASCII characters, the same on every replica (such as the output of openssl rand -hex 32)", handle.MinKeyLen))
 		return ""
 	}
 	return v

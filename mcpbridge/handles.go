@@ -1,0 +1,174 @@
+package mcpbridge
+
+import (
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/handle"
+)
+
+// maxTombstones bounds the handles remembered as expired or ended, to
+// tell their next use why they are gone.
+const maxTombstones = 4096
+
+// statelessHeader marks, from the HTTP layer to the tool handler, a
+// request served without an MCP session (protocol 2026-07-28).
+const statelessHeader = "X-Mcp-Bridge-Stateless"
+
+// A heldSandbox is a sandbox behind a handle that this replica drives.
+type heldSandbox struct {
+	cs     *clientSession
+	handle string
+	client [sha256.Size]byte // the client token's digest
+}
+
+// A handleTable is what a bridge knows of the handles it minted or
+// resumed: the sandboxes it holds by their engine and container, and the
+// handles that ended (expired, or their sandbox died) to say so.
+type handleTable struct {
+	keys *handle.Keyring
+
+	mu    sync.Mutex
+	held  map[string]*heldSandbox // by handleKey
+	ended map[string]string       // handleKey → why it ended
+	order []string                // ended's keys, oldest first
+}
+
+func newHandleTable(keys *handle.Keyring) *handleTable {
+	return &handleTable{keys: keys, held: map[string]*heldSandbox{}, ended: map[string]string{}}
+}
+
+// handleKey is the key of a sandbox in a handleTable.
+func handleKey(engine, ref string) string {
+	if len(ref) > 32 {
+		ref = ref[:32]
+	}
+	return engine + "/" + ref
+}
+
+// count returns how many sandboxes the table holds for client.
+func (t *handleTable) count(client [sha256.Size]byte) int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	n := 0
+	for _, h := range t.held {
+		if h.client == client {
+			n++
+		}
+	}
+	return n
+}
+
+// add records a sandbox this replica now holds.
+func (t *handleTable) add(key string, h *heldSandbox) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.held[key] = h
+	delete(t.ended, key)
+}
+
+// get returns the held sandbox of key, or why its handle ended ("" when
+// this replica never knew it).
+func (t *handleTable) get(key string) (*heldSandbox, string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if h, ok := t.held[key]; ok {
+		return h, ""
+	}
+	return nil, t.ended[key]
+}
+
+// end forgets the held sandbox of key, remembering why it ended.
+func (t *handleTable) end(key, why string) *heldSandbox {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	h := t.held[key]
+	delete(t.held, key)
+	if _, ok := t.ended[key]; !ok {
+		t.order = append(t.order, key)
+		if len(t.order) > maxTombstones {
+			delete(t.ended, t.order[0])
+			t.order = t.order[1:]
+		}
+	}
+	t.ended[key] = why
+	return h
+}
+
+// resumed returns the held sandbox whose call waits for the answer that
+// state names, with the call and its question, forgotten there.
+func (t *handleTable) resumed(state string) (*clientSession, *pendingCall, *question) {
+	t.mu.Lock()
+	held := make([]*heldSandbox, 0, len(t.held))
+	for _, h := range t.held {
+		held = append(held, h)
+	}
+	t.mu.Unlock()
+	for _, h := range held {
+		if pc, q := h.cs.waiting.resumed(state); pc != nil {
+			return h.cs, pc, q
+		}
+	}
+	return nil, nil, nil
+}
+
+// all returns every held sandbox and empties the table.
+func (t *handleTable) all() []*heldSandbox {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	out := make([]*heldSandbox, 0, len(t.held))
+	for k, h := range t.held {
+		out = append(out, h)
+		delete(t.held, k)
+	}
+	return out
+}
+
+// stateless reports whether req came without an MCP session (protocol
+// 2026-07-28 over HTTP), where a sandbox lives behind a handle.
+func stateless(req *mcp.CallToolRequest) bool {
+	return req.Extra != nil && req.Extra.Header != nil && req.Extra.Header.Get(statelessHeader) != ""
+}
+
+// clientToken returns the digest of the bearer token req carries (of ""
+// when none), the identity handles are bound to.
+func clientToken(req *mcp.CallToolRequest) (string, [sha256.Size]byte) {
+	var token string
+	if req.Extra != nil && req.Extra.Header != nil {
+		if v, ok := strings.CutPrefix(req.Extra.Header.Get("Authorization"), "Bearer "); ok {
+			token = strings.TrimSpace(v)
+		}
+	}
+	return token, sha256.Sum256([]byte(token))
+}
+
+// handleProblem is the isError text of a handle that cannot be used.
+func handleProblem(h string, err error) string {
+	shown := handle.Redact(h)
+	switch {
+	case errors.Is(err, handle.ErrMalformed):
+		return fmt.Sprintf("'session' is not a sandbox handle (%v); pass the session value a run_python result gave, unchanged, or leave it out to start a new sandbox", errors.Unwrap(err))
+	case errors.Is(err, handle.ErrOtherKey):
+		return fmt.Sprintf("the session handle %s was minted by another bridge (under another MCP_BRIDGE_HANDLE_KEY, or by a bridge process that has since restarted without one); leave session out to start a new sandbox", shown)
+	case errors.Is(err, handle.ErrForged):
+		return fmt.Sprintf("the session handle %s is forged or altered: its authentication does not match; nothing was run", shown)
+	case errors.Is(err, handle.ErrForeign):
+		return fmt.Sprintf("the session handle %s belongs to another client (it was minted for another bearer token); nothing was run", shown)
+	}
+	return fmt.Sprintf("the session handle %s cannot be used: %v", shown, err)
+}
+
+// mintedLine is the line of text that hands the model a new handle.
+func mintedLine(h string) string {
+	return "session: " + h + ` (pass it as "session" to keep this sandbox's state)`
+}
+
+// markStateless marks r as served without an MCP session, for the tool
+// handler; the HTTP layer deletes the header from every request first.
+func markStateless(r *http.Request) { r.Header.Set(statelessHeader, "1") }

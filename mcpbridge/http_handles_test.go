@@ -1,0 +1,140 @@
+package mcpbridge
+
+import (
+	"context"
+	"encoding/base64"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/handle"
+)
+
+// connectStateless connects a go-sdk client on protocol 2026-07-28 (no
+// MCP session), with token when set.
+func (hb *httpBridge) connectStateless(t *testing.T, token string) *mcp.ClientSession {
+	t.Helper()
+	cs, err := hb.connectVersion(t, token, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := cs.InitializeResult().ProtocolVersion; v != protocolStateless {
+		t.Fatalf("negotiated protocol %s, want %s", v, protocolStateless)
+	}
+	return cs
+}
+
+// TestHandleKeepsState: under 2026-07-28 a call without a handle starts a
+// sandbox and gives its handle, once; a call with it continues there;
+// another call without one starts another sandbox.
+func TestHandleKeepsState(t *testing.T) {
+	hb := serveBridge(t, Options{}, HTTPOptions{}, false)
+	cs := hb.connectStateless(t, "")
+	res, text, sc := call(t, cs, map[string]any{"code": "x = 41\nprint('set')"})
+	h, _ := sc["session"].(string)
+	if res.IsError || !strings.HasPrefix(h, handle.Prefix) || text != mintedLine(h)+"\nset" {
+		t.Fatalf("first call: %v %q %v", res.IsError, text, sc)
+	}
+	res, text, sc = call(t, cs, map[string]any{"code": "print(x + 1)", "session": h})
+	if res.IsError || text != "42" || sc["session"] != nil {
+		t.Fatalf("call with the handle: %v %q %v", res.IsError, text, sc)
+	}
+	res, text, sc = call(t, cs, map[string]any{"code": "print(x)"})
+	if !res.IsError || !strings.Contains(text, "NameError") || sc["session"] == h || sc["session"] == nil {
+		t.Fatalf("a call without the handle: %v %q %v", res.IsError, text, sc)
+	}
+	if started, live := hb.eng.counts(); started != 2 || live != 2 {
+		t.Fatalf("%d sandboxes started, %d live; want 2 and 2", started, live)
+	}
+	if hb.clientSessions() != 0 {
+		t.Fatalf("%d MCP-session sandboxes; handles keep theirs apart", hb.clientSessions())
+	}
+}
+
+// TestHandleRefusals: truncated, padded, forged, foreign and other-key
+// handles, and one past the limit, are refused each with its own
+// message, and touch nothing.
+func TestHandleRefusals(t *testing.T) {
+	const token = "0123456789abcdef-token"
+	hb := serveBridge(t, Options{Handles: HandleOptions{MaxPerClient: 2}}, HTTPOptions{Token: token}, false)
+	cs := hb.connectStateless(t, token)
+	_, _, sc := call(t, cs, map[string]any{"code": "x = 1"})
+	h := sc["session"].(string)
+	raw, _ := base64.RawURLEncoding.DecodeString(strings.TrimPrefix(h, handle.Prefix))
+	raw[len(raw)-20] ^= 1
+	forged := handle.Prefix + base64.RawURLEncoding.EncodeToString(raw)
+	other, _ := handle.NewKeyring(strings.Repeat("k", 40))
+	otherH, _ := other.Mint(handle.Sandbox{Ref: "local-1"}, token, time.Now())
+	foreignH, _ := hb.b.handles.keys.Mint(handle.Sandbox{Ref: "local-1"}, "another-token-0123456", time.Now())
+	unknownH, _ := hb.b.handles.keys.Mint(handle.Sandbox{Ref: "local-99"}, token, time.Now())
+	for _, tc := range []struct{ name, h, want string }{
+		{"truncated", h[:len(h)-3], "not a sandbox handle"},
+		{"padded", h + "==", "not a sandbox handle"},
+		{"not a string", "", "'session' must be a string"},
+		{"forged", forged, "forged"},
+		{"another key", otherH, "minted by another bridge"},
+		{"another client", foreignH, "belongs to another client"},
+		{"unknown sandbox", unknownH, "holds no sandbox of it"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			args := map[string]any{"code": "x = 2", "session": tc.h}
+			if tc.h == "" {
+				args["session"] = 7
+			}
+			res, text, _ := call(t, cs, args)
+			if !res.IsError || !strings.Contains(text, tc.want) {
+				t.Fatalf("%v %q, want an error saying %q", res.IsError, text, tc.want)
+			}
+		})
+	}
+	if res, text, _ := call(t, cs, map[string]any{"code": "print(x)", "session": h}); res.IsError || text != "1" {
+		t.Fatalf("the real handle after the refusals: %q", text)
+	}
+	call(t, cs, map[string]any{"code": "pass"}) // the second handle
+	res, text, sc := call(t, cs, map[string]any{"code": "pass"})
+	if !res.IsError || !strings.Contains(text, "MCP_BRIDGE_MAX_HANDLES") || sc["session"] != nil {
+		t.Fatalf("a third handle past the limit of 2: %v %q", res.IsError, text)
+	}
+	if started, _ := hb.eng.counts(); started != 2 {
+		t.Fatalf("%d sandboxes started, want 2", started)
+	}
+}
+
+// TestHandleExpires: a handle whose sandbox stopped idle says so, and
+// starts nothing.
+func TestHandleExpires(t *testing.T) {
+	hb := serveBridge(t, Options{Handles: HandleOptions{IdleTimeout: 300 * time.Millisecond}}, HTTPOptions{}, false)
+	cs := hb.connectStateless(t, "")
+	_, _, sc := call(t, cs, map[string]any{"code": "x = 1"})
+	h := sc["session"].(string)
+	waitFor(t, "the idle sandbox to stop", func() bool { _, live := hb.eng.counts(); return live == 0 })
+	for range 2 {
+		res, text, _ := call(t, cs, map[string]any{"code": "print(x)", "session": h})
+		if !res.IsError || !strings.Contains(text, "without calls") || !strings.Contains(text, "leave session out") {
+			t.Fatalf("the expired handle: %v %q", res.IsError, text)
+		}
+	}
+	if started, _ := hb.eng.counts(); started != 1 {
+		t.Fatalf("%d sandboxes started, want 1", started)
+	}
+}
+
+// TestHandleInSession: a 2025-11-25 session honours a handle it is
+// given, and keeps its own sandbox for calls without one.
+func TestHandleInSession(t *testing.T) {
+	hb := serveBridge(t, Options{}, HTTPOptions{}, false)
+	modern := hb.connectStateless(t, "")
+	_, _, sc := call(t, modern, map[string]any{"code": "x = 'handle'"})
+	h := sc["session"].(string)
+	old := hb.mustConnect(t)
+	callText(t, old, "x = 'session'")
+	if res, text, _ := call(t, old, map[string]any{"code": "print(x)", "session": h}); res.IsError || text != "handle" {
+		t.Fatalf("the handle in a session: %q", text)
+	}
+	if text, _ := callText(t, old, "print(x)"); text != "session" {
+		t.Fatalf("the session's own sandbox: %q", text)
+	}
+	_ = context.Background
+}

@@ -1,0 +1,123 @@
+package mcpbridge
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/handle"
+)
+
+// A handleCall is how a run_python call finds its sandbox behind a
+// handle: the one its session argument names, or a new one whose handle
+// its result carries.
+type handleCall struct {
+	key    string // the sandbox's key in the handle table ("" until known)
+	held   *heldSandbox
+	minted bool // the call starts the sandbox and mints its handle
+}
+
+// sandboxFor returns the client session of a call behind a handle (args
+// names one, or req came without an MCP session), or a problem to answer
+// with instead (nothing ran). hc is nil for a call of an MCP session.
+func (b *Bridge) sandboxFor(req *mcp.CallToolRequest, args callArgs) (cs *clientSession, hc *handleCall, problem string) {
+	token, client := clientToken(req)
+	if args.session != "" {
+		sb, err := b.handles.keys.Check(args.session, token)
+		if err != nil {
+			return nil, nil, handleProblem(args.session, err)
+		}
+		key := handleKey(sb.Engine, sb.Ref)
+		held, why := b.handles.get(key)
+		if held == nil {
+			if why == "" {
+				why = "this bridge holds no sandbox of it (it may have been removed, or the replica that ran it has gone)"
+			}
+			return nil, nil, fmt.Sprintf("the session handle %s can no longer be used: %s; leave session out to start a new sandbox",
+				handle.Redact(args.session), why)
+		}
+		return held.cs, &handleCall{key: key, held: held}, ""
+	}
+	if !stateless(req) {
+		return nil, nil, ""
+	}
+	if n := b.handles.count(client); n >= b.opts.Handles.MaxPerClient {
+		return nil, nil, fmt.Sprintf("this client holds %d live sandbox handles, the most MCP_BRIDGE_MAX_HANDLES allows: "+
+			"pass one of them as session, or wait for one to expire (%v without a call)", n, b.opts.Handles.IdleTimeout)
+	}
+	cs = b.pool.take()
+	if cs == nil {
+		cs = b.newClientSession()
+	}
+	cs.session.SetIdleTimeout(b.opts.Handles.IdleTimeout)
+	return cs, &handleCall{held: &heldSandbox{cs: cs, client: client}, minted: true}, ""
+}
+
+// mint pins the sandbox of a new handle's call and records it, returning
+// the handle; the caller closes the session when it fails.
+func (b *Bridge) mint(ctx context.Context, req *mcp.CallToolRequest, hc *handleCall) (string, error) {
+	id, engineName, err := hc.held.cs.session.Pin(ctx)
+	if err != nil {
+		return "", err
+	}
+	token, _ := clientToken(req)
+	h, err := b.handles.keys.Mint(handle.Sandbox{Engine: engineName, Ref: id}, token, time.Now())
+	if err != nil {
+		return "", err
+	}
+	hc.key, hc.held.handle = handleKey(engineName, id), h
+	hc.held.cs.handleKey = hc.key
+	b.handles.add(hc.key, hc.held)
+	hc.held.cs.events.log.Info("minted a sandbox handle", "handle", handle.Redact(h), "engine", engineName, "id", shortRef(id))
+	return h, nil
+}
+
+// handleGone ends the handle of cs, whose pinned sandbox is gone (err
+// wraps entrypoint.ErrPinnedGone and says why), and returns the problem
+// to answer the call with.
+func (b *Bridge) handleGone(cs *clientSession, err error) string {
+	why := err.Error()
+	if held := b.handles.end(cs.handleKey, why); held != nil {
+		go held.cs.close()
+	}
+	return fmt.Sprintf("this session handle can no longer be used (%s); leave session out to start a new sandbox", why)
+}
+
+// withHandle returns res carrying the handle h: in its structured
+// content's session and in one line of text before the rest.
+func withHandle(res *mcp.CallToolResult, h string) *mcp.CallToolResult {
+	switch p := res.StructuredContent.(type) {
+	case payload:
+		p.Session = h
+		res.StructuredContent = p
+	case toonPayload:
+		p.Session = h
+		res.StructuredContent = p
+	}
+	line := &mcp.TextContent{Text: mintedLine(h)}
+	if len(res.Content) > 0 {
+		if t, ok := res.Content[0].(*mcp.TextContent); ok {
+			t.Text = mintedLine(h) + "\n" + t.Text
+			return res
+		}
+	}
+	res.Content = append([]mcp.Content{line}, res.Content...)
+	return res
+}
+
+// closeHandles stops the sandboxes behind the handles this bridge holds.
+func (b *Bridge) closeHandles() {
+	for _, h := range b.handles.all() {
+		h.cs.close()
+	}
+}
+
+// shortRef is the first 12 characters of a container reference, for logs.
+func shortRef(ref string) string {
+	if len(ref) > 12 {
+		return ref[:12]
+	}
+	return ref
+}
