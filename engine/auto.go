@@ -195,3 +195,29 @@ func (a *Auto) Close() error {
 	}
 	return a.b.Close()
 }
+
+// Resume implements Resumer, on a backend that can.
+func (a *Auto) Resume(ctx context.Context, engineName, ref string, cmd []string) (Sandbox, error) {
+	b, err := a.backend(ctx)
+	if err != nil {
+		return nil, err
+	}
+	r, ok := b.(Resumer)
+	if !ok {
+		return nil, fmt.Errorf("resuming a sandbox: the %s backend cannot", b.Name())
+	}
+	return r.Resume(ctx, engineName, ref, cmd)
+}
+
+// RemoveSandbox implements Resumer, on a backend that can.
+func (a *Auto) RemoveSandbox(ctx context.Context, engineName, ref string) error {
+	b, err := a.backend(ctx)
+	if err != nil {
+		return err
+	}
+	r, ok := b.(Resumer)
+	if !ok {
+		return fmt.Errorf("removing a sandbox: the %s backend cannot", b.Name())
+	}
+	return r.RemoveSandbox(ctx, engineName, ref)
+}

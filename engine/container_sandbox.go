@@ -169,3 +169,31 @@ func (s *containerSandbox) Close() error {
 	})
 	return s.closeErr
 }
+
+// A Detacher is a Sandbox that can let its container run on without it:
+// a persistent sandbox, which another bridge resumes.
+type Detacher interface {
+	// Detach releases the sandbox's streams and leaves its container
+	// running; the Sandbox is closed after it.
+	Detach() error
+}
+
+// Detach implements Detacher.
+func (s *containerSandbox) Detach() error {
+	s.closed.Store(true)
+	s.closeOnce.Do(func() {
+		s.c.detach()
+		s.watchCancel()
+		s.stdout.Close()
+		s.stderr.Close()
+		ctx, cancel := cleanupContext(cleanupTimeout)
+		defer cancel()
+		for _, ch := range s.started {
+			select {
+			case <-ch:
+			case <-ctx.Done():
+			}
+		}
+	})
+	return nil
+}

@@ -69,6 +69,8 @@ type dockerAPI interface {
 	ContainerStop(ctx context.Context, id string, opts container.StopOptions) error
 	ContainerRemove(ctx context.Context, id string, opts container.RemoveOptions) error
 	ContainerList(ctx context.Context, opts container.ListOptions) ([]container.Summary, error)
+	ContainerExecCreate(ctx context.Context, id string, opts container.ExecOptions) (container.ExecCreateResponse, error)
+	ContainerExecAttach(ctx context.Context, execID string, opts container.ExecAttachOptions) (types.HijackedResponse, error)
 	CopyFromContainer(ctx context.Context, id, path string) (io.ReadCloser, container.PathStat, error)
 	CopyToContainer(ctx context.Context, id, path string, content io.Reader, opts container.CopyToContainerOptions) error
 	VolumeList(ctx context.Context, opts volume.ListOptions) (volume.ListResponse, error)

@@ -3,6 +3,7 @@ package engine
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -454,4 +455,14 @@ func socketPair(t *testing.T) (a, b net.Conn) {
 		conns[i] = c
 	}
 	return conns[0], conns[1]
+}
+
+// ContainerExecCreate implements dockerAPI: the fake runs no commands.
+func (f *fakeDocker) ContainerExecCreate(context.Context, string, container.ExecOptions) (container.ExecCreateResponse, error) {
+	return container.ExecCreateResponse{}, errors.New("fake docker: no exec")
+}
+
+// ContainerExecAttach implements dockerAPI: the fake runs no commands.
+func (f *fakeDocker) ContainerExecAttach(context.Context, string, container.ExecAttachOptions) (types.HijackedResponse, error) {
+	return types.HijackedResponse{}, errors.New("fake docker: no exec")
 }

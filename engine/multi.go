@@ -339,6 +339,15 @@ func (p *placedSandbox) Close() error {
 }
 
 // OpenFile implements Files.
+// Detach leaves the sandbox running, detached (see Detacher).
+func (p *placedSandbox) Detach() error {
+	defer p.once.Do(func() { p.m.release(p.mb) })
+	if d, ok := p.Sandbox.(Detacher); ok {
+		return d.Detach()
+	}
+	return p.Sandbox.Close()
+}
+
 func (p *placedSandbox) OpenFile(ctx context.Context, root, rel string, max int64) (io.ReadCloser, int64, error) {
 	f, ok := p.Sandbox.(Files)
 	if !ok {
@@ -361,3 +370,46 @@ var (
 	_ Pinger = (*Multi)(nil)
 	_ Files  = (*placedSandbox)(nil)
 )
+
+// member returns the member called name, or an error wrapping
+// ErrOtherEngine.
+func (m *Multi) member(name string) (*member, error) {
+	for _, mb := range m.members {
+		if mb.name == name {
+			return mb, nil
+		}
+	}
+	return nil, fmt.Errorf("%w: %q is not an entry of MCP_BRIDGE_ENGINES", ErrOtherEngine, name)
+}
+
+// Resume implements Resumer: on the member engineName names.
+func (m *Multi) Resume(ctx context.Context, engineName, ref string, cmd []string) (Sandbox, error) {
+	mb, err := m.member(engineName)
+	if err != nil {
+		return nil, err
+	}
+	sb, err := mb.eng.(Resumer).Resume(ctx, "", ref, cmd)
+	if err != nil {
+		return nil, err
+	}
+	return &namedSandbox{Sandbox: sb, name: mb.name}, nil
+}
+
+// RemoveSandbox implements Resumer: on the member engineName names.
+func (m *Multi) RemoveSandbox(ctx context.Context, engineName, ref string) error {
+	mb, err := m.member(engineName)
+	if err != nil {
+		return err
+	}
+	return mb.eng.(Resumer).RemoveSandbox(ctx, "", ref)
+}
+
+// A namedSandbox is a resumed sandbox of a Multi's member: it names its
+// engine, as a placed one does.
+type namedSandbox struct {
+	Sandbox
+	name string
+}
+
+// Engine names the member the sandbox runs on.
+func (s *namedSandbox) Engine() string { return s.name }

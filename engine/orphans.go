@@ -44,8 +44,26 @@ func (e *containerEngine) removeOrphans(ctx context.Context) {
 // removeOrphanedContainers removes the containers of bridge processes of
 // this host that no longer run.
 func (e *containerEngine) removeOrphanedContainers(ctx context.Context) {
-	removeOrphaned(ctx, e, "container", "id", e.api.List,
+	removeOrphaned(ctx, e, "container", "id", e.listOrphanable,
 		func(c SandboxInfo) (string, map[string]string) { return c.ID, c.Labels }, e.api.remove)
+}
+
+// listOrphanable lists the containers of every bridge process but the
+// resumable ones that run: those outlive their process on purpose, for
+// another bridge to resume, and end themselves when idle.
+func (e *containerEngine) listOrphanable(ctx context.Context) ([]SandboxInfo, error) {
+	all, err := e.api.List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := all[:0]
+	for _, c := range all {
+		if c.Labels[LabelResumable] != "" && c.State == "running" {
+			continue
+		}
+		out = append(out, c)
+	}
+	return out, nil
 }
 
 // removeOrphanedVolumes removes the volumes of bridge processes of this

@@ -21,6 +21,9 @@ const (
 	LabelPIDStart = LabelBridge + ".pid-start"
 	// LabelSession is the client session the container serves.
 	LabelSession = LabelBridge + ".session"
+	// LabelResumable marks a container other bridges may resume; its
+	// value is the fingerprint of their shared handle key.
+	LabelResumable = LabelBridge + ".resumable"
 )
 
 // An owner identifies a bridge process: the labels it puts on its

@@ -36,3 +36,13 @@ func (*Podman) List(context.Context) ([]SandboxInfo, error) {
 func (*Podman) Ping(context.Context) error {
 	return fmt.Errorf("podman: %w", ErrBackendNotCompiled)
 }
+
+// Resume reports that the Podman backend is not compiled in.
+func (*Podman) Resume(context.Context, string, string, []string) (Sandbox, error) {
+	return nil, fmt.Errorf("podman: %w", ErrBackendNotCompiled)
+}
+
+// RemoveSandbox reports that the Podman backend is not compiled in.
+func (*Podman) RemoveSandbox(context.Context, string, string) error {
+	return fmt.Errorf("podman: %w", ErrBackendNotCompiled)
+}

@@ -92,6 +92,11 @@ type Spec struct {
 	// Session names the client session the container belongs to; it is
 	// recorded in a label. Zero: no session label value.
 	Session string
+	// Resumable, when set, marks the container as one another bridge may
+	// resume (LabelResumable, whose value it is: the fingerprint of the
+	// replicas' shared handle key): the orphan clean-up spares it while
+	// it runs, since it ends itself. Zero: no such label.
+	Resumable string
 }
 
 // withDefaults returns s with every zero value replaced by its default.
@@ -112,6 +117,9 @@ func (s Spec) withDefaults() Spec {
 func (s Spec) labels(o owner) map[string]string {
 	l := o.labels()
 	l[LabelSession] = s.Session
+	if s.Resumable != "" {
+		l[LabelResumable] = s.Resumable
+	}
 	return l
 }
 

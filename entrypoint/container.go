@@ -33,6 +33,10 @@ type container struct {
 	// served says a call ran in it (both guarded by the session's sem).
 	inputPrint string
 	served     bool
+	// lastCall is when its last call ended, as its ready frame said
+	// (Unix seconds; 0 when unknown): for a resumed sandbox, the time of
+	// another bridge's call.
+	lastCall float64
 
 	wmu sync.Mutex // serializes frames to stdin
 
@@ -60,17 +64,7 @@ func startContainer(ctx context.Context, eng engine.Engine, opts *Options, log *
 		return nil, err
 	}
 	started := time.Now()
-	cctx, cancel := context.WithCancel(context.Background())
-	ctr := &container{
-		sb: sb, log: log, rpc: opts.RPC,
-		rpcSem: make(chan struct{}, opts.maxRPCs()),
-		ctx:    cctx, cancel: cancel,
-		dead:   make(chan struct{}),
-		stderr: &engine.LineTail{Max: 20},
-	}
-	if opts.Egress != nil {
-		ctr.egress = &egress{ctr: ctr, handler: opts.Egress, install: opts.EgressInstall, conns: map[int64]*egressConn{}}
-	}
+	ctr := newContainer(sb, opts, log)
 	go ctr.readStderr()
 	ready := make(chan frame, 1)
 	go ctr.readFrames(ready)
@@ -89,6 +83,29 @@ func startContainer(ctx context.Context, eng engine.Engine, opts *Options, log *
 			ctr.fault(fmt.Errorf("delivering the runtime: %w", err))
 		}
 	}()
+	return ctr.awaitReady(ctx, ready, opts, started)
+}
+
+// newContainer returns the container of sb, not yet read from.
+func newContainer(sb engine.Sandbox, opts *Options, log *slog.Logger) *container {
+	cctx, cancel := context.WithCancel(context.Background())
+	ctr := &container{
+		sb: sb, log: log, rpc: opts.RPC,
+		rpcSem: make(chan struct{}, opts.maxRPCs()),
+		ctx:    cctx, cancel: cancel,
+		dead:   make(chan struct{}),
+		stderr: &engine.LineTail{Max: 20},
+	}
+	if opts.Egress != nil {
+		ctr.egress = &egress{ctr: ctr, handler: opts.Egress, install: opts.EgressInstall, conns: map[int64]*egressConn{}}
+	}
+	return ctr
+}
+
+// awaitReady waits for the runtime's ready frame, then starts its egress
+// endpoint and adds its package directories; the container is closed
+// when it fails.
+func (ctr *container) awaitReady(ctx context.Context, ready <-chan frame, opts *Options, started time.Time) (*container, error) {
 	timer := time.NewTimer(opts.readyTimeout())
 	defer timer.Stop()
 	select {
@@ -97,7 +114,7 @@ func startContainer(ctx context.Context, eng engine.Engine, opts *Options, log *
 			ctr.fault(fmt.Errorf("%w: runtime speaks protocol %d, want %d", errProtocol, f.Protocol, protocolVersion))
 			return nil, ctr.closeWith(ctr.err)
 		}
-		ctr.python, ctr.version = f.Python, f.Runtime
+		ctr.python, ctr.version, ctr.lastCall = f.Python, f.Runtime, f.LastCall
 		if ctr.egress != nil {
 			if err := ctr.send(egressFrame{T: frameEgress, CA: string(opts.EgressCA)}); err != nil {
 				return nil, ctr.closeWith(fmt.Errorf("starting the egress endpoint: %w", err))
@@ -160,6 +177,16 @@ func (ctr *container) fault(err error) {
 // Close stops and removes the container.
 func (ctr *container) Close() error {
 	ctr.fault(fmt.Errorf("%w: the sandbox was stopped", errSandboxDied))
+	return ctr.sb.Close()
+}
+
+// leave detaches from the container, leaving it running: a persistent
+// sandbox waits for another bridge; another ends when its input does.
+func (ctr *container) leave() error {
+	ctr.fault(fmt.Errorf("%w: the bridge detached from the sandbox", errSandboxDied))
+	if d, ok := ctr.sb.(interface{ Detach() error }); ok {
+		return d.Detach()
+	}
 	return ctr.sb.Close()
 }
 
@@ -256,6 +283,15 @@ func (ctr *container) dispatch(f frame, readySeen *bool, ready chan<- frame) err
 		c := ctr.current(f.ID)
 		if c == nil {
 			return fmt.Errorf("%w: result for call %q, which is not running", errProtocol, f.ID)
+		}
+		ctr.mu.Lock()
+		ctr.call = nil
+		ctr.mu.Unlock()
+		c.result <- f
+	case frameBusy:
+		c := ctr.current(f.ID)
+		if c == nil {
+			return fmt.Errorf("%w: busy frame for call %q, which is not running", errProtocol, f.ID)
 		}
 		ctr.mu.Lock()
 		ctr.call = nil

@@ -28,7 +28,7 @@ var runtimeModules = []string{"outputs", "channel", "reaper", "executor", "displ
 
 // protocolVersion is the version of the frame protocol (PROTOCOL.md)
 // this package speaks; the runtime says its own in its ready frame.
-const protocolVersion = 6
+const protocolVersion = 7
 
 // bootstrap reads the header "MCPRT <length>\n" and then exactly that many
 // bytes of runtime source from fd 0, without read-ahead, and runs it.

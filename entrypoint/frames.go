@@ -68,6 +68,8 @@ const (
 	frameNetData    = "net_data"
 	frameNetClose   = "net_close"
 	frameNetAck     = "net_ack"
+	frameBusy       = "busy"
+	framePersist    = "persist"
 	statusOK        = "ok"
 	statusError     = "error"
 	statusInterrupt = "interrupted"
@@ -86,6 +88,9 @@ type frame struct {
 	// the bootstrap began and when the ready frame was sent; 0 when absent.
 	// They are only used to report where a start's time went.
 	Boot, Sent float64
+	// LastCall is when the sandbox's last call ended (or it started), in
+	// its clock, Unix seconds; 0 when absent.
+	LastCall float64
 	// out and result: the exec id; rpc: RPCID
 	ID    string
 	RPCID int64
@@ -130,6 +135,7 @@ type wireFrame struct {
 	Python     string           `json:"python"`
 	Boot       float64          `json:"boot"`
 	Sent       float64          `json:"sent"`
+	LastCall   float64          `json:"last_call"`
 	ID         json.RawMessage  `json:"id"`
 	Stream     string           `json:"stream"`
 	Data       *string          `json:"data"`
@@ -186,6 +192,13 @@ func parseFrame(line []byte) (frame, error) {
 		}
 		f.Protocol, f.Runtime, f.Python = *w.Protocol, w.Runtime, w.Python
 		f.Boot, f.Sent = plausibleTime(w.Boot), plausibleTime(w.Sent)
+		f.LastCall = plausibleTime(w.LastCall)
+	case frameBusy:
+		id, ok := stringID(w.ID)
+		if !ok {
+			return bad("without a string id")
+		}
+		f.ID = id
 	case frameStarted:
 		id, ok := stringID(w.ID)
 		if !ok {

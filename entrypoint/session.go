@@ -155,6 +155,11 @@ type Session struct {
 	// pinned says the sandbox it has is its only one: once that is gone,
 	// calls fail with ErrPinnedGone instead of starting another.
 	pinned bool
+	// resume names the persistent sandbox it attaches to (Resume); nil
+	// when it starts its own.
+	resume *resumeRef
+	// leave says Close leaves the sandbox running (Leave).
+	leave bool
 
 	discards  sync.WaitGroup // containers being stopped in the background
 	closeOnce sync.Once
@@ -305,8 +310,18 @@ func (s *Session) ensure(ctx context.Context) (*container, string, error) {
 		s.discard(ctr, err.Error())
 	}
 	s.mu.Lock()
-	pinned, lost := s.pinned, s.lost
+	pinned, lost, resume := s.pinned, s.lost, s.resume
 	s.mu.Unlock()
+	if resume != nil {
+		ctr, err := resumeContainer(ctx, s.eng, resume, &s.opts, s.log)
+		if err != nil {
+			return nil, "", fmtGone(err)
+		}
+		s.mu.Lock()
+		s.ctr = ctr
+		s.mu.Unlock()
+		return ctr, "", nil
+	}
 	if pinned {
 		return nil, "", fmt.Errorf("%w: %s", ErrPinnedGone, lost)
 	}
@@ -525,6 +540,9 @@ func (s *Session) run(ctx context.Context, ctr *container, call *Call) (res *Res
 	}
 	select {
 	case f := <-c.result:
+		if f.T == frameBusy {
+			return &Result{Status: StatusError}, ErrBusy
+		}
 		return c.finish(f, false), nil
 	case <-ctr.dead:
 		return s.died(ctr, c, began, ctr.err)
@@ -587,8 +605,11 @@ func (s *Session) Close() error {
 		if s.idle != nil {
 			s.idle.Stop()
 		}
+		leave := s.leave || s.resume != nil
 		s.mu.Unlock()
-		if ctr != nil {
+		if ctr != nil && leave {
+			s.closeErr = ctr.leave()
+		} else if ctr != nil {
 			s.closeErr = ctr.Close()
 		}
 		s.discards.Wait()

@@ -47,6 +47,9 @@ type httpBridge struct {
 	log   *lockedBuffer
 	done  chan struct{} // closed when the process has exited
 	err   error         // its Wait error, once done
+	// resumable says it shares a handle key: its handles' sandboxes
+	// outlive it, for the other replicas.
+	resumable bool
 
 	cleaned sync.Once
 }
@@ -82,6 +85,9 @@ func startHTTPBridge(t testing.TB, e testEngine, o httpOpts) *httpBridge {
 	for _, kv := range o.env {
 		if v, ok := strings.CutPrefix(kv, "MCP_BRIDGE_HTTP_TOKEN="); ok {
 			b.token = v
+		}
+		if strings.HasPrefix(kv, "MCP_BRIDGE_HANDLE_KEY=") {
+			b.resumable = true
 		}
 	}
 	cmd.Stderr = b.log
@@ -135,6 +141,9 @@ func (b *httpBridge) stopAndCheck() {
 	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(200 * time.Millisecond) {
 		left = left[:0]
 		for _, c := range b.containers(t) {
+			if b.resumable && c.Labels[engine.LabelResumable] != "" && c.State == "running" {
+				continue // left for another replica, on purpose; see removeResumable
+			}
 			left = append(left, c.ID[:12]+" ("+c.Labels[engine.LabelSession]+", "+c.State+")")
 		}
 		if len(left) == 0 || time.Now().After(deadline) {

@@ -13,6 +13,12 @@ import (
 // newClientSession returns a client session whose sandbox is not started;
 // it belongs to no connection until adopt.
 func (b *Bridge) newClientSession() *clientSession {
+	return b.buildClientSession(func(opts *entrypoint.Options) *entrypoint.Session { return entrypoint.New(b.eng, opts) })
+}
+
+// buildClientSession returns a client session whose sandbox session
+// newSession makes from the bridge's options for it.
+func (b *Bridge) buildClientSession(newSession func(*entrypoint.Options) *entrypoint.Session) *clientSession {
 	name := "session-" + strconv.FormatInt(b.seq.Add(1), 10)
 	log := b.log.With("session", name)
 	cs := &clientSession{
@@ -48,7 +54,7 @@ func (b *Bridge) newClientSession() *clientSession {
 	if b.packages != nil {
 		opts.Prepare = b.packages.Prepare
 	}
-	cs.session = entrypoint.New(b.eng, &opts)
+	cs.session = newSession(&opts)
 	return cs
 }
 

@@ -73,6 +73,18 @@ func (t *handleTable) add(key string, h *heldSandbox) {
 	delete(t.ended, key)
 }
 
+// addNew records h as held under key unless another is, and returns the
+// one held.
+func (t *handleTable) addNew(key string, h *heldSandbox) *heldSandbox {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if other, ok := t.held[key]; ok {
+		return other
+	}
+	t.held[key] = h
+	return h
+}
+
 // get returns the held sandbox of key, or why its handle ended ("" when
 // this replica never knew it).
 func (t *handleTable) get(key string) (*heldSandbox, string) {

@@ -3,10 +3,12 @@ package mcpbridge
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/entrypoint"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/handle"
 )
 
@@ -31,9 +33,13 @@ func (b *Bridge) sandboxFor(req *mcp.CallToolRequest, args callArgs) (cs *client
 		}
 		key := handleKey(sb.Engine, sb.Ref)
 		held, why := b.handles.get(key)
+		if held == nil && why == "" && b.opts.Handles.Key != "" {
+			// Another replica (or an earlier process) holds it: resume it.
+			held = b.resumeHandle(key, sb, args.session, client)
+		}
 		if held == nil {
 			if why == "" {
-				why = "this bridge holds no sandbox of it (it may have been removed, or the replica that ran it has gone)"
+				why = "this bridge holds no sandbox of it (it was minted by a process that has since stopped, and its sandbox with it)"
 			}
 			return nil, nil, fmt.Sprintf("the session handle %s can no longer be used: %s; leave session out to start a new sandbox",
 				handle.Redact(args.session), why)
@@ -69,9 +75,32 @@ func (b *Bridge) mint(ctx context.Context, req *mcp.CallToolRequest, hc *handleC
 	}
 	hc.key, hc.held.handle = handleKey(engineName, id), h
 	hc.held.cs.handleKey = hc.key
+	if b.opts.Handles.Key != "" {
+		// Shared with other replicas: the sandbox outlives this one.
+		if err := hc.held.cs.session.Persist(ctx, b.opts.Handles.IdleTimeout); err != nil {
+			return "", fmt.Errorf("making the sandbox resumable: %w", err)
+		}
+	}
 	b.handles.add(hc.key, hc.held)
 	hc.held.cs.events.log.Info("minted a sandbox handle", "handle", handle.Redact(h), "engine", engineName, "id", shortRef(id))
 	return h, nil
+}
+
+// resumeHandle records, as held, the sandbox of a handle another replica
+// minted: its first call attaches to it (entrypoint.Resume).
+func (b *Bridge) resumeHandle(key string, sb handle.Sandbox, h string, client [32]byte) *heldSandbox {
+	cs := b.buildClientSession(func(opts *entrypoint.Options) *entrypoint.Session {
+		return entrypoint.Resume(b.eng, sb.Engine, sb.Ref, opts)
+	})
+	cs.handleKey = key
+	cs.session.SetIdleTimeout(b.opts.Handles.IdleTimeout)
+	held := &heldSandbox{cs: cs, handle: h, client: client}
+	if other := b.handles.addNew(key, held); other != held {
+		go cs.close() // a concurrent call resumed it first
+		return other
+	}
+	cs.events.log.Info("resuming a sandbox handle", "handle", handle.Redact(h), "engine", sb.Engine, "id", shortRef(sb.Ref))
+	return held
 }
 
 // handleGone ends the handle of cs, whose pinned sandbox is gone (err
@@ -107,11 +136,22 @@ func withHandle(res *mcp.CallToolResult, h string) *mcp.CallToolResult {
 	return res
 }
 
-// closeHandles stops the sandboxes behind the handles this bridge holds.
+// closeHandles stops the sandboxes behind the handles this bridge holds,
+// or, when replicas share the key, leaves them running for the others.
 func (b *Bridge) closeHandles() {
+	var wg sync.WaitGroup
 	for _, h := range b.handles.all() {
-		h.cs.close()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if b.opts.Handles.Key != "" {
+				h.cs.leave()
+			} else {
+				h.cs.close()
+			}
+		}()
 	}
+	wg.Wait()
 }
 
 // shortRef is the first 12 characters of a container reference, for logs.

@@ -3,6 +3,7 @@ package mcpbridge
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"strconv"
 	"strings"
@@ -123,6 +124,15 @@ func (b *Bridge) execute(ctx context.Context, req *mcp.CallToolRequest, cs *clie
 	}
 	cs.egress.BeginCall()
 	res, err := cs.session.Run(b.traceStart(withEvents(ctx, cs.events)), call)
+	if errors.Is(err, entrypoint.ErrBusy) {
+		// Another replica's call runs in the sandbox: wait for it, as
+		// long as this call's timeout lets it.
+		res, err = b.waitBusy(ctx, cs, call, args.timeout)
+		if errors.Is(err, entrypoint.ErrBusy) {
+			msg := fmt.Sprintf("the sandbox of this session handle is busy: a call through another replica runs in it, and it did not end within this call's timeout (%v); try again later", args.timeout)
+			return outcome{status: statusError, summary: "Not run: " + msg, err: msg}.toolResult(mode), 0
+		}
+	}
 	if errors.Is(err, entrypoint.ErrPinnedGone) {
 		msg := b.handleGone(cs, err)
 		return outcome{status: statusError, summary: "Not run: " + msg, err: msg}.toolResult(mode), 0
@@ -147,6 +157,30 @@ func (b *Bridge) execute(ctx context.Context, req *mcp.CallToolRequest, cs *clie
 		return outputURIPrefix + strconv.Itoa(cs.outputs.add(whole))
 	})
 	return out.toolResult(mode), outBytes
+}
+
+// waitBusy runs call again, backing off from 20 ms to 500 ms, while the
+// sandbox is busy with another replica's call, for at most timeout.
+func (b *Bridge) waitBusy(ctx context.Context, cs *clientSession, call *entrypoint.Call, timeout time.Duration) (*entrypoint.Result, error) {
+	deadline := time.Now().Add(timeout)
+	wait := 20 * time.Millisecond
+	for {
+		if time.Now().Add(wait).After(deadline) {
+			return &entrypoint.Result{Status: entrypoint.StatusError}, entrypoint.ErrBusy
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return &entrypoint.Result{Status: entrypoint.StatusError}, ctx.Err()
+		case <-t.C:
+		}
+		res, err := cs.session.Run(ctx, call)
+		if !errors.Is(err, entrypoint.ErrBusy) {
+			return res, err
+		}
+		wait = min(2*wait, 500*time.Millisecond)
+	}
 }
 
 // resultStatus returns the status a run_python result carries.

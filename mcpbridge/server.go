@@ -39,6 +39,11 @@ func New(eng engine.Engine, opts *Options) *Bridge {
 		keys, _ = handle.NewKeyring("")
 	}
 	b.handles = newHandleTable(keys)
+	if o.Handles.Key != "" {
+		// Replicas share the key: every sandbox may come to be behind a
+		// handle another replica resumes.
+		b.opts.Session.Spec.Resumable = keys.KeyID()
+	}
 	gw, err := egress.New(&egress.Options{Policy: b.policy.Current, CA: o.EgressCA, Audit: o.Audit, Metrics: b.metrics, Logger: b.log})
 	if err != nil {
 		b.log.Error("the egress gateway cannot start: sandboxes get no network endpoint", "err", err)

@@ -66,6 +66,18 @@ func (cs *clientSession) close() {
 	cs.egress.Close()
 }
 
+// leave detaches from the session's sandbox, leaving it running for
+// another replica, and stops its own proxied servers.
+func (cs *clientSession) leave() {
+	cs.halt()
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); cs.session.Leave() }()
+	go func() { defer wg.Done(); cs.own.close() }()
+	wg.Wait()
+	cs.egress.Close()
+}
+
 // A callInfo is what the bridge knows of a client session's run_python
 // call in progress, for the proxied calls its code makes.
 type callInfo struct {

@@ -52,6 +52,22 @@ class Channel:
         self.fd = fd
         self.lock = threading.Lock()
         self.held = None
+        self.broken = False  # the host's end is gone: frames are dropped
+
+    def retarget(self, fd):
+        """Sends the frames from now on to fd (None: nowhere, dropped),
+        the host that drives the sandbox now; frames held are dropped."""
+        with self.lock:
+            self.fd = fd
+            self.held = None
+            self.broken = fd is None
+
+    def send_to(self, fd, frame):
+        """Writes frame to fd, another host's connection than the one the
+        frames go to (its ready frame, a busy answer)."""
+        data = (json.dumps(frame, separators=(",", ":")) + "\n").encode("ascii")
+        with self.lock:
+            write_all(fd, data)
 
     def send(self, frame, limit=0):
         """Writes frame (or keeps it, when held); a frame over limit bytes
@@ -89,10 +105,22 @@ class Channel:
                 self._write(b"".join(held))
 
     def _write(self, data):
-        view = memoryview(data)
-        while view:
-            n = os.write(self.fd, view)
-            view = view[n:]
+        if self.broken:
+            return
+        try:
+            write_all(self.fd, data)
+        except OSError as e:
+            # The host's end is gone (it detached, or died): its frames
+            # go nowhere until another host takes the sandbox over.
+            self.broken = True
+            log("the host's stream is gone (%s); dropping frames" % e)
+
+
+def write_all(fd, data):
+    view = memoryview(data)
+    while view:
+        n = os.write(fd, view)
+        view = view[n:]
 
 
 def read_frames(fd, handle, batch_done=None):

@@ -69,10 +69,11 @@ class Conn:
     credit is what may still go to the host before it acknowledges; out
     holds the host's bytes not yet written to the socket, delivered those
     written and not yet acknowledged. host_closed says the host sent
-    net_close: the socket closes once out is written.
+    net_close: the socket closes once out is written. silent says it ends
+    without a net_close: its host is no longer the sandbox's.
     """
 
-    __slots__ = ("cid", "sock", "credit", "out", "delivered", "host_closed", "broken", "events")
+    __slots__ = ("cid", "sock", "credit", "out", "delivered", "host_closed", "broken", "silent", "events")
 
     def __init__(self, cid, sock):
         self.cid = cid
@@ -82,6 +83,7 @@ class Conn:
         self.delivered = 0
         self.host_closed = False
         self.broken = False
+        self.silent = False
         self.events = 0
 
 
@@ -108,7 +110,8 @@ class Egress:
         """Listens, sets the environment and starts the loop thread; a
         second egress frame is ignored."""
         if self.listener is not None:
-            channel.log("ignoring a second egress frame")
+            # Another bridge took the sandbox over: trust its CA instead.
+            self.trust(ca)
             return
         listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         listener.bind(("127.0.0.1", 0))
@@ -132,15 +135,33 @@ class Egress:
         self.listener = listener
         self.port = listener.getsockname()[1]
         set_proxy_env(self.port)
-        if isinstance(ca, str) and ca.strip():
-            try:
-                path = write_bundle(ca)
-            except OSError as e:
-                channel.log("writing the egress CA bundle: %s" % e)
-            else:
-                for var in CA_VARS:
-                    os.environ[var] = path
+        self.trust(ca)
         threading.Thread(target=self.loop, name="mcp-egress", daemon=True).start()
+
+    def trust(self, ca):
+        """Makes the sandbox's clients trust ca (PEM) besides the system
+        roots."""
+        if not isinstance(ca, str) or not ca.strip():
+            return
+        try:
+            path = write_bundle(ca)
+        except OSError as e:
+            channel.log("writing the egress CA bundle: %s" % e)
+        else:
+            for var in CA_VARS:
+                os.environ[var] = path
+
+    def reset(self):
+        """Closes every connection without telling the host: the host
+        that carried them is no longer the sandbox's (another took it
+        over), and the new one never knew them. The loop closes them."""
+        with self.lock:
+            for conn in self.conns.values():
+                conn.broken = conn.silent = True
+                self.dirty.add(conn.cid)
+            self.pending.clear()
+        if self.listener is not None:
+            self.wake()
 
     # ------------------------------------------------ host frames (reader)
 
@@ -372,7 +393,8 @@ class Egress:
                 return
             # Sent under the lock: a net_ack of the reader thread (see ack)
             # comes before it or not at all.
-            self.chan.send({"t": "net_close", "cid": conn.cid})
+            if not conn.silent:
+                self.chan.send({"t": "net_close", "cid": conn.cid})
         if conn.events:
             try:
                 self.sel.unregister(conn.sock)

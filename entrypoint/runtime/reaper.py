@@ -16,6 +16,9 @@ class Reaper:
 
     def __init__(self, sandbox):
         self.sandbox = sandbox
+        # spare holds the PIDs of the relays through which other hosts
+        # reach a persistent sandbox: they are not the call's leftovers.
+        self.spare = set()
 
     def kill_leftovers(self):
         """Kills every process the call left behind; returns how many."""
@@ -49,7 +52,7 @@ class Reaper:
 
     def kill_once(self, others=None):
         """Sends SIGKILL to the leftover processes once and reaps them."""
-        if self.sandbox:
+        if self.sandbox and not self.spare:
             # Every process of the container but init and this one. Forks
             # racing with it cannot complete with a fatal signal pending.
             try:
@@ -67,7 +70,8 @@ class Reaper:
     def other_processes(self, me):
         """Live processes to kill: all but init and me in the sandbox, else my descendants."""
         pids = [name for name in os.listdir("/proc") if name.isdigit()]
-        if self.sandbox and all(int(p) in (1, me) for p in pids):
+        spare = set(self.spare)
+        if self.sandbox and all(int(p) in (1, me) or int(p) in spare for p in pids):
             return set()  # the common case, without reading any stat file
         procs = {}
         for name in pids:
@@ -81,7 +85,7 @@ class Reaper:
                 continue
             procs[int(name)] = int(fields[1])
         if self.sandbox:
-            return {p for p in procs if p not in (1, me)}
+            return {p for p in procs if p not in (1, me) and p not in spare}
         mine = set()
         frontier = {me}
         while frontier:

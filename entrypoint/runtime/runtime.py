@@ -26,6 +26,8 @@ import os
 import queue
 import signal
 import site
+import socket
+import struct
 import sys
 import threading
 import time
@@ -39,8 +41,28 @@ import mcp_sandbox_outputs as outputs
 import mcp_sandbox_reaper as reaper
 import mcp_sandbox_rpc as rpc
 
-PROTOCOL = 6
-RUNTIME_VERSION = "1.0"
+PROTOCOL = 7
+RUNTIME_VERSION = "1.1"
+
+# SOCKET is where a persistent sandbox takes the connections of the hosts
+# that resume it (an abstract Unix socket: the sandbox's own network
+# namespace, no file); the host reaches it through RELAY, run with exec.
+SOCKET = "\0mcp-runtime"
+# EXIT_IDLE is the exit status of a persistent sandbox that ended itself
+# after its idle timeout without a call.
+EXIT_IDLE = 75
+
+
+class Host:
+    """One host's connection: the container's attached streams (the host
+    that started the sandbox) or a relay's socket (one that resumed it).
+    setup holds its egress and site frames until it drives the sandbox."""
+
+    def __init__(self, in_fd, out_fd, name):
+        self.in_fd = in_fd
+        self.out_fd = out_fd
+        self.name = name
+        self.setup = []
 
 
 class Runtime:
@@ -56,7 +78,16 @@ class Runtime:
         self.call = None
         self.state_lock = threading.Lock()
         self.inbox = queue.SimpleQueue()
+        # persist is set by the host's persist frame: the sandbox outlives
+        # its first host's streams and serves SOCKET; idle_s (0: never) is
+        # how long it waits for a call before it ends itself; last_call is
+        # when the last call ended (or the sandbox started).
+        self.persist = False
+        self.idle_s = 0
+        self.last_call = time.time()
         out_r, err_r = self.setup_descriptors()
+        self.main = Host(self.in_fd, self.chan.fd, "main")
+        self.driver = self.main
         current = lambda: self.call
         self.reaper = reaper.Reaper(sandbox)
         self.executor = executor.Executor(self.chan, self.reaper, current, runtime_files())
@@ -123,16 +154,26 @@ class Runtime:
     # ------------------------------------------------------------ input
 
     def reader(self):
-        """Reads host frames; runs on its own thread."""
+        """Reads the first host's frames; runs on its own thread. When
+        they end, so does the runtime, unless it persists."""
         # handle is looked up for each frame, so that a profiler can wrap it.
-        channel.read_frames(self.in_fd, lambda msg: self.handle(msg), self.egress.flush)
-        self.inbox.put(None)
+        channel.read_frames(self.in_fd, lambda msg: self.handle(msg, self.main), self.egress.flush)
+        if self.persist:
+            self.gone(self.main)
+        else:
+            self.inbox.put(None)
 
-    def handle(self, msg):
-        """Acts on one frame from the host (a dict)."""
+    def handle(self, msg, host=None):
+        """Acts on one frame from host (a dict); host is None in tests of
+        one host."""
         t = msg.get("t")
+        if host is not None and host is not self.driver:
+            self.handle_other(msg, host)
+            return
         if t == "exec":
             self.admit(msg)
+        elif t == "persist":
+            self.start_persisting(msg)
         elif t == "interrupt":
             with self.state_lock:
                 call = self.call
@@ -151,9 +192,131 @@ class Runtime:
         else:
             channel.log("ignoring a frame of unknown type %r" % (t,))
 
-    def admit(self, msg):
+    def handle_other(self, msg, host):
+        """Acts on a frame of a host that does not drive the sandbox: its
+        exec takes the sandbox over when no call runs, else is answered
+        busy; its egress and site frames wait for that; the rest is
+        dropped (it belongs to a call that is not its own)."""
+        t = msg.get("t")
+        if t in ("egress", "site"):
+            host.setup.append(msg)
+            return
+        if t == "exec":
+            self.admit(msg, host)
+
+    def take_over(self, host):
+        """Makes host the sandbox's driver (state_lock held, no call
+        running): its frames go to it, and the egress connections of the
+        previous one are closed."""
+        channel.log("host %s takes the sandbox over" % host.name)
+        self.driver = host
+        self.egress.reset()
+        self.chan.retarget(host.out_fd)
+        setup, host.setup = host.setup, []
+        for m in setup:
+            if m.get("t") == "egress":
+                self.egress.start(m.get("ca"))
+            else:
+                add_site_dirs(m.get("dirs"))
+
+    def gone(self, host):
+        """A host's connection ended: if it drove the sandbox, frames go
+        nowhere until another takes it over, and its call, whose caller is
+        gone, is interrupted."""
+        with self.state_lock:
+            if host is not self.driver:
+                return
+            self.driver = None
+            self.chan.retarget(None)
+            call = self.call
+            if call is not None and not call.interrupted:
+                call.interrupted = True
+            else:
+                call = None
+        channel.log("host %s is gone" % host.name)
+        if call is not None:
+            self.executor.request_interrupt(call)
+
+    # ------------------------------------------------------------ persist
+
+    def start_persisting(self, msg):
+        """Makes the sandbox outlive its first host's streams, serve the
+        hosts that resume it on SOCKET and end itself after idle_ms
+        without a call (0: never)."""
+        idle = msg.get("idle_ms")
+        if not isinstance(idle, int) or isinstance(idle, bool) or idle < 0:
+            channel.log("ignoring a persist frame without a non-negative idle_ms")
+            return
+        self.idle_s = idle / 1000.0
+        if self.persist:
+            return
+        try:
+            listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            listener.bind(SOCKET)
+            listener.listen(8)
+        except OSError as e:
+            channel.log("listening for hosts: %s" % e)
+            return
+        self.persist = True
+        threading.Thread(target=self.accept_hosts, args=(listener,), name="mcp-hosts", daemon=True).start()
+        threading.Thread(target=self.idle_watch, name="mcp-idle", daemon=True).start()
+
+    def accept_hosts(self, listener):
+        n = 0
+        while True:
+            try:
+                sock, _ = listener.accept()
+            except OSError as e:
+                channel.log("accepting a host: %s" % e)
+                time.sleep(0.1)
+                continue
+            n += 1
+            threading.Thread(target=self.serve_host, args=(sock, "relay-%d" % n), daemon=True).start()
+
+    def serve_host(self, sock, name):
+        """Serves one resuming host: its ready frame, then its frames. The
+        relay at the socket's other end is spared by the reaper."""
+        fd = sock.fileno()
+        host = Host(fd, fd, name)
+        pid = peer_pid(sock)
+        if pid:
+            self.reaper.spare.add(pid)
+        try:
+            self.chan.send_to(fd, self.ready_frame())
+            channel.read_frames(fd, lambda msg: self.handle(msg, host), self.egress.flush)
+        except OSError:
+            pass
+        self.gone(host)
+        self.reaper.spare.discard(pid)
+        sock.close()
+
+    def idle_watch(self):
+        """Ends the runtime once it has waited idle_s for a call."""
+        while True:
+            time.sleep(1)
+            with self.state_lock:
+                idle = self.call is None and self.idle_s > 0 and time.time() - self.last_call > self.idle_s
+            if idle:
+                channel.log("no call for %gs; ending the sandbox" % self.idle_s)
+                os._exit(EXIT_IDLE)
+
+    def ready_frame(self):
+        return {
+            "t": "ready",
+            "protocol": PROTOCOL,
+            "runtime": RUNTIME_VERSION,
+            "python": "%d.%d.%d" % sys.version_info[:3],
+            "pid": os.getpid(),
+            "boot": globals().get("__mcp_boot__", 0.0),
+            "sent": time.time(),
+            "last_call": self.last_call,
+        }
+
+    def admit(self, msg, host=None):
         """Makes an exec frame's call current and queues it for the main
-        thread, or answers it with a ProtocolError result.
+        thread, or answers it with a ProtocolError result; an exec of a
+        host that does not drive the sandbox (host, when set) takes it
+        over if no call runs, else is answered busy.
 
         The call becomes current here, on the reader, so an exec or an
         interrupt read right after it (even in the same chunk) sees it.
@@ -173,9 +336,14 @@ class Runtime:
             limits[key] = value
         if not isinstance(msg.get("code"), str):
             problem = "exec frame without a string code"
+        busy = False
         with self.state_lock:
             if problem is None and self.call is not None:
+                if host is not None:
+                    busy = True
                 problem = "a call is already running"
+            if problem is None and host is not None:
+                self.take_over(host)
             if problem is None:
                 call = self.call = executor.Call(
                     str(msg.get("id")),
@@ -184,6 +352,9 @@ class Runtime:
                     limits["max_images"],
                     limits["max_image_bytes"],
                 )
+        if busy:
+            self.chan.send_to(host.out_fd, {"t": "busy", "id": str(msg.get("id"))})
+            return
         if problem is not None:
             self.chan.send(
                 {
@@ -209,17 +380,7 @@ class Runtime:
         threading.Thread(target=self.reader, name="mcp-reader", daemon=True).start()
         threading.Thread(target=self.executor.interrupter, name="mcp-interrupt", daemon=True).start()
         threading.Thread(target=self.progress.sender, name="mcp-progress", daemon=True).start()
-        self.chan.send(
-            {
-                "t": "ready",
-                "protocol": PROTOCOL,
-                "runtime": RUNTIME_VERSION,
-                "python": "%d.%d.%d" % sys.version_info[:3],
-                "pid": os.getpid(),
-                "boot": globals().get("__mcp_boot__", 0.0),
-                "sent": time.time(),
-            }
-        )
+        self.chan.send(self.ready_frame())
         while True:
             item = self.inbox.get()
             if item is None:
@@ -268,6 +429,7 @@ class Runtime:
             result["dropped"] = dict(call.dropped)
             with self.state_lock:
                 self.call = None
+                self.last_call = time.time()
             call.ended.set()
             self.chan.send(result)
         finally:
@@ -289,6 +451,16 @@ def runtime_files():
             main,
         )
     }
+
+
+def peer_pid(sock):
+    """The PID of the process at the other end of a Unix socket (0 when
+    unknown)."""
+    try:
+        creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+        return struct.unpack("3i", creds)[0]
+    except (OSError, AttributeError):
+        return 0
 
 
 def in_container():

@@ -1,0 +1,168 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+)
+
+// A Resumer is an Engine that reaches a sandbox it did not start in this
+// process: another bridge replica (or an earlier process) started it, and
+// a handle names it.
+type Resumer interface {
+	// Resume runs cmd in the running sandbox container ref on the engine
+	// named engineName ("" for a single engine; an entry of
+	// MCP_BRIDGE_ENGINES for a Multi), with its standard streams
+	// attached. The Sandbox's Close ends cmd's streams and leaves the
+	// container running; its ID is the container's.
+	Resume(ctx context.Context, engineName, ref string, cmd []string) (Sandbox, error)
+	// RemoveSandbox stops and removes the sandbox container ref.
+	RemoveSandbox(ctx context.Context, engineName, ref string) error
+}
+
+// Sentinel errors of Resume, for errors.Is.
+var (
+	// ErrNoSandbox reports a container that does not exist (it was
+	// removed), or is not a sandbox of this bridge's.
+	ErrNoSandbox = errors.New("no such sandbox")
+	// ErrSandboxExited reports a sandbox container that is no longer
+	// running; the error says its exit code.
+	ErrSandboxExited = errors.New("the sandbox has exited")
+	// ErrOtherEngine reports an engine name that is none of the bridge's.
+	ErrOtherEngine = errors.New("the sandbox's engine is not one of this bridge's")
+)
+
+// An ExitedError reports a sandbox container that is no longer running,
+// with its exit code; it is ErrSandboxExited for errors.Is.
+type ExitedError struct{ Code int }
+
+func (e *ExitedError) Error() string {
+	if e.Code == ExitIdle {
+		return "the sandbox ended itself after its idle timeout without a call"
+	}
+	return fmt.Sprintf("%v with code %d", ErrSandboxExited, e.Code)
+}
+
+// Is reports whether target is ErrSandboxExited.
+func (e *ExitedError) Is(target error) bool { return target == ErrSandboxExited }
+
+// ExitIdle is the exit code of a persistent sandbox that ended itself
+// after its idle timeout without a call (the runtime's EXIT_IDLE).
+const ExitIdle = 75
+
+// An execAPI is a containerAPI that runs commands in its containers.
+type execAPI interface {
+	// inspectSandbox returns the state of container ref: its full ID,
+	// whether it runs, its exit code when it does not, and its labels;
+	// an error wrapping ErrNoSandbox when there is no such container.
+	inspectSandbox(ctx context.Context, ref string) (sandboxState, error)
+	// execAttach runs cmd in container id, copying its output to stdout
+	// and stderr (closed, with the stream's error, when it ends); it
+	// returns cmd's standard input, the done channel of the copy, and a
+	// function that detaches (closes the streams).
+	execAttach(ctx context.Context, id string, cmd []string, stdout, stderr *boundedPipe) (stdin io.WriteCloser, done <-chan struct{}, detach func(), err error)
+}
+
+// A sandboxState is what inspectSandbox reports of a container.
+type sandboxState struct {
+	ID       string
+	Running  bool
+	ExitCode int
+	Labels   map[string]string
+}
+
+// resume implements Resumer.Resume for a backend.
+func (e *containerEngine) resume(ctx context.Context, engineName, ref string, cmd []string) (Sandbox, error) {
+	if engineName != "" {
+		return nil, fmt.Errorf("%w: %q names an engine, and this bridge has one, unnamed", ErrOtherEngine, engineName)
+	}
+	api, ok := e.api.(execAPI)
+	if !ok {
+		return nil, fmt.Errorf("resuming a sandbox: the %s backend cannot", e.name)
+	}
+	st, err := api.inspectSandbox(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	if st.Labels[LabelBridge] != "1" {
+		return nil, fmt.Errorf("%w: container %s is not a sandbox of this bridge", ErrNoSandbox, shortID(ref))
+	}
+	if !st.Running {
+		return nil, &ExitedError{Code: st.ExitCode}
+	}
+	s := &execSandbox{e: e, id: st.ID, stdout: newBoundedPipe(streamBufferBytes), stderr: newBoundedPipe(streamBufferBytes)}
+	stdin, done, detach, err := api.execAttach(ctx, st.ID, cmd, s.stdout, s.stderr)
+	if err != nil {
+		return nil, fmt.Errorf("attaching to sandbox %s: %w", shortID(st.ID), err)
+	}
+	s.stdin, s.done, s.detach = stdin, done, detach
+	return s, nil
+}
+
+// removeSandbox implements Resumer.RemoveSandbox for a backend.
+func (e *containerEngine) removeSandbox(ctx context.Context, engineName, ref string) error {
+	if engineName != "" {
+		return fmt.Errorf("%w: %q", ErrOtherEngine, engineName)
+	}
+	ctx, cancel := cleanupContext(e.grace + cleanupTimeout)
+	defer cancel()
+	if err := e.api.stop(ctx, ref, e.grace); err != nil {
+		return fmt.Errorf("stopping container %s: %w", shortID(ref), err)
+	}
+	return e.api.remove(ctx, ref)
+}
+
+// An execSandbox is a sandbox reached through a command run in its
+// container: its streams are the command's. Closing it ends them only.
+type execSandbox struct {
+	e              *containerEngine
+	id             string
+	stdin          io.WriteCloser
+	stdout, stderr *boundedPipe
+	done           <-chan struct{}
+	detach         func()
+	once           sync.Once
+}
+
+func (s *execSandbox) ID() string            { return s.id }
+func (s *execSandbox) Stdin() io.WriteCloser { return s.stdin }
+func (s *execSandbox) Stdout() io.Reader     { return s.stdout }
+func (s *execSandbox) Stderr() io.Reader     { return s.stderr }
+
+// Wait waits for the command's streams to end, then reports the
+// container's state: its exit when it stopped, else code 0 with
+// EngineError saying the attachment ended while it runs.
+func (s *execSandbox) Wait(ctx context.Context) (ExitStatus, error) {
+	select {
+	case <-s.done:
+	case <-ctx.Done():
+		return ExitStatus{}, ctx.Err()
+	}
+	ictx, cancel := cleanupContext(inspectTimeout)
+	defer cancel()
+	st, err := s.e.api.(execAPI).inspectSandbox(ictx, s.id)
+	if err != nil {
+		return ExitStatus{}, err
+	}
+	if st.Running {
+		return ExitStatus{EngineError: "the attachment to the sandbox ended while it still runs"}, nil
+	}
+	return ExitStatus{Code: st.ExitCode}, nil
+}
+
+// Close detaches from the sandbox, which goes on running.
+func (s *execSandbox) Close() error {
+	s.once.Do(func() {
+		s.detach()
+		s.stdout.Close()
+		s.stderr.Close()
+		select {
+		case <-s.done:
+		case <-time.After(cleanupTimeout):
+		}
+	})
+	return nil
+}

@@ -1,0 +1,157 @@
+//go:build integration
+
+package integration
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine"
+)
+
+// replicaEnv is the environment of a replica sharing key and token.
+func replicaEnv(key, token, name string, extra ...string) httpOpts {
+	return httpOpts{env: append([]string{"MCP_BRIDGE_HANDLE_KEY=" + key, "MCP_BRIDGE_HTTP_TOKEN=" + token,
+		"MCP_BRIDGE_POOL_SIZE=1", "MCP_BRIDGE_HTTP_REPLICA=" + name}, extra...)}
+}
+
+// dialStateless connects a go-sdk client to url on protocol 2026-07-28.
+func (b *httpBridge) dialStateless(t testing.TB, url string) *mcp.ClientSession {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	tr := &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: b.httpClient(b.token), MaxRetries: -1}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "integration-handles", Version: "1"}, nil).Connect(ctx, tr, nil)
+	if err != nil {
+		t.Fatalf("connecting to %s: %v", url, err)
+	}
+	if v := cs.InitializeResult().ProtocolVersion; v != "2026-07-28" {
+		t.Fatalf("negotiated %s, want 2026-07-28", v)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+// runIn calls run_python with code in the sandbox of handle h ("": a new
+// one) and returns the text, whether it is an error, and the handle the
+// result mints.
+func runIn(t testing.TB, cs *mcp.ClientSession, h, code string, timeout int) (string, bool, string) {
+	t.Helper()
+	args := map[string]any{"code": code, "timeout": timeout}
+	if h != "" {
+		args["session"] = h
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "run_python", Arguments: args})
+	if err != nil {
+		t.Fatalf("run_python: %v", err)
+	}
+	var sc struct {
+		Session string `json:"session"`
+	}
+	raw, _ := json.Marshal(res.StructuredContent)
+	json.Unmarshal(raw, &sc)
+	return res.Content[0].(*mcp.TextContent).Text, res.IsError, sc.Session
+}
+
+// removeResumable removes, at the end of the test, the resumable
+// sandboxes the bridge processes pids left running on e.
+func removeResumable(t *testing.T, e testEngine, pids ...*httpBridge) {
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		r, ok := e.(engine.Resumer)
+		for _, b := range pids {
+			for _, c := range containersOf(t, e, b.pid) {
+				if ok {
+					r.RemoveSandbox(ctx, "", c.ID)
+				}
+			}
+		}
+	})
+}
+
+// TestHandleAcrossReplicas: replicas sharing MCP_BRIDGE_HANDLE_KEY resume
+// each other's handles; a replica killed in a call loses no sandbox; a
+// sandbox outlives a graceful stop of the replica that started it.
+func TestHandleAcrossReplicas(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, e testEngine) {
+		key, token := rand.Text()+rand.Text(), rand.Text()
+		r1 := startHTTPBridge(t, e, replicaEnv(key, token, "r1"))
+		r2 := startHTTPBridge(t, e, replicaEnv(key, token, "r2"))
+		removeResumable(t, e, r1, r2)
+		c1, c2 := r1.dialStateless(t, r1.url), r2.dialStateless(t, r2.url)
+
+		text, isErr, h := runIn(t, c1, "", "x = 41\nprint('set')", 30)
+		if isErr || h == "" || !strings.HasSuffix(text, "set") {
+			t.Fatalf("first call on r1: %v %q (handle %q)", isErr, text, h)
+		}
+		if text, isErr, again := runIn(t, c2, h, "x += 1\nprint(x)", 30); isErr || text != "42" || again != "" {
+			t.Fatalf("the handle on r2: %v %q", isErr, text)
+		}
+		if text, isErr, _ := runIn(t, c1, h, "x += 1\nprint(x)", 30); isErr || text != "43" {
+			t.Fatalf("back on r1: %v %q", isErr, text)
+		}
+
+		// Two calls racing on one handle through both replicas: both
+		// run, one after the other.
+		var wg sync.WaitGroup
+		outs := make([]string, 2)
+		for i, c := range []*mcp.ClientSession{c1, c2} {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				text, isErr, _ := runIn(t, c, h, "import time\ntime.sleep(0.5)\nx += 1\nprint(x)", 30)
+				if isErr {
+					t.Errorf("racing call %d: %q", i, text)
+				}
+				outs[i] = text
+			}()
+		}
+		wg.Wait()
+		if !(outs[0] == "44" && outs[1] == "45" || outs[0] == "45" && outs[1] == "44") {
+			t.Fatalf("racing calls printed %q", outs)
+		}
+
+		// r2 killed in the middle of a call: the sandbox lives on, the
+		// call is interrupted, and r1 continues with the state.
+		killed := make(chan error, 1)
+		go func() {
+			_, err := c2.CallTool(context.Background(), &mcp.CallToolParams{Name: "run_python", Arguments: map[string]any{
+				"code": "import time\nfor _ in range(600):\n    time.sleep(0.1)", "timeout": 120, "session": h}})
+			killed <- err
+		}()
+		time.Sleep(1500 * time.Millisecond)
+		r2.cmd.Process.Signal(syscall.SIGKILL)
+		<-r2.done
+		if err := <-killed; err == nil {
+			t.Fatal("the call through the killed replica answered")
+		}
+		if text, isErr, _ := runIn(t, c1, h, "print(x)", 60); isErr || text != "45" {
+			t.Fatalf("after r2 was killed in a call: %v %q", isErr, text)
+		}
+
+		// r1 stopped gracefully: r3 resumes the handle.
+		r1.cleanup()
+		r3 := startHTTPBridge(t, e, replicaEnv(key, token, "r3"))
+		removeResumable(t, e, r3)
+		c3 := r3.dialStateless(t, r3.url)
+		if text, isErr, _ := runIn(t, c3, h, "print(x)", 60); isErr || text != "45" {
+			t.Fatalf("on r3 after r1 stopped: %v %q", isErr, text)
+		}
+		// A replica with another key refuses it, saying so.
+		r4 := startHTTPBridge(t, e, replicaEnv(rand.Text()+rand.Text(), token, "r4"))
+		if text, isErr, _ := runIn(t, r4.dialStateless(t, r4.url), h, "print(x)", 30); !isErr || !strings.Contains(text, "minted by another bridge") {
+			t.Fatalf("a replica with another key: %v %q", isErr, text)
+		}
+	})
+}
