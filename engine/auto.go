@@ -221,3 +221,16 @@ func (a *Auto) RemoveSandbox(ctx context.Context, engineName, ref string) error 
 	}
 	return r.RemoveSandbox(ctx, engineName, ref)
 }
+
+// SweepExited implements Sweeper, on a backend that can.
+func (a *Auto) SweepExited(ctx context.Context, keyID string) (int, error) {
+	b, err := a.backend(ctx)
+	if err != nil {
+		return 0, err
+	}
+	s, ok := b.(Sweeper)
+	if !ok {
+		return 0, nil
+	}
+	return s.SweepExited(ctx, keyID)
+}

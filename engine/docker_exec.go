@@ -61,3 +61,8 @@ func (d *Docker) Resume(ctx context.Context, engineName, ref string, cmd []strin
 func (d *Docker) RemoveSandbox(ctx context.Context, engineName, ref string) error {
 	return d.e.removeSandbox(ctx, engineName, ref)
 }
+
+// SweepExited implements Sweeper.
+func (d *Docker) SweepExited(ctx context.Context, keyID string) (int, error) {
+	return d.e.sweepExited(ctx, keyID)
+}

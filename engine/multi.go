@@ -413,3 +413,17 @@ type namedSandbox struct {
 
 // Engine names the member the sandbox runs on.
 func (s *namedSandbox) Engine() string { return s.name }
+
+// SweepExited implements Sweeper on every member that answers.
+func (m *Multi) SweepExited(ctx context.Context, keyID string) (int, error) {
+	total := 0
+	var errs []error
+	for _, mb := range m.members {
+		n, err := mb.eng.(Sweeper).SweepExited(ctx, keyID)
+		total += n
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", mb.name, err))
+		}
+	}
+	return total, errors.Join(errs...)
+}

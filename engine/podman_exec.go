@@ -82,3 +82,8 @@ func (p *Podman) Resume(ctx context.Context, engineName, ref string, cmd []strin
 func (p *Podman) RemoveSandbox(ctx context.Context, engineName, ref string) error {
 	return p.e.removeSandbox(ctx, engineName, ref)
 }
+
+// SweepExited implements Sweeper.
+func (p *Podman) SweepExited(ctx context.Context, keyID string) (int, error) {
+	return p.e.sweepExited(ctx, keyID)
+}

@@ -46,3 +46,8 @@ func (*Podman) Resume(context.Context, string, string, []string) (Sandbox, error
 func (*Podman) RemoveSandbox(context.Context, string, string) error {
 	return fmt.Errorf("podman: %w", ErrBackendNotCompiled)
 }
+
+// SweepExited reports that the Podman backend is not compiled in.
+func (*Podman) SweepExited(context.Context, string) (int, error) {
+	return 0, fmt.Errorf("podman: %w", ErrBackendNotCompiled)
+}

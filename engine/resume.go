@@ -166,3 +166,33 @@ func (s *execSandbox) Close() error {
 	})
 	return nil
 }
+
+// A Sweeper removes the persistent sandboxes that have ended: those that
+// ended themselves when idle, died, or lost the bridge that made them
+// before they became persistent. Any replica may sweep: a sandbox that
+// runs is never touched.
+type Sweeper interface {
+	// SweepExited removes the containers labelled resumable with keyID
+	// (LabelResumable) that have exited, and returns how many it removed.
+	SweepExited(ctx context.Context, keyID string) (int, error)
+}
+
+// sweepExited implements Sweeper for a backend.
+func (e *containerEngine) sweepExited(ctx context.Context, keyID string) (int, error) {
+	all, err := e.api.List(ctx)
+	if err != nil {
+		return 0, err
+	}
+	removed := 0
+	for _, c := range all {
+		if keyID == "" || c.Labels[LabelResumable] != keyID || (c.State != "exited" && c.State != "dead") {
+			continue
+		}
+		if err := e.api.remove(ctx, c.ID); err != nil {
+			e.log.Warn("removing an ended persistent sandbox", "engine", e.name, "id", shortID(c.ID), "err", err)
+			continue
+		}
+		removed++
+	}
+	return removed, nil
+}

@@ -95,7 +95,7 @@ func goneWhy(err error) string {
 	case errors.Is(err, engine.ErrSandboxExited):
 		return "it has exited (" + err.Error() + ")"
 	case errors.Is(err, engine.ErrNoSandbox):
-		return "its container no longer exists (" + err.Error() + ")"
+		return "its container no longer exists: it expired and was cleaned up, or was removed (" + err.Error() + ")"
 	case errors.Is(err, engine.ErrOtherEngine):
 		return err.Error()
 	}
@@ -119,7 +119,14 @@ func (s *Session) Persist(ctx context.Context, idle time.Duration) error {
 	if err != nil {
 		return err
 	}
-	return ctr.send(persistFrame{T: framePersist, IdleMS: max(idle.Milliseconds(), 0)})
+	if err := ctr.send(persistFrame{T: framePersist, IdleMS: max(idle.Milliseconds(), 0)}); err != nil {
+		return err
+	}
+	// From now on a lost attachment is attached again, not replaced.
+	s.mu.Lock()
+	s.resume = &resumeRef{engine: placedOn(ctr.sb), ref: ctr.sb.ID()}
+	s.mu.Unlock()
+	return nil
 }
 
 // Leave ends the session as Close does, but leaves its sandbox running,

@@ -291,7 +291,15 @@ func (s *Session) stopIdle(ctr *container) {
 	}
 	s.ctr = nil
 	s.lost = fmt.Sprintf("the sandbox was stopped after %v without calls", s.opts.idleTimeout())
+	resumable := s.resume != nil
 	s.mu.Unlock()
+	if resumable {
+		// Another bridge may have called it since: it ends itself when
+		// idle; this one only lets it go, and attaches again if called.
+		s.log.Info("detaching from the idle persistent sandbox", "idle", s.opts.idleTimeout())
+		ctr.leave()
+		return
+	}
 	s.log.Info("stopping idle sandbox", "idle", s.opts.idleTimeout())
 	ctr.Close()
 }
@@ -426,16 +434,39 @@ func (s *Session) initialize(ctx context.Context, ctr *container) error {
 // discard drops ctr (stopping it) and records why its state is
 // gone.
 func (s *Session) discard(ctr *container, why string) {
+	s.discardWith(ctr, why, false)
+}
+
+// discardWith is discard; kill removes a persistent sandbox too, which
+// discard otherwise only detaches from (its state may live on: the
+// attachment broke, not the sandbox; once it has exited, the sweep of
+// exited sandboxes removes it).
+func (s *Session) discardWith(ctr *container, why string, kill bool) {
 	s.mu.Lock()
 	if s.ctr == ctr {
 		s.ctr = nil
 		s.lost = why
 	}
+	resume := s.resume
 	s.mu.Unlock()
 	s.discards.Add(1)
 	go func() {
 		defer s.discards.Done()
-		ctr.Close()
+		switch {
+		case resume == nil:
+			ctr.Close()
+		case kill:
+			ctr.leave()
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			if r, ok := s.eng.(engine.Resumer); ok {
+				if err := r.RemoveSandbox(ctx, resume.engine, resume.ref); err != nil {
+					s.log.Warn("removing the persistent sandbox", "err", err)
+				}
+			}
+		default:
+			ctr.leave()
+		}
 	}()
 }
 
@@ -576,7 +607,7 @@ func (s *Session) interrupt(ctr *container, c *callState, began time.Time, why s
 	}
 	s.log.Warn("call did not stop after its interrupt; replacing the sandbox", "grace", s.opts.interruptGrace())
 	reason := why + fmt.Sprintf(" and did not stop within %v of its interrupt, so its sandbox was killed", s.opts.interruptGrace())
-	s.discard(ctr, reason)
+	s.discardWith(ctr, reason, true)
 	res := c.partial(began)
 	res.Status = StatusTimeout
 	res.StateLost = true

@@ -155,3 +155,80 @@ func TestHandleAcrossReplicas(t *testing.T) {
 		}
 	})
 }
+
+// TestHandleEndsAcrossReplicas: a persistent sandbox idle past
+// MCP_BRIDGE_SESSION_IDLE_TIMEOUT ends itself, and its handle says it
+// expired on another replica; the sweep of a replica that starts removes
+// it; a handle whose container was removed says so; a client holding as
+// many handles as MCP_BRIDGE_MAX_HANDLES allows is refused one more.
+func TestHandleEndsAcrossReplicas(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, e testEngine) {
+		key, token := rand.Text()+rand.Text(), rand.Text()
+		extra := []string{"MCP_BRIDGE_SESSION_IDLE_TIMEOUT=2", "MCP_BRIDGE_MAX_HANDLES=2"}
+		r1 := startHTTPBridge(t, e, replicaEnv(key, token, "r1", extra...))
+		r2 := startHTTPBridge(t, e, replicaEnv(key, token, "r2", extra...))
+		removeResumable(t, e, r1, r2)
+		c1, c2 := r1.dialStateless(t, r1.url), r2.dialStateless(t, r2.url)
+
+		_, _, idle := runIn(t, c1, "", "x = 1", 30)
+		_, _, removed := runIn(t, c1, "", "x = 2", 30)
+		if text, isErr, h := runIn(t, c1, "", "x = 3", 30); !isErr || h != "" || !strings.Contains(text, "MCP_BRIDGE_MAX_HANDLES") {
+			t.Fatalf("a third handle past the limit of 2: %v %q", isErr, text)
+		}
+		// The second sandbox removed behind the bridges' backs.
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		var removedID string
+		for _, c := range containersOf(t, e, r1.pid) {
+			if c.State == "running" && c.Labels[engine.LabelResumable] != "" {
+				removedID = c.ID // either of the two: the check below finds out which
+			}
+		}
+		if err := e.(engine.Resumer).RemoveSandbox(ctx, "", removedID); err != nil {
+			t.Fatal(err)
+		}
+		// Both idle past the timeout: the one left ends itself.
+		time.Sleep(4 * time.Second)
+		texts := map[string]string{}
+		for _, h := range []string{idle, removed} {
+			text, isErr, _ := runIn(t, c2, h, "print(x)", 30)
+			if !isErr {
+				t.Fatalf("a handle after its sandbox ended: %q", text)
+			}
+			texts[h] = text
+		}
+		expired, gone := 0, 0
+		for _, text := range texts {
+			switch {
+			case strings.Contains(text, "it expired: it ended itself after its idle timeout"):
+				expired++
+			case strings.Contains(text, "its container no longer exists"):
+				gone++
+			default:
+				t.Errorf("unexpected refusal: %q", text)
+			}
+		}
+		if expired != 1 || gone != 1 {
+			t.Fatalf("%d expired, %d gone; want one of each: %q", expired, gone, texts)
+		}
+		// A replica that starts sweeps the ended sandbox away.
+		r3 := startHTTPBridge(t, e, replicaEnv(key, token, "r3", extra...))
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			left := 0
+			for _, c := range containersOf(t, e, r1.pid) {
+				if c.State != "running" {
+					left++
+				}
+			}
+			if left == 0 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%d ended sandboxes of r1 left 30 s after r3 started", left)
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+		_ = r3
+	})
+}

@@ -4,6 +4,7 @@
 package mcpbridge
 
 import (
+	"context"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -37,6 +38,7 @@ type Bridge struct {
 	egress         *egress.Gateway          // nil: sandboxes get no network endpoint
 	packages       *packages.Store          // nil: no package set
 	handles        *handleTable             // the sandboxes behind handles
+	stopSweep      context.CancelFunc       // ends sweepHandles (nil: none)
 
 	httpRequests sync.Map     // key of an HTTP request in flight → its context
 	calls        atomic.Int64 // run_python calls in flight

@@ -8,6 +8,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/entrypoint"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/handle"
 )
@@ -134,6 +135,34 @@ func withHandle(res *mcp.CallToolResult, h string) *mcp.CallToolResult {
 	}
 	res.Content = append([]mcp.Content{line}, res.Content...)
 	return res
+}
+
+// sweepInterval is how often a bridge whose replicas share the handle key
+// removes the persistent sandboxes that have ended.
+const sweepInterval = time.Minute
+
+// sweepHandles removes, now and every sweepInterval until ctx ends, the
+// persistent sandboxes of the shared key that have ended (idle, died):
+// any replica does it, since the one that started a sandbox may be gone.
+func (b *Bridge) sweepHandles(ctx context.Context, s engine.Sweeper) {
+	t := time.NewTicker(sweepInterval)
+	defer t.Stop()
+	for {
+		sctx, cancel := context.WithTimeout(ctx, time.Minute)
+		n, err := s.SweepExited(sctx, b.handles.keys.KeyID())
+		cancel()
+		if err != nil && ctx.Err() == nil {
+			b.log.Debug("sweeping ended persistent sandboxes", "err", err)
+		}
+		if n > 0 {
+			b.log.Info("removed ended persistent sandboxes", "count", n)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
 }
 
 // closeHandles stops the sandboxes behind the handles this bridge holds,

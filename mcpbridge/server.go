@@ -43,6 +43,11 @@ func New(eng engine.Engine, opts *Options) *Bridge {
 		// Replicas share the key: every sandbox may come to be behind a
 		// handle another replica resumes.
 		b.opts.Session.Spec.Resumable = keys.KeyID()
+		if s, ok := eng.(engine.Sweeper); ok {
+			ctx, cancel := context.WithCancel(context.Background())
+			b.stopSweep = cancel
+			go b.sweepHandles(ctx, s)
+		}
 	}
 	gw, err := egress.New(&egress.Options{Policy: b.policy.Current, CA: o.EgressCA, Audit: o.Audit, Metrics: b.metrics, Logger: b.log})
 	if err != nil {
@@ -87,6 +92,9 @@ func (b *Bridge) Server() *mcp.Server { return b.server }
 
 // Close stops every client's sandbox, the pool's and every proxied server.
 func (b *Bridge) Close() error {
+	if b.stopSweep != nil {
+		b.stopSweep()
+	}
 	b.mu.Lock()
 	b.closed = true
 	sessions := b.sessions
