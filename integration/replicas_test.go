@@ -21,17 +21,25 @@ import (
 // replicas r1 and r2 (host:port each) and returns its /mcp URL.
 func startNginx(t *testing.T, r1, r2 string) string {
 	t.Helper()
+	return runNginx(t, "testdata/nginx-replicas.conf", "{{R1}}", r1, "{{R2}}", r2)
+}
+
+// runNginx runs nginx with the configuration file tmpl, its {{PREFIX}} and
+// {{LISTEN}} filled in and each of the placeholder, value pairs in fill
+// replaced, until the end of the test, and returns its /mcp URL.
+func runNginx(t *testing.T, tmpl string, fill ...string) string {
+	t.Helper()
 	bin, err := exec.LookPath("nginx")
 	if err != nil {
 		t.Fatalf("nginx is needed (scripts/provision installs nginx-light): %v", err)
 	}
-	tmpl, err := os.ReadFile("testdata/nginx-replicas.conf")
+	text, err := os.ReadFile(tmpl)
 	if err != nil {
 		t.Fatal(err)
 	}
 	listen := freeLoopbackAddr(t)
 	dir := t.TempDir()
-	conf := strings.NewReplacer("{{PREFIX}}", dir, "{{LISTEN}}", listen, "{{R1}}", r1, "{{R2}}", r2).Replace(string(tmpl))
+	conf := strings.NewReplacer(append([]string{"{{PREFIX}}", dir, "{{LISTEN}}", listen}, fill...)...).Replace(string(text))
 	if err := os.WriteFile(filepath.Join(dir, "nginx.conf"), []byte(conf), 0o644); err != nil {
 		t.Fatal(err)
 	}
