@@ -66,40 +66,50 @@ type fileCopier interface {
 
 // OpenFile implements Files.
 func (s *containerSandbox) OpenFile(ctx context.Context, root, rel string, max int64) (io.ReadCloser, int64, error) {
+	if s.closed.Load() {
+		return nil, 0, fmt.Errorf("opening %s in container %s: sandbox %w", rel, shortID(s.id), ErrClosed)
+	}
+	return openFileIn(ctx, s.c, s.id, root, rel, max)
+}
+
+// openFileIn implements Files.OpenFile on container id through c.
+func openFileIn(ctx context.Context, c fileCopier, id, root, rel string, max int64) (io.ReadCloser, int64, error) {
 	dir, err := sandboxPath(root)
 	if err == nil {
 		err = checkRelPath(rel)
 	}
 	if err != nil {
-		return nil, 0, fmt.Errorf("opening %q under %q in container %s: %w", rel, root, shortID(s.id), err)
+		return nil, 0, fmt.Errorf("opening %q under %q in container %s: %w", rel, root, shortID(id), err)
 	}
 	name := dir + "/" + rel
-	if s.closed.Load() {
-		return nil, 0, fmt.Errorf("opening %s in container %s: sandbox %w", name, shortID(s.id), ErrClosed)
-	}
-	rc, err := s.c.copyOut(ctx, dir)
+	rc, err := c.copyOut(ctx, dir)
 	if err != nil {
-		return nil, 0, fmt.Errorf("copying %s from container %s: %w", dir, shortID(s.id), err)
+		return nil, 0, fmt.Errorf("copying %s from container %s: %w", dir, shortID(id), err)
 	}
 	f, size, err := openTarFile(rc, path.Base(dir), rel, max)
 	if err != nil {
 		rc.Close()
-		return nil, 0, fmt.Errorf("opening %s in container %s: %w", name, shortID(s.id), err)
+		return nil, 0, fmt.Errorf("opening %s in container %s: %w", name, shortID(id), err)
 	}
 	return f, size, nil
 }
 
 // CopyIn implements Files.
 func (s *containerSandbox) CopyIn(ctx context.Context, dir string, r io.Reader) error {
+	if s.closed.Load() {
+		return fmt.Errorf("copying into %s of container %s: sandbox %w", dir, shortID(s.id), ErrClosed)
+	}
+	return copyInto(ctx, s.c, s.id, dir, r)
+}
+
+// copyInto implements Files.CopyIn on container id through c.
+func copyInto(ctx context.Context, c fileCopier, id, dir string, r io.Reader) error {
 	p, err := sandboxPath(dir)
 	if err != nil {
-		return fmt.Errorf("copying into %q of container %s: %w", dir, shortID(s.id), err)
+		return fmt.Errorf("copying into %q of container %s: %w", dir, shortID(id), err)
 	}
-	if s.closed.Load() {
-		return fmt.Errorf("copying into %s of container %s: sandbox %w", p, shortID(s.id), ErrClosed)
-	}
-	if err := s.c.copyIn(ctx, p, r); err != nil {
-		return fmt.Errorf("copying into %s of container %s: %w", p, shortID(s.id), err)
+	if err := c.copyIn(ctx, p, r); err != nil {
+		return fmt.Errorf("copying into %s of container %s: %w", p, shortID(id), err)
 	}
 	return nil
 }

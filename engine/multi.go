@@ -427,3 +427,21 @@ func (m *Multi) SweepExited(ctx context.Context, keyID string) (int, error) {
 	}
 	return total, errors.Join(errs...)
 }
+
+// OpenFile implements Files.
+func (s *namedSandbox) OpenFile(ctx context.Context, root, rel string, max int64) (io.ReadCloser, int64, error) {
+	f, ok := s.Sandbox.(Files)
+	if !ok {
+		return nil, 0, fmt.Errorf("opening %s: the sandbox's engine has no file access", rel)
+	}
+	return f.OpenFile(ctx, root, rel, max)
+}
+
+// CopyIn implements Files.
+func (s *namedSandbox) CopyIn(ctx context.Context, dir string, r io.Reader) error {
+	f, ok := s.Sandbox.(Files)
+	if !ok {
+		return fmt.Errorf("copying into %s: the sandbox's engine has no file access", dir)
+	}
+	return f.CopyIn(ctx, dir, r)
+}

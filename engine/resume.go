@@ -93,7 +93,7 @@ func (e *containerEngine) resume(ctx context.Context, engineName, ref string, cm
 	if !st.Running {
 		return nil, &ExitedError{Code: st.ExitCode}
 	}
-	s := &execSandbox{e: e, id: st.ID, stdout: newBoundedPipe(streamBufferBytes), stderr: newBoundedPipe(streamBufferBytes)}
+	s := &execSandbox{e: e, c: e.api.ops(st.ID), id: st.ID, stdout: newBoundedPipe(streamBufferBytes), stderr: newBoundedPipe(streamBufferBytes)}
 	stdin, done, detach, err := api.execAttach(ctx, st.ID, cmd, s.stdout, s.stderr)
 	if err != nil {
 		return nil, fmt.Errorf("attaching to sandbox %s: %w", shortID(st.ID), err)
@@ -119,6 +119,7 @@ func (e *containerEngine) removeSandbox(ctx context.Context, engineName, ref str
 // container: its streams are the command's. Closing it ends them only.
 type execSandbox struct {
 	e              *containerEngine
+	c              containerOps // for its files
 	id             string
 	stdin          io.WriteCloser
 	stdout, stderr *boundedPipe
@@ -131,6 +132,16 @@ func (s *execSandbox) ID() string            { return s.id }
 func (s *execSandbox) Stdin() io.WriteCloser { return s.stdin }
 func (s *execSandbox) Stdout() io.Reader     { return s.stdout }
 func (s *execSandbox) Stderr() io.Reader     { return s.stderr }
+
+// OpenFile implements Files.
+func (s *execSandbox) OpenFile(ctx context.Context, root, rel string, max int64) (io.ReadCloser, int64, error) {
+	return openFileIn(ctx, s.c, s.id, root, rel, max)
+}
+
+// CopyIn implements Files.
+func (s *execSandbox) CopyIn(ctx context.Context, dir string, r io.Reader) error {
+	return copyInto(ctx, s.c, s.id, dir, r)
+}
 
 // Wait waits for the command's streams to end, then reports the
 // container's state: its exit when it stopped, else code 0 with

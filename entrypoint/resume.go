@@ -2,6 +2,7 @@ package entrypoint
 
 import (
 	"context"
+	"io"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -146,4 +147,35 @@ func fmtGone(err error) error {
 		return fmt.Errorf("%w: %s", ErrPinnedGone, why)
 	}
 	return err
+}
+
+// ReadFile returns the regular file rel under the directory root of the
+// session's sandbox (see engine.Files.OpenFile), at most max bytes:
+// for a file a call left there, read by any bridge that holds or resumes
+// the sandbox. A resumed session attaches first.
+func (s *Session) ReadFile(ctx context.Context, root, rel string, max int64) ([]byte, error) {
+	s.mu.Lock()
+	ctr := s.ctr
+	s.mu.Unlock()
+	if ctr == nil || ctr.Err() != nil {
+		if err := s.acquire(ctx); err != nil {
+			return nil, err
+		}
+		c, _, err := s.ensure(ctx)
+		s.release()
+		if err != nil {
+			return nil, err
+		}
+		ctr = c
+	}
+	files, ok := ctr.sb.(engine.Files)
+	if !ok {
+		return nil, ErrNoFiles
+	}
+	rc, _, err := files.OpenFile(ctx, root, rel, max)
+	if err != nil {
+		return nil, err
+	}
+	defer rc.Close()
+	return io.ReadAll(rc)
 }

@@ -102,6 +102,39 @@ func TestHandleAcrossReplicas(t *testing.T) {
 			t.Fatalf("back on r1: %v %q", isErr, text)
 		}
 
+		// Resources of the handle's sandbox are read through any replica:
+		// the whole output cut to the budget, and a file out.
+		ctx := context.Background()
+		res, err := c1.CallTool(ctx, &mcp.CallToolParams{Name: "run_python", Arguments: map[string]any{"session": h,
+			"code": "print('y' * 50000)\nopen('/workspace/out/t.csv', 'w').write('a,b\\n1,2\\n')"}})
+		if err != nil || res.IsError {
+			t.Fatalf("a call with a big output and a file: %v %+v", err, res)
+		}
+		var uris []string
+		for _, c := range res.Content {
+			if l, ok := c.(*mcp.ResourceLink); ok {
+				uris = append(uris, l.URI)
+			}
+			if e, ok := c.(*mcp.EmbeddedResource); ok && e.Resource != nil {
+				uris = append(uris, e.Resource.URI)
+			}
+		}
+		if len(uris) != 2 {
+			t.Fatalf("resource URIs %q, want the output's and the file's", uris)
+		}
+		for _, u := range uris {
+			if !strings.HasSuffix(u, "?session="+h) {
+				t.Fatalf("URI %q does not name the handle", u)
+			}
+			got, err := c2.ReadResource(ctx, &mcp.ReadResourceParams{URI: u})
+			if err != nil || len(got.Contents) != 1 {
+				t.Fatalf("reading %s through r2: %v", u, err)
+			}
+			if c := got.Contents[0]; !strings.Contains(c.Text, strings.Repeat("y", 50000)) && c.Text != "a,b\n1,2\n" {
+				t.Fatalf("%s through r2: %.100q", u, c.Text)
+			}
+		}
+
 		// Two calls racing on one handle through both replicas: both
 		// run, one after the other.
 		var wg sync.WaitGroup

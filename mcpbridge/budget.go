@@ -111,7 +111,7 @@ func outputTemplate() *mcp.ResourceTemplate {
 		Name:        "output",
 		Title:       "The whole output of a run_python call",
 		Description: "The whole output of a call whose result was cut to the output budget, readable by the session that made the call while it is one of its last 8 such calls.",
-		URITemplate: outputURIPrefix + "{call}",
+		URITemplate: outputURIPrefix + "{call}{?session}",
 		MIMEType:    "text/plain",
 	}
 }

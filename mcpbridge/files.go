@@ -249,7 +249,7 @@ func filesTemplate() *mcp.ResourceTemplate {
 		Name:        "file",
 		Title:       "A file a run_python call wrote to " + entrypoint.OutDir,
 		Description: "A file the code of this session created or changed under " + entrypoint.OutDir + ", as it is now, read from the session's sandbox while that sandbox lives.",
-		URITemplate: fileURIPrefix + "{+path}",
+		URITemplate: fileURIPrefix + "{+path}{?session}",
 	}
 }
 

@@ -489,10 +489,10 @@ func TestFilesResource(t *testing.T) {
 	}
 	var found bool
 	for _, tm := range tmpls.ResourceTemplates {
-		found = found || tm.URITemplate == "sandbox://files/{+path}"
+		found = found || tm.URITemplate == "sandbox://files/{+path}{?session}"
 	}
 	if !found {
-		t.Fatalf("templates %+v lack sandbox://files/{+path}", tmpls.ResourceTemplates)
+		t.Fatalf("templates %+v lack sandbox://files/{+path}{?session}", tmpls.ResourceTemplates)
 	}
 	notFound := func(uri string) {
 		t.Helper()

@@ -151,9 +151,15 @@ func stateless(req *mcp.CallToolRequest) bool {
 // clientToken returns the digest of the bearer token req carries (of ""
 // when none), the identity handles are bound to.
 func clientToken(req *mcp.CallToolRequest) (string, [sha256.Size]byte) {
+	return bearerOf(req.Extra)
+}
+
+// bearerOf returns the bearer token of a request's HTTP headers (""
+// when none) and its digest.
+func bearerOf(extra *mcp.RequestExtra) (string, [sha256.Size]byte) {
 	var token string
-	if req.Extra != nil && req.Extra.Header != nil {
-		if v, ok := strings.CutPrefix(req.Extra.Header.Get("Authorization"), "Bearer "); ok {
+	if extra != nil && extra.Header != nil {
+		if v, ok := strings.CutPrefix(extra.Header.Get("Authorization"), "Bearer "); ok {
 			token = strings.TrimSpace(v)
 		}
 	}

@@ -138,3 +138,28 @@ func TestHandleInSession(t *testing.T) {
 	}
 	_ = context.Background
 }
+
+// TestHandleResources: the whole output of a handle's call cut to the
+// budget is read with the handle in its URI, and only with it.
+func TestHandleResources(t *testing.T) {
+	hb := serveBridge(t, Options{OutputBudget: 4 << 10}, HTTPOptions{}, false)
+	cs := hb.connectStateless(t, "")
+	res, _, sc := call(t, cs, map[string]any{"code": "print('x' * 20000)"})
+	h, _ := sc["session"].(string)
+	uri, _ := sc["fullOutput"].(string)
+	if res.IsError || h == "" || !strings.HasSuffix(uri, sessionQuery+h) {
+		t.Fatalf("a cut output: %v, handle %q, URI %q", res.IsError, h, uri)
+	}
+	got, err := cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: uri})
+	if err != nil || len(got.Contents) != 1 || !strings.Contains(got.Contents[0].Text, strings.Repeat("x", 20000)) {
+		t.Fatalf("reading %s: %v %.200v", uri, err, got)
+	}
+	other, _ := handle.NewKeyring(strings.Repeat("o", 40))
+	forged, _ := other.Mint(handle.Sandbox{Ref: "local-1"}, "", time.Now())
+	base, _ := splitSession(uri)
+	for _, bad := range []string{base, base + sessionQuery + forged, base + sessionQuery + h[:len(h)-2]} {
+		if _, err := cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: bad}); err == nil {
+			t.Errorf("reading %s succeeded", bad)
+		}
+	}
+}

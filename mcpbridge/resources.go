@@ -26,6 +26,9 @@ func (b *Bridge) readCapabilities(ctx context.Context, req *mcp.ReadResourceRequ
 // readOutput serves a kept output to the session that made the call.
 func (b *Bridge) readOutput(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 	uri := req.Params.URI
+	if base, h := splitSession(uri); h != "" {
+		return b.readHandleResource(ctx, req, base, h)
+	}
 	n, err := strconv.Atoi(strings.TrimPrefix(uri, outputURIPrefix))
 	if err != nil || !strings.HasPrefix(uri, outputURIPrefix) {
 		return nil, mcp.ResourceNotFoundError(uri)
@@ -44,6 +47,9 @@ func (b *Bridge) readOutput(ctx context.Context, req *mcp.ReadResourceRequest) (
 // readFileResource serves a file out to the session whose call reported it.
 func (b *Bridge) readFileResource(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 	uri := req.Params.URI
+	if base, h := splitSession(uri); h != "" {
+		return b.readHandleResource(ctx, req, base, h)
+	}
 	cs := b.existing(req.Session)
 	if cs == nil {
 		return nil, mcp.ResourceNotFoundError(uri)

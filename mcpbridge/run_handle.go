@@ -28,24 +28,11 @@ type handleCall struct {
 func (b *Bridge) sandboxFor(req *mcp.CallToolRequest, args callArgs) (cs *clientSession, hc *handleCall, problem string) {
 	token, client := clientToken(req)
 	if args.session != "" {
-		sb, err := b.handles.keys.Check(args.session, token)
-		if err != nil {
-			return nil, nil, handleProblem(args.session, err)
-		}
-		key := handleKey(sb.Engine, sb.Ref)
-		held, why := b.handles.get(key)
-		if held == nil && why == "" && b.opts.Handles.Key != "" {
-			// Another replica (or an earlier process) holds it: resume it.
-			held = b.resumeHandle(key, sb, args.session, client)
-		}
+		held, problem := b.heldByHandle(args.session, token, client)
 		if held == nil {
-			if why == "" {
-				why = "this bridge holds no sandbox of it (it was minted by a process that has since stopped, and its sandbox with it)"
-			}
-			return nil, nil, fmt.Sprintf("the session handle %s can no longer be used: %s; leave session out to start a new sandbox",
-				handle.Redact(args.session), why)
+			return nil, nil, problem
 		}
-		return held.cs, &handleCall{key: key, held: held}, ""
+		return held.cs, &handleCall{key: held.cs.handleKey, held: held}, ""
 	}
 	if !stateless(req) {
 		return nil, nil, ""
@@ -75,7 +62,7 @@ func (b *Bridge) mint(ctx context.Context, req *mcp.CallToolRequest, hc *handleC
 		return "", err
 	}
 	hc.key, hc.held.handle = handleKey(engineName, id), h
-	hc.held.cs.handleKey = hc.key
+	hc.held.cs.handleKey, hc.held.cs.handle = hc.key, h
 	if b.opts.Handles.Key != "" {
 		// Shared with other replicas: the sandbox outlives this one.
 		if err := hc.held.cs.session.Persist(ctx, b.opts.Handles.IdleTimeout); err != nil {
@@ -87,13 +74,37 @@ func (b *Bridge) mint(ctx context.Context, req *mcp.CallToolRequest, hc *handleC
 	return h, nil
 }
 
+// heldByHandle returns the sandbox handle h names, for a client with
+// token (client its digest): one this bridge holds, or one another
+// replica made, which it resumes; else nil and the problem to answer.
+func (b *Bridge) heldByHandle(h, token string, client [32]byte) (*heldSandbox, string) {
+	sb, err := b.handles.keys.Check(h, token)
+	if err != nil {
+		return nil, handleProblem(h, err)
+	}
+	key := handleKey(sb.Engine, sb.Ref)
+	held, why := b.handles.get(key)
+	if held == nil && why == "" && b.opts.Handles.Key != "" {
+		// Another replica (or an earlier process) holds it: resume it.
+		held = b.resumeHandle(key, sb, h, client)
+	}
+	if held == nil {
+		if why == "" {
+			why = "this bridge holds no sandbox of it (it was minted by a process that has since stopped, and its sandbox with it)"
+		}
+		return nil, fmt.Sprintf("the session handle %s can no longer be used: %s; leave session out to start a new sandbox",
+			handle.Redact(h), why)
+	}
+	return held, ""
+}
+
 // resumeHandle records, as held, the sandbox of a handle another replica
 // minted: its first call attaches to it (entrypoint.Resume).
 func (b *Bridge) resumeHandle(key string, sb handle.Sandbox, h string, client [32]byte) *heldSandbox {
 	cs := b.buildClientSession(func(opts *entrypoint.Options) *entrypoint.Session {
 		return entrypoint.Resume(b.eng, sb.Engine, sb.Ref, opts)
 	})
-	cs.handleKey = key
+	cs.handleKey, cs.handle = key, h
 	cs.session.SetIdleTimeout(b.opts.Handles.IdleTimeout)
 	held := &heldSandbox{cs: cs, handle: h, client: client}
 	if other := b.handles.addNew(key, held); other != held {

@@ -153,7 +153,17 @@ func (b *Bridge) execute(ctx context.Context, req *mcp.CallToolRequest, cs *clie
 	}
 	maxImages, maxImageBytes := b.opts.Session.ImageLimits()
 	out.rich = richOf(ctx, res, cs.session.OpenFile, &cs.files, maxImages, maxImageBytes)
+	if cs.handle != "" {
+		withSessionQuery(&out.rich, cs.handle)
+	}
 	out.applyBudget(b.opts.OutputBudget, func(whole string) string {
+		if cs.handle != "" {
+			if uri := b.keepHandleOutput(ctx, cs, whole); uri != "" {
+				return uri
+			}
+			// Kept by this replica only.
+			return outputURIPrefix + strconv.Itoa(cs.outputs.add(whole)) + sessionQuery + cs.handle
+		}
 		return outputURIPrefix + strconv.Itoa(cs.outputs.add(whole))
 	})
 	return out.toolResult(mode), outBytes

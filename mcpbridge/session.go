@@ -33,6 +33,8 @@ type clientSession struct {
 	// handleKey is its key in the bridge's handle table, when a handle
 	// names its sandbox ("": none); set before its first call.
 	handleKey string
+	// handle is that handle, to name the session in its resources' URIs.
+	handle string
 	// installUntil is when its runtime's install endpoint stops being
 	// served (Unix nanoseconds): installWindow after the bridge last
 	// answered one of its runtime.install requests; before the first, 0.

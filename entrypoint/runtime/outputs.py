@@ -29,6 +29,11 @@ EXTENSION_TYPES = {
 }
 # OUT_DIR is the directory whose new and changed files come back with a call.
 OUT_DIR = "/workspace/out"
+# KEPT_DIR, under the directory watched, is where the host keeps the whole
+# outputs of a persistent sandbox's calls cut to its budget, for another
+# bridge to read (not files out); KEPT_MAX of them, the newest.
+KEPT_DIR = ".mcp-outputs"
+KEPT_MAX = 16
 # MAX_OUT_FILES bounds the files one call reports; MAX_OUT_ENTRIES bounds
 # the directory entries a snapshot looks at.
 MAX_OUT_FILES = 100
@@ -194,6 +199,21 @@ def install_backend():
 # ------------------------------------------------------------ files out
 
 
+def prune_kept(root=None):
+    """Removes all but the KEPT_MAX newest outputs the host kept."""
+    d = os.path.join(root or OUT_DIR, KEPT_DIR)
+    try:
+        with os.scandir(d) as it:
+            kept = sorted((e.stat(follow_symlinks=False).st_mtime_ns, e.path) for e in it if e.is_file(follow_symlinks=False))
+    except OSError:
+        return
+    for _, p in kept[:-KEPT_MAX]:
+        try:
+            os.unlink(p)
+        except OSError:
+            pass
+
+
 def walk(root):
     """Maps each regular file under the directory root to (mtime_ns, size,
     inode), at most MAX_OUT_ENTRIES entries looked at; symbolic links are
@@ -213,6 +233,8 @@ def walk(root):
                     break
                 try:
                     if e.is_dir(follow_symlinks=False):
+                        if e.name == KEPT_DIR and os.path.dirname(e.path) == root:
+                            continue  # the host's, not files out
                         stack.append(e.path)
                     elif e.is_file(follow_symlinks=False):
                         st = e.stat(follow_symlinks=False)

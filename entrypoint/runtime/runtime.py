@@ -396,6 +396,8 @@ class Runtime:
         self.restore_stdio(descriptors=False)
         ex.install_sigint()
         result = {"t": "result", "id": call.id}
+        if self.persist:
+            outputs.prune_kept()
         self.display.watch.start()
         start = time.perf_counter()
         try:

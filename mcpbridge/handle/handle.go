@@ -240,12 +240,13 @@ func isHexID(ref string) bool {
 	return true
 }
 
-// Redact returns what a log may show of a handle: its prefix and first
-// characters, never enough to use it.
+// Redact returns what a log may show of a handle: its prefix and the last
+// characters of its MAC, which tell handles apart and are never enough to
+// use or forge one.
 func Redact(h string) string {
-	const shown = len(Prefix) + 6
-	if len(h) <= shown {
-		return "sb1_…"
+	const shown = 6
+	if len(h) < len(Prefix)+macLen {
+		return Prefix + "…"
 	}
-	return h[:shown] + "…"
+	return Prefix + "…" + h[len(h)-shown:]
 }

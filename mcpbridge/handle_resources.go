@@ -1,0 +1,178 @@
+package mcpbridge
+
+import (
+	"archive/tar"
+	"bytes"
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"path"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/entrypoint"
+)
+
+// The resources of a sandbox behind a handle are read with the handle:
+// resources/read carries no session under protocol 2026-07-28, and any
+// replica may get the read. Their URIs carry the handle in the query
+// (sessionQuery), and what they name is kept in the sandbox itself, where
+// every replica reads it: a file out where the call left it, a whole
+// output cut to the budget in handleOutputDir.
+
+// sessionQuery begins the query of a handle's resource URI; the handle
+// follows (base64url: nothing to escape).
+const sessionQuery = "?session="
+
+// handleOutputDir is where a handle's sandbox keeps the whole outputs of
+// its calls cut to the budget, one file per output (its id), the newest
+// 16 (the runtime prunes the rest): in the files-out directory, which the
+// engine's archive API reaches on every backend (a hidden directory the
+// runtime leaves out of the files out). The code could change them, as
+// it could its output; they are read bounded, as untrusted.
+const handleOutputDir = entrypoint.OutDir + "/.mcp-outputs"
+
+// maxOutputRead bounds a whole output read back: two streams at the
+// largest output a call keeps, and room for the notes.
+const maxOutputRead = 64 << 20
+
+// handleOutputTimeout bounds keeping or reading back a whole output.
+const handleOutputTimeout = 30 * time.Second
+
+// keepHandleOutput writes whole, the output of a call of cs (a handle's
+// session), into its sandbox and returns its resource URI; "" when it
+// cannot (the caller keeps it in the bridge instead).
+func (b *Bridge) keepHandleOutput(ctx context.Context, cs *clientSession, whole string) string {
+	id := "h" + strings.ToLower(rand.Text()[:12])
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	now := time.Now()
+	uid, gid := sandboxIDs(b.opts.Session.Spec.User)
+	tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: path.Base(handleOutputDir) + "/", Mode: 0o700, Uid: uid, Gid: gid, ModTime: now})
+	tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: path.Base(handleOutputDir) + "/" + id, Mode: 0o600,
+		Size: int64(len(whole)), Uid: uid, Gid: gid, ModTime: now})
+	tw.Write([]byte(whole))
+	tw.Close()
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), handleOutputTimeout)
+	defer cancel()
+	if err := cs.session.CopyIn(ctx, path.Dir(handleOutputDir), &buf); err != nil {
+		cs.events.log.Warn("keeping a whole output in the sandbox; it stays in this replica only", "err", err)
+		return ""
+	}
+	return outputURIPrefix + id + sessionQuery + cs.handle
+}
+
+// sandboxIDs returns the UID and GID of a sandbox user "uid[:gid]"
+// (65534 for what is not a number).
+func sandboxIDs(user string) (int, int) {
+	uid, gid := 65534, 65534
+	u, g, _ := strings.Cut(user, ":")
+	fmt.Sscanf(u, "%d", &uid)
+	if g == "" {
+		gid = uid
+	} else {
+		fmt.Sscanf(g, "%d", &gid)
+	}
+	return uid, gid
+}
+
+// withSessionQuery makes the URIs of rich name the handle h.
+func withSessionQuery(rich *richResult, h string) {
+	for i := range rich.files {
+		rich.files[i].URI += sessionQuery + h
+	}
+	for _, c := range rich.content {
+		switch c := c.(type) {
+		case *mcp.ResourceLink:
+			if strings.HasPrefix(c.URI, fileURIPrefix) {
+				c.URI += sessionQuery + h
+			}
+		case *mcp.EmbeddedResource:
+			if c.Resource != nil && strings.HasPrefix(c.Resource.URI, fileURIPrefix) {
+				c.Resource.URI += sessionQuery + h
+			}
+		}
+	}
+}
+
+// splitSession splits a resource URI into its part before the handle's
+// query and the handle ("" when it names none).
+func splitSession(uri string) (string, string) {
+	base, h, ok := strings.Cut(uri, sessionQuery)
+	if !ok {
+		return uri, ""
+	}
+	return base, h
+}
+
+// readHandleResource serves a resource of a handle's sandbox: the whole
+// output or file out that base names, read from the sandbox h names.
+func (b *Bridge) readHandleResource(ctx context.Context, req *mcp.ReadResourceRequest, base, h string) (*mcp.ReadResourceResult, error) {
+	uri := req.Params.URI
+	token, client := bearerOf(req.Extra)
+	held, problem := b.heldByHandle(h, token, client)
+	if held == nil {
+		return nil, fmt.Errorf("reading %s: %s", base, problem)
+	}
+	ctx, cancel := context.WithTimeout(ctx, handleOutputTimeout)
+	defer cancel()
+	var data []byte
+	var err error
+	mimeType := "text/plain"
+	switch {
+	case strings.HasPrefix(base, outputURIPrefix):
+		id := strings.TrimPrefix(base, outputURIPrefix)
+		if n, nerr := strconv.Atoi(id); nerr == nil {
+			// Kept by the replica that ran the call, when the sandbox
+			// could not keep it (an engine without file access).
+			text, ok := held.cs.outputs.get(n)
+			if !ok {
+				return nil, mcp.ResourceNotFoundError(uri)
+			}
+			data = []byte(text)
+			break
+		}
+		if !validOutputID(id) {
+			return nil, mcp.ResourceNotFoundError(uri)
+		}
+		data, err = held.cs.session.ReadFile(ctx, handleOutputDir, id, maxOutputRead)
+	case strings.HasPrefix(base, fileURIPrefix):
+		rel, uerr := url.PathUnescape(strings.TrimPrefix(base, fileURIPrefix))
+		if uerr != nil || rel == "" {
+			return nil, mcp.ResourceNotFoundError(uri)
+		}
+		mimeType = fileType(rel)
+		data, err = held.cs.session.ReadFile(ctx, entrypoint.OutDir, rel, maxFileRead)
+	default:
+		return nil, mcp.ResourceNotFoundError(uri)
+	}
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, mcp.ResourceNotFoundError(uri)
+		}
+		if errors.Is(err, entrypoint.ErrPinnedGone) {
+			return nil, fmt.Errorf("reading %s: %s", base, b.handleGone(held.cs, err))
+		}
+		return nil, fmt.Errorf("reading %s: %s", base, fileError(err))
+	}
+	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{contentsOf(uri, mimeType, data)}}, nil
+}
+
+// validOutputID reports whether id can be the id keepHandleOutput made.
+func validOutputID(id string) bool {
+	if len(id) != 13 || id[0] != 'h' {
+		return false
+	}
+	for _, c := range id[1:] {
+		if !('a' <= c && c <= 'z' || '2' <= c && c <= '7') {
+			return false
+		}
+	}
+	return true
+}
