@@ -2,9 +2,9 @@ package entrypoint
 
 import (
 	"context"
-	"io"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"time"
 
