@@ -179,3 +179,23 @@ func (s *Session) ReadFile(ctx context.Context, root, rel string, max int64) ([]
 	defer rc.Close()
 	return io.ReadAll(rc)
 }
+
+// CopyInNow is CopyIn for a session whose call may be running: it does
+// not wait for the call when the sandbox is attached (the engine writes
+// the files, not the runtime).
+func (s *Session) CopyInNow(ctx context.Context, dir string, r io.Reader) error {
+	s.mu.Lock()
+	ctr := s.ctr
+	s.mu.Unlock()
+	if ctr == nil || ctr.Err() != nil {
+		return s.CopyIn(ctx, dir, r)
+	}
+	files, ok := ctr.sb.(engine.Files)
+	if !ok {
+		return ErrNoFiles
+	}
+	if err := files.CopyIn(ctx, dir, r); err != nil {
+		return fmt.Errorf("copying into %s: %w", dir, err)
+	}
+	return nil
+}

@@ -6,8 +6,11 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/json"
+	"net/http"
+	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -49,6 +52,13 @@ func runIn(t testing.TB, cs *mcp.ClientSession, h, code string, timeout int) (st
 	if h != "" {
 		args["session"] = h
 	}
+	return runWith(t, cs, args)
+}
+
+// runWith calls run_python with args and returns the text, whether it is
+// an error, and the handle the result mints.
+func runWith(t testing.TB, cs *mcp.ClientSession, args map[string]any) (string, bool, string) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "run_python", Arguments: args})
@@ -263,5 +273,65 @@ func TestHandleEndsAcrossReplicas(t *testing.T) {
 			time.Sleep(200 * time.Millisecond)
 		}
 		_ = r3
+	})
+}
+
+// An alternating sends each request to the next of hosts in turn, as a
+// round-robin balancer does.
+type alternating struct {
+	base  http.RoundTripper
+	hosts []string
+	n     atomic.Int64
+}
+
+func (a *alternating) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.URL.Host = a.hosts[int(a.n.Add(1))%len(a.hosts)]
+	r.Host = r.URL.Host
+	return a.base.RoundTrip(r)
+}
+
+// TestHandleConfirmAcrossReplicas: a confirmation asked through an
+// input-required result (SEP-2322) is answered through whichever replica
+// the client's retry reaches; the call goes on in its sandbox.
+func TestHandleConfirmAcrossReplicas(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, e testEngine) {
+		home, _ := npmHome(t)
+		writeFile(t, filepath.Join(home, "MCPs", "policy.json"), everythingPolicy)
+		key, token := rand.Text()+rand.Text(), rand.Text()
+		r1 := startHTTPBridge(t, e, replicaEnv(key, token, "r1", "HOME="+home))
+		r2 := startHTTPBridge(t, e, replicaEnv(key, token, "r2", "HOME="+home))
+		removeResumable(t, e, r1, r2)
+		var asked atomic.Int64
+		copts := &mcp.ClientOptions{ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			asked.Add(1)
+			return &mcp.ElicitResult{Action: "accept"}, nil
+		}}
+		rr := &alternating{base: bearer{r1.base, token}, hosts: []string{hostPort(r1.url), hostPort(r2.url)}}
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "integration-confirm", Version: "1"}, copts).Connect(ctx,
+			&mcp.StreamableClientTransport{Endpoint: r1.url, HTTPClient: &http.Client{Transport: rr}, MaxRetries: -1}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cs.Close()
+		text, isErr, h := runWith(t, cs, map[string]any{"servers": []string{"everything"}, "code": "x = await mcp_everything.get_sum(a=20, b=22)\nprint(x)"})
+		if isErr || h == "" || !strings.HasSuffix(text, "The sum of 20 and 22 is 42.") {
+			t.Fatalf("a confirmed call minting a handle: %v %q", isErr, text)
+		}
+		for i := range 3 {
+			text, isErr, _ := runWith(t, cs, map[string]any{"servers": []string{"everything"}, "session": h,
+				"code": "print(await mcp_everything.get_sum(a=1, b=2), x[-3:])"})
+			if isErr || text != "The sum of 1 and 2 is 3. 42." {
+				t.Fatalf("confirmed call %d with the handle: %v %q", i, isErr, text)
+			}
+		}
+		if n := asked.Load(); n != 4 {
+			t.Fatalf("%d questions, want 4", n)
+		}
+		if !strings.Contains(r1.log.String()+r2.log.String(), "carried an answer to a call waiting on another replica") {
+			t.Fatal("no answer crossed to the other replica")
+		}
 	})
 }

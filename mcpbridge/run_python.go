@@ -253,7 +253,12 @@ func (b *Bridge) await(ctx context.Context, req *mcp.CallToolRequest, cs *client
 	case q := <-pc.asks:
 		pc.seq++
 		q.id = "confirm-" + strconv.Itoa(pc.seq)
-		state := cs.waiting.suspend(pc, q)
+		var state string
+		if cs.handle != "" {
+			state = b.suspendHandle(cs, pc, q) // any replica may get the answer
+		} else {
+			state = cs.waiting.suspend(pc, q)
+		}
 		return &mcp.CallToolResult{Content: []mcp.Content{}, InputRequests: mcp.InputRequestMap{q.id: q.params}, RequestState: state}
 	case <-rctx.Done():
 		pc.cancel()
@@ -270,8 +275,14 @@ func (b *Bridge) resume(ctx context.Context, req *mcp.CallToolRequest) *mcp.Call
 	var pc *pendingCall
 	var q *question
 	if stateless(req) {
-		// No MCP session: the call waits in the sandbox of a handle.
+		// No MCP session: the call waits in the sandbox of a handle, on
+		// this replica or another.
 		cs, pc, q = b.handles.resumed(req.Params.RequestState)
+		if pc == nil {
+			if res := b.resumeElsewhere(ctx, req); res != nil {
+				return res
+			}
+		}
 	} else {
 		var err error
 		if cs, err = b.sessionOf(req.Session); err != nil {

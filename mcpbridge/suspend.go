@@ -92,6 +92,24 @@ func (w *suspensions) suspend(pc *pendingCall, q *question) string {
 	return state
 }
 
+// suspendAs records that pc waits for the answer to q under state.
+func (w *suspensions) suspendAs(state string, pc *pendingCall, q *question) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.m == nil {
+		w.m = map[string]suspension{}
+	}
+	w.m[state] = suspension{pc, q}
+}
+
+// has reports whether a call waits under state.
+func (w *suspensions) has(state string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	_, ok := w.m[state]
+	return ok
+}
+
 // resumed returns and forgets the pending call and question that state
 // names, if one waits.
 func (w *suspensions) resumed(state string) (*pendingCall, *question) {

@@ -29,10 +29,12 @@ EXTENSION_TYPES = {
 }
 # OUT_DIR is the directory whose new and changed files come back with a call.
 OUT_DIR = "/workspace/out"
-# KEPT_DIR, under the directory watched, is where the host keeps the whole
-# outputs of a persistent sandbox's calls cut to its budget, for another
-# bridge to read (not files out); KEPT_MAX of them, the newest.
-KEPT_DIR = ".mcp-outputs"
+# KEPT_DIRS, under the directory watched, are where the hosts of a
+# persistent sandbox keep what another bridge reads (not files out): the
+# whole outputs of calls cut to the budget, and the answers to questions
+# of waiting calls with what the calls answered next; KEPT_MAX of each,
+# the newest.
+KEPT_DIRS = (".mcp-outputs", ".mcp-answers")
 KEPT_MAX = 16
 # MAX_OUT_FILES bounds the files one call reports; MAX_OUT_ENTRIES bounds
 # the directory entries a snapshot looks at.
@@ -200,18 +202,21 @@ def install_backend():
 
 
 def prune_kept(root=None):
-    """Removes all but the KEPT_MAX newest outputs the host kept."""
-    d = os.path.join(root or OUT_DIR, KEPT_DIR)
-    try:
-        with os.scandir(d) as it:
-            kept = sorted((e.stat(follow_symlinks=False).st_mtime_ns, e.path) for e in it if e.is_file(follow_symlinks=False))
-    except OSError:
-        return
-    for _, p in kept[:-KEPT_MAX]:
+    """Removes all but the KEPT_MAX newest files of each of KEPT_DIRS."""
+    for name in KEPT_DIRS:
+        d = os.path.join(root or OUT_DIR, name)
         try:
-            os.unlink(p)
+            with os.scandir(d) as it:
+                kept = sorted(
+                    (e.stat(follow_symlinks=False).st_mtime_ns, e.path) for e in it if e.is_file(follow_symlinks=False)
+                )
         except OSError:
-            pass
+            continue
+        for _, p in kept[:-KEPT_MAX]:
+            try:
+                os.unlink(p)
+            except OSError:
+                pass
 
 
 def walk(root):
@@ -233,7 +238,7 @@ def walk(root):
                     break
                 try:
                     if e.is_dir(follow_symlinks=False):
-                        if e.name == KEPT_DIR and os.path.dirname(e.path) == root:
+                        if e.name in KEPT_DIRS and os.path.dirname(e.path) == root:
                             continue  # the host's, not files out
                         stack.append(e.path)
                     elif e.is_file(follow_symlinks=False):

@@ -191,6 +191,25 @@ func (k *Keyring) Check(h, token string) (Sandbox, error) {
 	return sb, nil
 }
 
+// Tag returns an authentication tag of parts under the keyring (22
+// base64url characters, 128 bits): what another replica checks, with
+// CheckTag, to trust a value this one made, such as a request state.
+func (k *Keyring) Tag(parts ...string) string {
+	h := hmac.New(sha256.New, k.mac)
+	for _, p := range parts {
+		var n [4]byte
+		binary.BigEndian.PutUint32(n[:], uint32(len(p)))
+		h.Write(n[:])
+		h.Write([]byte(p))
+	}
+	return base64.RawURLEncoding.EncodeToString(h.Sum(nil)[:16])
+}
+
+// CheckTag reports whether tag is Tag of parts under the keyring.
+func (k *Keyring) CheckTag(tag string, parts ...string) bool {
+	return hmac.Equal([]byte(tag), []byte(k.Tag(parts...)))
+}
+
 // decode returns the binary form of h, checked for its structure (the
 // lengths add up, nothing to spare), or an error wrapping ErrMalformed.
 func decode(h string) ([]byte, error) {

@@ -154,6 +154,22 @@ func TestRedact(t *testing.T) {
 	}
 }
 
+func TestTag(t *testing.T) {
+	k, other := mustKeyring(t, testKey), mustKeyring(t, otherKey)
+	tag := k.Tag("a", "bc")
+	if !mustKeyring(t, testKey).CheckTag(tag, "a", "bc") {
+		t.Fatal("another replica with the key refuses the tag")
+	}
+	for _, bad := range [][]string{{"ab", "c"}, {"a", "bd"}, {"a"}} {
+		if k.CheckTag(tag, bad...) {
+			t.Errorf("the tag of [a bc] checks for %q", bad)
+		}
+	}
+	if other.CheckTag(tag, "a", "bc") || k.CheckTag(tag[:len(tag)-1], "a", "bc") {
+		t.Fatal("another key, or a truncated tag, checks")
+	}
+}
+
 // FuzzCheck: no input makes Check panic, and whatever it accepts is what
 // Mint made of it.
 func FuzzCheck(f *testing.F) {

@@ -1,0 +1,208 @@
+package mcpbridge
+
+import (
+	"archive/tar"
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"path"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/entrypoint"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/handle"
+)
+
+// A call in a handle's sandbox that waits for the client's answer
+// (SEP-2322) waits on the replica that runs it, the sandbox's driver; the
+// client's retry, with the answer, may reach any replica. Its request
+// state is authenticated under the handle key and names the handle, so
+// any replica can trust it and find the sandbox; a replica that does not
+// hold the waiting call carries the answer to the one that does through
+// the sandbox (answerDir: ID.in), and what the call answered next back
+// (ID.out: its result, or its next question).
+
+// handleStatePrefix begins the request state of a handle's waiting call:
+// "rs1.ID.TAG.HANDLE", TAG authenticating ID and HANDLE.
+const handleStatePrefix = "rs1."
+
+// answerDir is where a handle's sandbox carries answers and what they
+// led to between replicas: beside the kept outputs, out of the files out.
+const answerDir = entrypoint.OutDir + "/.mcp-answers"
+
+// Bounds of the carrying of answers.
+const (
+	maxAnswerBytes = 4 << 20
+	answerPollMin  = 50 * time.Millisecond
+	answerPollMax  = 500 * time.Millisecond
+)
+
+// handleState returns a new request state of a waiting call of cs (a
+// handle's session) and its ID.
+func (b *Bridge) handleState(cs *clientSession) (state, id string) {
+	id = strings.ToLower(rand.Text()[:16])
+	return handleStatePrefix + id + "." + b.handles.keys.Tag(id, cs.handle) + "." + cs.handle, id
+}
+
+// parseHandleState returns the ID and handle of a request state that
+// handleState made under this bridge's key; ok is false otherwise.
+func (b *Bridge) parseHandleState(state string) (id, h string, ok bool) {
+	rest, found := strings.CutPrefix(state, handleStatePrefix)
+	if !found {
+		return "", "", false
+	}
+	parts := strings.SplitN(rest, ".", 3)
+	if len(parts) != 3 || len(parts[0]) != 16 || !b.handles.keys.CheckTag(parts[1], parts[0], parts[2]) {
+		return "", "", false
+	}
+	return parts[0], parts[2], true
+}
+
+// suspendHandle records that pc waits for the answer to q, as suspend
+// does, under a request state any replica can take the answer with; this
+// replica watches the sandbox for an answer another brings.
+func (b *Bridge) suspendHandle(cs *clientSession, pc *pendingCall, q *question) string {
+	state, id := b.handleState(cs)
+	cs.waiting.suspendAs(state, pc, q)
+	go b.watchAnswer(cs, pc, state, id)
+	return state
+}
+
+// watchAnswer waits for the answer to the question of state brought by
+// another replica into the sandbox, until the question is answered here
+// or the call ends; it then hands the answer to the call and writes what
+// the call answers next into the sandbox, for that replica.
+func (b *Bridge) watchAnswer(cs *clientSession, pc *pendingCall, state, id string) {
+	ctx, cancel := context.WithTimeout(context.Background(), b.opts.MaxTimeout+time.Minute)
+	defer cancel()
+	wait := answerPollMin
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, answerPollMax)
+		if !cs.waiting.has(state) {
+			return // answered here, or the call ended
+		}
+		data, err := cs.session.ReadFile(ctx, answerDir, id+".in", maxAnswerBytes)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			cs.events.log.Debug("looking for an answer another replica brought", "err", err)
+			continue
+		}
+		pc2, q := cs.waiting.resumed(state)
+		if pc2 == nil {
+			return
+		}
+		var responses mcp.InputResponseMap
+		if err := json.Unmarshal(data, &responses); err != nil {
+			cs.events.log.Warn("an answer another replica brought does not decode", "err", err)
+		}
+		answer, _ := responses[q.id].(*mcp.ElicitResult)
+		q.answer <- answer
+		res := b.awaitElsewhere(cs, pc2)
+		out, err := json.Marshal(res)
+		if err == nil {
+			err = b.writeAnswerFile(ctx, cs, id+".out", out)
+		}
+		if err != nil {
+			cs.events.log.Warn("carrying a waiting call's result to another replica", "err", err)
+		}
+		return
+	}
+}
+
+// awaitElsewhere waits for what pc answers after an answer another
+// replica brought: its result, or its next question (suspended again).
+func (b *Bridge) awaitElsewhere(cs *clientSession, pc *pendingCall) *mcp.CallToolResult {
+	select {
+	case res := <-pc.done:
+		return res
+	case q := <-pc.asks:
+		pc.seq++
+		q.id = "confirm-" + strconv.Itoa(pc.seq)
+		state := b.suspendHandle(cs, pc, q)
+		return &mcp.CallToolResult{Content: []mcp.Content{}, InputRequests: mcp.InputRequestMap{q.id: q.params}, RequestState: state}
+	}
+}
+
+// resumeElsewhere takes a client's answer for a waiting call this replica
+// does not hold, by a request state another made: it brings the answer
+// into the sandbox and waits there for what the call answers next. It
+// returns nil when state is not such a state.
+func (b *Bridge) resumeElsewhere(ctx context.Context, req *mcp.CallToolRequest) *mcp.CallToolResult {
+	id, h, ok := b.parseHandleState(req.Params.RequestState)
+	if !ok {
+		return nil
+	}
+	mode := b.opts.OutputMode
+	token, client := clientToken(req)
+	held, problem := b.heldByHandle(h, token, client)
+	if held == nil {
+		return outcome{status: statusError, summary: "Not run: " + problem, err: problem}.toolResult(mode)
+	}
+	cs := held.cs
+	fail := func(msg string) *mcp.CallToolResult {
+		return outcome{status: statusError, summary: "Not run: " + msg, err: msg}.toolResult(mode)
+	}
+	answer, err := json.Marshal(req.Params.InputResponses)
+	if err != nil || len(answer) > maxAnswerBytes {
+		return fail("the answer cannot be carried to the call (too large, or not encodable)")
+	}
+	if err := b.writeAnswerFile(ctx, cs, id+".in", answer); err != nil {
+		return fail("carrying the answer to the waiting call: " + err.Error())
+	}
+	rctx, stop := b.callContext(ctx, req.Extra)
+	defer stop()
+	wctx, cancel := context.WithTimeout(rctx, b.opts.MaxTimeout+30*time.Second)
+	defer cancel()
+	wait := answerPollMin
+	for {
+		select {
+		case <-wctx.Done():
+			return fail("the call waiting for this answer did not answer in time: the replica that runs it may have gone, and the call with it")
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, answerPollMax)
+		data, err := cs.session.ReadFile(wctx, answerDir, id+".out", maxOutputRead)
+		if errors.Is(err, fs.ErrNotExist) || (err != nil && wctx.Err() == nil && !errors.Is(err, entrypoint.ErrPinnedGone)) {
+			continue
+		}
+		if err != nil {
+			return fail("reading the call's answer: " + err.Error())
+		}
+		var res mcp.CallToolResult
+		if err := json.Unmarshal(data, &res); err != nil {
+			return fail("the call's answer does not decode: " + err.Error())
+		}
+		cs.events.log.Info("carried an answer to a call waiting on another replica", "handle", handle.Redact(h))
+		return &res
+	}
+}
+
+// writeAnswerFile writes data as the file name of answerDir in the
+// sandbox of cs.
+func (b *Bridge) writeAnswerFile(ctx context.Context, cs *clientSession, name string, data []byte) error {
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	now := time.Now()
+	uid, gid := sandboxIDs(b.opts.Session.Spec.User)
+	dir := path.Base(answerDir)
+	tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: dir + "/", Mode: 0o700, Uid: uid, Gid: gid, ModTime: now})
+	tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: dir + "/" + name, Mode: 0o600, Size: int64(len(data)), Uid: uid, Gid: gid, ModTime: now})
+	tw.Write(data)
+	tw.Close()
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), handleOutputTimeout)
+	defer cancel()
+	return cs.session.CopyInNow(ctx, path.Dir(answerDir), &buf)
+}
