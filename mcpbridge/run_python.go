@@ -299,22 +299,6 @@ func (b *Bridge) resume(ctx context.Context, req *mcp.CallToolRequest) *mcp.Call
 	return b.await(ctx, req, cs, pc)
 }
 
-// callContext returns ctx, cancelled too when the HTTP request the call
-// came in ends: the client went away, and with no stream to resume its
-// answer can never be delivered.
-func (b *Bridge) callContext(ctx context.Context, extra *mcp.RequestExtra) (context.Context, context.CancelFunc) {
-	if extra == nil || extra.Header == nil {
-		return ctx, func() {}
-	}
-	v, ok := b.httpRequests.Load(extra.Header.Get(requestHeader))
-	if !ok {
-		return ctx, func() {}
-	}
-	ctx, cancel := context.WithCancel(ctx)
-	stop := context.AfterFunc(v.(context.Context), cancel)
-	return ctx, func() { stop(); cancel() }
-}
-
 // traceStart returns ctx with a StartTrace that logs the phases of a
 // sandbox start, should this call start one, and feeds them to the
 // metrics.
