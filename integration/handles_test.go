@@ -75,7 +75,7 @@ func runWith(t testing.TB, cs *mcp.ClientSession, args map[string]any) (string, 
 
 // removeResumable removes, at the end of the test, the resumable
 // sandboxes the bridge processes pids left running on e.
-func removeResumable(t *testing.T, e testEngine, pids ...*httpBridge) {
+func removeResumable(t testing.TB, e testEngine, pids ...*httpBridge) {
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()

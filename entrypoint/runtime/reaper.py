@@ -16,9 +16,12 @@ class Reaper:
 
     def __init__(self, sandbox):
         self.sandbox = sandbox
-        # spare holds the PIDs of the relays through which other hosts
-        # reach a persistent sandbox: they are not the call's leftovers.
-        self.spare = set()
+        # relays counts the relays through which other hosts reach a
+        # persistent sandbox: processes entered from outside the sandbox
+        # (exec; their parent is 0, outside its PID namespace, which no
+        # process of the sandbox can become), never the call's leftovers.
+        # While any runs, leftovers are killed one by one, sparing them.
+        self.relays = 0
 
     def kill_leftovers(self):
         """Kills every process the call left behind; returns how many."""
@@ -52,7 +55,7 @@ class Reaper:
 
     def kill_once(self, others=None):
         """Sends SIGKILL to the leftover processes once and reaps them."""
-        if self.sandbox and not self.spare:
+        if self.sandbox and not self.relays:
             # Every process of the container but init and this one. Forks
             # racing with it cannot complete with a fatal signal pending.
             try:
@@ -70,8 +73,7 @@ class Reaper:
     def other_processes(self, me):
         """Live processes to kill: all but init and me in the sandbox, else my descendants."""
         pids = [name for name in os.listdir("/proc") if name.isdigit()]
-        spare = set(self.spare)
-        if self.sandbox and all(int(p) in (1, me) or int(p) in spare for p in pids):
+        if self.sandbox and all(int(p) in (1, me) for p in pids):
             return set()  # the common case, without reading any stat file
         procs = {}
         for name in pids:
@@ -85,7 +87,8 @@ class Reaper:
                 continue
             procs[int(name)] = int(fields[1])
         if self.sandbox:
-            return {p for p in procs if p not in (1, me) and p not in spare}
+            # A parent of 0: entered from outside (a relay), not a leftover.
+            return {p for p, pp in procs.items() if p not in (1, me) and pp != 0}
         mine = set()
         frontier = {me}
         while frontier:

@@ -27,7 +27,6 @@ import queue
 import signal
 import site
 import socket
-import struct
 import sys
 import threading
 import time
@@ -274,20 +273,20 @@ class Runtime:
             threading.Thread(target=self.serve_host, args=(sock, "relay-%d" % n), daemon=True).start()
 
     def serve_host(self, sock, name):
-        """Serves one resuming host: its ready frame, then its frames. The
-        relay at the socket's other end is spared by the reaper."""
+        """Serves one resuming host: its ready frame, then its frames. While
+        it is connected, the reaper spares the relay at its other end."""
         fd = sock.fileno()
         host = Host(fd, fd, name)
-        pid = peer_pid(sock)
-        if pid:
-            self.reaper.spare.add(pid)
+        with self.state_lock:
+            self.reaper.relays += 1
         try:
             self.chan.send_to(fd, self.ready_frame())
             channel.read_frames(fd, lambda msg: self.handle(msg, host), self.egress.flush)
         except OSError:
             pass
         self.gone(host)
-        self.reaper.spare.discard(pid)
+        with self.state_lock:
+            self.reaper.relays -= 1
         sock.close()
 
     def idle_watch(self):
@@ -453,16 +452,6 @@ def runtime_files():
             main,
         )
     }
-
-
-def peer_pid(sock):
-    """The PID of the process at the other end of a Unix socket (0 when
-    unknown)."""
-    try:
-        creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
-        return struct.unpack("3i", creds)[0]
-    except (OSError, AttributeError):
-        return 0
 
 
 def in_container():
