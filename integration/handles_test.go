@@ -327,6 +327,14 @@ func TestHandleConfirmAcrossReplicas(t *testing.T) {
 				t.Fatalf("confirmed call %d with the handle: %v %q", i, isErr, text)
 			}
 		}
+		// A server loaded through other replicas is called through a new
+		// one without being listed: the replica that resumes learns it.
+		r3 := startHTTPBridge(t, e, replicaEnv(key, token, "r3", "HOME="+home))
+		removeResumable(t, e, r3)
+		c3 := r3.dialStateless(t, r3.url)
+		if text, isErr, _ := runIn(t, c3, h, "print(await mcp_everything.echo(message='hi'))", 60); isErr || !strings.Contains(text, "hi") {
+			t.Fatalf("a server loaded elsewhere, not listed: %v %q", isErr, text)
+		}
 		if n := asked.Load(); n != 4 {
 			t.Fatalf("%d questions, want 4", n)
 		}

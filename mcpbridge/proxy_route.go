@@ -222,3 +222,9 @@ func loadRefusal(p *policy.Policy, server string) error {
 	}
 	return nil
 }
+
+// knownServer reports whether name is a configured MCP server.
+func (b *Bridge) knownServer(name string) bool {
+	_, ok := b.opts.Registry.Lookup(name)
+	return ok
+}

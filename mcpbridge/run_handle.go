@@ -2,7 +2,9 @@ package mcpbridge
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -104,7 +106,7 @@ func (b *Bridge) resumeHandle(key string, sb handle.Sandbox, h string, client [3
 	cs := b.buildClientSession(func(opts *entrypoint.Options) *entrypoint.Session {
 		return entrypoint.Resume(b.eng, sb.Engine, sb.Ref, opts)
 	})
-	cs.handleKey, cs.handle = key, h
+	cs.handleKey, cs.handle, cs.resumed = key, h, true
 	cs.session.SetIdleTimeout(b.opts.Handles.IdleTimeout)
 	held := &heldSandbox{cs: cs, handle: h, client: client}
 	if other := b.handles.addNew(key, held); other != held {
@@ -113,6 +115,48 @@ func (b *Bridge) resumeHandle(key string, sb handle.Sandbox, h string, client [3
 	}
 	cs.events.log.Info("resuming a sandbox handle", "handle", handle.Redact(h), "engine", sb.Engine, "id", shortRef(sb.Ref))
 	return held
+}
+
+// maxLoadedServers bounds the loaded servers a resumed sandbox reports.
+const maxLoadedServers = 256
+
+// loadedServersCode prints the servers the interpreter has loaded, as a
+// JSON list of names.
+const loadedServersCode = `import json as _j
+from mcp import runtime as _r
+print(_j.dumps([m["name"] for m in _r.list_loaded_server_metadata()]))
+del _j, _r`
+
+// syncLoadedServers learns, once, which servers the interpreter of a
+// resumed sandbox loaded on other replicas: its proxies of them call this
+// replica now, which starts its own instances of them on their first use.
+// What the sandbox says is untrusted: names that are not configured, or
+// that the policy does not let load, are left out.
+func (b *Bridge) syncLoadedServers(ctx context.Context, cs *clientSession) {
+	if !cs.resumed || cs.serversSynced.Swap(true) {
+		return
+	}
+	res, err := cs.session.Execute(ctx, loadedServersCode, installTimeout)
+	if err != nil || res.Status != entrypoint.StatusSuccess {
+		cs.events.log.Warn("reading the servers a resumed sandbox loaded", "err", err)
+		return
+	}
+	var names []string
+	if err := json.Unmarshal([]byte(strings.TrimSpace(res.Stdout)), &names); err != nil || len(names) > maxLoadedServers {
+		cs.events.log.Warn("the servers a resumed sandbox reports do not decode", "err", err, "count", len(names))
+		return
+	}
+	var ok []string
+	for _, n := range names {
+		if !b.knownServer(n) {
+			continue
+		}
+		if _, err := b.proxiesOf(cs).loadable(n); err != nil {
+			continue
+		}
+		ok = append(ok, n)
+	}
+	cs.state.add(ok)
 }
 
 // handleGone ends the handle of cs, whose pinned sandbox is gone (err

@@ -116,6 +116,7 @@ func (b *Bridge) execute(ctx context.Context, req *mcp.CallToolRequest, cs *clie
 	defer leave()
 	cs.current.Store(&callInfo{ctx: ctx, ss: req.Session, ask: ask})
 	defer cs.current.Store(nil)
+	b.syncLoadedServers(withEvents(ctx, cs.events), cs)
 	if err := b.syncSavedTools(withEvents(ctx, cs.events), cs); err != nil {
 		log.Warn("defining the tools saved since the sandbox started", "err", err)
 	}
@@ -205,12 +206,6 @@ func resultStatus(res *mcp.CallToolResult) string {
 		return statusError
 	}
 	return statusSuccess
-}
-
-// knownServer reports whether name is a configured MCP server.
-func (b *Bridge) knownServer(name string) bool {
-	_, ok := b.opts.Registry.Lookup(name)
-	return ok
 }
 
 // runSuspendable starts the call on its own and waits for its answer or

@@ -35,6 +35,11 @@ type clientSession struct {
 	handleKey string
 	// handle is that handle, to name the session in its resources' URIs.
 	handle string
+	// resumed says another replica (or process) started its sandbox;
+	// serversSynced, that it learnt the servers the interpreter loaded
+	// there (syncLoadedServers).
+	resumed       bool
+	serversSynced atomic.Bool
 	// installUntil is when its runtime's install endpoint stops being
 	// served (Unix nanoseconds): installWindow after the bridge last
 	// answered one of its runtime.install requests; before the first, 0.
