@@ -1,4 +1,4 @@
-"""The sandbox runtime of mcp-server-code-execution-mode (protocol 5).
+"""The sandbox runtime of mcp-server-code-execution-mode (protocol 7).
 
 It runs inside the sandbox container as one long-lived interpreter and
 executes the host's code requests in persistent globals. See PROTOCOL.md
