@@ -349,16 +349,26 @@ func (p *placedSandbox) Detach() error {
 }
 
 func (p *placedSandbox) OpenFile(ctx context.Context, root, rel string, max int64) (io.ReadCloser, int64, error) {
-	f, ok := p.Sandbox.(Files)
+	return openFileOf(ctx, p.Sandbox, root, rel, max)
+}
+
+// CopyIn implements Files.
+func (p *placedSandbox) CopyIn(ctx context.Context, dir string, r io.Reader) error {
+	return copyInOf(ctx, p.Sandbox, dir, r)
+}
+
+// openFileOf is Files.OpenFile of sb, a wrapped sandbox.
+func openFileOf(ctx context.Context, sb Sandbox, root, rel string, max int64) (io.ReadCloser, int64, error) {
+	f, ok := sb.(Files)
 	if !ok {
 		return nil, 0, fmt.Errorf("opening %s: the sandbox's engine has no file access", rel)
 	}
 	return f.OpenFile(ctx, root, rel, max)
 }
 
-// CopyIn implements Files.
-func (p *placedSandbox) CopyIn(ctx context.Context, dir string, r io.Reader) error {
-	f, ok := p.Sandbox.(Files)
+// copyInOf is Files.CopyIn of sb, a wrapped sandbox.
+func copyInOf(ctx context.Context, sb Sandbox, dir string, r io.Reader) error {
+	f, ok := sb.(Files)
 	if !ok {
 		return fmt.Errorf("copying into %s: the sandbox's engine has no file access", dir)
 	}
@@ -430,18 +440,10 @@ func (m *Multi) SweepExited(ctx context.Context, keyID string) (int, error) {
 
 // OpenFile implements Files.
 func (s *namedSandbox) OpenFile(ctx context.Context, root, rel string, max int64) (io.ReadCloser, int64, error) {
-	f, ok := s.Sandbox.(Files)
-	if !ok {
-		return nil, 0, fmt.Errorf("opening %s: the sandbox's engine has no file access", rel)
-	}
-	return f.OpenFile(ctx, root, rel, max)
+	return openFileOf(ctx, s.Sandbox, root, rel, max)
 }
 
 // CopyIn implements Files.
 func (s *namedSandbox) CopyIn(ctx context.Context, dir string, r io.Reader) error {
-	f, ok := s.Sandbox.(Files)
-	if !ok {
-		return fmt.Errorf("copying into %s: the sandbox's engine has no file access", dir)
-	}
-	return f.CopyIn(ctx, dir, r)
+	return copyInOf(ctx, s.Sandbox, dir, r)
 }

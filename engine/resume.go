@@ -107,7 +107,7 @@ func (e *containerEngine) removeSandbox(ctx context.Context, engineName, ref str
 	if engineName != "" {
 		return fmt.Errorf("%w: %q", ErrOtherEngine, engineName)
 	}
-	ctx, cancel := cleanupContext(e.grace + cleanupTimeout)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), e.grace+cleanupTimeout)
 	defer cancel()
 	if err := e.api.stop(ctx, ref, e.grace); err != nil {
 		return fmt.Errorf("stopping container %s: %w", shortID(ref), err)

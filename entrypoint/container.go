@@ -279,19 +279,10 @@ func (ctr *container) dispatch(f frame, readySeen *bool, ready chan<- frame) err
 			return fmt.Errorf("%w: file for call %q, which is not running", errProtocol, f.ID)
 		}
 		c.inline.add(f.Path, f.FileData)
-	case frameResult:
+	case frameResult, frameBusy:
 		c := ctr.current(f.ID)
 		if c == nil {
-			return fmt.Errorf("%w: result for call %q, which is not running", errProtocol, f.ID)
-		}
-		ctr.mu.Lock()
-		ctr.call = nil
-		ctr.mu.Unlock()
-		c.result <- f
-	case frameBusy:
-		c := ctr.current(f.ID)
-		if c == nil {
-			return fmt.Errorf("%w: busy frame for call %q, which is not running", errProtocol, f.ID)
+			return fmt.Errorf("%w: %s for call %q, which is not running", errProtocol, f.T, f.ID)
 		}
 		ctr.mu.Lock()
 		ctr.call = nil

@@ -213,14 +213,16 @@ func copyFile(w io.Writer, p string, size int64) error {
 // modes of its headers: the engine writes it, as root, into a mount of
 // the sandbox such as engine.InDir or a volume.
 func (s *Session) CopyIn(ctx context.Context, dir string, r io.Reader) error {
-	if err := s.acquire(ctx); err != nil {
-		return err
-	}
-	defer s.release()
-	ctr, _, err := s.ensure(ctx)
+	ctr, release, err := s.live(ctx)
 	if err != nil {
 		return err
 	}
+	defer release()
+	return ctr.copyIn(ctx, dir, r)
+}
+
+// copyIn extracts the tar stream r into dir of the container.
+func (ctr *container) copyIn(ctx context.Context, dir string, r io.Reader) error {
 	files, ok := ctr.sb.(engine.Files)
 	if !ok {
 		return ErrNoFiles

@@ -112,14 +112,11 @@ type persistFrame struct {
 // bridge's attachment, another bridge can resume it (Resume), and it
 // ends itself after idle without a call (idle <= 0: never).
 func (s *Session) Persist(ctx context.Context, idle time.Duration) error {
-	if err := s.acquire(ctx); err != nil {
-		return err
-	}
-	defer s.release()
-	ctr, _, err := s.ensure(ctx)
+	ctr, release, err := s.live(ctx)
 	if err != nil {
 		return err
 	}
+	defer release()
 	if err := ctr.send(persistFrame{T: framePersist, IdleMS: max(idle.Milliseconds(), 0)}); err != nil {
 		return err
 	}
@@ -190,12 +187,5 @@ func (s *Session) CopyInNow(ctx context.Context, dir string, r io.Reader) error 
 	if ctr == nil || ctr.Err() != nil {
 		return s.CopyIn(ctx, dir, r)
 	}
-	files, ok := ctr.sb.(engine.Files)
-	if !ok {
-		return ErrNoFiles
-	}
-	if err := files.CopyIn(ctx, dir, r); err != nil {
-		return fmt.Errorf("copying into %s: %w", dir, err)
-	}
-	return nil
+	return ctr.copyIn(ctx, dir, r)
 }

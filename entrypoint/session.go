@@ -214,18 +214,29 @@ func (s *Session) SetIdleTimeout(d time.Duration) {
 // old one's). It returns the sandbox's container ID and the engine it
 // runs on ("" when the engine names none).
 func (s *Session) Pin(ctx context.Context) (id, engineName string, err error) {
-	if err := s.acquire(ctx); err != nil {
-		return "", "", err
-	}
-	defer s.release()
-	ctr, _, err := s.ensure(ctx)
+	ctr, release, err := s.live(ctx)
 	if err != nil {
 		return "", "", err
 	}
+	defer release()
 	s.mu.Lock()
 	s.pinned = true
 	s.mu.Unlock()
 	return ctr.sb.ID(), placedOn(ctr.sb), nil
+}
+
+// live holds the session (no call runs until release) and returns its
+// live container, started when it has none.
+func (s *Session) live(ctx context.Context) (ctr *container, release func(), err error) {
+	if err := s.acquire(ctx); err != nil {
+		return nil, nil, err
+	}
+	ctr, _, err = s.ensure(ctx)
+	if err != nil {
+		s.release()
+		return nil, nil, err
+	}
+	return ctr, s.release, nil
 }
 
 // Ready reports whether the session has a live sandbox, started and not

@@ -50,22 +50,31 @@ const handleOutputTimeout = 30 * time.Second
 // cannot (the caller keeps it in the bridge instead).
 func (b *Bridge) keepHandleOutput(ctx context.Context, cs *clientSession, whole string) string {
 	id := "h" + strings.ToLower(rand.Text()[:12])
-	var buf bytes.Buffer
-	tw := tar.NewWriter(&buf)
-	now := time.Now()
-	uid, gid := sandboxIDs(b.opts.Session.Spec.User)
-	tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: path.Base(handleOutputDir) + "/", Mode: 0o700, Uid: uid, Gid: gid, ModTime: now})
-	tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: path.Base(handleOutputDir) + "/" + id, Mode: 0o600,
-		Size: int64(len(whole)), Uid: uid, Gid: gid, ModTime: now})
-	tw.Write([]byte(whole))
-	tw.Close()
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), handleOutputTimeout)
-	defer cancel()
-	if err := cs.session.CopyIn(ctx, path.Dir(handleOutputDir), &buf); err != nil {
+	if err := b.writeSandboxFile(ctx, cs, handleOutputDir, id, []byte(whole)); err != nil {
 		cs.events.log.Warn("keeping a whole output in the sandbox; it stays in this replica only", "err", err)
 		return ""
 	}
 	return outputURIPrefix + id + sessionQuery + cs.handle
+}
+
+// writeSandboxFile writes data as the file name of dir (a directory of
+// the files-out mount, made when missing) in the sandbox of cs, readable
+// by the sandbox user only, without waiting for a call in flight.
+func (b *Bridge) writeSandboxFile(ctx context.Context, cs *clientSession, dir, name string, data []byte) error {
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	now := time.Now()
+	uid, gid := sandboxIDs(b.opts.Session.Spec.User)
+	base := path.Base(dir)
+	tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: base + "/", Mode: 0o700, Uid: uid, Gid: gid, ModTime: now})
+	tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: base + "/" + name, Mode: 0o600, Size: int64(len(data)), Uid: uid, Gid: gid, ModTime: now})
+	tw.Write(data)
+	if err := tw.Close(); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), handleOutputTimeout)
+	defer cancel()
+	return cs.session.CopyInNow(ctx, path.Dir(dir), &buf)
 }
 
 // sandboxIDs returns the UID and GID of a sandbox user "uid[:gid]"

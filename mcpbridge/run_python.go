@@ -246,15 +246,7 @@ func (b *Bridge) await(ctx context.Context, req *mcp.CallToolRequest, cs *client
 	case res := <-pc.done:
 		return res
 	case q := <-pc.asks:
-		pc.seq++
-		q.id = "confirm-" + strconv.Itoa(pc.seq)
-		var state string
-		if cs.handle != "" {
-			state = b.suspendHandle(cs, pc, q) // any replica may get the answer
-		} else {
-			state = cs.waiting.suspend(pc, q)
-		}
-		return &mcp.CallToolResult{Content: []mcp.Content{}, InputRequests: mcp.InputRequestMap{q.id: q.params}, RequestState: state}
+		return b.askClient(cs, pc, q)
 	case <-rctx.Done():
 		pc.cancel()
 		return <-pc.done

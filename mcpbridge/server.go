@@ -71,6 +71,7 @@ func New(eng engine.Engine, opts *Options) *Bridge {
 		GetSessionID: sessionIDs(o.Replica),
 		// Prompts: none, declared with an empty list, as 2026-07-28
 		// clients expect of a server that lists them.
+		//lint:ignore SA1019 logging is deprecated from 2026-07-28 on, and 2025-11-25 clients use it (logging/setLevel)
 		Capabilities: &mcp.ServerCapabilities{Logging: &mcp.LoggingCapabilities{}, Prompts: &mcp.PromptCapabilities{}},
 	})
 	b.server.AddTool(runPythonTool(o.DefaultTimeout, o.MaxTimeout), b.runPython)

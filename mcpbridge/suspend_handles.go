@@ -1,14 +1,11 @@
 package mcpbridge
 
 import (
-	"archive/tar"
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"io/fs"
-	"path"
 	"strconv"
 	"strings"
 	"time"
@@ -129,11 +126,24 @@ func (b *Bridge) awaitElsewhere(cs *clientSession, pc *pendingCall) *mcp.CallToo
 	case res := <-pc.done:
 		return res
 	case q := <-pc.asks:
-		pc.seq++
-		q.id = "confirm-" + strconv.Itoa(pc.seq)
-		state := b.suspendHandle(cs, pc, q)
-		return &mcp.CallToolResult{Content: []mcp.Content{}, InputRequests: mcp.InputRequestMap{q.id: q.params}, RequestState: state}
+		return b.askClient(cs, pc, q)
 	}
+}
+
+// askClient numbers q, the next question of pc, suspends pc for its
+// answer, and returns the input-required result that asks the client,
+// whose request state names the call: under a handle, a state any
+// replica can take the answer with.
+func (b *Bridge) askClient(cs *clientSession, pc *pendingCall, q *question) *mcp.CallToolResult {
+	pc.seq++
+	q.id = "confirm-" + strconv.Itoa(pc.seq)
+	var state string
+	if cs.handle != "" {
+		state = b.suspendHandle(cs, pc, q)
+	} else {
+		state = cs.waiting.suspend(pc, q)
+	}
+	return &mcp.CallToolResult{Content: []mcp.Content{}, InputRequests: mcp.InputRequestMap{q.id: q.params}, RequestState: state}
 }
 
 // resumeElsewhere takes a client's answer for a waiting call this replica
@@ -193,18 +203,7 @@ func (b *Bridge) resumeElsewhere(ctx context.Context, req *mcp.CallToolRequest) 
 // writeAnswerFile writes data as the file name of answerDir in the
 // sandbox of cs.
 func (b *Bridge) writeAnswerFile(ctx context.Context, cs *clientSession, name string, data []byte) error {
-	var buf bytes.Buffer
-	tw := tar.NewWriter(&buf)
-	now := time.Now()
-	uid, gid := sandboxIDs(b.opts.Session.Spec.User)
-	dir := path.Base(answerDir)
-	tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: dir + "/", Mode: 0o700, Uid: uid, Gid: gid, ModTime: now})
-	tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: dir + "/" + name, Mode: 0o600, Size: int64(len(data)), Uid: uid, Gid: gid, ModTime: now})
-	tw.Write(data)
-	tw.Close()
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), handleOutputTimeout)
-	defer cancel()
-	return cs.session.CopyInNow(ctx, path.Dir(answerDir), &buf)
+	return b.writeSandboxFile(ctx, cs, answerDir, name, data)
 }
 
 // callContext returns ctx, cancelled too when the HTTP request the call
