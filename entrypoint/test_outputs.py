@@ -289,6 +289,25 @@ class WatchTest(unittest.TestCase):
         self.assertEqual(more, 0)
         return [os.path.relpath(f["path"], self.dir) for f in files]
 
+    def test_the_hosts_directories_are_not_files_out(self):
+        for d in outputs.KEPT_DIRS + ("sub",):
+            os.mkdir(os.path.join(self.dir, d))
+            self.write(os.path.join(d, "f"), "x")
+        self.assertEqual(self.names(), ["sub/f"])
+
+    def test_prune_keeps_the_newest(self):
+        d = os.path.join(self.dir, outputs.KEPT_DIRS[0])
+        os.mkdir(d)
+        for i in range(outputs.KEPT_MAX + 5):
+            path = os.path.join(d, "o%02d" % i)
+            with open(path, "w") as f:
+                f.write("x")
+            os.utime(path, ns=(i * 10**9, i * 10**9))
+        outputs.prune_kept(self.dir)
+        self.assertEqual(sorted(os.listdir(d)), ["o%02d" % i for i in range(5, outputs.KEPT_MAX + 5)])
+        outputs.prune_kept(self.dir)  # nothing more to remove; a missing directory is no error
+        self.assertEqual(len(os.listdir(d)), outputs.KEPT_MAX)
+
     def test_reports_each_change_once(self):
         self.write("a.txt", "1")
         self.assertEqual(self.names(), ["a.txt"])

@@ -347,11 +347,11 @@ class RuntimeTest(RuntimeTestCase):
     """Calls, their output, interrupts and the host's frames."""
 
     def test_ready_frame(self):
-        self.assertEqual(set(self.ready), {"t", "protocol", "runtime", "python", "pid", "boot", "sent"})
+        self.assertEqual(set(self.ready), {"t", "protocol", "runtime", "python", "pid", "boot", "sent", "last_call"})
         self.assertIs(type(self.ready["sent"]), float)
         self.assertLess(abs(self.ready["sent"] - time.time()), 60)
         self.assertLessEqual(self.ready["boot"], self.ready["sent"])
-        self.assertEqual(self.ready["protocol"], 6)
+        self.assertEqual(self.ready["protocol"], 7)
         self.assertEqual(self.ready["python"], "%d.%d.%d" % sys.version_info[:3])
         self.assertIsInstance(self.ready["runtime"], str)
         self.assertIs(type(self.ready["pid"]), int)
@@ -828,7 +828,7 @@ class BootstrapTest(unittest.TestCase):
         source = runtime_program()
         rt = self.start(b"MCPRT %d\n" % len(source) + source)
         ready = rt.recv()
-        self.assertEqual((ready["t"], ready["protocol"], ready["pid"]), ("ready", 6, rt.proc.pid))
+        self.assertEqual((ready["t"], ready["protocol"], ready["pid"]), ("ready", 7, rt.proc.pid))
         outs, result = rt.run("x = 6 * 7\nprint(x)", "1")
         self.assertEqual((result["status"], stream_text(outs)), ("ok", "42\n"))
         _, result = rt.run("def f():\n    raise KeyError(x)\nf()", "2")

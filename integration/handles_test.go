@@ -7,7 +7,10 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"net/http"
+	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -18,6 +21,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/handle"
 )
 
 // replicaEnv is the environment of a replica sharing key and token.
@@ -342,4 +346,60 @@ func TestHandleConfirmAcrossReplicas(t *testing.T) {
 			t.Fatal("no answer crossed to the other replica")
 		}
 	})
+}
+
+// TestHandleEngines: replicas over MCP_BRIDGE_ENGINES resume each other's
+// handles on the engine each names; a handle naming an engine a replica
+// does not have, or a container that is not a sandbox of this bridge,
+// is refused saying so.
+func TestHandleEngines(t *testing.T) {
+	names := engineNames()
+	if !slices.Contains(names, "docker") || !slices.Contains(names, "podman") {
+		t.Skip("needs both docker and podman in MCP_TEST_ENGINES")
+	}
+	d, p := connect(t, "docker"), connect(t, "podman")
+	key, token := rand.Text()+rand.Text(), rand.Text()
+	multi := func(name string) *httpBridge {
+		o := replicaEnv(key, token, name, "MCP_BRIDGE_RUNTIME=", "MCP_BRIDGE_ENGINES=docker podman", "MCP_BRIDGE_POOL_SIZE=0")
+		return startHTTPBridge(t, d, o)
+	}
+	m1, m2 := multi("m1"), multi("m2")
+	single := startHTTPBridge(t, d, replicaEnv(key, token, "s1", "MCP_BRIDGE_POOL_SIZE=0"))
+	removeResumable(t, d, m1, m2, single)
+	removeResumable(t, p, m1, m2)
+	c1, c2, cs := m1.dialStateless(t, m1.url), m2.dialStateless(t, m2.url), single.dialStateless(t, single.url)
+
+	// Two handles on m1: one per engine (the least loaded first).
+	_, _, h1 := runIn(t, c1, "", "x = 'one'", 30)
+	_, _, h2 := runIn(t, c1, "", "x = 'two'", 30)
+	for h, want := range map[string]string{h1: "one", h2: "two"} {
+		if text, isErr, _ := runIn(t, c2, h, "print(x)", 30); isErr || text != want {
+			t.Fatalf("m2 resuming %s: %v %q", h, isErr, text)
+		}
+	}
+	if len(containersOf(t, d, m1.pid)) != 1 || len(containersOf(t, p, m1.pid)) != 1 {
+		t.Fatalf("the two handles are not one per engine: docker %v, podman %v", containersOf(t, d, m1.pid), containersOf(t, p, m1.pid))
+	}
+	// The single-engine replica does not know the engines' names ...
+	if text, isErr, _ := runIn(t, cs, h1, "print(x)", 30); !isErr || !strings.Contains(text, "names an engine") {
+		t.Fatalf("a named engine's handle on a single-engine replica: %v %q", isErr, text)
+	}
+	// ... and the multi-engine replicas do not know its unnamed one.
+	_, _, hs := runIn(t, cs, "", "x = 's'", 30)
+	if text, isErr, _ := runIn(t, c1, hs, "print(x)", 30); !isErr || !strings.Contains(text, "not an entry of MCP_BRIDGE_ENGINES") {
+		t.Fatalf("an unnamed engine's handle on a multi-engine replica: %v %q", isErr, text)
+	}
+	// A container that is not the bridge's, named by a handle minted
+	// under the key (as a replica with the key could): refused.
+	out, err := exec.Command("docker", "create", os.Getenv("MCP_BRIDGE_IMAGE"), "sleep", "60").Output()
+	if err != nil {
+		t.Fatalf("creating a container of no bridge: %v", err)
+	}
+	foreign := strings.TrimSpace(string(out))
+	t.Cleanup(func() { exec.Command("docker", "rm", "-f", foreign).Run() })
+	keys, _ := handle.NewKeyring(key)
+	hf, _ := keys.Mint(handle.Sandbox{Ref: foreign}, token, time.Now())
+	if text, isErr, _ := runIn(t, cs, hf, "print(1)", 30); !isErr || !strings.Contains(text, "not a sandbox of this bridge") {
+		t.Fatalf("a handle of a container of no bridge: %v %q", isErr, text)
+	}
 }

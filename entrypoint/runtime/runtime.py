@@ -251,7 +251,7 @@ class Runtime:
             return
         try:
             listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-            listener.bind(SOCKET)
+            listener.bind(self.socket_name())
             listener.listen(8)
         except OSError as e:
             channel.log("listening for hosts: %s" % e)
@@ -259,6 +259,11 @@ class Runtime:
         self.persist = True
         threading.Thread(target=self.accept_hosts, args=(listener,), name="mcp-hosts", daemon=True).start()
         threading.Thread(target=self.idle_watch, name="mcp-idle", daemon=True).start()
+
+    def socket_name(self):
+        """SOCKET in a sandbox (its own network namespace); on a host (tests)
+        one of this process's own."""
+        return SOCKET if self.sandbox else "%s-%d" % (SOCKET, os.getpid())
 
     def accept_hosts(self, listener):
         n = 0

@@ -1,0 +1,176 @@
+"""Tests of persistent sandboxes (PROTOCOL.md, "Persistent sandboxes"): the
+runtime, told to persist, serves other hosts on its socket, one driver per
+call, outlives its first host's input, and ends itself when idle.
+
+Run with: python3 -m unittest discover -s entrypoint -p 'test_*.py'
+"""
+
+import json
+import queue
+import socket
+import threading
+import time
+import unittest
+
+from test_runtime import TIMEOUT, RuntimeTestCase, stream_text, wait_until
+
+SOCKET = "\0mcp-runtime"
+
+
+class Relay:
+    """A host reaching the runtime over its socket, as a relay's host does."""
+
+    def __init__(self, pid):
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.connect("%s-%d" % (SOCKET, pid))  # a host runtime's own
+        self.frames = queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self):
+        f = self.sock.makefile("rb")
+        for line in f:
+            self.frames.put(json.loads(line))
+        self.frames.put(None)
+
+    def send(self, *frames):
+        self.sock.sendall(b"".join(json.dumps(f).encode() + b"\n" for f in frames))
+
+    def recv(self, timeout=TIMEOUT):
+        try:
+            frame = self.frames.get(timeout=timeout)
+        except queue.Empty:
+            raise AssertionError("no frame from the runtime within %.1fs" % timeout)
+        if frame is None:
+            self.frames.put(None)
+            raise AssertionError("the runtime closed the relay's connection")
+        return frame
+
+    def run(self, source, id):
+        """Runs source as this host; returns (outs, result)."""
+        self.send({"t": "exec", "id": id, "code": source, "max_output": 0})
+        outs = []
+        while True:
+            frame = self.recv()
+            if frame["t"] == "out":
+                outs.append(frame)
+            elif frame["t"] == "result":
+                return outs, frame
+            elif frame["t"] != "started":
+                raise AssertionError("unexpected frame: %r" % (frame,))
+
+    def close(self):
+        try:
+            self.sock.shutdown(socket.SHUT_WR)
+        except OSError:
+            pass
+        self.sock.close()
+
+
+class PersistTest(RuntimeTestCase):
+    """A runtime told to persist, driven by its first host and relays."""
+
+    def persist(self, idle_ms=0):
+        self.rt.send({"t": "persist", "idle_ms": idle_ms})
+        self.assertTrue(wait_until(lambda: self.can_connect()), "the runtime does not listen after persist")
+
+    def can_connect(self):
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            s.connect("%s-%d" % (SOCKET, self.rt.proc.pid))
+            return True
+        except OSError:
+            return False
+        finally:
+            s.close()
+
+    def relay(self):
+        r = Relay(self.rt.proc.pid)
+        self.addCleanup(r.close)
+        ready = r.recv()
+        self.assertEqual((ready["t"], ready["protocol"]), ("ready", 7))
+        self.assertIsInstance(ready["last_call"], float)
+        return r
+
+    def test_no_socket_without_persist(self):
+        self.run_call("x = 1")
+        self.assertFalse(self.can_connect())
+
+    def test_relay_takes_over_between_calls(self):
+        self.run_call("x = 41")
+        self.persist()
+        r = self.relay()
+        outs, result = r.run("x += 1\nprint(x)", "r1")
+        self.assertEqual((result["status"], stream_text(outs)), ("ok", "42\n"))
+        # The first host takes the sandbox back with its next exec.
+        outs, result = self.run_call("print(x + 1)")
+        self.assertEqual(stream_text(outs), "43\n")
+        outs, result = r.run("print(x)", "r2")
+        self.assertEqual(stream_text(outs), "42\n")
+
+    def test_busy_while_another_hosts_call_runs(self):
+        self.persist()
+        r = self.relay()
+        self.rt.exec_started("import time\ntime.sleep(1)\nprint('first')", "long")
+        r.send({"t": "exec", "id": "r1", "code": "print('second')", "max_output": 0})
+        self.assertEqual(r.recv(), {"t": "busy", "id": "r1"})
+        outs, result = self.rt.collect("long")
+        self.assertEqual((result["status"], stream_text(outs)), ("ok", "first\n"))
+        outs, result = r.run("print('now')", "r2")
+        self.assertEqual(stream_text(outs), "now\n")
+        # And the other way round: the first host is answered busy.
+        r.send({"t": "exec", "id": "r3", "code": "import time\ntime.sleep(1)", "max_output": 0})
+        self.assertEqual(r.recv()["t"], "started")
+        self.rt.exec("print(1)", "mine")
+        self.assertEqual(self.rt.recv(), {"t": "busy", "id": "mine"})
+        self.assertEqual(r.recv()["t"], "result")
+
+    def test_a_hosts_frames_of_another_call_are_dropped(self):
+        self.persist()
+        r = self.relay()
+        r.run("pass", "r1")  # r drives now
+        self.rt.send({"t": "interrupt", "id": "r1"}, {"t": "rpc_result", "id": 99, "ok": True, "result": 1})
+        outs, result = r.run("print('still')", "r2")
+        self.assertEqual(stream_text(outs), "still\n")
+
+    def test_a_gone_drivers_call_is_interrupted_and_state_kept(self):
+        self.run_call("x = 'kept'")
+        self.persist()
+        r = self.relay()
+        r.send({"t": "exec", "id": "r1", "code": "import time\nwhile True:\n    time.sleep(0.05)", "max_output": 0})
+        self.assertEqual(r.recv()["t"], "started")
+        r.close()
+        self.assertTrue(self.rt.wait_stderr("is gone"))
+        # The interrupted call ends (its result goes nowhere); then the
+        # first host takes the sandbox back, its state intact.
+        deadline = time.monotonic() + TIMEOUT
+        while True:
+            self.rt.exec("print(x)", "back")
+            frame = self.rt.recv()
+            if frame["t"] != "busy":
+                break
+            self.assertLess(time.monotonic(), deadline, "the gone host's call never ended")
+            time.sleep(0.05)
+        outs, result = self.rt.collect("back")
+        self.assertEqual(stream_text(outs), "kept\n")
+
+    def test_outlives_its_first_hosts_input(self):
+        self.run_call("x = 'alive'")
+        self.persist()
+        self.rt.proc.stdin.close()
+        self.assertTrue(self.rt.wait_stderr("host main is gone"))
+        r = self.relay()
+        outs, result = r.run("print(x)", "r1")
+        self.assertEqual(stream_text(outs), "alive\n")
+        self.assertIsNone(self.rt.proc.poll())
+
+    def test_ends_itself_when_idle(self):
+        self.persist(idle_ms=1500)
+        r = self.relay()
+        r.run("pass", "r1")  # a call resets the idle time
+        time.sleep(1)
+        self.assertIsNone(self.rt.proc.poll(), "ended before its idle timeout")
+        self.assertEqual(self.rt.proc.wait(timeout=10), 75)
+
+
+if __name__ == "__main__":
+    unittest.main()
