@@ -130,6 +130,25 @@ func (t *handleTable) resumed(state string) (*clientSession, *pendingCall, *ques
 	return nil, nil, nil
 }
 
+// detached returns, and forgets (without a tombstone: a later call
+// resumes it again), the held sandboxes this replica let go when idle
+// and that no call uses; their queues are claimed, and they are marked
+// dropped for a call that found them just before.
+func (t *handleTable) detached() []*heldSandbox {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var out []*heldSandbox
+	for k, h := range t.held {
+		if h.cs.session.Ready() || !h.cs.queue.claim() {
+			continue
+		}
+		h.cs.dropped.Store(true)
+		delete(t.held, k)
+		out = append(out, h)
+	}
+	return out
+}
+
 // all returns every held sandbox and empties the table.
 func (t *handleTable) all() []*heldSandbox {
 	t.mu.Lock()

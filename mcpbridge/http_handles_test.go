@@ -163,3 +163,37 @@ func TestHandleResources(t *testing.T) {
 		}
 	}
 }
+
+// TestHandleTableDetached: only held sandboxes without a live attachment
+// and without a call are let go, and a call that found one just before
+// is told to call again.
+func TestHandleTableDetached(t *testing.T) {
+	hb := serveBridge(t, Options{}, HTTPOptions{}, false)
+	b := hb.b
+	idle, live, busy := b.newClientSession(), b.newClientSession(), b.newClientSession()
+	t.Cleanup(func() { idle.close(); live.close(); busy.close() })
+	if err := live.session.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	leave, err := busy.queue.enter(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	table := newHandleTable(b.handles.keys)
+	for key, cs := range map[string]*clientSession{"idle": idle, "live": live, "busy": busy} {
+		table.add(key, &heldSandbox{cs: cs})
+	}
+	got := table.detached()
+	if len(got) != 1 || got[0].cs != idle || !idle.dropped.Load() {
+		t.Fatalf("detached %v, want the idle one only", got)
+	}
+	if h, _ := table.get("idle"); h != nil {
+		t.Fatal("the detached sandbox is still held")
+	}
+	leave()
+	idle.queue.leave()
+	res, _ := b.execute(context.Background(), &mcp.CallToolRequest{Params: &mcp.CallToolParamsRaw{}}, idle, callArgs{code: "pass", timeout: time.Second}, b.log, nil)
+	if !res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "call again") {
+		t.Fatalf("a call on a detached sandbox: %+v", res.Content[0])
+	}
+}

@@ -85,3 +85,15 @@ func (q *callQueue) waiters() int {
 	defer q.mu.Unlock()
 	return len(q.waiting)
 }
+
+// claim takes the queue's turn for good when no call runs or waits, and
+// reports whether it did: the session is about to be let go.
+func (q *callQueue) claim() bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.busy || len(q.waiting) > 0 {
+		return false
+	}
+	q.busy = true
+	return true
+}

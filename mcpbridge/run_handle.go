@@ -212,6 +212,12 @@ func (b *Bridge) sweepHandles(ctx context.Context, s engine.Sweeper) {
 		if n > 0 {
 			b.log.Info("removed ended persistent sandboxes", "count", n)
 		}
+		// Sandboxes this replica let go when idle: their sessions (and
+		// the server instances they started) end; a call resumes them.
+		for _, h := range b.handles.detached() {
+			h.cs.leave()
+			h.cs.queue.leave() // a call that found it just before: told to call again
+		}
 		select {
 		case <-ctx.Done():
 			return

@@ -114,6 +114,10 @@ func (b *Bridge) execute(ctx context.Context, req *mcp.CallToolRequest, cs *clie
 		return outcome{status: statusError, summary: "Not run: " + err.Error(), err: err.Error()}.toolResult(mode), 0
 	}
 	defer leave()
+	if cs.dropped.Load() {
+		msg := "this replica let the handle's idle sandbox go as the call came; call again (the sandbox and its state are kept)"
+		return outcome{status: statusError, summary: "Not run: " + msg, err: msg}.toolResult(mode), 0
+	}
 	cs.current.Store(&callInfo{ctx: ctx, ss: req.Session, ask: ask})
 	defer cs.current.Store(nil)
 	b.syncLoadedServers(withEvents(ctx, cs.events), cs)

@@ -40,6 +40,8 @@ type clientSession struct {
 	// there (syncLoadedServers).
 	resumed       bool
 	serversSynced atomic.Bool
+	// dropped says the bridge let its idle sandbox go (handleTable.detached).
+	dropped atomic.Bool
 	// installUntil is when its runtime's install endpoint stops being
 	// served (Unix nanoseconds): installWindow after the bridge last
 	// answered one of its runtime.install requests; before the first, 0.
