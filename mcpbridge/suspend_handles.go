@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io/fs"
 	"strconv"
 	"strings"
@@ -89,28 +90,28 @@ func (b *Bridge) watchAnswer(cs *clientSession, pc *pendingCall, state, id strin
 		if !cs.waiting.has(state) {
 			return // answered here, or the call ended
 		}
-		data, err := cs.session.ReadFile(ctx, answerDir, id+".in", maxAnswerBytes)
-		if errors.Is(err, fs.ErrNotExist) {
+		data, err := b.readAnswerFile(ctx, cs, id, "in", maxAnswerBytes)
+		if err != nil {
+			if !errors.Is(err, fs.ErrNotExist) {
+				cs.events.log.Debug("looking for an answer another replica brought", "err", err)
+			}
 			continue
 		}
-		if err != nil {
-			cs.events.log.Debug("looking for an answer another replica brought", "err", err)
+		var responses mcp.InputResponseMap
+		if err := json.Unmarshal(data, &responses); err != nil {
+			cs.events.log.Warn("an answer another replica brought does not decode", "err", err)
 			continue
 		}
 		pc2, q := cs.waiting.resumed(state)
 		if pc2 == nil {
 			return
 		}
-		var responses mcp.InputResponseMap
-		if err := json.Unmarshal(data, &responses); err != nil {
-			cs.events.log.Warn("an answer another replica brought does not decode", "err", err)
-		}
 		answer, _ := responses[q.id].(*mcp.ElicitResult)
 		q.answer <- answer
 		res := b.awaitElsewhere(cs, pc2)
 		out, err := json.Marshal(res)
 		if err == nil {
-			err = b.writeAnswerFile(ctx, cs, id+".out", out)
+			err = b.writeAnswerFile(ctx, cs, id, "out", out)
 		}
 		if err != nil {
 			cs.events.log.Warn("carrying a waiting call's result to another replica", "err", err)
@@ -169,7 +170,7 @@ func (b *Bridge) resumeElsewhere(ctx context.Context, req *mcp.CallToolRequest) 
 	if err != nil || len(answer) > maxAnswerBytes {
 		return fail("the answer cannot be carried to the call (too large, or not encodable)")
 	}
-	if err := b.writeAnswerFile(ctx, cs, id+".in", answer); err != nil {
+	if err := b.writeAnswerFile(ctx, cs, id, "in", answer); err != nil {
 		return fail("carrying the answer to the waiting call: " + err.Error())
 	}
 	rctx, stop := b.callContext(ctx, req.Extra)
@@ -184,12 +185,12 @@ func (b *Bridge) resumeElsewhere(ctx context.Context, req *mcp.CallToolRequest) 
 		case <-time.After(wait):
 		}
 		wait = min(2*wait, answerPollMax)
-		data, err := cs.session.ReadFile(wctx, answerDir, id+".out", maxOutputRead)
-		if errors.Is(err, fs.ErrNotExist) || (err != nil && wctx.Err() == nil && !errors.Is(err, entrypoint.ErrPinnedGone)) {
-			continue
+		data, err := b.readAnswerFile(wctx, cs, id, "out", maxOutputRead)
+		if errors.Is(err, entrypoint.ErrPinnedGone) {
+			return fail("reading the call's answer: " + err.Error())
 		}
 		if err != nil {
-			return fail("reading the call's answer: " + err.Error())
+			continue // not there yet, or being written
 		}
 		var res mcp.CallToolResult
 		if err := json.Unmarshal(data, &res); err != nil {
@@ -200,10 +201,41 @@ func (b *Bridge) resumeElsewhere(ctx context.Context, req *mcp.CallToolRequest) 
 	}
 }
 
-// writeAnswerFile writes data as the file name of answerDir in the
-// sandbox of cs.
-func (b *Bridge) writeAnswerFile(ctx context.Context, cs *clientSession, name string, data []byte) error {
-	return b.writeSandboxFile(ctx, cs, answerDir, name, data)
+// An answerFile is what a replica leaves in answerDir for another: data
+// with a tag under the handle key, so that neither the sandbox's code
+// (which can write there) nor a file read while it is being written
+// passes for it.
+type answerFile struct {
+	Data json.RawMessage `json:"data"`
+	Tag  string          `json:"tag"`
+}
+
+// writeAnswerFile writes data as the file ID.kind of answerDir in the
+// sandbox of cs, tagged.
+func (b *Bridge) writeAnswerFile(ctx context.Context, cs *clientSession, id, kind string, data []byte) error {
+	f, err := json.Marshal(answerFile{Data: data, Tag: b.handles.keys.Tag(id, kind, string(data))})
+	if err != nil {
+		return err
+	}
+	return b.writeSandboxFile(ctx, cs, answerDir, id+"."+kind, f)
+}
+
+// readAnswerFile reads the file ID.kind of answerDir in the sandbox of cs
+// and returns its data, once whole and with a good tag; else an error
+// (fs.ErrNotExist while it is not there).
+func (b *Bridge) readAnswerFile(ctx context.Context, cs *clientSession, id, kind string, max int64) ([]byte, error) {
+	raw, err := cs.session.ReadFile(ctx, answerDir, id+"."+kind, max)
+	if err != nil {
+		return nil, err
+	}
+	var f answerFile
+	if err := json.Unmarshal(raw, &f); err != nil {
+		return nil, fmt.Errorf("%s.%s is incomplete or not a bridge's: %w", id, kind, err)
+	}
+	if !b.handles.keys.CheckTag(f.Tag, id, kind, string(f.Data)) {
+		return nil, fmt.Errorf("%s.%s does not carry the bridge's tag", id, kind)
+	}
+	return f.Data, nil
 }
 
 // callContext returns ctx, cancelled too when the HTTP request the call
