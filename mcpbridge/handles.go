@@ -23,8 +23,7 @@ const statelessHeader = "X-Mcp-Bridge-Stateless"
 
 // A heldSandbox is a sandbox behind a handle that this replica drives.
 type heldSandbox struct {
-	cs     *clientSession
-	handle string
+	cs     *clientSession    // its handle and key are cs.handle, cs.handleKey
 	client [sha256.Size]byte // the client token's digest
 }
 

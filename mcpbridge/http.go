@@ -188,7 +188,7 @@ func (f *httpFront) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		r.Header.Set(requestHeader, key)
 		f.b.httpRequests.Store(key, r.Context())
 		defer f.b.httpRequests.Delete(key)
-		if modernHeader(r) || discovers(body) {
+		if modernHeader(r) || (r.Header.Get("Mcp-Session-Id") == "" && discovers(body)) {
 			markStateless(r)
 			f.stateless.ServeHTTP(w, r)
 			return

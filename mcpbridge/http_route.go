@@ -1,6 +1,7 @@
 package mcpbridge
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/http"
 	"strings"
@@ -22,8 +23,12 @@ func modernHeader(r *http.Request) bool {
 
 // discovers reports whether body, a JSON-RPC message or batch, holds a
 // server/discover request: a client probing for the protocol without
-// sessions, which it sends before it knows the version to name.
+// sessions, which it sends before it knows the version to name (and
+// without a session ID, which is when the caller asks).
 func discovers(body []byte) bool {
+	if !bytes.Contains(body, []byte(`server/discover`)) {
+		return false // the common case, without decoding the body again
+	}
 	type message struct {
 		Method string `json:"method"`
 	}

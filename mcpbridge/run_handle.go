@@ -19,9 +19,9 @@ import (
 // handle: the one its session argument names, or a new one whose handle
 // its result carries.
 type handleCall struct {
-	key    string // the sandbox's key in the handle table ("" until known)
 	held   *heldSandbox
-	minted bool // the call starts the sandbox and mints its handle
+	minted bool   // the call starts the sandbox and mints its handle
+	token  string // the client's bearer token, the handle is bound to
 }
 
 // sandboxFor returns the client session of a call behind a handle (args
@@ -34,7 +34,7 @@ func (b *Bridge) sandboxFor(req *mcp.CallToolRequest, args callArgs) (cs *client
 		if held == nil {
 			return nil, nil, problem
 		}
-		return held.cs, &handleCall{key: held.cs.handleKey, held: held}, ""
+		return held.cs, &handleCall{held: held}, ""
 	}
 	if !stateless(req) {
 		return nil, nil, ""
@@ -48,31 +48,30 @@ func (b *Bridge) sandboxFor(req *mcp.CallToolRequest, args callArgs) (cs *client
 		cs = b.newClientSession()
 	}
 	cs.session.SetIdleTimeout(b.opts.Handles.IdleTimeout)
-	return cs, &handleCall{held: &heldSandbox{cs: cs, client: client}, minted: true}, ""
+	return cs, &handleCall{held: &heldSandbox{cs: cs, client: client}, minted: true, token: token}, ""
 }
 
 // mint pins the sandbox of a new handle's call and records it, returning
 // the handle; the caller closes the session when it fails.
-func (b *Bridge) mint(ctx context.Context, req *mcp.CallToolRequest, hc *handleCall) (string, error) {
+func (b *Bridge) mint(ctx context.Context, hc *handleCall) (string, error) {
 	id, engineName, err := hc.held.cs.session.Pin(ctx)
 	if err != nil {
 		return "", err
 	}
-	token, _ := clientToken(req)
-	h, err := b.handles.keys.Mint(handle.Sandbox{Engine: engineName, Ref: id}, token, time.Now())
+	h, err := b.handles.keys.Mint(handle.Sandbox{Engine: engineName, Ref: id}, hc.token, time.Now())
 	if err != nil {
 		return "", err
 	}
-	hc.key, hc.held.handle = handleKey(engineName, id), h
-	hc.held.cs.handleKey, hc.held.cs.handle = hc.key, h
+	cs := hc.held.cs
+	cs.handleKey, cs.handle = handleKey(engineName, id), h
 	if b.opts.Handles.Key != "" {
 		// Shared with other replicas: the sandbox outlives this one.
-		if err := hc.held.cs.session.Persist(ctx, b.opts.Handles.IdleTimeout); err != nil {
+		if err := cs.session.Persist(ctx, b.opts.Handles.IdleTimeout); err != nil {
 			return "", fmt.Errorf("making the sandbox resumable: %w", err)
 		}
 	}
-	b.handles.add(hc.key, hc.held)
-	hc.held.cs.events.log.Info("minted a sandbox handle", "handle", handle.Redact(h), "engine", engineName, "id", shortRef(id))
+	b.handles.add(cs.handleKey, hc.held)
+	cs.events.log.Info("minted a sandbox handle", "handle", handle.Redact(h), "engine", engineName, "id", shortRef(id))
 	return h, nil
 }
 
@@ -108,7 +107,7 @@ func (b *Bridge) resumeHandle(key string, sb handle.Sandbox, h string, client [3
 	})
 	cs.handleKey, cs.handle, cs.resumed = key, h, true
 	cs.session.SetIdleTimeout(b.opts.Handles.IdleTimeout)
-	held := &heldSandbox{cs: cs, handle: h, client: client}
+	held := &heldSandbox{cs: cs, client: client}
 	if other := b.handles.addNew(key, held); other != held {
 		go cs.close() // a concurrent call resumed it first
 		return other

@@ -48,7 +48,7 @@ func (b *Bridge) runPython(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 	}
 	var minted string
 	if hc != nil && hc.minted {
-		h, err := b.mint(b.traceStart(withEvents(ctx, cs.events)), req, hc)
+		h, err := b.mint(b.traceStart(withEvents(ctx, cs.events)), hc)
 		if err != nil {
 			cs.close()
 			res := outcome{status: statusError, summary: "Sandbox error: " + err.Error(), err: err.Error()}.toolResult(mode)
