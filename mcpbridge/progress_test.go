@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -47,6 +48,21 @@ func callWithToken(t *testing.T, cs *mcp.ClientSession, token any, code string) 
 		t.Fatal(err)
 	}
 	return res.Content[0].(*mcp.TextContent).Text
+}
+
+// settled returns the notifications received once one satisfies last,
+// or after 10 s. The go-sdk client hands notifications to their handler
+// apart from the call's response, so the last one sent before the result
+// may be handled just after the call returned.
+func settled(got func() []*mcp.ProgressNotificationParams, last func(*mcp.ProgressNotificationParams) bool) []*mcp.ProgressNotificationParams {
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		n := got()
+		if slices.ContainsFunc(n, last) || time.Now().After(deadline) {
+			return n
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 // checkIncreasing fails unless every notification carries token and a
@@ -99,7 +115,7 @@ import time
 for i in range(5):
     runtime.report_progress(i + 1, 5, "file %d of 5" % (i + 1))
     time.sleep(0.15)`)
-	n := got()
+	n := settled(got, func(p *mcp.ProgressNotificationParams) bool { return p.Progress == 5 })
 	checkIncreasing(t, n, any(float64(42)))
 	// Five reports 150 ms apart: each goes out as it comes (two that a
 	// loaded machine delivers closer than 100 ms are folded into the
@@ -202,7 +218,7 @@ runtime.report_progress(2, 3, 'two')
 time.sleep(0.5)
 runtime.report_progress(3, 3, 'three')`)
 	var msgs []string
-	for _, p := range got() {
+	for _, p := range settled(got, func(p *mcp.ProgressNotificationParams) bool { return p.Message == "three" }) {
 		msgs = append(msgs, p.Message)
 	}
 	if len(msgs) < 2 || msgs[len(msgs)-1] != "three" || !slices.Contains(msgs, "two") {
