@@ -56,8 +56,6 @@ const (
 	maxRefLen    = 128
 	hexRefFlag   = 0x80 // on ref's length byte: ref is a hex ID's prefix
 	hexRefBytes  = 16
-	// maxText bounds the text form: the longest binary form, encoded.
-	maxText = len(Prefix) + (1+2+4+4+1+maxEngineLen+1+maxRefLen+macLen)*4/3 + 4
 )
 
 // Sentinel errors of Check, for errors.Is; each says which check failed.
@@ -130,8 +128,34 @@ func (k *Keyring) tokenTag(token string) [4]byte {
 // Mint returns the handle of sb for a client with token ("" without
 // one), minted now.
 func (k *Keyring) Mint(sb Sandbox, token string, now time.Time) (string, error) {
+	return k.mint(handleForm, sb, token, now, nil)
+}
+
+// A form is the layout of one kind of value a keyring mints: its text
+// prefix, its version byte, and the bytes of its own between the token
+// tag and the engine (a task's nonce).
+type form struct {
+	prefix  string
+	version byte
+	extra   int
+	what    string // for errors: "handle", "task ID"
+}
+
+// head is the length of the form's bytes before the engine's length.
+func (f form) head() int { return 11 + f.extra }
+
+// maxText bounds the form's text: its longest binary form, encoded.
+func (f form) maxText() int {
+	return len(f.prefix) + (f.head()+1+maxEngineLen+1+maxRefLen+macLen)*4/3 + 4
+}
+
+var handleForm = form{prefix: Prefix, version: version, what: "handle"}
+
+// mint returns the text of form f naming sb, for token, at now, with
+// extra (f.extra bytes) after the token tag.
+func (k *Keyring) mint(f form, sb Sandbox, token string, now time.Time, extra []byte) (string, error) {
 	if len(sb.Engine) > maxEngineLen {
-		return "", fmt.Errorf("minting a handle: the engine name is %d bytes, over %d", len(sb.Engine), maxEngineLen)
+		return "", fmt.Errorf("minting a %s: the engine name is %d bytes, over %d", f.what, len(sb.Engine), maxEngineLen)
 	}
 	ref, flag := []byte(sb.Ref), byte(0)
 	if isHexID(sb.Ref) {
@@ -139,19 +163,20 @@ func (k *Keyring) Mint(sb Sandbox, token string, now time.Time) (string, error) 
 		flag = hexRefFlag
 	}
 	if len(ref) == 0 || len(ref) > maxRefLen {
-		return "", fmt.Errorf("minting a handle: the container reference is %d bytes; it must be 1 to %d", len(ref), maxRefLen)
+		return "", fmt.Errorf("minting a %s: the container reference is %d bytes; it must be 1 to %d", f.what, len(ref), maxRefLen)
 	}
-	b := make([]byte, 0, 13+len(sb.Engine)+len(ref)+macLen)
-	b = append(b, version, k.kid[0], k.kid[1])
+	b := make([]byte, 0, f.head()+2+len(sb.Engine)+len(ref)+macLen)
+	b = append(b, f.version, k.kid[0], k.kid[1])
 	b = binary.BigEndian.AppendUint32(b, uint32(now.Unix()))
 	tag := k.tokenTag(token)
 	b = append(b, tag[:]...)
+	b = append(b, extra...)
 	b = append(b, byte(len(sb.Engine)))
 	b = append(b, sb.Engine...)
 	b = append(b, byte(len(ref))|flag)
 	b = append(b, ref...)
 	b = append(b, k.sum(b)...)
-	return Prefix + base64.RawURLEncoding.EncodeToString(b), nil
+	return f.prefix + base64.RawURLEncoding.EncodeToString(b), nil
 }
 
 func (k *Keyring) sum(b []byte) []byte {
@@ -164,31 +189,38 @@ func (k *Keyring) sum(b []byte) []byte {
 // for a client with token; else an error wrapping ErrMalformed,
 // ErrOtherKey, ErrForged or ErrForeign, in the order they are checked.
 func (k *Keyring) Check(h, token string) (Sandbox, error) {
-	b, err := decode(h)
+	sb, _, err := k.check(handleForm, h, token)
+	return sb, err
+}
+
+// check is Check for form f; it returns the form's extra bytes too.
+func (k *Keyring) check(f form, h, token string) (Sandbox, []byte, error) {
+	b, err := decode(f, h)
 	if err != nil {
-		return Sandbox{}, err
+		return Sandbox{}, nil, err
 	}
 	body, mac := b[:len(b)-macLen], b[len(b)-macLen:]
 	if [2]byte(body[1:3]) != k.kid {
-		return Sandbox{}, ErrOtherKey
+		return Sandbox{}, nil, ErrOtherKey
 	}
 	if !hmac.Equal(mac, k.sum(body)) {
-		return Sandbox{}, ErrForged
+		return Sandbox{}, nil, ErrForged
 	}
 	tag := k.tokenTag(token)
 	if !hmac.Equal(body[7:11], tag[:]) {
-		return Sandbox{}, ErrForeign
+		return Sandbox{}, nil, ErrForeign
 	}
 	sb := Sandbox{Minted: time.Unix(int64(binary.BigEndian.Uint32(body[3:7])), 0)}
-	n := int(body[11])
-	sb.Engine = string(body[12 : 12+n])
-	rest := body[12+n:]
+	at := f.head()
+	n := int(body[at])
+	sb.Engine = string(body[at+1 : at+1+n])
+	rest := body[at+1+n:]
 	if rest[0]&hexRefFlag != 0 {
 		sb.Ref = hex.EncodeToString(rest[1:])
 	} else {
 		sb.Ref = string(rest[1:])
 	}
-	return sb, nil
+	return sb, body[11:at], nil
 }
 
 // Tag returns an authentication tag of parts under the keyring (22
@@ -210,35 +242,37 @@ func (k *Keyring) CheckTag(tag string, parts ...string) bool {
 	return hmac.Equal([]byte(tag), []byte(k.Tag(parts...)))
 }
 
-// decode returns the binary form of h, checked for its structure (the
-// lengths add up, nothing to spare), or an error wrapping ErrMalformed.
-func decode(h string) ([]byte, error) {
+// decode returns the binary form of h, a text of form f, checked for its
+// structure (the lengths add up, nothing to spare), or an error wrapping
+// ErrMalformed.
+func decode(f form, h string) ([]byte, error) {
 	bad := func(why string) error { return fmt.Errorf("%w: %s", ErrMalformed, why) }
 	switch {
 	case h == "":
 		return nil, bad("it is empty")
-	case len(h) > maxText:
-		return nil, bad(fmt.Sprintf("it is %d characters, longer than any handle", len(h)))
-	case !strings.HasPrefix(h, Prefix):
-		return nil, bad(`a handle begins with "` + Prefix + `"`)
+	case len(h) > f.maxText():
+		return nil, bad(fmt.Sprintf("it is %d characters, longer than any %s", len(h), f.what))
+	case !strings.HasPrefix(h, f.prefix):
+		return nil, bad(fmt.Sprintf("a %s begins with %q", f.what, f.prefix))
 	}
-	b, err := base64.RawURLEncoding.Strict().DecodeString(h[len(Prefix):])
+	b, err := base64.RawURLEncoding.Strict().DecodeString(h[len(f.prefix):])
 	if err != nil {
 		return nil, bad("it is not unpadded base64url (truncated, padded or altered)")
 	}
-	if len(b) < 13+1+macLen || b[0] != version {
+	at := f.head()
+	if len(b) < at+2+1+macLen || b[0] != f.version {
 		return nil, bad("it is truncated or of an unknown version")
 	}
-	n := int(b[11])
-	if n > maxEngineLen || 12+n >= len(b)-macLen {
+	n := int(b[at])
+	if n > maxEngineLen || at+1+n >= len(b)-macLen {
 		return nil, bad("it is truncated")
 	}
-	refByte := b[12+n]
+	refByte := b[at+1+n]
 	refLen := int(refByte &^ hexRefFlag)
 	if refLen == 0 || refLen > maxRefLen || (refByte&hexRefFlag != 0 && refLen != hexRefBytes) {
 		return nil, bad("its container reference is malformed")
 	}
-	if want := 12 + n + 1 + refLen + macLen; len(b) != want {
+	if want := at + 1 + n + 1 + refLen + macLen; len(b) != want {
 		return nil, bad(fmt.Sprintf("it is %d bytes where its lengths say %d (truncated or padded)", len(b), want))
 	}
 	return b, nil

@@ -41,7 +41,7 @@ func TestRoundTrip(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !strings.HasPrefix(h, Prefix) || len(h) > maxText {
+			if !strings.HasPrefix(h, Prefix) || len(h) > handleForm.maxText() {
 				t.Fatalf("handle %q", h)
 			}
 			got, err := k.Check(h, "token-a")
@@ -135,8 +135,8 @@ func TestMintBounds(t *testing.T) {
 		}
 	}
 	h, err := k.Mint(Sandbox{Engine: strings.Repeat("e", maxEngineLen), Ref: strings.Repeat("n", maxRefLen)}, "", time.Now())
-	if err != nil || len(h) > maxText {
-		t.Fatalf("the longest handle: %d characters (max %d), %v", len(h), maxText, err)
+	if err != nil || len(h) > handleForm.maxText() {
+		t.Fatalf("the longest handle: %d characters (max %d), %v", len(h), handleForm.maxText(), err)
 	}
 }
 
