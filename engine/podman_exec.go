@@ -87,3 +87,8 @@ func (p *Podman) RemoveSandbox(ctx context.Context, engineName, ref string) erro
 func (p *Podman) SweepExited(ctx context.Context, keyID string) (int, error) {
 	return p.e.sweepExited(ctx, keyID)
 }
+
+// SandboxFiles implements FileReacher.
+func (p *Podman) SandboxFiles(ctx context.Context, engineName, ref string) (Files, error) {
+	return p.e.sandboxFiles(ctx, engineName, ref)
+}

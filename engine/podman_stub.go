@@ -51,3 +51,8 @@ func (*Podman) RemoveSandbox(context.Context, string, string) error {
 func (*Podman) SweepExited(context.Context, string) (int, error) {
 	return 0, fmt.Errorf("podman: %w", ErrBackendNotCompiled)
 }
+
+// SandboxFiles reports that the Podman backend is not compiled in.
+func (*Podman) SandboxFiles(context.Context, string, string) (Files, error) {
+	return nil, fmt.Errorf("podman: %w", ErrBackendNotCompiled)
+}

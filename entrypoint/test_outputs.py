@@ -308,6 +308,21 @@ class WatchTest(unittest.TestCase):
         outputs.prune_kept(self.dir)  # nothing more to remove; a missing directory is no error
         self.assertEqual(len(os.listdir(d)), outputs.KEPT_MAX)
 
+    def test_prune_removes_old_task_records_whole(self):
+        d = os.path.join(self.dir, ".mcp-tasks")
+        os.mkdir(d)
+        for i in range(outputs.KEPT_MAX + 2):
+            task = os.path.join(d, "t%02d" % i)
+            os.mkdir(task)
+            with open(os.path.join(task, "state"), "w") as f:
+                f.write("x")
+            os.utime(task, ns=(i * 10**9, i * 10**9))
+        os.symlink("/etc", os.path.join(d, "link"))
+        outputs.prune_kept(self.dir)
+        left = sorted(os.listdir(d))
+        self.assertEqual(left, ["link"] + ["t%02d" % i for i in range(2, outputs.KEPT_MAX + 2)])
+        self.assertTrue(os.path.exists("/etc/passwd"))
+
     def test_reports_each_change_once(self):
         self.write("a.txt", "1")
         self.assertEqual(self.names(), ["a.txt"])

@@ -39,6 +39,11 @@ type Bridge struct {
 	packages       *packages.Store          // nil: no package set
 	handles        *handleTable             // the sandboxes behind handles
 	stopSweep      context.CancelFunc       // ends sweepHandles (nil: none)
+	tasks          taskTable                // the tasks this replica runs or keeps
+	taskSweep      sync.Once                // starts sweepTasks
+	taskReads      taskReadCache            // the records of other replicas' tasks read lately
+	taskWriters    sync.WaitGroup           // keepTaskRecord goroutines
+	closing        chan struct{}            // closed when the bridge closes
 
 	httpRequests sync.Map     // key of an HTTP request in flight → its context
 	calls        atomic.Int64 // run_python calls in flight

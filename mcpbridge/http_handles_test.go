@@ -192,7 +192,7 @@ func TestHandleTableDetached(t *testing.T) {
 	}
 	leave()
 	idle.queue.leave()
-	res, _ := b.execute(context.Background(), &mcp.CallToolRequest{Params: &mcp.CallToolParamsRaw{}}, idle, callArgs{code: "pass", timeout: time.Second}, b.log, nil)
+	res, _ := b.execute(context.Background(), &mcp.CallToolRequest{Params: &mcp.CallToolParamsRaw{}}, idle, callArgs{code: "pass", timeout: time.Second}, b.log, nil, nil)
 	if !res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "call again") {
 		t.Fatalf("a call on a detached sandbox: %+v", res.Content[0])
 	}

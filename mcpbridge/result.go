@@ -284,3 +284,17 @@ const (
 	OutputCompact = "compact"
 	OutputTOON    = "toon"
 )
+
+// resultStatus returns the status a run_python result carries.
+func resultStatus(res *mcp.CallToolResult) string {
+	if res == nil {
+		return statusError
+	}
+	if p, ok := res.StructuredContent.(payload); ok && p.Status != "" {
+		return p.Status
+	}
+	if res.IsError {
+		return statusError
+	}
+	return statusSuccess
+}

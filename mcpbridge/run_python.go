@@ -75,6 +75,14 @@ func (b *Bridge) runPython(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 		log = log.With("mcp_session", req.Session.ID())
 	}
 	log.Debug("run_python call", "timeout", args.timeout, "servers", args.servers)
+	if t := taskOf(ctx); t != nil {
+		if problem := b.bindTask(ctx, t, cs, req); problem != "" {
+			res := outcome{status: statusError, summary: "Not run: " + problem, err: problem}.toolResult(mode)
+			finish(res, 0)
+			return res, nil
+		}
+		return b.runTask(ctx, req, cs, args, log, minted, finish, t), nil
+	}
 	if asksByResult(req.Session) {
 		return b.runSuspendable(ctx, req, cs, args, log, minted, finish), nil
 	}
@@ -82,7 +90,7 @@ func (b *Bridge) runPython(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 	defer cancel()
 	stopHalt := context.AfterFunc(cs.halted, cancel) // its MCP session is ending
 	defer stopHalt()
-	res, outBytes := b.execute(ctx, req, cs, args, log, nil)
+	res, outBytes := b.execute(ctx, req, cs, args, log, nil, nil)
 	if minted != "" {
 		res = withHandle(res, minted)
 	}
@@ -94,11 +102,15 @@ func (b *Bridge) runPython(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 // execute runs a validated call in its client session's sandbox and
 // returns its result and the bytes of output it made; log is the call's.
 // ask, when set, is how a confirmation asks the client (else it elicits
-// during the call).
-func (b *Bridge) execute(ctx context.Context, req *mcp.CallToolRequest, cs *clientSession, args callArgs, log *slog.Logger, ask askFunc) (*mcp.CallToolResult, int) {
+// during the call). t, when set, is the task the call runs as: it
+// follows the call's output and reports, instead of progress
+// notifications, which tasks do not carry.
+func (b *Bridge) execute(ctx context.Context, req *mcp.CallToolRequest, cs *clientSession, args callArgs, log *slog.Logger, ask askFunc, t *task) (*mcp.CallToolResult, int) {
 	mode := b.opts.OutputMode
 	call := &entrypoint.Call{Code: args.code, Timeout: args.timeout}
-	if token := req.Params.GetProgressToken(); token != nil && req.Session != nil {
+	if t != nil {
+		call.OnOutput, call.OnProgress = t.output, t.progress
+	} else if token := req.Params.GetProgressToken(); token != nil && req.Session != nil {
 		// The client follows the call: heartbeats from here on (loading
 		// servers can take a while), then its output and the code's
 		// reports as they come.
@@ -109,7 +121,13 @@ func (b *Bridge) execute(ctx context.Context, req *mcp.CallToolRequest, cs *clie
 		go func() { defer close(done); rep.run(pctx) }()
 		defer func() { stop(); <-done; rep.finish() }()
 	}
+	if t != nil {
+		t.setQueued(true)
+	}
 	leave, err := cs.queue.enter(ctx)
+	if t != nil {
+		t.setQueued(false)
+	}
 	if err != nil {
 		return outcome{status: statusError, summary: "Not run: " + err.Error(), err: err.Error()}.toolResult(mode), 0
 	}
@@ -140,6 +158,9 @@ func (b *Bridge) execute(ctx context.Context, req *mcp.CallToolRequest, cs *clie
 	}
 	if errors.Is(err, entrypoint.ErrPinnedGone) {
 		msg := b.handleGone(cs, err)
+		if t != nil {
+			t.lost("the task's sandbox was lost: " + msg)
+		}
 		return outcome{status: statusError, summary: "Not run: " + msg, err: msg}.toolResult(mode), 0
 	}
 	if err != nil {
@@ -198,20 +219,6 @@ func (b *Bridge) waitBusy(ctx context.Context, cs *clientSession, call *entrypoi
 	}
 }
 
-// resultStatus returns the status a run_python result carries.
-func resultStatus(res *mcp.CallToolResult) string {
-	if res == nil {
-		return statusError
-	}
-	if p, ok := res.StructuredContent.(payload); ok && p.Status != "" {
-		return p.Status
-	}
-	if res.IsError {
-		return statusError
-	}
-	return statusSuccess
-}
-
 // runSuspendable starts the call on its own and waits for its answer or
 // its first question. finish records the call when it ends; its result
 // carries minted, the handle of the sandbox the call started, if any.
@@ -226,7 +233,7 @@ func (b *Bridge) runSuspendable(ctx context.Context, req *mcp.CallToolRequest, c
 	go func() {
 		defer cancel()
 		defer stopHalt()
-		res, outBytes := b.execute(cctx, req, cs, args, log, pc.ask)
+		res, outBytes := b.execute(cctx, req, cs, args, log, pc.ask, nil)
 		if minted != "" {
 			res = withHandle(res, minted)
 		}
@@ -303,4 +310,19 @@ func (b *Bridge) traceStart(ctx context.Context) context.Context {
 			b.log.Info("sandbox started", append([]any{"took", total}, attrs...)...)
 		}
 	})
+}
+
+// runTask runs a call bound to its task t; ctx is the task's, apart from
+// the request's. The code is interrupted when the task is cancelled or
+// its MCP session ends; the call's confirmations ask through the task.
+func (b *Bridge) runTask(ctx context.Context, req *mcp.CallToolRequest, cs *clientSession, args callArgs, log *slog.Logger, minted string, finish func(*mcp.CallToolResult, int), t *task) *mcp.CallToolResult {
+	stopHalt := context.AfterFunc(cs.halted, t.cancel)
+	defer stopHalt()
+	res, outBytes := b.execute(ctx, req, cs, args, log, t.ask, t)
+	if minted != "" {
+		res = withHandle(res, minted)
+	}
+	log.Debug("run_python task ended", "task", redactTaskID(t.id), "status", resultStatus(res), "took", time.Since(t.created))
+	finish(res, outBytes)
+	return res
 }

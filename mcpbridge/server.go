@@ -24,7 +24,7 @@ func New(eng engine.Engine, opts *Options) *Bridge {
 		o = *opts
 	}
 	o = o.withDefaults()
-	b := &Bridge{eng: eng, opts: o, log: o.Logger, sessions: map[*mcp.ServerSession]*clientSession{}}
+	b := &Bridge{eng: eng, opts: o, log: o.Logger, sessions: map[*mcp.ServerSession]*clientSession{}, closing: make(chan struct{})}
 	b.catalog = newToolCatalog(filepath.Join(o.Registry.StateDir(), "catalog"), b.log)
 	b.metrics = newMetrics(eng, b.sessionCount, func() int { return b.pool.readyCount() })
 	b.shared = newProxyPool(o.Registry, o.Version, b.log, b.catalog, true)
@@ -69,12 +69,10 @@ func New(eng engine.Engine, opts *Options) *Bridge {
 		Instructions: serverInstructions,
 		Logger:       b.log,
 		GetSessionID: sessionIDs(o.Replica),
-		// Prompts: none, declared with an empty list, as 2026-07-28
-		// clients expect of a server that lists them.
-		//lint:ignore SA1019 logging is deprecated from 2026-07-28 on, and 2025-11-25 clients use it (logging/setLevel)
-		Capabilities: &mcp.ServerCapabilities{Logging: &mcp.LoggingCapabilities{}, Prompts: &mcp.PromptCapabilities{}},
+		Capabilities: capabilities(o.Tasks.After >= 0),
 	})
 	b.server.AddTool(runPythonTool(o.DefaultTimeout, o.MaxTimeout), b.runPython)
+	b.registerTasks()
 	b.server.AddResource(capabilitiesResource(), b.readCapabilities)
 	b.server.AddResourceTemplate(outputTemplate(), b.readOutput)
 	b.server.AddResourceTemplate(filesTemplate(), b.readFileResource)
@@ -88,6 +86,18 @@ func New(eng engine.Engine, opts *Options) *Bridge {
 	return b
 }
 
+// capabilities returns the server's capabilities: logging, prompts (none,
+// declared with an empty list, as 2026-07-28 clients expect of a server
+// that lists them), and the Tasks extension unless tasks are off.
+func capabilities(tasks bool) *mcp.ServerCapabilities {
+	//lint:ignore SA1019 logging is deprecated from 2026-07-28 on, and 2025-11-25 clients use it (logging/setLevel)
+	caps := &mcp.ServerCapabilities{Logging: &mcp.LoggingCapabilities{}, Prompts: &mcp.PromptCapabilities{}}
+	if tasks {
+		caps.AddExtension(tasksExtension, map[string]any{})
+	}
+	return caps
+}
+
 // Server returns the MCP server, to run on a transport.
 func (b *Bridge) Server() *mcp.Server { return b.server }
 
@@ -97,10 +107,14 @@ func (b *Bridge) Close() error {
 		b.stopSweep()
 	}
 	b.mu.Lock()
+	if !b.closed {
+		close(b.closing)
+	}
 	b.closed = true
 	sessions := b.sessions
 	b.sessions = map[*mcp.ServerSession]*clientSession{}
 	b.mu.Unlock()
+	b.endTasks() // before their calls are interrupted: failed, not completed
 	var wg sync.WaitGroup
 	for _, s := range sessions {
 		wg.Add(1)
@@ -111,7 +125,8 @@ func (b *Bridge) Close() error {
 	go func() { defer wg.Done(); b.shared.close() }()
 	go func() { defer wg.Done(); b.pool.close() }()
 	wg.Wait()
-	b.ending.Wait() // sessions ended just before (DELETE, idle) are closing
+	b.taskWriters.Wait() // the last records of the tasks endTasks failed
+	b.ending.Wait()      // sessions ended just before (DELETE, idle) are closing
 	return nil
 }
 

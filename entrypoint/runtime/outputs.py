@@ -12,6 +12,7 @@ import importlib.abc
 import importlib.util
 import io
 import os
+import shutil
 import stat
 import sys
 import time
@@ -32,9 +33,9 @@ OUT_DIR = "/workspace/out"
 # KEPT_DIRS, under the directory watched, are where the hosts of a
 # persistent sandbox keep what another bridge reads (not files out): the
 # whole outputs of calls cut to the budget, and the answers to questions
-# of waiting calls with what the calls answered next; KEPT_MAX of each,
-# the newest.
-KEPT_DIRS = (".mcp-outputs", ".mcp-answers")
+# of waiting calls with what the calls answered next, and the records of
+# tasks (a directory each); KEPT_MAX of each, the newest.
+KEPT_DIRS = (".mcp-outputs", ".mcp-answers", ".mcp-tasks")
 KEPT_MAX = 16
 # MAX_OUT_FILES bounds the files one call reports; MAX_OUT_ENTRIES bounds
 # the directory entries a snapshot looks at.
@@ -202,19 +203,25 @@ def install_backend():
 
 
 def prune_kept(root=None):
-    """Removes all but the KEPT_MAX newest files of each of KEPT_DIRS."""
+    """Removes all but the KEPT_MAX newest files (or directories, whose
+    files are removed with them) of each of KEPT_DIRS."""
     for name in KEPT_DIRS:
         d = os.path.join(root or OUT_DIR, name)
         try:
             with os.scandir(d) as it:
                 kept = sorted(
-                    (e.stat(follow_symlinks=False).st_mtime_ns, e.path) for e in it if e.is_file(follow_symlinks=False)
+                    (e.stat(follow_symlinks=False).st_mtime_ns, e.path, e.is_dir(follow_symlinks=False))
+                    for e in it
+                    if e.is_file(follow_symlinks=False) or e.is_dir(follow_symlinks=False)
                 )
         except OSError:
             continue
-        for _, p in kept[:-KEPT_MAX]:
+        for _, p, is_dir in kept[:-KEPT_MAX]:
             try:
-                os.unlink(p)
+                if is_dir:
+                    shutil.rmtree(p, ignore_errors=True)
+                else:
+                    os.unlink(p)
             except OSError:
                 pass
 

@@ -173,6 +173,12 @@ func Load(getenv func(string) string) (*Config, error) {
 		MaxPerClient: int(r.integer(EnvMaxHandles, 1, 100000, "want a whole number of at least 1")),
 		IdleTimeout:  c.HTTP.SessionIdleTimeout,
 	}
+	c.Bridge.Tasks = mcpbridge.TaskOptions{
+		After:         r.taskAfter(EnvTaskAfter),
+		TTL:           r.seconds(EnvTaskTTL, 1, 30*24*3600, "want whole seconds, such as 3600"),
+		Max:           int(r.integer(EnvMaxTasks, 1, 100000, "want a whole number of at least 1")),
+		MaxPerSandbox: int(r.integer(EnvMaxSandboxTasks, 1, 16, "want a whole number from 1 to 16")),
+	}
 	if len(r.errs) > 0 {
 		return nil, fmt.Errorf("%w: %w", ErrInvalid, errors.Join(r.errs...))
 	}

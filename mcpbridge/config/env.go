@@ -55,6 +55,10 @@ const (
 	EnvReplica         = "MCP_BRIDGE_HTTP_REPLICA"
 	EnvHandleKey       = "MCP_BRIDGE_HANDLE_KEY"
 	EnvMaxHandles      = "MCP_BRIDGE_MAX_HANDLES"
+	EnvTaskAfter       = "MCP_BRIDGE_TASK_AFTER"
+	EnvTaskTTL         = "MCP_BRIDGE_TASK_TTL"
+	EnvMaxTasks        = "MCP_BRIDGE_MAX_TASKS"
+	EnvMaxSandboxTasks = "MCP_BRIDGE_MAX_TASKS_PER_SANDBOX"
 	EnvToolResults     = "MCP_BRIDGE_TOOL_RESULTS"
 	EnvPolicy          = "MCP_BRIDGE_POLICY"
 	EnvSearchKeywords  = "MCP_BRIDGE_SEARCH_KEYWORDS"
@@ -277,6 +281,22 @@ func (r *reader) integer(name string, lo, hi int64, want string) int64 {
 // seconds reads whole seconds from lo to hi; 0 when unset.
 func (r *reader) seconds(name string, lo, hi int64, want string) time.Duration {
 	return time.Duration(r.integer(name, lo, hi, want)) * time.Second
+}
+
+// taskAfter reads the call timeout above which a call becomes a task:
+// whole seconds, 0 for every call, "off" for none; 0 when unset (the
+// default).
+func (r *reader) taskAfter(name string) time.Duration {
+	v := strings.ToLower(r.get(name))
+	switch v {
+	case "":
+		return 0
+	case "off", "never", "no":
+		return -1
+	case "0":
+		return time.Nanosecond
+	}
+	return r.seconds(name, 1, 365*24*3600, `want whole seconds, such as 60 (0: every call; "off": no tasks)`)
 }
 
 // ociRuntime reads the name of an OCI runtime the engine knows.

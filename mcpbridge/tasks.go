@@ -1,0 +1,376 @@
+package mcpbridge
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/sync/singleflight"
+
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/entrypoint"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/handle"
+)
+
+// A task is a run_python call a client follows by its task ID. The
+// replica that runs it holds it; under a shared handle key it also keeps
+// its record in the sandbox (tasks_shared.go), where any replica reads it.
+type task struct {
+	id      string
+	nonce   string             // names its record in the sandbox; "": kept by this replica only
+	sb      handle.Sandbox     // the sandbox of a handle's task
+	ss      *mcp.ServerSession // the MCP session of a session's task; nil under a handle
+	owner   string             // the handle key or the client session's name, for the bound per sandbox
+	created time.Time
+	timeout time.Duration
+	ttl     time.Duration      // kept this long after it ended
+	cancel  context.CancelFunc // interrupts the call
+	bound   chan struct{}      // closed once its ID may be answered
+	done    chan struct{}      // closed once it ended
+
+	mu        sync.Mutex
+	status    string
+	updated   time.Time
+	ended     time.Time
+	queued    bool                 // waiting for the call before it in its sandbox
+	tail      string               // its newest output
+	report    *entrypoint.Progress // the code's newest report
+	inputs    map[string]*question // questions waiting for the client's answer
+	seq       int                  // numbers its questions
+	cancelled bool                 // the client asked to cancel it
+	result    *mcp.CallToolResult
+	failure   *taskError
+	changed   chan struct{} // closed, and replaced, on every change
+}
+
+// newTask returns a task, not yet bound, of a call with timeout, kept
+// ttl after it ends.
+func newTask(timeout, ttl time.Duration) *task {
+	now := time.Now()
+	return &task{created: now, timeout: timeout, ttl: ttl, bound: make(chan struct{}), done: make(chan struct{}),
+		status: taskWorking, updated: now, inputs: map[string]*question{}, changed: make(chan struct{})}
+}
+
+// touch records a change; t.mu is held.
+func (t *task) touch() {
+	t.updated = time.Now()
+	close(t.changed)
+	t.changed = make(chan struct{})
+}
+
+// watch returns a channel closed on the task's next change.
+func (t *task) watch() <-chan struct{} {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.changed
+}
+
+// output records a piece of the call's output (entrypoint.Call.OnOutput).
+func (t *task) output(_, data string) {
+	if data == "" {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.tail = keepTail(t.tail+data, taskTailBytes)
+	t.touch()
+}
+
+// progress records the code's report (entrypoint.Call.OnProgress).
+func (t *task) progress(p entrypoint.Progress) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.report = &p
+	t.touch()
+}
+
+// setQueued records whether the call waits for the one before it.
+func (t *task) setQueued(q bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.queued = q
+	t.touch()
+}
+
+// ask implements askFunc for a task's call: the task waits for input
+// with the question, until tasks/update brings the answer or ctx ends.
+func (t *task) ask(ctx context.Context, params *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+	t.mu.Lock()
+	t.seq++
+	q := &question{id: fmt.Sprintf("confirm-%d", t.seq), params: params, answer: make(chan *mcp.ElicitResult, 1)}
+	t.inputs[q.id] = q
+	t.status = taskInputRequired
+	t.touch()
+	t.mu.Unlock()
+	defer func() {
+		t.mu.Lock()
+		delete(t.inputs, q.id)
+		if len(t.inputs) == 0 && t.status == taskInputRequired {
+			t.status = taskWorking
+		}
+		t.touch()
+		t.mu.Unlock()
+	}()
+	select {
+	case r := <-q.answer:
+		if r == nil {
+			return nil, fmt.Errorf("the client's answer to %s is not an elicitation result", q.id)
+		}
+		return r, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// answer hands the client's responses to the questions waiting for
+// them; responses to no waiting question are ignored, as the extension
+// asks. It returns how many it took.
+func (t *task) answer(responses mcp.InputResponseMap) int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	n := 0
+	for key, v := range responses {
+		q, ok := t.inputs[key]
+		if !ok {
+			continue
+		}
+		r, _ := v.(*mcp.ElicitResult)
+		delete(t.inputs, key)
+		q.answer <- r
+		n++
+	}
+	if n > 0 {
+		if len(t.inputs) == 0 && t.status == taskInputRequired {
+			t.status = taskWorking
+		}
+		t.touch()
+	}
+	return n
+}
+
+// requestCancel interrupts the task's call, once; an ended task stays as
+// it ended.
+func (t *task) requestCancel() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.terminal() || t.cancelled {
+		return
+	}
+	t.cancelled = true
+	t.touch()
+	t.cancel()
+}
+
+// terminal reports whether the task ended; t.mu is held.
+func (t *task) terminal() bool {
+	return t.status == taskCompleted || t.status == taskFailed || t.status == taskCancelled
+}
+
+// lost ends the task as failed: its sandbox, or the bridge, was lost.
+func (t *task) lost(why string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.terminal() {
+		return
+	}
+	t.failure = &taskError{Code: -32603, Message: why}
+	t.finish(taskFailed)
+}
+
+// end ends the task with the call's result: completed, or cancelled when
+// the client cancelled it before it finished.
+func (t *task) end(res *mcp.CallToolResult) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.terminal() {
+		return
+	}
+	switch {
+	case t.cancelled:
+		t.finish(taskCancelled)
+	case res == nil:
+		t.failure = &taskError{Code: -32603, Message: "the call ended without a result"}
+		t.finish(taskFailed)
+	default:
+		t.result = res
+		t.finish(taskCompleted)
+	}
+}
+
+// finish sets the terminal status; t.mu is held.
+func (t *task) finish(status string) {
+	t.status = status
+	t.ended = time.Now()
+	for k, q := range t.inputs {
+		delete(t.inputs, k)
+		q.answer <- nil
+	}
+	t.touch()
+	close(t.done)
+}
+
+// expired reports whether the task ended more than its TTL ago.
+func (t *task) expired(now time.Time) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.terminal() && now.Sub(t.ended) > t.ttl
+}
+
+// view returns what the task shows now.
+func (t *task) view() taskView {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	v := taskView{ID: t.id, Status: t.status, Created: t.created, Updated: t.updated, Result: t.result, Error: t.failure, Progress: t.report}
+	// Kept ttl after it ends; while it runs, for as long as it may run
+	// and ttl after.
+	v.TTL = t.timeout + t.ttl
+	if !t.ended.IsZero() {
+		v.TTL = t.ended.Sub(t.created) + t.ttl
+	}
+	if len(t.inputs) > 0 {
+		v.Inputs = mcp.InputRequestMap{}
+		for k, q := range t.inputs {
+			v.Inputs[k] = q.params
+		}
+	}
+	v.Message = t.message()
+	return v
+}
+
+// message is the task's status message; t.mu is held.
+func (t *task) message() string {
+	switch t.status {
+	case taskInputRequired:
+		return "waiting for the client's answer to a confirmation the code's call of a tool needs (tasks/update)"
+	case taskCancelled:
+		return "cancelled by the client: the code was interrupted; the sandbox and its state are kept"
+	case taskFailed:
+		return t.failure.Message
+	case taskCompleted:
+		return "the call ended: " + resultStatus(t.result)
+	}
+	if t.queued {
+		return "waiting for the call before it in this sandbox to end"
+	}
+	var parts []string
+	if r := t.report; r != nil {
+		p := fmt.Sprintf("progress %g", r.Progress)
+		if r.Total > 0 {
+			p += fmt.Sprintf("/%g", r.Total)
+		}
+		if r.Message != "" {
+			p += ": " + r.Message
+		}
+		parts = append(parts, p)
+	}
+	if out := lastLines(t.tail, taskTailLines); out != "" {
+		parts = append(parts, "latest output:\n"+out)
+	}
+	if len(parts) == 0 {
+		return fmt.Sprintf("running for %s", time.Since(t.created).Round(time.Second))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// taskKey keys, in a call's context, the task it runs as.
+type taskKey struct{}
+
+// taskOf returns the task the call of ctx runs as, or nil.
+func taskOf(ctx context.Context) *task {
+	t, _ := ctx.Value(taskKey{}).(*task)
+	return t
+}
+
+// redactTaskID is what a log shows of a task ID.
+func redactTaskID(id string) string {
+	if len(id) > len(sessionTaskPrefix) && id[:len(sessionTaskPrefix)] == sessionTaskPrefix {
+		return id[:len(sessionTaskPrefix)+6] + "…"
+	}
+	return handle.RedactTask(id)
+}
+
+// A taskTable holds the tasks this replica runs, or ran and keeps.
+type taskTable struct {
+	mu sync.Mutex
+	m  map[string]*task
+}
+
+// add records t, unless the bridge or t's sandbox holds its most.
+func (tt *taskTable) add(t *task, max, maxPerSandbox int) error {
+	tt.mu.Lock()
+	defer tt.mu.Unlock()
+	if tt.m == nil {
+		tt.m = map[string]*task{}
+	}
+	if len(tt.m) >= max {
+		return fmt.Errorf("this bridge keeps %d tasks, the most MCP_BRIDGE_MAX_TASKS allows (a task is kept until its time to live after it ended); call again later", len(tt.m))
+	}
+	n := 0
+	for _, o := range tt.m {
+		if o.owner == t.owner {
+			n++
+		}
+	}
+	if n >= maxPerSandbox {
+		return fmt.Errorf("this sandbox has %d tasks, the most MCP_BRIDGE_MAX_TASKS_PER_SANDBOX allows (a task is kept until its time to live after it ended); call again later", n)
+	}
+	tt.m[t.id] = t
+	return nil
+}
+
+// get returns the task of id this replica holds, or nil.
+func (tt *taskTable) get(id string) *task {
+	tt.mu.Lock()
+	defer tt.mu.Unlock()
+	return tt.m[id]
+}
+
+// remove forgets t.
+func (tt *taskTable) remove(t *task) {
+	tt.mu.Lock()
+	defer tt.mu.Unlock()
+	if tt.m[t.id] == t {
+		delete(tt.m, t.id)
+	}
+}
+
+// sweep forgets the tasks whose time to live ended, and returns how many.
+func (tt *taskTable) sweep(now time.Time) int {
+	tt.mu.Lock()
+	defer tt.mu.Unlock()
+	n := 0
+	for id, t := range tt.m {
+		if t.expired(now) {
+			delete(tt.m, id)
+			n++
+		}
+	}
+	return n
+}
+
+// all returns every task held.
+func (tt *taskTable) all() []*task {
+	tt.mu.Lock()
+	defer tt.mu.Unlock()
+	out := make([]*task, 0, len(tt.m))
+	for _, t := range tt.m {
+		out = append(out, t)
+	}
+	return out
+}
+
+// A taskReadCache holds the records of other replicas' tasks this
+// replica read lately, and merges concurrent reads of one.
+type taskReadCache struct {
+	group singleflight.Group
+	mu    sync.Mutex
+	m     map[string]cachedTask
+}
+
+// A cachedTask is a record read, and when.
+type cachedTask struct {
+	v  taskView
+	at time.Time
+}

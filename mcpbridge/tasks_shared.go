@@ -1,0 +1,368 @@
+package mcpbridge
+
+import (
+	"archive/tar"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/entrypoint"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/handle"
+)
+
+// Under a shared handle key, a task's record lives in its sandbox, where
+// every replica reads it: the directory taskDir/NONCE holds "state", the
+// task as the replica running it last showed it (written on every
+// change, at most every taskWriteEvery, and every taskBeat while it
+// runs), and "ctl", what other replicas bring it: the client's answers
+// and its cancellation, which the running replica polls. Both are tagged
+// under the handle key, as the answers of waiting calls are
+// (answerFile): the sandbox's code can delete them, never forge them.
+// The engine reads and writes them (engine.FileReacher), never the
+// sandbox's runtime, so that no replica disturbs the call another runs.
+
+// taskDir is where a sandbox keeps its tasks' records: beside the kept
+// outputs, out of the files out, pruned by the runtime to its newest 16.
+const taskDir = entrypoint.OutDir + "/.mcp-tasks"
+
+// Timing of the records.
+const (
+	taskWriteEvery = 250 * time.Millisecond
+	taskBeat       = 5 * time.Second
+	// taskStale is how old the record of a running task may be before
+	// other replicas take the replica running it for lost.
+	taskStale = 30 * time.Second
+	// taskPollMin and taskPollMax bound the running replica's polling of
+	// "ctl".
+	taskPollMin = 100 * time.Millisecond
+	taskPollMax = time.Second
+	// taskReadFresh is how long a replica answers tasks/get from the
+	// record it read last: clients that poll a thousand times a second
+	// cost one read of the sandbox every taskReadFresh.
+	taskReadFresh = 250 * time.Millisecond
+	// taskIOTimeout bounds one read or write of a record.
+	taskIOTimeout   = 15 * time.Second
+	maxControlBytes = 4 << 20
+)
+
+// A taskControl is what other replicas bring a running task.
+type taskControl struct {
+	Cancel    bool                       `json:"cancel,omitempty"`
+	Responses map[string]json.RawMessage `json:"responses,omitempty"`
+}
+
+// taskFiles returns the files of the sandbox sb, reached through the
+// engine.
+func (b *Bridge) taskFiles(ctx context.Context, sb handle.Sandbox) (engine.Files, error) {
+	r, ok := b.eng.(engine.FileReacher)
+	if !ok {
+		return nil, errors.New("this engine cannot reach a sandbox's files")
+	}
+	return r.SandboxFiles(ctx, sb.Engine, sb.Ref)
+}
+
+// writeTaskFile writes data, tagged, as the file name of the task nonce
+// in the sandbox sb.
+func (b *Bridge) writeTaskFile(ctx context.Context, sb handle.Sandbox, nonce, name string, data []byte) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), taskIOTimeout)
+	defer cancel()
+	f, err := json.Marshal(answerFile{Data: data, Tag: b.handles.keys.Tag(nonce, name, string(data))})
+	if err != nil {
+		return err
+	}
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	now := time.Now()
+	uid, gid := sandboxIDs(b.opts.Session.Spec.User)
+	base := taskDir[len(entrypoint.OutDir)+1:]
+	for _, d := range []string{base + "/", base + "/" + nonce + "/"} {
+		tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: d, Mode: 0o700, Uid: uid, Gid: gid, ModTime: now})
+	}
+	tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: base + "/" + nonce + "/" + name, Mode: 0o600, Size: int64(len(f)), Uid: uid, Gid: gid, ModTime: now})
+	tw.Write(f)
+	if err := tw.Close(); err != nil {
+		return err
+	}
+	files, err := b.taskFiles(ctx, sb)
+	if err != nil {
+		return err
+	}
+	return files.CopyIn(ctx, entrypoint.OutDir, &buf)
+}
+
+// readTaskFile returns the data of the file name of the task nonce in the
+// sandbox sb, once whole and with a good tag; an error wrapping
+// fs.ErrNotExist when it is not there.
+func (b *Bridge) readTaskFile(ctx context.Context, sb handle.Sandbox, nonce, name string, max int64) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, taskIOTimeout)
+	defer cancel()
+	files, err := b.taskFiles(ctx, sb)
+	if err != nil {
+		return nil, err
+	}
+	rc, _, err := files.OpenFile(ctx, taskDir+"/"+nonce, name, max)
+	if err != nil {
+		return nil, err
+	}
+	defer rc.Close()
+	raw, err := io.ReadAll(rc)
+	if err != nil {
+		return nil, err
+	}
+	var f answerFile
+	if err := json.Unmarshal(raw, &f); err != nil {
+		return nil, fmt.Errorf("the task's %s is incomplete or not a bridge's: %w", name, err)
+	}
+	if !b.handles.keys.CheckTag(f.Tag, nonce, name, string(f.Data)) {
+		return nil, fmt.Errorf("the task's %s does not carry the bridge's tag", name)
+	}
+	return f.Data, nil
+}
+
+// writeTaskRecord writes the task's state into its sandbox.
+func (b *Bridge) writeTaskRecord(ctx context.Context, t *task) error {
+	v := t.view()
+	v.Beat = time.Now()
+	data, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("encoding the task: %w", err)
+	}
+	return b.writeTaskFile(ctx, t.sb, t.nonce, "state", data)
+}
+
+// keepTaskRecord keeps the record of t, which this replica runs, in its
+// sandbox until it ended: on every change (at most every
+// taskWriteEvery) and every taskBeat; meanwhile it polls what other
+// replicas bring the task (answers, cancellation).
+func (b *Bridge) keepTaskRecord(t *task) {
+	b.taskWriters.Add(1)
+	defer b.taskWriters.Done()
+	ctx := context.Background()
+	log := b.log.With("task", handle.RedactTask(t.id))
+	written := time.Now()
+	poll := taskPollMin
+	pollAt := time.Now().Add(poll)
+	dirty := false
+	for {
+		changed := t.watch()
+		wait := time.Until(pollAt)
+		if dirty {
+			wait = min(wait, time.Until(written.Add(taskWriteEvery)))
+		} else {
+			wait = min(wait, time.Until(written.Add(taskBeat)))
+		}
+		timer := time.NewTimer(max(wait, 0))
+		select {
+		case <-t.done:
+			timer.Stop()
+			if err := b.writeTaskRecord(ctx, t); err != nil {
+				log.Warn("keeping the ended task's record in the sandbox", "err", err)
+			}
+			return
+		case <-changed:
+			timer.Stop()
+			dirty = true
+			continue
+		case <-timer.C:
+		}
+		now := time.Now()
+		if dirty && now.Sub(written) >= taskWriteEvery || now.Sub(written) >= taskBeat {
+			if err := b.writeTaskRecord(ctx, t); err != nil {
+				log.Debug("keeping the task's record in the sandbox", "err", err)
+			}
+			written, dirty = time.Now(), false
+		}
+		if !now.Before(pollAt) {
+			if b.applyControl(ctx, t) {
+				poll = taskPollMin
+			} else {
+				poll = min(2*poll, taskPollMax)
+			}
+			pollAt = time.Now().Add(poll)
+		}
+	}
+}
+
+// applyControl reads what other replicas brought t and applies it; it
+// reports whether anything was new.
+func (b *Bridge) applyControl(ctx context.Context, t *task) bool {
+	data, err := b.readTaskFile(ctx, t.sb, t.nonce, "ctl", maxControlBytes)
+	if err != nil {
+		return false
+	}
+	var c taskControl
+	if json.Unmarshal(data, &c) != nil {
+		return false
+	}
+	news := false
+	if len(c.Responses) > 0 {
+		raw, _ := json.Marshal(c.Responses)
+		var responses mcp.InputResponseMap
+		if json.Unmarshal(raw, &responses) == nil && t.answer(responses) > 0 {
+			news = true
+		}
+	}
+	if c.Cancel {
+		t.mu.Lock()
+		already := t.cancelled || t.terminal()
+		t.mu.Unlock()
+		if !already {
+			t.requestCancel()
+			news = true
+		}
+	}
+	return news
+}
+
+// remoteTask returns the task id (tk) that another replica runs or ran,
+// as its record in the sandbox shows it; a running task whose record
+// stopped being written is failed: its replica was lost.
+func (b *Bridge) remoteTask(ctx context.Context, id string, tk handle.Task) (taskView, error) {
+	c := &b.taskReads
+	c.mu.Lock()
+	if e, ok := c.m[id]; ok && time.Since(e.at) < taskReadFresh {
+		c.mu.Unlock()
+		return e.v, nil
+	}
+	c.mu.Unlock()
+	res, err, _ := c.group.Do(id, func() (any, error) {
+		v, err := b.readRemoteTask(context.WithoutCancel(ctx), id, tk)
+		if err != nil {
+			return taskView{}, err
+		}
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if c.m == nil {
+			c.m = map[string]cachedTask{}
+		}
+		now := time.Now()
+		for k, e := range c.m {
+			if now.Sub(e.at) >= taskReadFresh {
+				delete(c.m, k)
+			}
+		}
+		c.m[id] = cachedTask{v: v, at: now}
+		return v, nil
+	})
+	return res.(taskView), err
+}
+
+// readRemoteTask reads the record of task id (tk) from its sandbox.
+func (b *Bridge) readRemoteTask(ctx context.Context, id string, tk handle.Task) (taskView, error) {
+	now := time.Now()
+	data, err := b.readTaskFile(ctx, tk.Sandbox, tk.Nonce, "state", maxOutputRead)
+	if err != nil {
+		gone := errors.Is(err, engine.ErrNoSandbox) || errors.Is(err, engine.ErrSandboxExited)
+		switch {
+		case gone && now.Sub(tk.Minted) > b.opts.MaxTimeout+b.opts.Tasks.TTL:
+			return taskView{}, errTask("task has expired (and its sandbox is gone)")
+		case gone:
+			// What the task became is lost with its sandbox.
+			return taskView{ID: id, Status: taskFailed, Created: tk.Minted, Updated: now, TTL: b.opts.MaxTimeout + b.opts.Tasks.TTL,
+				Error:   &taskError{Code: -32603, Message: "the task's sandbox is gone (" + err.Error() + "): its call and result are lost"},
+				Message: "the task's sandbox is gone: " + err.Error()}, nil
+		case errors.Is(err, fs.ErrNotExist):
+			return taskView{}, errTask("task not found: its record is no longer in its sandbox (a sandbox keeps its 16 newest tasks; the code may have removed it)")
+		}
+		return taskView{}, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "reading the task's record from its sandbox: " + err.Error()}
+	}
+	var v taskView
+	if err := json.Unmarshal(data, &v); err != nil || v.ID != id {
+		return taskView{}, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the task's record in its sandbox does not decode"}
+	}
+	terminal := v.Status == taskCompleted || v.Status == taskFailed || v.Status == taskCancelled
+	switch {
+	case terminal && now.After(v.Created.Add(v.TTL)):
+		return taskView{}, errTask("task has expired")
+	case !terminal && now.Sub(v.Beat) > taskStale:
+		v.Status, v.Inputs, v.Updated = taskFailed, nil, v.Beat
+		v.Error = &taskError{Code: -32603, Message: fmt.Sprintf("the bridge replica running this task was lost: its record was last written %v ago", now.Sub(v.Beat).Round(time.Second))}
+		v.Message = v.Error.Message
+	}
+	return v, nil
+}
+
+// remoteControl brings another replica's task the client's responses,
+// or its cancellation, through the task's "ctl" in its sandbox; a task
+// that ended is left as it is.
+func (b *Bridge) remoteControl(ctx context.Context, id string, tk handle.Task, responses mcp.InputResponseMap, cancel bool) error {
+	v, err := b.readRemoteTask(ctx, id, tk)
+	if err != nil {
+		return err
+	}
+	if v.Status != taskWorking && v.Status != taskInputRequired {
+		return nil
+	}
+	var c taskControl
+	if data, err := b.readTaskFile(ctx, tk.Sandbox, tk.Nonce, "ctl", maxControlBytes); err == nil {
+		json.Unmarshal(data, &c)
+	}
+	if cancel {
+		c.Cancel = true
+	}
+	for k, r := range responses {
+		raw, err := json.Marshal(r)
+		if err != nil {
+			continue
+		}
+		if c.Responses == nil {
+			c.Responses = map[string]json.RawMessage{}
+		}
+		c.Responses[k] = raw
+	}
+	data, err := json.Marshal(c)
+	if err != nil || len(data) > maxControlBytes {
+		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "the responses cannot be carried to the task (too large, or not encodable)"}
+	}
+	if err := b.writeTaskFile(ctx, tk.Sandbox, tk.Nonce, "ctl", data); err != nil {
+		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "carrying the request to the replica running the task: " + err.Error()}
+	}
+	return nil
+}
+
+// bindTask makes t the task of a call in the sandbox of cs: it mints the
+// task's ID (bound to the handle's sandbox, or to the MCP session), keeps
+// its record where every replica reads it, and lets the request be
+// answered. It returns the problem to answer the call with instead.
+func (b *Bridge) bindTask(ctx context.Context, t *task, cs *clientSession, req *mcp.CallToolRequest) string {
+	token, _ := clientToken(req)
+	if cs.handle != "" {
+		sb, err := b.handles.keys.Check(cs.handle, token)
+		if err != nil {
+			return "making the task: " + handleProblem(cs.handle, err)
+		}
+		id, tk, err := b.handles.keys.MintTask(sb, token, t.created)
+		if err != nil {
+			return "making the task: " + err.Error()
+		}
+		t.id, t.sb, t.owner = id, tk.Sandbox, cs.handleKey
+		if b.opts.Handles.Key != "" {
+			t.nonce = tk.Nonce
+		}
+	} else {
+		t.id, t.ss, t.owner = newSessionTaskID(), req.Session, cs.name
+	}
+	if err := b.tasks.add(t, b.opts.Tasks.Max, b.opts.Tasks.MaxPerSandbox); err != nil {
+		return err.Error()
+	}
+	if t.nonce != "" {
+		// The ID is answered once any replica can read the task.
+		if err := b.writeTaskRecord(ctx, t); err != nil {
+			b.tasks.remove(t)
+			return "keeping the task's record in the sandbox, where every replica reads it: " + err.Error()
+		}
+		go b.keepTaskRecord(t)
+	}
+	close(t.bound)
+	cs.events.log.Info("a call runs as a task", "task", redactTaskID(t.id), "timeout", t.timeout)
+	return ""
+}

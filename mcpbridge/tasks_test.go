@@ -1,0 +1,296 @@
+package mcpbridge
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/handle"
+)
+
+// taskRPC sends one request of protocol 2026-07-28 (no MCP session) to
+// hb, declaring the Tasks extension when declare is set, with the headers
+// the protocol asks for; it returns the HTTP status and the JSON-RPC
+// response.
+func taskRPC(t *testing.T, hb *httpBridge, token, method string, params map[string]any, declare bool) (int, map[string]any) {
+	t.Helper()
+	caps := map[string]any{}
+	if declare {
+		caps["extensions"] = map[string]any{tasksExtension: map[string]any{}}
+	}
+	if params == nil {
+		params = map[string]any{}
+	}
+	params["_meta"] = map[string]any{
+		"io.modelcontextprotocol/protocolVersion":    protocolStateless,
+		"io.modelcontextprotocol/clientInfo":         map[string]any{"name": "raw", "version": "1"},
+		"io.modelcontextprotocol/clientCapabilities": caps,
+	}
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 7, "method": method, "params": params})
+	headers := map[string]string{"MCP-Protocol-Version": protocolStateless, "Mcp-Method": method}
+	if name, ok := params["name"].(string); ok && method == "tools/call" {
+		headers["Mcp-Name"] = name
+	}
+	if id, ok := params["taskId"].(string); ok {
+		headers["Mcp-Name"] = id
+	}
+	if token != "" {
+		headers["Authorization"] = "Bearer " + token
+	}
+	resp, text := hb.do(t, context.Background(), http.MethodPost, hb.url, bytes.NewReader(body), headers)
+	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		var last string
+		for _, line := range strings.Split(text, "\n") {
+			if data, ok := strings.CutPrefix(line, "data: "); ok && strings.Contains(data, `"id":7`) {
+				last = data
+			}
+		}
+		text = last
+	}
+	var msg map[string]any
+	if err := json.Unmarshal([]byte(text), &msg); err != nil {
+		t.Fatalf("%s: HTTP %d, body %q: %v", method, resp.StatusCode, text, err)
+	}
+	return resp.StatusCode, msg
+}
+
+// runTaskCall calls run_python with args as a client that declares the
+// extension and returns the result (a task, or a plain result).
+func runTaskCall(t *testing.T, hb *httpBridge, token string, args map[string]any) map[string]any {
+	t.Helper()
+	_, msg := taskRPC(t, hb, token, "tools/call", map[string]any{"name": "run_python", "arguments": args}, true)
+	res, ok := msg["result"].(map[string]any)
+	if !ok {
+		t.Fatalf("tools/call answered %v", msg)
+	}
+	return res
+}
+
+// pollTask polls tasks/get until the task's status is one of want (or
+// 20 s), and returns its last result.
+func pollTask(t *testing.T, hb *httpBridge, token, id string, want ...string) map[string]any {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		_, msg := taskRPC(t, hb, token, methodTasksGet, map[string]any{"taskId": id}, true)
+		res, ok := msg["result"].(map[string]any)
+		if !ok {
+			t.Fatalf("tasks/get answered %v", msg)
+		}
+		for _, w := range want {
+			if res["status"] == w {
+				return res
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the task stayed %v, want %v: %v", res["status"], want, res)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// resultText returns the text of a CallToolResult's first content.
+func resultText(res map[string]any) string {
+	content, _ := res["content"].([]any)
+	if len(content) == 0 {
+		return ""
+	}
+	c, _ := content[0].(map[string]any)
+	s, _ := c["text"].(string)
+	return s
+}
+
+// isAck reports whether r is the extension's empty acknowledgement.
+func isAck(r map[string]any) bool {
+	for k := range r {
+		if k != "resultType" && k != "_meta" {
+			return false
+		}
+	}
+	return r["resultType"] == "complete"
+}
+
+// TestTaskLifecycle: a call becomes a task, answered at once in the
+// extension's seed shape; tasks/get shows its progress and latest output
+// while it runs, then the same result a plain call gives (the handle it
+// minted included), as often as it is read.
+func TestTaskLifecycle(t *testing.T) {
+	hb := serveBridge(t, Options{Tasks: TaskOptions{After: time.Nanosecond}}, HTTPOptions{}, false)
+	res := runTaskCall(t, hb, "", map[string]any{"code": "from mcp import runtime\nimport time\nprint('started')\nruntime.report_progress(1, 2, 'half way')\ntime.sleep(1.5)\nprint('done')"})
+	id, _ := res["taskId"].(string)
+	if res["resultType"] != "task" || res["status"] != taskWorking || !strings.HasPrefix(id, handle.TaskPrefix) ||
+		res["ttlMs"] == nil || res["pollIntervalMs"] != float64(1000) || res["createdAt"] == nil || res["lastUpdatedAt"] == nil ||
+		res["result"] != nil || res["content"] != nil {
+		t.Fatalf("the seed task: %v", res)
+	}
+	if _, err := time.Parse(time.RFC3339Nano, res["createdAt"].(string)); err != nil {
+		t.Fatalf("createdAt: %v", err)
+	}
+	running := pollTask(t, hb, "", id, taskWorking, taskCompleted)
+	for running["status"] == taskWorking && !(strings.Contains(running["statusMessage"].(string), "half way") && strings.Contains(running["statusMessage"].(string), "started")) {
+		running = pollTask(t, hb, "", id, taskWorking, taskCompleted)
+	}
+	if running["status"] == taskWorking {
+		msg := running["statusMessage"].(string)
+		if !strings.Contains(msg, "progress 1/2: half way") || !strings.Contains(msg, "started") || running["resultType"] != "complete" {
+			t.Fatalf("a running task: %v", running)
+		}
+		meta, _ := running["_meta"].(map[string]any)
+		if p, _ := meta[progressMetaKey].(map[string]any); p["progress"] != float64(1) || p["total"] != float64(2) {
+			t.Fatalf("the progress figures: %v", running["_meta"])
+		}
+	}
+	done := pollTask(t, hb, "", id, taskCompleted)
+	result, _ := done["result"].(map[string]any)
+	text := resultText(result)
+	sc, _ := result["structuredContent"].(map[string]any)
+	h, _ := sc["session"].(string)
+	if result["isError"] == true || !strings.HasPrefix(h, handle.Prefix) || !strings.HasSuffix(text, "started\ndone") || !strings.Contains(text, "session: "+h) {
+		t.Fatalf("the completed task's result: %v", done)
+	}
+	again := pollTask(t, hb, "", id, taskCompleted)
+	if resultText(again["result"].(map[string]any)) != text {
+		t.Fatal("the result changed on a second read")
+	}
+	// The handle the task minted continues the sandbox, as a plain call's.
+	res = runTaskCall(t, hb, "", map[string]any{"code": "print('again')", "session": h})
+	done = pollTask(t, hb, "", res["taskId"].(string), taskCompleted)
+	if got := resultText(done["result"].(map[string]any)); got != "again" {
+		t.Fatalf("a task in the minted sandbox: %q", got)
+	}
+	if started, _ := hb.eng.counts(); started != 1 {
+		t.Fatalf("%d sandboxes started, want 1", started)
+	}
+}
+
+// TestTaskOnlyWhenAsked: a call becomes a task only for a client that
+// declares the extension, with a timeout above MCP_BRIDGE_TASK_AFTER;
+// code that raises ends completed, with the plain call's isError result.
+func TestTaskOnlyWhenAsked(t *testing.T) {
+	hb := serveBridge(t, Options{Tasks: TaskOptions{After: 60 * time.Second}, MaxTimeout: 300 * time.Second}, HTTPOptions{}, false)
+	res := runTaskCall(t, hb, "", map[string]any{"code": "print(1)", "timeout": 30})
+	if res["resultType"] == "task" || resultText(res) == "" {
+		t.Fatalf("a call under the threshold: %v", res)
+	}
+	_, msg := taskRPC(t, hb, "", "tools/call", map[string]any{"name": "run_python", "arguments": map[string]any{"code": "print(1)", "timeout": 120}}, false)
+	if res := msg["result"].(map[string]any); res["resultType"] == "task" {
+		t.Fatalf("a client that does not declare the extension got a task: %v", res)
+	}
+	res = runTaskCall(t, hb, "", map[string]any{"code": "raise ValueError('boom')", "timeout": 120})
+	if res["resultType"] != "task" {
+		t.Fatalf("a long call of a declaring client: %v", res)
+	}
+	done := pollTask(t, hb, "", res["taskId"].(string), taskCompleted, taskFailed)
+	result, _ := done["result"].(map[string]any)
+	if done["status"] != taskCompleted || result["isError"] != true || !strings.Contains(resultText(result), "ValueError: boom") {
+		t.Fatalf("code that raised: %v", done)
+	}
+	// Bad arguments are answered at once, as a plain call's.
+	res = runTaskCall(t, hb, "", map[string]any{"code": 7, "timeout": 120})
+	if res["resultType"] == "task" || res["isError"] != true {
+		t.Fatalf("bad arguments: %v", res)
+	}
+}
+
+// TestTaskCancelKeepsState: tasks/cancel interrupts the code and keeps
+// the sandbox's state; a second cancel, and one of an ended task, are
+// acknowledged and change nothing; an update with no question pending
+// is acknowledged and ignored.
+func TestTaskCancelKeepsState(t *testing.T) {
+	hb := serveBridge(t, Options{Tasks: TaskOptions{After: time.Nanosecond}}, HTTPOptions{}, false)
+	_, msg := taskRPC(t, hb, "", "tools/call", map[string]any{"name": "run_python", "arguments": map[string]any{"code": "x = 1"}}, false)
+	sc, _ := msg["result"].(map[string]any)["structuredContent"].(map[string]any)
+	h, _ := sc["session"].(string)
+	res := runTaskCall(t, hb, "", map[string]any{"code": "import time\nx = 2\nprint('sleeping', flush=True)\ntime.sleep(60)\nx = 3", "session": h})
+	id := res["taskId"].(string)
+	for !strings.Contains(pollTask(t, hb, "", id, taskWorking)["statusMessage"].(string), "sleeping") {
+		time.Sleep(20 * time.Millisecond)
+	}
+	_, msg = taskRPC(t, hb, "", methodTasksUpdate, map[string]any{"taskId": id, "inputResponses": map[string]any{"confirm-9": map[string]any{"action": "accept"}}}, true)
+	if r, _ := msg["result"].(map[string]any); !isAck(r) {
+		t.Fatalf("an update with no question pending: %v", msg)
+	}
+	for range 2 {
+		_, msg = taskRPC(t, hb, "", methodTasksCancel, map[string]any{"taskId": id}, true)
+		if r, _ := msg["result"].(map[string]any); !isAck(r) {
+			t.Fatalf("tasks/cancel: %v", msg)
+		}
+	}
+	done := pollTask(t, hb, "", id, taskCancelled, taskCompleted, taskFailed)
+	if done["status"] != taskCancelled || done["result"] != nil {
+		t.Fatalf("the cancelled task: %v", done)
+	}
+	_, msg = taskRPC(t, hb, "", "tools/call", map[string]any{"name": "run_python", "arguments": map[string]any{"code": "print(x)", "session": h}}, false)
+	if got := resultText(msg["result"].(map[string]any)); got != "2" {
+		t.Fatalf("the state after the cancel: %q, want 2", got)
+	}
+	if _, msg = taskRPC(t, hb, "", methodTasksCancel, map[string]any{"taskId": id}, true); msg["result"] == nil {
+		t.Fatalf("cancelling an ended task: %v", msg)
+	}
+	if pollTask(t, hb, "", id, taskCancelled)["status"] != taskCancelled {
+		t.Fatal("the ended task changed")
+	}
+}
+
+// TestTaskRefusals: the task methods refuse a client that does not
+// declare the extension (-32021, naming it), unknown, forged, foreign
+// and malformed IDs (-32602), a mismatched Mcp-Name (-32020), and the
+// 2025-11-25 methods the extension dropped (-32601).
+func TestTaskRefusals(t *testing.T) {
+	const token = "0123456789abcdef-token"
+	hb := serveBridge(t, Options{Tasks: TaskOptions{After: time.Nanosecond}}, HTTPOptions{Token: token}, false)
+	res := runTaskCall(t, hb, token, map[string]any{"code": "print(1)"})
+	id := res["taskId"].(string)
+	pollTask(t, hb, token, id, taskCompleted)
+
+	status, msg := taskRPC(t, hb, token, methodTasksGet, map[string]any{"taskId": "gate-test"}, false)
+	e, _ := msg["error"].(map[string]any)
+	data, _ := json.Marshal(e["data"])
+	if status != http.StatusBadRequest || e["code"] != float64(-32021) || string(data) != `{"requiredCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}}` {
+		t.Fatalf("a client without the extension: HTTP %d %v", status, msg)
+	}
+	raw, _ := base64.RawURLEncoding.DecodeString(strings.TrimPrefix(id, handle.TaskPrefix))
+	raw[len(raw)-20] ^= 1
+	forged := handle.TaskPrefix + base64.RawURLEncoding.EncodeToString(raw)
+	other, _ := handle.NewKeyring(strings.Repeat("k", 40))
+	otherID, _, _ := other.MintTask(handle.Sandbox{Ref: "local-1"}, token, time.Now())
+	foreignID, _, _ := hb.b.handles.keys.MintTask(handle.Sandbox{Ref: "local-1"}, "another-token-0123456", time.Now())
+	unknownID, _, _ := hb.b.handles.keys.MintTask(handle.Sandbox{Ref: "local-1"}, token, time.Now())
+	for _, tc := range []struct{ name, id, want string }{
+		{"unknown", "gate-test", "not a task ID"},
+		{"forged", forged, "forged"},
+		{"another key", otherID, "another bridge"},
+		{"another client", foreignID, "another client"},
+		{"never made", unknownID, "holds no such task"},
+		{"a session's, elsewhere", sessionTaskPrefix + "AAAA", "not found in this session"},
+	} {
+		for _, method := range []string{methodTasksGet, methodTasksUpdate, methodTasksCancel} {
+			status, msg := taskRPC(t, hb, token, method, map[string]any{"taskId": tc.id}, true)
+			e, _ := msg["error"].(map[string]any)
+			if status != http.StatusBadRequest || e["code"] != float64(-32602) || !strings.Contains(e["message"].(string), tc.want) {
+				t.Errorf("%s %s: HTTP %d %v, want -32602 saying %q", method, tc.name, status, msg, tc.want)
+			}
+		}
+	}
+	for _, method := range []string{"tasks/result", "tasks/list"} {
+		status, msg := taskRPC(t, hb, token, method, map[string]any{"taskId": id}, true)
+		if e, _ := msg["error"].(map[string]any); status != http.StatusNotFound || e["code"] != float64(-32601) {
+			t.Errorf("%s: HTTP %d %v, want -32601", method, status, msg)
+		}
+	}
+	body := `{"jsonrpc":"2.0","id":7,"method":"tasks/get","params":{"taskId":"` + id + `","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"raw","version":"1"},"io.modelcontextprotocol/clientCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}}}}`
+	resp, text := hb.do(t, context.Background(), http.MethodPost, hb.url, strings.NewReader(body), map[string]string{
+		"MCP-Protocol-Version": protocolStateless, "Mcp-Method": methodTasksGet, "Mcp-Name": "another-task", "Authorization": "Bearer " + token})
+	if !strings.Contains(text, "-32020") {
+		t.Fatalf("a mismatched Mcp-Name: HTTP %d %s", resp.StatusCode, text)
+	}
+	// The task is there for its client all along.
+	if pollTask(t, hb, token, id, taskCompleted)["result"] == nil {
+		t.Fatal("the task lost its result")
+	}
+}
