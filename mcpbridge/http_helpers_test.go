@@ -26,7 +26,9 @@ type httpBridge struct {
 func serveBridge(t *testing.T, opts Options, hopts HTTPOptions, tls bool) *httpBridge {
 	t.Helper()
 	hb := &httpBridge{eng: newTrackingEngine(t)}
-	opts.Registry = discovery.NewRegistry(discovery.Options{Home: t.TempDir(), Cwd: t.TempDir()})
+	if opts.Registry == nil {
+		opts.Registry = discovery.NewRegistry(discovery.Options{Home: t.TempDir(), Cwd: t.TempDir()})
+	}
 	hb.b = New(hb.eng, &opts)
 	t.Cleanup(func() { hb.b.Close() })
 	handler := hb.b.HTTPHandler(&hopts)

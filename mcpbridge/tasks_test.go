@@ -5,8 +5,11 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"net/http"
+	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -22,6 +25,7 @@ func taskRPC(t *testing.T, hb *httpBridge, token, method string, params map[stri
 	caps := map[string]any{}
 	if declare {
 		caps["extensions"] = map[string]any{tasksExtension: map[string]any{}}
+		caps["elicitation"] = map[string]any{"form": map[string]any{}}
 	}
 	if params == nil {
 		params = map[string]any{}
@@ -292,5 +296,90 @@ func TestTaskRefusals(t *testing.T) {
 	// The task is there for its client all along.
 	if pollTask(t, hb, token, id, taskCompleted)["result"] == nil {
 		t.Fatal("the task lost its result")
+	}
+}
+
+// TestTaskConfirm: a confirmation the code's tool call needs makes the
+// task wait for input, with the question under a key never reused;
+// tasks/update answers it and the code goes on.
+func TestTaskConfirm(t *testing.T) {
+	dir := t.TempDir()
+	policyPath := filepath.Join(dir, "policy.json")
+	write(t, policyPath, `{"servers": {"stub": {"confirm": ["get-sum"]}}}`)
+	hb := serveBridge(t, Options{Registry: stubRegistry(t), PolicyFile: policyPath, Tasks: TaskOptions{After: time.Nanosecond}}, HTTPOptions{}, false)
+	res := runTaskCall(t, hb, "", map[string]any{"servers": []string{"stub"}, "code": `print(await mcp_stub.get_sum(a=40, b=2))
+try:
+    await mcp_stub.get_sum(a=1, b=1)
+except MCPError as e:
+    print(e)`})
+	id := res["taskId"].(string)
+	for i, answer := range []string{"accept", "decline"} {
+		waiting := pollTask(t, hb, "", id, taskInputRequired)
+		key := fmt.Sprintf("confirm-%d", i+1)
+		req, _ := waiting["inputRequests"].(map[string]any)[key].(map[string]any)
+		params, _ := req["params"].(map[string]any)
+		if len(waiting["inputRequests"].(map[string]any)) != 1 || req["method"] != "elicitation/create" || !strings.Contains(params["message"].(string), "get-sum") {
+			t.Fatalf("question %d: %v", i+1, waiting)
+		}
+		_, msg := taskRPC(t, hb, "", methodTasksUpdate, map[string]any{"taskId": id, "inputResponses": map[string]any{key: map[string]any{"action": answer}}}, true)
+		if r, _ := msg["result"].(map[string]any); !isAck(r) {
+			t.Fatalf("tasks/update: %v", msg)
+		}
+	}
+	done := pollTask(t, hb, "", id, taskCompleted, taskFailed)
+	want := "{'sum': 42}\nrefused by the tool policy: stub.get-sum was declined by the user (decline)"
+	if got := resultText(done["result"].(map[string]any)); !strings.HasSuffix(got, want) {
+		t.Fatalf("the confirmed task: %q, want …%q", got, want)
+	}
+}
+
+// TestTaskBoundsAndTTL: a task on a busy sandbox waits in its queue and
+// says so; the tasks a sandbox and the bridge keep are bounded, with
+// errors naming the settings; a task nobody polls ends its time to live
+// and is forgotten, its memory freed; a burst of polls changes nothing.
+func TestTaskBoundsAndTTL(t *testing.T) {
+	hb := serveBridge(t, Options{Tasks: TaskOptions{After: time.Nanosecond, TTL: 2 * time.Second, Max: 3, MaxPerSandbox: 2}}, HTTPOptions{}, false)
+	_, msg := taskRPC(t, hb, "", "tools/call", map[string]any{"name": "run_python", "arguments": map[string]any{"code": "x = 1"}}, false)
+	h := msg["result"].(map[string]any)["structuredContent"].(map[string]any)["session"].(string)
+	first := runTaskCall(t, hb, "", map[string]any{"code": "import time\ntime.sleep(1)", "session": h})["taskId"].(string)
+	second := runTaskCall(t, hb, "", map[string]any{"code": "print('second')", "session": h})["taskId"].(string)
+	if m := pollTask(t, hb, "", second, taskWorking, taskCompleted)["statusMessage"].(string); !strings.Contains(m, "waiting for the call before it") {
+		t.Fatalf("a task behind a running one: %q", m)
+	}
+	res := runTaskCall(t, hb, "", map[string]any{"code": "pass", "session": h})
+	if res["resultType"] == "task" || !strings.Contains(resultText(res), "MCP_BRIDGE_MAX_TASKS_PER_SANDBOX") {
+		t.Fatalf("a third task in one sandbox: %v", res)
+	}
+	third := runTaskCall(t, hb, "", map[string]any{"code": "pass"})["taskId"].(string)
+	res = runTaskCall(t, hb, "", map[string]any{"code": "pass"})
+	if res["resultType"] == "task" || !strings.Contains(resultText(res), "MCP_BRIDGE_MAX_TASKS") {
+		t.Fatalf("a fourth task in the bridge: %v", res)
+	}
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 50 {
+				taskRPC(t, hb, "", methodTasksGet, map[string]any{"taskId": second}, true)
+			}
+		}()
+	}
+	wg.Wait()
+	if got := resultText(pollTask(t, hb, "", second, taskCompleted)["result"].(map[string]any)); got != "second" {
+		t.Fatalf("the queued task after 400 polls: %q", got)
+	}
+	pollTask(t, hb, "", first, taskCompleted)
+	pollTask(t, hb, "", third, taskCompleted)
+	time.Sleep(2200 * time.Millisecond)
+	_, msg = taskRPC(t, hb, "", methodTasksGet, map[string]any{"taskId": first}, true)
+	if e, _ := msg["error"].(map[string]any); e["code"] != float64(-32602) || !strings.Contains(e["message"].(string), "expired") {
+		t.Fatalf("a task past its time to live: %v", msg)
+	}
+	if n := hb.b.tasks.sweep(time.Now()); n != 3 || len(hb.b.tasks.all()) != 0 {
+		t.Fatalf("the sweep forgot %d tasks, %d left; want 3 and 0", n, len(hb.b.tasks.all()))
+	}
+	if res := runTaskCall(t, hb, "", map[string]any{"code": "pass", "session": h}); res["resultType"] != "task" {
+		t.Fatalf("a task once the others expired: %v", res)
 	}
 }
