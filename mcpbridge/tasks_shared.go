@@ -40,7 +40,7 @@ const (
 	taskBeat       = 5 * time.Second
 	// taskStale is how old the record of a running task may be before
 	// other replicas take the replica running it for lost.
-	taskStale = 30 * time.Second
+	taskStale = 3 * taskBeat
 	// taskPollMin and taskPollMax bound the running replica's polling of
 	// "ctl".
 	taskPollMin = 100 * time.Millisecond
