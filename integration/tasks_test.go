@@ -208,7 +208,10 @@ func TestTasksAcrossReplicas(t *testing.T) {
 		// state stays.
 		res = c1.call(map[string]any{"session": h, "code": "import time\nx = 2\nprint('waiting', flush=True)\ntime.sleep(100)\nx = 3", "timeout": 120})
 		id = res["taskId"].(string)
-		c2.await(id, time.Minute, func(r map[string]any) bool { m, _ := r["statusMessage"].(string); return strings.Contains(m, "waiting") })
+		c2.await(id, time.Minute, func(r map[string]any) bool {
+			m, _ := r["statusMessage"].(string)
+			return strings.Contains(m, "waiting")
+		})
 		for range 2 {
 			if msg := c2.rpc("tasks/cancel", map[string]any{"taskId": id}); msg["result"] == nil {
 				t.Fatalf("tasks/cancel through r2: %v", msg)
