@@ -13,7 +13,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine/enginetest"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/discovery"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/handle"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // taskRPC sends one request of protocol 2026-07-28 (no MCP session) to
@@ -381,5 +385,102 @@ func TestTaskBoundsAndTTL(t *testing.T) {
 	}
 	if res := runTaskCall(t, hb, "", map[string]any{"code": "pass", "session": h}); res["resultType"] != "task" {
 		t.Fatalf("a task once the others expired: %v", res)
+	}
+}
+
+// A rawConn speaks JSON-RPC to a bridge over an in-memory connection, as
+// a 2026-07-28 client over stdio does: one MCP session, per-request
+// _meta.
+type rawConn struct {
+	t    *testing.T
+	conn mcp.Connection
+	id   int64
+}
+
+// rawSession connects a rawConn to b.
+func rawSession(t *testing.T, b *Bridge) *rawConn {
+	t.Helper()
+	st, ct := mcp.NewInMemoryTransports()
+	if _, err := b.Server().Connect(context.Background(), st, nil); err != nil {
+		t.Fatal(err)
+	}
+	conn, err := ct.Connect(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return &rawConn{t: t, conn: conn}
+}
+
+// call sends method with params (declaring the extension) and returns the
+// response's result or error.
+func (c *rawConn) call(method string, params map[string]any) (map[string]any, map[string]any) {
+	c.t.Helper()
+	params["_meta"] = map[string]any{
+		"io.modelcontextprotocol/protocolVersion":    protocolStateless,
+		"io.modelcontextprotocol/clientInfo":         map[string]any{"name": "raw-stdio", "version": "1"},
+		"io.modelcontextprotocol/clientCapabilities": map[string]any{"extensions": map[string]any{tasksExtension: map[string]any{}}},
+	}
+	c.id++
+	raw, _ := json.Marshal(params)
+	id, _ := jsonrpc.MakeID(float64(c.id))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := c.conn.Write(ctx, &jsonrpc.Request{ID: id, Method: method, Params: raw}); err != nil {
+		c.t.Fatal(err)
+	}
+	for {
+		msg, err := c.conn.Read(ctx)
+		if err != nil {
+			c.t.Fatalf("%s: %v", method, err)
+		}
+		resp, ok := msg.(*jsonrpc.Response)
+		if !ok || resp.ID != id {
+			continue // a notification
+		}
+		if resp.Error != nil {
+			var e map[string]any
+			data, _ := json.Marshal(resp.Error)
+			json.Unmarshal(data, &e)
+			return nil, e
+		}
+		var r map[string]any
+		json.Unmarshal(resp.Result, &r)
+		return r, nil
+	}
+}
+
+// TestTaskOfAnMCPSession: over one MCP session (stdio), a task is bound
+// to the session: its ID is followed there, and not through another.
+func TestTaskOfAnMCPSession(t *testing.T) {
+	opts := Options{Registry: discovery.NewRegistry(discovery.Options{Home: t.TempDir(), Cwd: t.TempDir()}), Tasks: TaskOptions{After: time.Nanosecond}}
+	b := New(enginetest.Local{T: t}, &opts)
+	t.Cleanup(func() { b.Close() })
+	c, other := rawSession(t, b), rawSession(t, b)
+	res, e := c.call("tools/call", map[string]any{"name": "run_python", "arguments": map[string]any{"code": "x = 6\nprint(x * 7)"}})
+	id, _ := res["taskId"].(string)
+	if e != nil || res["resultType"] != "task" || !strings.HasPrefix(id, sessionTaskPrefix) {
+		t.Fatalf("tools/call over a session: %v %v", res, e)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for res["status"] != taskCompleted && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+		if res, e = c.call(methodTasksGet, map[string]any{"taskId": id}); e != nil {
+			t.Fatalf("tasks/get: %v", e)
+		}
+	}
+	if got := resultText(res["result"].(map[string]any)); got != "42" {
+		t.Fatalf("the session's task: %v", res)
+	}
+	if _, e := other.call(methodTasksGet, map[string]any{"taskId": id}); e == nil || e["code"] != float64(-32602) {
+		t.Fatalf("the task through another session: %v", e)
+	}
+	res, _ = c.call("tools/call", map[string]any{"name": "run_python", "arguments": map[string]any{"code": "print(x)"}})
+	for res["status"] != taskCompleted && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+		res, _ = c.call(methodTasksGet, map[string]any{"taskId": res["taskId"].(string)})
+	}
+	if got := resultText(res["result"].(map[string]any)); got != "6" {
+		t.Fatalf("the session's state in its next task: %v", res)
 	}
 }
