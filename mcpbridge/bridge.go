@@ -6,6 +6,7 @@ package mcpbridge
 import (
 	"context"
 	"log/slog"
+	"net/http"
 	"sync"
 	"sync/atomic"
 
@@ -44,6 +45,9 @@ type Bridge struct {
 	taskReads      taskReadCache            // the records of other replicas' tasks read lately
 	taskWriters    sync.WaitGroup           // keepTaskRecord goroutines
 	closing        chan struct{}            // closed when the bridge closes
+	// listenTasks serves a subscriptions/listen request (body) naming
+	// tasks, and reports whether it did (tasks_listen.go); nil: tasks off.
+	listenTasks func(w http.ResponseWriter, r *http.Request, body []byte) bool
 
 	httpRequests sync.Map     // key of an HTTP request in flight → its context
 	calls        atomic.Int64 // run_python calls in flight

@@ -73,6 +73,9 @@ func New(eng engine.Engine, opts *Options) *Bridge {
 	})
 	b.server.AddTool(runPythonTool(o.DefaultTimeout, o.MaxTimeout), b.runPython)
 	b.registerTasks()
+	if o.Tasks.After >= 0 {
+		b.listenTasks = b.listenToTasks
+	}
 	b.server.AddResource(capabilitiesResource(), b.readCapabilities)
 	b.server.AddResourceTemplate(outputTemplate(), b.readOutput)
 	b.server.AddResourceTemplate(filesTemplate(), b.readFileResource)

@@ -89,10 +89,20 @@ func (b *Bridge) findTask(ctx context.Context, ss *mcp.ServerSession, p *taskPar
 	if p == nil || p.TaskID == "" {
 		return taskRef{}, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "missing params.taskId"}
 	}
-	id := p.TaskID
+	var extra *mcp.RequestExtra
+	if r, ok := ctx.Value(taskRequestKey{}).(*mcp.ServerRequest[*taskParams]); ok {
+		extra = r.Extra
+	}
+	token, _ := bearerOf(extra)
+	return b.lookupTask(p.TaskID, token, ss)
+}
+
+// lookupTask returns the task id names for a client with token, over the
+// MCP session ss (nil without one), or the -32602 error to answer with.
+func (b *Bridge) lookupTask(id, token string, ss *mcp.ServerSession) (taskRef, error) {
 	if strings.HasPrefix(id, sessionTaskPrefix) {
 		t := b.tasks.get(id)
-		if t == nil || t.ss != ss {
+		if t == nil || ss == nil || t.ss != ss {
 			return taskRef{}, errTask("task not found in this session (tasks of an MCP session are followed in it, and kept %v after they end)", b.opts.Tasks.TTL)
 		}
 		if t.expired(time.Now()) {
@@ -100,11 +110,6 @@ func (b *Bridge) findTask(ctx context.Context, ss *mcp.ServerSession, p *taskPar
 		}
 		return taskRef{t: t}, nil
 	}
-	var extra *mcp.RequestExtra
-	if r, ok := ctx.Value(taskRequestKey{}).(*mcp.ServerRequest[*taskParams]); ok {
-		extra = r.Extra
-	}
-	token, _ := bearerOf(extra)
 	tk, err := b.handles.keys.CheckTask(id, token)
 	switch {
 	case errors.Is(err, handle.ErrMalformed):

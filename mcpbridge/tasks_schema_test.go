@@ -18,6 +18,22 @@ import (
 // e434597), copied unchanged.
 const extTasksSchema = "testdata/ext-tasks-schema.json"
 
+// taskSchemaDefs returns the definitions of the extension's schema.
+func taskSchemaDefs(t *testing.T) json.RawMessage {
+	t.Helper()
+	raw, err := os.ReadFile(extTasksSchema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Defs json.RawMessage `json:"$defs"`
+	}
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	return doc.Defs
+}
+
 // checkSchema fails unless v, encoded, is valid as the schema's
 // definition def.
 func checkSchema(t *testing.T, defs json.RawMessage, def string, v any) {
@@ -56,16 +72,7 @@ func schemaError(defs json.RawMessage, def string, v any) error {
 // under the extension's published schema; a shape with a field missing
 // or misnamed is not, so the check can fail.
 func TestTaskShapesMatchTheSchema(t *testing.T) {
-	raw, err := os.ReadFile(extTasksSchema)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var doc struct {
-		Defs json.RawMessage `json:"$defs"`
-	}
-	if err := json.Unmarshal(raw, &doc); err != nil {
-		t.Fatal(err)
-	}
+	doc := struct{ Defs json.RawMessage }{taskSchemaDefs(t)}
 	now := time.Now()
 	base := taskView{ID: "tk1_x", Created: now.Add(-time.Minute), Updated: now, TTL: time.Hour, Message: "running",
 		Progress: &entrypoint.Progress{Progress: 1, Total: 2, Message: "half"}}

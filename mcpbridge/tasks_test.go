@@ -484,3 +484,68 @@ func TestTaskOfAnMCPSession(t *testing.T) {
 		t.Fatalf("the session's state in its next task: %v", res)
 	}
 }
+
+// TestTaskStatusNotifications: subscriptions/listen naming tasks is
+// acknowledged with the tasks of this client only, then sends each task
+// whole on every status change until all ended; a client that does not
+// declare the extension is refused.
+func TestTaskStatusNotifications(t *testing.T) {
+	const token = "0123456789abcdef-token"
+	hb := serveBridge(t, Options{Tasks: TaskOptions{After: time.Nanosecond}}, HTTPOptions{Token: token}, false)
+	id := runTaskCall(t, hb, token, map[string]any{"code": "import time\ntime.sleep(1)\nprint('slept')"})["taskId"].(string)
+	foreign, _, _ := hb.b.handles.keys.MintTask(handle.Sandbox{Ref: "local-1"}, "another-token-0123456", time.Now())
+	listen := func(declare bool) (*http.Response, []map[string]any) {
+		caps := map[string]any{}
+		if declare {
+			caps["extensions"] = map[string]any{tasksExtension: map[string]any{}}
+		}
+		body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 9, "method": "subscriptions/listen", "params": map[string]any{
+			"notifications": map[string]any{"taskIds": []string{id, foreign, id}},
+			"_meta": map[string]any{"io.modelcontextprotocol/protocolVersion": protocolStateless,
+				"io.modelcontextprotocol/clientInfo": map[string]any{"name": "raw", "version": "1"}, "io.modelcontextprotocol/clientCapabilities": caps}}})
+		resp, text := hb.do(t, context.Background(), http.MethodPost, hb.url, bytes.NewReader(body), map[string]string{
+			"MCP-Protocol-Version": protocolStateless, "Mcp-Method": "subscriptions/listen", "Authorization": "Bearer " + token})
+		var msgs []map[string]any
+		for _, line := range strings.Split(text, "\n") {
+			if d, ok := strings.CutPrefix(line, "data: "); ok {
+				var m map[string]any
+				json.Unmarshal([]byte(d), &m)
+				msgs = append(msgs, m)
+			}
+		}
+		if len(msgs) == 0 {
+			var m map[string]any
+			json.Unmarshal([]byte(text), &m)
+			msgs = append(msgs, m)
+		}
+		return resp, msgs
+	}
+	if resp, msgs := listen(false); resp.StatusCode != http.StatusBadRequest || msgs[0]["error"].(map[string]any)["code"] != float64(-32021) {
+		t.Fatalf("a listen without the extension: %d %v", resp.StatusCode, msgs)
+	}
+	_, msgs := listen(true)
+	if len(msgs) < 3 {
+		t.Fatalf("the stream: %v", msgs)
+	}
+	ack := msgs[0]["params"].(map[string]any)
+	if msgs[0]["method"] != "notifications/subscriptions/acknowledged" || fmt.Sprint(ack["notifications"].(map[string]any)["taskIds"]) != "["+id+"]" {
+		t.Fatalf("the acknowledgement: %v", msgs[0])
+	}
+	defs := taskSchemaDefs(t)
+	var statuses []string
+	for _, m := range msgs[1 : len(msgs)-1] {
+		p := m["params"].(map[string]any)
+		if m["method"] != "notifications/tasks" || p["taskId"] != id || p["resultType"] != nil || p["_meta"].(map[string]any)["io.modelcontextprotocol/subscriptionId"] != float64(9) {
+			t.Fatalf("a notification: %v", m)
+		}
+		statuses = append(statuses, p["status"].(string))
+		checkSchema(t, defs, "TaskStatusNotification", m)
+	}
+	last := msgs[len(msgs)-2]["params"].(map[string]any)
+	if statuses[len(statuses)-1] != taskCompleted || !strings.HasSuffix(resultText(last["result"].(map[string]any)), "\nslept") {
+		t.Fatalf("the notifications: %v", statuses)
+	}
+	if end := msgs[len(msgs)-1]; end["id"] != float64(9) || end["result"].(map[string]any)["resultType"] != "complete" {
+		t.Fatalf("the stream's end: %v", end)
+	}
+}
