@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -250,6 +251,53 @@ func TestTasksAcrossReplicas(t *testing.T) {
 		plain.plain = true
 		if msg := plain.rpc("tasks/get", map[string]any{"taskId": id}); msg["error"].(map[string]any)["code"] != float64(-32021) {
 			t.Fatalf("a client without the extension: %v", msg)
+		}
+	})
+}
+
+// tsTask is the line integration/node/tasks.mjs prints.
+type tsTask struct {
+	Mode            string `json:"mode"`
+	ProtocolVersion string `json:"protocolVersion"`
+	Task            bool   `json:"task"`
+	TaskID          string `json:"taskId"`
+	Status          string `json:"status"`
+	ServerStatus    string `json:"serverStatus"`
+	IsError         bool   `json:"isError"`
+	Text            string `json:"text"`
+	Session         string `json:"session"`
+}
+
+// TestTasksTypeScript: the official TypeScript requester of the Tasks
+// extension (@modelcontextprotocol/ext-tasks on the SDK v2 client) runs
+// run_python as a task and settles it, and cancels one.
+func TestTasksTypeScript(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, e testEngine) {
+		token := rand.Text()
+		b := startHTTPBridge(t, e, httpOpts{env: []string{"MCP_BRIDGE_HTTP_TOKEN=" + token, "MCP_BRIDGE_TASK_AFTER=0", "MCP_BRIDGE_POOL_SIZE=1"}})
+		run := func(mode string) tsTask {
+			cmd := exec.Command("node", filepath.Join(nodeDir(t), "tasks.mjs"), b.url, mode)
+			cmd.Env = append(envWithout("MCP_TOKEN"), "MCP_TOKEN="+token)
+			cmd.Dir = t.TempDir()
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			if err := cmd.Run(); err != nil {
+				t.Fatalf("tasks.mjs %s: %v\nstderr:\n%s", mode, err, stderr.String())
+			}
+			var out tsTask
+			if err := json.Unmarshal(stdout.Bytes(), &out); err != nil {
+				t.Fatalf("tasks.mjs output: %v\n%s", err, stdout.String())
+			}
+			return out
+		}
+		done := run("complete")
+		if !done.Task || done.ProtocolVersion != "2026-07-28" || done.Status != "completed" || done.IsError ||
+			!strings.HasSuffix(done.Text, "begun\nended") || !strings.HasPrefix(done.Session, "sb1_") {
+			t.Fatalf("a task settled by the TypeScript requester: %+v", done)
+		}
+		cancelled := run("cancel")
+		if !cancelled.Task || cancelled.Status != "cancelled" || cancelled.ServerStatus != "cancelled" {
+			t.Fatalf("a task cancelled by the TypeScript requester: %+v", cancelled)
 		}
 	})
 }
