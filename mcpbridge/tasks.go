@@ -21,6 +21,7 @@ type task struct {
 	id      string
 	nonce   string             // names its record in the sandbox; "": kept by this replica only
 	sb      handle.Sandbox     // the sandbox of a handle's task
+	io      sandboxIO          // how this replica reaches its record (with nonce)
 	ss      *mcp.ServerSession // the MCP session of a session's task; nil under a handle
 	owner   string             // the handle key or the client session's name, for the bound per sandbox
 	created time.Time
@@ -303,6 +304,12 @@ func (tt *taskTable) add(t *task, max, maxPerSandbox int) error {
 	defer tt.mu.Unlock()
 	if tt.m == nil {
 		tt.m = map[string]*task{}
+	}
+	now := time.Now()
+	for id, o := range tt.m {
+		if o.expired(now) {
+			delete(tt.m, id) // not yet swept
+		}
 	}
 	if len(tt.m) >= max {
 		return fmt.Errorf("this bridge keeps %d tasks, the most MCP_BRIDGE_MAX_TASKS allows (a task is kept until its time to live after it ended); call again later", len(tt.m))

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"time"
 
@@ -43,7 +42,7 @@ const (
 	taskStale = 3 * taskBeat
 	// taskPollMin and taskPollMax bound the running replica's polling of
 	// "ctl".
-	taskPollMin = 100 * time.Millisecond
+	taskPollMin = 250 * time.Millisecond
 	taskPollMax = time.Second
 	// taskReadFresh is how long a replica answers tasks/get from the
 	// record it read last: clients that poll a thousand times a second
@@ -60,19 +59,9 @@ type taskControl struct {
 	Responses map[string]json.RawMessage `json:"responses,omitempty"`
 }
 
-// taskFiles returns the files of the sandbox sb, reached through the
-// engine.
-func (b *Bridge) taskFiles(ctx context.Context, sb handle.Sandbox) (engine.Files, error) {
-	r, ok := b.eng.(engine.FileReacher)
-	if !ok {
-		return nil, errors.New("this engine cannot reach a sandbox's files")
-	}
-	return r.SandboxFiles(ctx, sb.Engine, sb.Ref)
-}
-
 // writeTaskFile writes data, tagged, as the file name of the task nonce
-// in the sandbox sb.
-func (b *Bridge) writeTaskFile(ctx context.Context, sb handle.Sandbox, nonce, name string, data []byte) error {
+// in the sandbox of sio.
+func (b *Bridge) writeTaskFile(ctx context.Context, sio sandboxIO, nonce, name string, data []byte) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), taskIOTimeout)
 	defer cancel()
 	f, err := json.Marshal(answerFile{Data: data, Tag: b.handles.keys.Tag(nonce, name, string(data))})
@@ -92,29 +81,16 @@ func (b *Bridge) writeTaskFile(ctx context.Context, sb handle.Sandbox, nonce, na
 	if err := tw.Close(); err != nil {
 		return err
 	}
-	files, err := b.taskFiles(ctx, sb)
-	if err != nil {
-		return err
-	}
-	return files.CopyIn(ctx, entrypoint.OutDir, &buf)
+	return sio.copyIn(ctx, entrypoint.OutDir, &buf)
 }
 
 // readTaskFile returns the data of the file name of the task nonce in the
-// sandbox sb, once whole and with a good tag; an error wrapping
+// sandbox of sio, once whole and with a good tag; an error wrapping
 // fs.ErrNotExist when it is not there.
-func (b *Bridge) readTaskFile(ctx context.Context, sb handle.Sandbox, nonce, name string, max int64) ([]byte, error) {
+func (b *Bridge) readTaskFile(ctx context.Context, sio sandboxIO, nonce, name string, max int64) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, taskIOTimeout)
 	defer cancel()
-	files, err := b.taskFiles(ctx, sb)
-	if err != nil {
-		return nil, err
-	}
-	rc, _, err := files.OpenFile(ctx, taskDir+"/"+nonce, name, max)
-	if err != nil {
-		return nil, err
-	}
-	defer rc.Close()
-	raw, err := io.ReadAll(rc)
+	raw, err := sio.readFile(ctx, taskDir+"/"+nonce, name, max)
 	if err != nil {
 		return nil, err
 	}
@@ -136,7 +112,7 @@ func (b *Bridge) writeTaskRecord(ctx context.Context, t *task) error {
 	if err != nil {
 		return fmt.Errorf("encoding the task: %w", err)
 	}
-	return b.writeTaskFile(ctx, t.sb, t.nonce, "state", data)
+	return b.writeTaskFile(ctx, t.io, t.nonce, "state", data)
 }
 
 // keepTaskRecord keeps the record of t, which this replica runs, in its
@@ -195,7 +171,7 @@ func (b *Bridge) keepTaskRecord(t *task) {
 // applyControl reads what other replicas brought t and applies it; it
 // reports whether anything was new.
 func (b *Bridge) applyControl(ctx context.Context, t *task) bool {
-	data, err := b.readTaskFile(ctx, t.sb, t.nonce, "ctl", maxControlBytes)
+	data, err := b.readTaskFile(ctx, t.io, t.nonce, "ctl", maxControlBytes)
 	if err != nil {
 		return false
 	}
@@ -259,7 +235,7 @@ func (b *Bridge) remoteTask(ctx context.Context, id string, tk handle.Task) (tas
 // readRemoteTask reads the record of task id (tk) from its sandbox.
 func (b *Bridge) readRemoteTask(ctx context.Context, id string, tk handle.Task) (taskView, error) {
 	now := time.Now()
-	data, err := b.readTaskFile(ctx, tk.Sandbox, tk.Nonce, "state", maxOutputRead)
+	data, err := b.readTaskFile(ctx, engineIO{b.eng, tk.Sandbox}, tk.Nonce, "state", maxOutputRead)
 	if err != nil {
 		gone := errors.Is(err, engine.ErrNoSandbox) || errors.Is(err, engine.ErrSandboxExited)
 		switch {
@@ -303,7 +279,8 @@ func (b *Bridge) remoteControl(ctx context.Context, id string, tk handle.Task, r
 		return nil
 	}
 	var c taskControl
-	if data, err := b.readTaskFile(ctx, tk.Sandbox, tk.Nonce, "ctl", maxControlBytes); err == nil {
+	sio := engineIO{b.eng, tk.Sandbox}
+	if data, err := b.readTaskFile(ctx, sio, tk.Nonce, "ctl", maxControlBytes); err == nil {
 		json.Unmarshal(data, &c)
 	}
 	if cancel {
@@ -323,7 +300,7 @@ func (b *Bridge) remoteControl(ctx context.Context, id string, tk handle.Task, r
 	if err != nil || len(data) > maxControlBytes {
 		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "the responses cannot be carried to the task (too large, or not encodable)"}
 	}
-	if err := b.writeTaskFile(ctx, tk.Sandbox, tk.Nonce, "ctl", data); err != nil {
+	if err := b.writeTaskFile(ctx, sio, tk.Nonce, "ctl", data); err != nil {
 		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "carrying the request to the replica running the task: " + err.Error()}
 	}
 	return nil
@@ -346,7 +323,7 @@ func (b *Bridge) bindTask(ctx context.Context, t *task, cs *clientSession, req *
 		}
 		t.id, t.sb, t.owner = id, tk.Sandbox, cs.handleKey
 		if b.opts.Handles.Key != "" {
-			t.nonce = tk.Nonce
+			t.nonce, t.io = tk.Nonce, sessionIO{cs.session}
 		}
 	} else {
 		t.id, t.ss, t.owner = newSessionTaskID(), req.Session, cs.name
