@@ -54,6 +54,14 @@ func TestLoadHTTPGood(t *testing.T) {
 		{map[string]string{EnvPoolSize: "64"}, func(c *Config) bool { return c.Bridge.PoolSize == 64 }},
 		{map[string]string{EnvMaxQueuedCalls: "1"}, func(c *Config) bool { return c.Bridge.MaxQueuedCalls == 1 }},
 		{map[string]string{EnvMaxQueuedCalls: "1000"}, func(c *Config) bool { return c.Bridge.MaxQueuedCalls == 1000 }},
+		{map[string]string{EnvTaskAfter: "120"}, func(c *Config) bool { return c.Bridge.Tasks.After == 120*time.Second }},
+		{map[string]string{EnvTaskAfter: "0"}, func(c *Config) bool { return c.Bridge.Tasks.After > 0 && c.Bridge.Tasks.After < time.Second }},
+		{map[string]string{EnvTaskAfter: "off"}, func(c *Config) bool { return c.Bridge.Tasks.After < 0 }},
+		{map[string]string{EnvTaskAfter: ""}, func(c *Config) bool { return c.Bridge.Tasks.After == 0 }},
+		{map[string]string{EnvTaskTTL: "600"}, func(c *Config) bool { return c.Bridge.Tasks.TTL == 10*time.Minute }},
+		{map[string]string{EnvMaxTasks: "9", EnvMaxSandboxTasks: "3"}, func(c *Config) bool {
+			return c.Bridge.Tasks.Max == 9 && c.Bridge.Tasks.MaxPerSandbox == 3
+		}},
 		// The default session limit follows the sandbox's memory limit.
 		{map[string]string{EnvMemory: "1t"}, func(c *Config) bool { return c.HTTP.MaxSessions == 4 }},
 	}
@@ -87,6 +95,14 @@ func TestLoadHTTPBad(t *testing.T) {
 		{EnvMaxQueuedCalls, "0"},
 		{EnvMaxQueuedCalls, "1001"},
 		{EnvMaxQueuedCalls, "x"},
+		{EnvTaskAfter, "-1"},
+		{EnvTaskAfter, "1m"},
+		{EnvTaskAfter, "sometimes"},
+		{EnvTaskTTL, "0"},
+		{EnvTaskTTL, "1h"},
+		{EnvMaxTasks, "0"},
+		{EnvMaxSandboxTasks, "17"},
+		{EnvMaxSandboxTasks, "0"},
 	}
 	checkRefused(t, tests)
 	// Of a list, each bad item is named, the good ones are not.
