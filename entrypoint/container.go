@@ -15,9 +15,9 @@ import (
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine"
 )
 
-// errSandboxDied reports that the sandbox container ended or broke during a
+// ErrSandboxDied reports that the sandbox container ended or broke during a
 // call; the error says why (OOM-killed, exit code, protocol violation).
-var errSandboxDied = errors.New("sandbox died")
+var ErrSandboxDied = errors.New("sandbox died")
 
 // A container is one sandbox container with the runtime running in it,
 // attached: its stdin and stdout carry the frames, its stderr the
@@ -176,14 +176,14 @@ func (ctr *container) fault(err error) {
 
 // Close stops and removes the container.
 func (ctr *container) Close() error {
-	ctr.fault(fmt.Errorf("%w: the sandbox was stopped", errSandboxDied))
+	ctr.fault(fmt.Errorf("%w: the sandbox was stopped", ErrSandboxDied))
 	return ctr.sb.Close()
 }
 
 // leave detaches from the container, leaving it running: a persistent
 // sandbox waits for another bridge; another ends when its input does.
 func (ctr *container) leave() error {
-	ctr.fault(fmt.Errorf("%w: the bridge detached from the sandbox", errSandboxDied))
+	ctr.fault(fmt.Errorf("%w: the bridge detached from the sandbox", ErrSandboxDied))
 	if d, ok := ctr.sb.(interface{ Detach() error }); ok {
 		return d.Detach()
 	}
@@ -405,11 +405,11 @@ func (ctr *container) deathReport() error {
 		tail = "; last stderr: " + t
 	}
 	if err != nil {
-		return fmt.Errorf("%w: its output stream ended (%v)%s", errSandboxDied, err, tail)
+		return fmt.Errorf("%w: its output stream ended (%v)%s", ErrSandboxDied, err, tail)
 	}
 	exit := st.Err()
 	if exit == nil {
 		exit = errors.New("sandbox container exited with code 0")
 	}
-	return fmt.Errorf("%w: %w%s", errSandboxDied, exit, tail)
+	return fmt.Errorf("%w: %w%s", ErrSandboxDied, exit, tail)
 }

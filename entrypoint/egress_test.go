@@ -299,12 +299,12 @@ func TestEgressSandboxDeathFailsConns(t *testing.T) {
 	}})
 	exec1(t, s, proxyAddr+"held = socket.create_connection((host, port))", 30*time.Second)
 	_, err := s.Execute(context.Background(), "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)", 10*time.Second)
-	if !errors.Is(err, errSandboxDied) {
-		t.Fatalf("err = %v, want errSandboxDied", err)
+	if !errors.Is(err, ErrSandboxDied) {
+		t.Fatalf("err = %v, want ErrSandboxDied", err)
 	}
 	got := within(t, errs, "Read error")
-	if !errors.Is(got[0], errSandboxDied) || !errors.Is(got[1], errSandboxDied) {
-		t.Fatalf("Read and Write on a dead sandbox's connection: %v, %v; want errSandboxDied", got[0], got[1])
+	if !errors.Is(got[0], ErrSandboxDied) || !errors.Is(got[1], ErrSandboxDied) {
+		t.Fatalf("Read and Write on a dead sandbox's connection: %v, %v; want ErrSandboxDied", got[0], got[1])
 	}
 	res := exec1(t, s, proxyAddr+`so = socket.create_connection((host, port))
 so.sendall(b"new")

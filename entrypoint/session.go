@@ -524,7 +524,7 @@ func (s *Session) Run(ctx context.Context, call *Call) (*Result, error) {
 	}
 	ctr.served = true
 	res, err := s.run(ctx, ctr, call)
-	if errors.Is(err, errSandboxDied) && !res.began && ctx.Err() == nil {
+	if errors.Is(err, ErrSandboxDied) && !res.began && ctx.Err() == nil {
 		// The sandbox died before the code began: between calls, and
 		// noticed only now (gVisor delivers a kill of its init after the
 		// call that sent it has returned). None of the code ran, so it
@@ -572,7 +572,7 @@ func (s *Session) run(ctx context.Context, ctr *container, call *Call) (res *Res
 		MaxImages: c.images.maxCount, MaxImageBytes: c.images.maxBytes,
 	}
 	if err := ctr.send(exec); err != nil {
-		return s.died(ctr, c, began, fmt.Errorf("%w: sending the code: %v", errSandboxDied, err))
+		return s.died(ctr, c, began, fmt.Errorf("%w: sending the code: %v", ErrSandboxDied, err))
 	}
 	var deadline <-chan time.Time
 	if timeout > 0 {

@@ -224,8 +224,8 @@ func TestDeadSandboxReplacedWithNotice(t *testing.T) {
 	s := newLocal(t, Options{})
 	exec1(t, s, "v = 1", 0)
 	res, err := s.Execute(context.Background(), "import os, signal\nprint('dying', flush=True)\nos.kill(os.getpid(), signal.SIGKILL)", 0)
-	if !errors.Is(err, errSandboxDied) || !strings.Contains(err.Error(), "SIGKILL") {
-		t.Fatalf("err = %v, want errSandboxDied naming SIGKILL", err)
+	if !errors.Is(err, ErrSandboxDied) || !strings.Contains(err.Error(), "SIGKILL") {
+		t.Fatalf("err = %v, want ErrSandboxDied naming SIGKILL", err)
 	}
 	if res == nil || res.Status != StatusError || !res.StateLost {
 		t.Fatalf("result %+v", res)
@@ -260,7 +260,7 @@ v = 1`, 0)
 
 	// Code that began is not run again: the death is the call's error.
 	res, err := s.Execute(context.Background(), fmt.Sprintf("open(%q, 'a').write('y')\nimport os, signal\nos.kill(os.getpid(), signal.SIGKILL)", ran), 0)
-	if !errors.Is(err, errSandboxDied) || res == nil || !res.StateLost {
+	if !errors.Is(err, ErrSandboxDied) || res == nil || !res.StateLost {
 		t.Fatalf("a sandbox that died in the code: %+v, %v", res, err)
 	}
 	if data, _ := os.ReadFile(ran); string(data) != "xy" {

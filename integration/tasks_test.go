@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine"
 )
 
 // taskClient speaks protocol 2026-07-28 as raw JSON-RPC over HTTP (no
@@ -238,6 +240,24 @@ func TestTasksAcrossReplicas(t *testing.T) {
 		lost := c1.await(id, 2*time.Minute, status("failed", "completed", "cancelled"))
 		if lost["status"] != "failed" || !strings.Contains(lost["statusMessage"].(string), "lost") || lost["error"] == nil {
 			t.Fatalf("the task of the killed replica: %v", lost)
+		}
+
+		// The sandbox removed under a running task: failed, saying so,
+		// on the replica that ran it.
+		c3 := taskClientOf(t, r1)
+		res = c3.call(map[string]any{"code": "import time\nprint('going', flush=True)\ntime.sleep(100)", "timeout": 120})
+		id2 := res["taskId"].(string)
+		c3.await(id2, time.Minute, func(r map[string]any) bool { m, _ := r["statusMessage"].(string); return strings.Contains(m, "going") })
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		for _, c := range containersOf(t, e, r1.pid) {
+			if err := e.(engine.Resumer).RemoveSandbox(ctx, "", c.ID); err != nil {
+				t.Fatalf("removing sandbox %s: %v", c.ID, err)
+			}
+		}
+		gone := c3.await(id2, time.Minute, status("failed", "completed", "cancelled"))
+		if gone["status"] != "failed" || !strings.Contains(gone["statusMessage"].(string), "sandbox") {
+			t.Fatalf("a task whose sandbox was removed: %v", gone)
 		}
 
 		// Bad IDs, on every replica alike; a client that does not declare

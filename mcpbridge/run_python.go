@@ -167,6 +167,9 @@ func (b *Bridge) execute(ctx context.Context, req *mcp.CallToolRequest, cs *clie
 		log.Warn("run_python failed", "err", err)
 		b.metrics.startFailed(err)
 	}
+	if t != nil && errors.Is(err, entrypoint.ErrSandboxDied) {
+		t.lost("the task's sandbox was lost: " + err.Error())
+	}
 	b.metrics.output(res)
 	outBytes := 0
 	if res != nil {
