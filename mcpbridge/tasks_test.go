@@ -198,6 +198,24 @@ func TestTaskOnlyWhenAsked(t *testing.T) {
 	if done["status"] != taskCompleted || result["isError"] != true || !strings.Contains(resultText(result), "ValueError: boom") {
 		t.Fatalf("code that raised: %v", done)
 	}
+	// The go-sdk clients, which do not declare the extension, get plain
+	// results on both protocol lines; so does a legacy params.task
+	// (2025-11-25's experiment, not offered).
+	for _, version := range []string{sessionsProtocol, ""} {
+		cs, err := hb.connectVersion(t, "", version)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "run_python", Arguments: map[string]any{"code": "print(2)", "timeout": 120}})
+		if err != nil || res.IsError || !strings.HasSuffix(res.Content[0].(*mcp.TextContent).Text, "2") {
+			t.Fatalf("a go-sdk client on %q: %v %+v", version, err, res)
+		}
+	}
+	_, msg = taskRPC(t, hb, "", "tools/call", map[string]any{"name": "run_python", "task": map[string]any{"ttl": 60000},
+		"arguments": map[string]any{"code": "print(3)", "timeout": 120}}, false)
+	if res := msg["result"].(map[string]any); res["resultType"] == "task" || res["task"] != nil || !strings.HasSuffix(resultText(res), "\n3") {
+		t.Fatalf("a legacy params.task: %v", msg)
+	}
 	// Bad arguments are answered at once, as a plain call's.
 	res = runTaskCall(t, hb, "", map[string]any{"code": 7, "timeout": 120})
 	if res["resultType"] == "task" || res["isError"] != true {
