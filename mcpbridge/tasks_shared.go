@@ -234,8 +234,16 @@ func (b *Bridge) remoteTask(ctx context.Context, id string, tk handle.Task) (tas
 
 // readRemoteTask reads the record of task id (tk) from its sandbox.
 func (b *Bridge) readRemoteTask(ctx context.Context, id string, tk handle.Task) (taskView, error) {
-	now := time.Now()
 	data, err := b.readTaskFile(ctx, engineIO{b.eng, tk.Sandbox}, tk.Nonce, "state", maxOutputRead)
+	// The replica running the task rewrites its record: an engine may
+	// replace the file (a read meanwhile finds none) or write it in place
+	// (a read meanwhile finds it incomplete). Read again before deciding.
+	for wait := 50 * time.Millisecond; err != nil && !errors.Is(err, engine.ErrNoSandbox) && !errors.Is(err, engine.ErrSandboxExited) &&
+		wait <= 400*time.Millisecond && ctx.Err() == nil; wait *= 2 {
+		time.Sleep(wait)
+		data, err = b.readTaskFile(ctx, engineIO{b.eng, tk.Sandbox}, tk.Nonce, "state", maxOutputRead)
+	}
+	now := time.Now()
 	if err != nil {
 		gone := errors.Is(err, engine.ErrNoSandbox) || errors.Is(err, engine.ErrSandboxExited)
 		switch {
