@@ -21,22 +21,9 @@ type FileReacher interface {
 
 // sandboxFiles implements FileReacher.SandboxFiles for a backend.
 func (e *containerEngine) sandboxFiles(ctx context.Context, engineName, ref string) (Files, error) {
-	if engineName != "" {
-		return nil, fmt.Errorf("%w: %q names an engine, and this bridge has one, unnamed", ErrOtherEngine, engineName)
-	}
-	api, ok := e.api.(execAPI)
-	if !ok {
-		return nil, fmt.Errorf("reaching a sandbox's files: the %s backend cannot", e.name)
-	}
-	st, err := api.inspectSandbox(ctx, ref)
+	_, st, err := e.runningSandbox(ctx, engineName, ref, "reaching a sandbox's files")
 	if err != nil {
 		return nil, err
-	}
-	if st.Labels[LabelBridge] != "1" {
-		return nil, fmt.Errorf("%w: container %s is not a sandbox of this bridge", ErrNoSandbox, shortID(ref))
-	}
-	if !st.Running {
-		return nil, &ExitedError{Code: st.ExitCode}
 	}
 	return &reachedFiles{c: e.api.ops(st.ID), id: st.ID}, nil
 }

@@ -76,22 +76,9 @@ type sandboxState struct {
 
 // resume implements Resumer.Resume for a backend.
 func (e *containerEngine) resume(ctx context.Context, engineName, ref string, cmd []string) (Sandbox, error) {
-	if engineName != "" {
-		return nil, fmt.Errorf("%w: %q names an engine, and this bridge has one, unnamed", ErrOtherEngine, engineName)
-	}
-	api, ok := e.api.(execAPI)
-	if !ok {
-		return nil, fmt.Errorf("resuming a sandbox: the %s backend cannot", e.name)
-	}
-	st, err := api.inspectSandbox(ctx, ref)
+	api, st, err := e.runningSandbox(ctx, engineName, ref, "resuming a sandbox")
 	if err != nil {
 		return nil, err
-	}
-	if st.Labels[LabelBridge] != "1" {
-		return nil, fmt.Errorf("%w: container %s is not a sandbox of this bridge", ErrNoSandbox, shortID(ref))
-	}
-	if !st.Running {
-		return nil, &ExitedError{Code: st.ExitCode}
 	}
 	s := &execSandbox{e: e, c: e.api.ops(st.ID), id: st.ID, stdout: newBoundedPipe(streamBufferBytes), stderr: newBoundedPipe(streamBufferBytes)}
 	stdin, done, detach, err := api.execAttach(ctx, st.ID, cmd, s.stdout, s.stderr)
@@ -100,6 +87,30 @@ func (e *containerEngine) resume(ctx context.Context, engineName, ref string, cm
 	}
 	s.stdin, s.done, s.detach = stdin, done, detach
 	return s, nil
+}
+
+// runningSandbox returns the state of the running sandbox container ref
+// on the engine named engineName, with the backend's exec API; doing
+// names the operation in the error of a backend that cannot.
+func (e *containerEngine) runningSandbox(ctx context.Context, engineName, ref, doing string) (execAPI, sandboxState, error) {
+	if engineName != "" {
+		return nil, sandboxState{}, fmt.Errorf("%w: %q names an engine, and this bridge has one, unnamed", ErrOtherEngine, engineName)
+	}
+	api, ok := e.api.(execAPI)
+	if !ok {
+		return nil, sandboxState{}, fmt.Errorf("%s: the %s backend cannot", doing, e.name)
+	}
+	st, err := api.inspectSandbox(ctx, ref)
+	if err != nil {
+		return nil, sandboxState{}, err
+	}
+	if st.Labels[LabelBridge] != "1" {
+		return nil, sandboxState{}, fmt.Errorf("%w: container %s is not a sandbox of this bridge", ErrNoSandbox, shortID(ref))
+	}
+	if !st.Running {
+		return nil, sandboxState{}, &ExitedError{Code: st.ExitCode}
+	}
+	return api, st, nil
 }
 
 // removeSandbox implements Resumer.RemoveSandbox for a backend.
