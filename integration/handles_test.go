@@ -360,7 +360,7 @@ func TestHandleEngines(t *testing.T) {
 	d, p := connect(t, "docker"), connect(t, "podman")
 	key, token := rand.Text()+rand.Text(), rand.Text()
 	multi := func(name string) *httpBridge {
-		o := replicaEnv(key, token, name, "MCP_BRIDGE_RUNTIME=", "MCP_BRIDGE_ENGINES=docker podman", "MCP_BRIDGE_POOL_SIZE=0")
+		o := replicaEnv(key, token, name, "MCP_BRIDGE_RUNTIME=", "MCP_BRIDGE_ENGINES=docker podman", "MCP_BRIDGE_POOL_SIZE=0", "MCP_BRIDGE_TASK_AFTER=0")
 		return startHTTPBridge(t, d, o)
 	}
 	m1, m2 := multi("m1"), multi("m2")
@@ -379,6 +379,18 @@ func TestHandleEngines(t *testing.T) {
 	}
 	if len(containersOf(t, d, m1.pid)) != 1 || len(containersOf(t, p, m1.pid)) != 1 {
 		t.Fatalf("the two handles are not one per engine: docker %v, podman %v", containersOf(t, d, m1.pid), containersOf(t, p, m1.pid))
+	}
+	// A task in each, made on m1 and followed on m2: its ID names the
+	// engine, whose files m2 reaches.
+	for h, want := range map[string]string{h1: "one", h2: "two"} {
+		tc1, tc2 := taskClientOf(t, m1), taskClientOf(t, m2)
+		res := tc1.call(map[string]any{"code": "print(x)", "session": h})
+		if res["resultType"] != "task" {
+			t.Fatalf("a call of a declaring client with MCP_BRIDGE_TASK_AFTER=0: %v", res)
+		}
+		if done := tc2.await(res["taskId"].(string), time.Minute, status("completed", "failed")); taskText(done) != want {
+			t.Fatalf("a task in %s's sandbox through m2: %v", want, done)
+		}
 	}
 	// The single-engine replica does not know the engines' names ...
 	if text, isErr, _ := runIn(t, cs, h1, "print(x)", 30); !isErr || !strings.Contains(text, "names an engine") {
