@@ -1,0 +1,284 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/url"
+	"os"
+	"syscall"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+// BackendKubernetes names the Kubernetes backend: sandboxes as pods.
+const BackendKubernetes = "kubernetes"
+
+// DefaultK8sNamespace is the namespace of sandbox pods when none is set
+// (MCP_BRIDGE_K8S_NAMESPACE); scripts/provision --kubernetes creates it.
+const DefaultK8sNamespace = "mcp-sandboxes"
+
+// KubernetesOptions configure NewKubernetes.
+type KubernetesOptions struct {
+	// Kubeconfig is the kubeconfig file to read. Zero: KUBECONFIG (a
+	// list of files, merged), else ~/.kube/config, else the in-cluster
+	// configuration of a pod's service account.
+	Kubeconfig string
+	// Context is the kubeconfig context to use. Zero: the current one.
+	Context string
+	// Namespace is the namespace of the sandbox pods. Zero:
+	// DefaultK8sNamespace.
+	Namespace string
+	// RuntimeClass names the RuntimeClass of the pods, such as "gvisor".
+	// Zero: the node's default runtime.
+	RuntimeClass string
+	// Logger receives connection and clean-up reports. Zero: discarded.
+	Logger *slog.Logger
+}
+
+// A Kubernetes is an Engine whose sandboxes are pods of one namespace,
+// reached only through the API server: pods are created, attached
+// (pods/attach), exec'd into (pods/exec) and deleted; their addresses are
+// never dialled.
+type Kubernetes struct {
+	e    *containerEngine
+	api  *kubeAPI
+	name string // "kubernetes" or "kubernetes@CONTEXT", for messages
+}
+
+// A kubeAPI is the Kubernetes backend's containerAPI.
+type kubeAPI struct {
+	cs   kubernetes.Interface
+	rest *rest.Config
+	ns   string
+	pod  kubePodOptions
+	log  *slog.Logger
+}
+
+// kubeConnectTimeout bounds NewKubernetes's check of the API server.
+const kubeConnectTimeout = 10 * time.Second
+
+// NewKubernetes connects to the cluster of opts and checks that the
+// namespace exists and that this identity may create pods in it.
+func NewKubernetes(ctx context.Context, opts *KubernetesOptions) (*Kubernetes, error) {
+	if opts == nil {
+		opts = &KubernetesOptions{}
+	}
+	log := loggerOrDiscard(opts.Logger)
+	cfg, where, err := kubeConfig(opts)
+	if err != nil {
+		return nil, err
+	}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("kubernetes at %s: %w", where, err)
+	}
+	ns := opts.Namespace
+	if ns == "" {
+		ns = DefaultK8sNamespace
+	}
+	api := &kubeAPI{cs: cs, rest: cfg, ns: ns, pod: kubePodOptions{Namespace: ns, RuntimeClass: opts.RuntimeClass}, log: log}
+	cctx, cancel := context.WithTimeout(ctx, kubeConnectTimeout)
+	defer cancel()
+	if err := api.check(cctx); err != nil {
+		return nil, fmt.Errorf("kubernetes at %s: %w", where, err)
+	}
+	name := BackendKubernetes
+	if opts.Context != "" {
+		name += "@" + opts.Context
+	}
+	log.Info("kubernetes API server", "server", cfg.Host, "namespace", ns, "runtime_class", opts.RuntimeClass)
+	k := &Kubernetes{api: api, name: name}
+	o := currentOwner()
+	o.Host = kubeLabelValue(o.Host)
+	k.e = newContainerEngine(BackendKubernetes, where, api, log, 0)
+	k.e.owner = o
+	k.e.removeOrphans(ctx)
+	return k, nil
+}
+
+// kubeConfig returns the client configuration of opts and a description
+// of where it came from.
+func kubeConfig(opts *KubernetesOptions) (*rest.Config, string, error) {
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	if opts.Kubeconfig != "" {
+		rules.ExplicitPath = opts.Kubeconfig
+	}
+	overrides := &clientcmd.ConfigOverrides{CurrentContext: opts.Context}
+	loader := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, overrides)
+	cfg, err := loader.ClientConfig()
+	if err != nil {
+		if opts.Kubeconfig == "" && os.Getenv("KUBECONFIG") == "" && opts.Context == "" {
+			if in, ierr := rest.InClusterConfig(); ierr == nil {
+				return in, "the in-cluster API server", nil
+			}
+		}
+		where := "the default kubeconfig (KUBECONFIG, else ~/.kube/config)"
+		if opts.Kubeconfig != "" {
+			where = opts.Kubeconfig
+		}
+		return nil, "", fmt.Errorf("%w: kubernetes: reading %s: %v", ErrNoEngine, where, err)
+	}
+	cfg.QPS, cfg.Burst = 50, 100
+	return cfg, cfg.Host, nil
+}
+
+// check reports a namespace that does not exist, or in which this
+// identity may not create pods, naming the verb and resource.
+func (a *kubeAPI) check(ctx context.Context) error {
+	_, err := a.cs.CoreV1().Pods(a.ns).List(ctx, metav1.ListOptions{Limit: 1})
+	if err != nil {
+		return a.explain(err, "list", "pods")
+	}
+	ssar := &authorizationSSAR{}
+	for _, verb := range []string{"create", "delete"} {
+		ok, why, err := ssar.can(ctx, a.cs, a.ns, verb, "pods", "")
+		if err == nil && !ok {
+			return fmt.Errorf("this identity may not %s pods in namespace %q (%s): grant it (scripts/provision --kubernetes makes a role)", verb, a.ns, why)
+		}
+	}
+	for _, sub := range []string{"attach", "exec"} {
+		ok, why, err := ssar.can(ctx, a.cs, a.ns, "create", "pods", sub)
+		if err == nil && !ok {
+			return fmt.Errorf("this identity may not create pods/%s in namespace %q (%s)", sub, a.ns, why)
+		}
+	}
+	return nil
+}
+
+// explain returns err, an API server's answer to verb on resource, with
+// what it means for the bridge.
+func (a *kubeAPI) explain(err error, verb, resource string) error {
+	switch {
+	case apierrors.IsNotFound(err):
+		return fmt.Errorf("%s %s in namespace %q: the namespace does not exist (create it, or set MCP_BRIDGE_K8S_NAMESPACE): %w", verb, resource, a.ns, err)
+	case apierrors.IsForbidden(err):
+		return fmt.Errorf("%s %s in namespace %q is forbidden to this identity (RBAC): %w", verb, resource, a.ns, err)
+	case apierrors.IsUnauthorized(err):
+		return fmt.Errorf("the API server does not accept this identity's credentials: %w", err)
+	case a.connFailed(err):
+		return fmt.Errorf("%w: %w", ErrNoEngine, err)
+	}
+	return err
+}
+
+// Name returns "kubernetes", or "kubernetes@CONTEXT" for a named context.
+func (k *Kubernetes) Name() string { return k.name }
+
+// Start implements Engine.
+func (k *Kubernetes) Start(ctx context.Context, spec Spec) (Sandbox, error) {
+	return k.e.start(ctx, spec)
+}
+
+// Close tries once more to delete the pods whose deletion failed.
+func (k *Kubernetes) Close() error {
+	k.e.close()
+	return nil
+}
+
+// Ping checks that the API server answers.
+func (k *Kubernetes) Ping(ctx context.Context) error {
+	_, err := k.api.cs.Discovery().ServerVersion()
+	if err != nil {
+		return fmt.Errorf("kubernetes: %w", err)
+	}
+	return ctx.Err()
+}
+
+// List returns the pods of every bridge process in the namespace.
+func (k *Kubernetes) List(ctx context.Context) ([]SandboxInfo, error) {
+	return k.api.List(ctx)
+}
+
+// List implements containerAPI.
+func (a *kubeAPI) List(ctx context.Context) ([]SandboxInfo, error) {
+	list, err := a.cs.CoreV1().Pods(a.ns).List(ctx, metav1.ListOptions{LabelSelector: LabelBridge + "=1"})
+	if err != nil {
+		return nil, fmt.Errorf("listing pods: %w", a.explain(err, "list", "pods"))
+	}
+	out := make([]SandboxInfo, 0, len(list.Items))
+	for _, p := range list.Items {
+		out = append(out, SandboxInfo{ID: p.Name, Labels: p.Labels, State: kubeState(&p)})
+	}
+	return out, nil
+}
+
+// kubeState is a pod's state in the other engines' words: "running",
+// "exited", "created" (not yet running), "removing".
+func kubeState(p *corev1.Pod) string {
+	switch {
+	case p.DeletionTimestamp != nil:
+		return "removing"
+	case p.Status.Phase == corev1.PodRunning:
+		return "running"
+	case p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed:
+		return "exited"
+	}
+	return "created"
+}
+
+// connFailed implements containerAPI.
+func (a *kubeAPI) connFailed(err error) bool {
+	var ue *url.Error
+	var ne *net.OpError
+	return errors.As(err, &ue) || errors.As(err, &ne) || errors.Is(err, syscall.ECONNREFUSED)
+}
+
+// imageExists implements containerAPI: the API server cannot tell what
+// a node holds; the kubelet reports a missing image as the pod starts
+// (ErrImageNeverPull), and attach reports it at once.
+func (a *kubeAPI) imageExists(context.Context, string) (bool, error) { return true, nil }
+
+// pullImage implements containerAPI: the kubelet pulls (or not).
+func (a *kubeAPI) pullImage(context.Context, string) error { return nil }
+
+// create implements containerAPI: the pod is created, and runs at once;
+// its process waits for the runtime's source on its standard input.
+func (a *kubeAPI) create(ctx context.Context, spec Spec, o owner, _ string) (string, error) {
+	pod := kubePod(spec, o, kubePodName(spec.Session), a.pod)
+	got, err := a.cs.CoreV1().Pods(a.ns).Create(ctx, pod, metav1.CreateOptions{})
+	if err != nil {
+		return "", a.explain(err, "create", "pods")
+	}
+	return got.Name, nil
+}
+
+// verify implements containerAPI: an admission webhook may have changed
+// the pod; what it holds must still be hardened as built.
+func (a *kubeAPI) verify(ctx context.Context, id string, spec Spec) error {
+	p, err := a.cs.CoreV1().Pods(a.ns).Get(ctx, id, metav1.GetOptions{})
+	if err != nil {
+		return a.explain(err, "get", "pods")
+	}
+	return kubeCheckHardened(p, spec)
+}
+
+// ops implements containerAPI.
+func (a *kubeAPI) ops(id string) containerOps { return &kubeContainerOps{a: a, name: id} }
+
+// stop implements containerAPI: the pod is deleted at once (its PID 1
+// ignores SIGTERM); a pod already gone is no error.
+func (a *kubeAPI) stop(ctx context.Context, id string, _ time.Duration) error {
+	return a.remove(ctx, id)
+}
+
+// remove implements containerAPI.
+func (a *kubeAPI) remove(ctx context.Context, id string) error {
+	var zero int64
+	err := a.cs.CoreV1().Pods(a.ns).Delete(ctx, id, metav1.DeleteOptions{GracePeriodSeconds: &zero})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return a.explain(err, "delete", "pods")
+	}
+	return nil
+}

@@ -1,0 +1,264 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"sync"
+	"syscall"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/util/httpstream"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/tools/remotecommand"
+)
+
+// kubeContainerOps are the calls on one sandbox pod.
+type kubeContainerOps struct {
+	a    *kubeAPI
+	name string
+
+	mu     sync.Mutex
+	cancel context.CancelFunc // ends the attachment
+}
+
+// kubeFailFast are the reasons of a waiting container that will not start
+// by itself: reported at once rather than waited out.
+var kubeFailFast = map[string]bool{
+	"ErrImageNeverPull": true, "ErrImagePull": true, "ImagePullBackOff": true, "InvalidImageName": true,
+	"CreateContainerConfigError": true, "CreateContainerError": true, "RunContainerError": true,
+	"CrashLoopBackOff": true,
+}
+
+// running waits until the pod's container runs, or reports why it will
+// not: a missing image (ErrImage), a container that cannot be created, a
+// pod that ended or was deleted.
+func (c *kubeContainerOps) running(ctx context.Context) error {
+	pods := c.a.cs.CoreV1().Pods(c.a.ns)
+	sel := fields.OneTermEqualSelector("metadata.name", c.name).String()
+	for {
+		list, err := pods.List(ctx, metav1.ListOptions{FieldSelector: sel})
+		if err != nil {
+			return c.a.explain(err, "list", "pods")
+		}
+		if len(list.Items) == 0 {
+			return fmt.Errorf("pod %s was deleted before it ran", c.name)
+		}
+		if done, err := kubeRunning(&list.Items[0]); done || err != nil {
+			return err
+		}
+		w, err := pods.Watch(ctx, metav1.ListOptions{FieldSelector: sel, ResourceVersion: list.ResourceVersion})
+		if err != nil {
+			return c.a.explain(err, "watch", "pods")
+		}
+		for ev := range w.ResultChan() {
+			if ev.Type == watch.Deleted {
+				w.Stop()
+				return fmt.Errorf("pod %s was deleted before it ran", c.name)
+			}
+			p, ok := ev.Object.(*corev1.Pod)
+			if !ok {
+				continue
+			}
+			if done, err := kubeRunning(p); done || err != nil {
+				w.Stop()
+				return err
+			}
+		}
+		w.Stop()
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("waiting for pod %s to run: %w", c.name, err)
+		}
+		// The watch ended (a timeout of the server's): list again.
+	}
+}
+
+// kubeRunning reports whether p's container runs, or the error that says
+// it will not.
+func kubeRunning(p *corev1.Pod) (bool, error) {
+	switch p.Status.Phase {
+	case corev1.PodSucceeded, corev1.PodFailed:
+		return false, fmt.Errorf("pod %s ended before it was attached: %s", p.Name, kubeEnded(p))
+	}
+	for _, cs := range p.Status.ContainerStatuses {
+		if cs.Name != kubeContainer {
+			continue
+		}
+		switch {
+		case cs.State.Running != nil:
+			return true, nil
+		case cs.State.Terminated != nil:
+			return false, fmt.Errorf("pod %s ended before it was attached: %s", p.Name, kubeEnded(p))
+		case cs.State.Waiting != nil && kubeFailFast[cs.State.Waiting.Reason]:
+			err := fmt.Errorf("pod %s: %s: %s", p.Name, cs.State.Waiting.Reason, cs.State.Waiting.Message)
+			if r := cs.State.Waiting.Reason; r == "ErrImageNeverPull" || r == "ErrImagePull" || r == "ImagePullBackOff" || r == "InvalidImageName" {
+				return false, fmt.Errorf("%w: image %q is not on the node (set MCP_BRIDGE_IMAGE to an image the nodes hold; scripts/provision --kubernetes imports the sandbox images): %w",
+					ErrImage, cs.Image, err)
+			}
+			return false, err
+		}
+	}
+	// Pending (unschedulable now may be schedulable later, as a node
+	// frees memory): waited out, within the start's timeout.
+	return false, nil
+}
+
+// kubeEnded says how a pod's container ended.
+func kubeEnded(p *corev1.Pod) string {
+	if p.Status.Reason != "" {
+		return p.Status.Reason + ": " + p.Status.Message
+	}
+	for _, cs := range p.Status.ContainerStatuses {
+		if t := cs.State.Terminated; t != nil {
+			return fmt.Sprintf("%s, exit code %d %s", t.Reason, t.ExitCode, t.Message)
+		}
+	}
+	return string(p.Status.Phase)
+}
+
+// attach implements containerOps: once the pod runs, its container's
+// streams are attached through pods/attach (WebSocket, SPDY when the
+// server refuses the upgrade). The process waits for the runtime's
+// source on its standard input, so nothing it writes is missed.
+func (c *kubeContainerOps) attach(ctx context.Context, stdout, stderr *boundedPipe) (io.WriteCloser, <-chan struct{}, error) {
+	if err := c.running(ctx); err != nil {
+		return nil, nil, err
+	}
+	req := c.a.cs.CoreV1().RESTClient().Post().Resource("pods").Namespace(c.a.ns).Name(c.name).SubResource("attach").
+		VersionedParams(&corev1.PodAttachOptions{Container: kubeContainer, Stdin: true, Stdout: true, Stderr: true}, scheme.ParameterCodec)
+	exec, err := c.a.executor(req.URL().String())
+	if err != nil {
+		return nil, nil, err
+	}
+	inR, inW := io.Pipe()
+	actx, cancel := context.WithCancel(context.Background())
+	c.mu.Lock()
+	c.cancel = cancel
+	c.mu.Unlock()
+	copied := make(chan struct{})
+	go func() {
+		defer close(copied)
+		err := exec.StreamWithContext(actx, remotecommand.StreamOptions{Stdin: inR, Stdout: stdout, Stderr: stderr})
+		if err == nil {
+			err = io.EOF
+		}
+		stdout.CloseWithError(err)
+		stderr.CloseWithError(err)
+		inR.CloseWithError(err)
+	}()
+	return inW, copied, nil
+}
+
+// executor returns a stream executor of url: WebSocket, falling back to
+// SPDY when the server refuses the upgrade.
+func (a *kubeAPI) executor(url string) (remotecommand.Executor, error) {
+	u, err := parseURL(url)
+	if err != nil {
+		return nil, err
+	}
+	ws, err := remotecommand.NewWebSocketExecutor(a.rest, http.MethodGet, u.String())
+	if err != nil {
+		return nil, fmt.Errorf("attaching: %w", err)
+	}
+	spdy, err := remotecommand.NewSPDYExecutor(a.rest, http.MethodPost, u)
+	if err != nil {
+		return nil, fmt.Errorf("attaching: %w", err)
+	}
+	return remotecommand.NewFallbackExecutor(ws, spdy, func(err error) bool {
+		return httpstream.IsUpgradeFailure(err) || httpstream.IsHTTPSProxyError(err)
+	})
+}
+
+// start implements containerOps: the pod started when it was created.
+func (c *kubeContainerOps) start(context.Context) error { return nil }
+
+// wait implements containerOps: it watches the pod until its container
+// has ended, or the pod was deleted or evicted.
+func (c *kubeContainerOps) wait(ctx context.Context) (ExitStatus, error) {
+	pods := c.a.cs.CoreV1().Pods(c.a.ns)
+	sel := fields.OneTermEqualSelector("metadata.name", c.name).String()
+	for {
+		list, err := pods.List(ctx, metav1.ListOptions{FieldSelector: sel})
+		if err != nil {
+			if ctx.Err() != nil {
+				return ExitStatus{}, ctx.Err()
+			}
+			return ExitStatus{}, c.a.explain(err, "list", "pods")
+		}
+		if len(list.Items) == 0 {
+			return ExitStatus{Code: 137, EngineError: "the pod was deleted"}, nil
+		}
+		if st, ok := kubeExit(&list.Items[0]); ok {
+			return st, nil
+		}
+		w, err := pods.Watch(ctx, metav1.ListOptions{FieldSelector: sel, ResourceVersion: list.ResourceVersion})
+		if err != nil {
+			if ctx.Err() != nil {
+				return ExitStatus{}, ctx.Err()
+			}
+			return ExitStatus{}, c.a.explain(err, "watch", "pods")
+		}
+		for ev := range w.ResultChan() {
+			if ev.Type == watch.Deleted {
+				w.Stop()
+				return ExitStatus{Code: 137, EngineError: "the pod was deleted"}, nil
+			}
+			if p, ok := ev.Object.(*corev1.Pod); ok {
+				if st, ok := kubeExit(p); ok {
+					w.Stop()
+					return st, nil
+				}
+			}
+		}
+		w.Stop()
+		if ctx.Err() != nil {
+			return ExitStatus{}, ctx.Err()
+		}
+	}
+}
+
+// kubeExit returns how p's container ended, if it did: its exit code,
+// whether it was OOM-killed, an eviction or deletion in EngineError.
+func kubeExit(p *corev1.Pod) (ExitStatus, bool) {
+	if p.DeletionTimestamp != nil {
+		return ExitStatus{Code: 137, EngineError: "the pod is being deleted"}, true
+	}
+	for _, cs := range p.Status.ContainerStatuses {
+		if cs.Name != kubeContainer || cs.State.Terminated == nil {
+			continue
+		}
+		t := cs.State.Terminated
+		st := ExitStatus{Code: int(t.ExitCode), OOMKilled: t.Reason == "OOMKilled"}
+		if t.Reason != "" && t.Reason != "Completed" && t.Reason != "Error" && !st.OOMKilled {
+			st.EngineError = t.Reason + ": " + t.Message
+		}
+		if p.Status.Reason == "Evicted" {
+			st.EngineError = "the pod was evicted: " + p.Status.Message
+		}
+		return st, true
+	}
+	if p.Status.Phase == corev1.PodFailed || p.Status.Phase == corev1.PodSucceeded {
+		return ExitStatus{Code: 137, EngineError: kubeEnded(p)}, true
+	}
+	return ExitStatus{}, false
+}
+
+// detach implements containerOps.
+func (c *kubeContainerOps) detach() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.cancel != nil {
+		c.cancel()
+	}
+}
+
+// signal implements containerOps: the API has no way to signal a
+// container's process.
+func (c *kubeContainerOps) signal(context.Context, syscall.Signal) error {
+	return errors.New("kubernetes cannot signal a pod's process")
+}
