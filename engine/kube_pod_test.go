@@ -129,7 +129,7 @@ func TestKubePodName(t *testing.T) {
 			t.Errorf("kubePodName(%q) = %q: not a DNS label", s, n)
 		}
 	}
-	if kubePodName("s") == kubePodName("s") {
+	if a, b := kubePodName("s"), kubePodName("s"); a == b {
 		t.Error("two pod names of one session are equal")
 	}
 }
