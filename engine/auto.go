@@ -42,6 +42,10 @@ type AutoOptions struct {
 	// StopGrace is the grace period between SIGTERM and SIGKILL. Zero:
 	// two seconds.
 	StopGrace time.Duration
+	// Kubernetes configures the Kubernetes backend (BackendKubernetes):
+	// its namespace and RuntimeClass; its kubeconfig context is Context.
+	// Zero: KubernetesOptions' defaults.
+	Kubernetes KubernetesOptions
 }
 
 // An Auto is an Engine that picks and connects its backend lazily, on
@@ -55,6 +59,7 @@ type Auto struct {
 	// connect functions, replaceable in tests.
 	docker func(context.Context) (backend, error)
 	podman func(context.Context) (backend, error)
+	kube   func(context.Context) (backend, error)
 
 	mu     sync.Mutex
 	b      backend
@@ -70,6 +75,11 @@ func NewAuto(opts *AutoOptions) *Auto {
 	a.log = loggerOrDiscard(a.opts.Logger)
 	a.docker = func(ctx context.Context) (backend, error) {
 		return NewDocker(ctx, a.dockerOptions())
+	}
+	a.kube = func(ctx context.Context) (backend, error) {
+		ko := a.opts.Kubernetes
+		ko.Context, ko.Logger = a.opts.Context, a.log
+		return NewKubernetes(ctx, &ko)
 	}
 	a.podman = func(ctx context.Context) (backend, error) {
 		p, err := NewPodman(ctx, a.podmanOptions())
@@ -133,10 +143,12 @@ func (a *Auto) connect(ctx context.Context) (backend, error) {
 		order = []attempt{{BackendDocker, a.docker}}
 	case BackendPodman:
 		order = []attempt{{BackendPodman, a.podman}}
+	case BackendKubernetes:
+		order = []attempt{{BackendKubernetes, a.kube}}
 	case "":
 		order = []attempt{{BackendPodman, a.podman}, {BackendDocker, a.docker}}
 	default:
-		return nil, fmt.Errorf("engine backend %q: want %q, %q or none (auto-detect)", a.opts.Backend, BackendDocker, BackendPodman)
+		return nil, fmt.Errorf("engine backend %q: want %q, %q, %q or none (auto-detect)", a.opts.Backend, BackendDocker, BackendPodman, BackendKubernetes)
 	}
 	var why []string
 	for _, at := range order {

@@ -21,7 +21,7 @@ var contextNameRE = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9_.+-]+$`)
 // backend and the address it answers at, or the Docker context or Podman
 // connection it is reached through.
 type Endpoint struct {
-	// Backend is BackendDocker or BackendPodman.
+	// Backend is BackendDocker, BackendPodman or BackendKubernetes.
 	Backend string
 	// Address is the engine's address (unix://, tcp://, ssh://). Zero:
 	// the backend's default (Docker: DOCKER_HOST or the Docker context;
@@ -93,11 +93,21 @@ func ParseEndpoints(s string) ([]Endpoint, error) {
 
 // parseEndpoint parses one entry of a list of engines.
 func parseEndpoint(f string) (Endpoint, error) {
+	if b, ctx, ok := strings.Cut(f, "@"); ok && strings.EqualFold(b, BackendKubernetes) {
+		// Any kubeconfig context name (an EKS ARN holds ':' and '/').
+		if ctx == "" {
+			return Endpoint{}, fmt.Errorf("empty kubeconfig context name after %q", "@")
+		}
+		return Endpoint{Backend: BackendKubernetes, Context: ctx}, nil
+	}
 	backend, addr, hasAddr := strings.Cut(f, "=")
 	backend, name, hasName := strings.Cut(backend, "@")
 	ep := Endpoint{Backend: strings.ToLower(backend)}
-	if ep.Backend != BackendDocker && ep.Backend != BackendPodman {
-		return Endpoint{}, fmt.Errorf("unknown backend %q: want %q or %q", backend, BackendDocker, BackendPodman)
+	if ep.Backend != BackendDocker && ep.Backend != BackendPodman && ep.Backend != BackendKubernetes {
+		return Endpoint{}, fmt.Errorf("unknown backend %q: want %q, %q or %q", backend, BackendDocker, BackendPodman, BackendKubernetes)
+	}
+	if ep.Backend == BackendKubernetes && hasAddr {
+		return Endpoint{}, fmt.Errorf("kubernetes takes no address (%q): its kubeconfig names the API server; name a context as kubernetes@CONTEXT", addr)
 	}
 	if hasName {
 		what := "docker context"

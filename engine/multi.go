@@ -38,6 +38,9 @@ type MultiOptions struct {
 	// every other; the wait starts at one second and doubles with each
 	// failure in a row. Zero: 30 seconds.
 	MaxBackoff time.Duration
+	// Kubernetes configures the Kubernetes endpoints (namespace,
+	// RuntimeClass). Zero: KubernetesOptions' defaults.
+	Kubernetes KubernetesOptions
 }
 
 // A Multi is an Engine over several engines (Docker or Podman, local or
@@ -96,7 +99,7 @@ func NewMulti(opts *MultiOptions) (*Multi, error) {
 	m.log = loggerOrDiscard(m.opts.Logger)
 	for _, ep := range m.opts.Endpoints {
 		a := NewAuto(&AutoOptions{Backend: ep.Backend, Address: ep.Address, CertPath: ep.CertPath, Context: ep.Context,
-			Logger: m.log.With("endpoint", ep.Name()), StopGrace: m.opts.StopGrace})
+			Logger: m.log.With("endpoint", ep.Name()), StopGrace: m.opts.StopGrace, Kubernetes: m.opts.Kubernetes})
 		m.members = append(m.members, &member{name: ep.Name(), eng: a})
 	}
 	return m, nil

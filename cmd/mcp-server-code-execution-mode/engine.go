@@ -20,7 +20,7 @@ func newEngine(cfg *config.Config, log *slog.Logger) closingEngine {
 	if len(cfg.Engines) > 0 {
 		// NewMulti fails only without endpoints.
 		if m, err := engine.NewMulti(&engine.MultiOptions{Endpoints: cfg.Engines,
-			Logger: log, StopGrace: cfg.Engine.StopGrace}); err == nil {
+			Logger: log, StopGrace: cfg.Engine.StopGrace, Kubernetes: cfg.Engine.Kubernetes}); err == nil {
 			return m
 		}
 	}

@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge"
 )
 
@@ -146,7 +147,9 @@ func TestLoadBad(t *testing.T) {
 		{EnvDrainTimeout, "-1"},
 		{EnvDrainTimeout, "3601"},
 		{EnvDrainTimeout, "soon"},
-		{EnvRuntime, "kubernetes"},
+		{EnvRuntime, "kubernetes-ish"},
+		{EnvK8sNamespace, "Bad_Name"},
+		{EnvK8sRuntimeClass, "-gvisor"},
 		{EnvImage, "python 3"},
 		{EnvUser, "nobody"},
 		{EnvUser, "0:0"},
@@ -344,5 +347,19 @@ func TestLoadDeprecatedSearchAliases(t *testing.T) {
 	c.Logger(&buf, slog.LevelInfo)
 	if buf.Len() != 0 {
 		t.Errorf("the new name logs %q", buf.String())
+	}
+}
+
+func TestLoadKubernetes(t *testing.T) {
+	c, err := Load(envOf(map[string]string{EnvRuntime: "Kubernetes", EnvK8sNamespace: "team-a", EnvK8sRuntimeClass: "gvisor"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Engine.Backend != engine.BackendKubernetes || c.Engine.Kubernetes.Namespace != "team-a" || c.Engine.Kubernetes.RuntimeClass != "gvisor" {
+		t.Fatalf("kubernetes settings: %+v", c.Engine)
+	}
+	c, err = Load(envOf(map[string]string{EnvEngines: "docker,kubernetes@prod:eu/1"}))
+	if err != nil || len(c.Engines) != 2 || c.Engines[1].Name() != "kubernetes@prod:eu/1" {
+		t.Fatalf("kubernetes in MCP_BRIDGE_ENGINES: %+v %v", c.Engines, err)
 	}
 }

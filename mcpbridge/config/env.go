@@ -55,6 +55,8 @@ const (
 	EnvReplica         = "MCP_BRIDGE_HTTP_REPLICA"
 	EnvHandleKey       = "MCP_BRIDGE_HANDLE_KEY"
 	EnvMaxHandles      = "MCP_BRIDGE_MAX_HANDLES"
+	EnvK8sNamespace    = "MCP_BRIDGE_K8S_NAMESPACE"
+	EnvK8sRuntimeClass = "MCP_BRIDGE_K8S_RUNTIME_CLASS"
 	EnvTaskAfter       = "MCP_BRIDGE_TASK_AFTER"
 	EnvTaskTTL         = "MCP_BRIDGE_TASK_TTL"
 	EnvMaxTasks        = "MCP_BRIDGE_MAX_TASKS"
@@ -281,6 +283,26 @@ func (r *reader) integer(name string, lo, hi int64, want string) int64 {
 // seconds reads whole seconds from lo to hi; 0 when unset.
 func (r *reader) seconds(name string, lo, hi int64, want string) time.Duration {
 	return time.Duration(r.integer(name, lo, hi, want)) * time.Second
+}
+
+// k8sName reads a Kubernetes object name (a DNS label: lower-case letters,
+// digits and '-', at most 63, beginning and ending with a letter or digit).
+func (r *reader) k8sName(name string) string {
+	v := r.get(name)
+	if v == "" {
+		return ""
+	}
+	ok := len(v) <= 63
+	for i := 0; ok && i < len(v); i++ {
+		c := v[i]
+		alnum := c >= 'a' && c <= 'z' || c >= '0' && c <= '9'
+		ok = alnum || c == '-' && i > 0 && i < len(v)-1
+	}
+	if !ok {
+		r.bad(name, v, "want a Kubernetes name: lower-case letters, digits and '-', at most 63")
+		return ""
+	}
+	return v
 }
 
 // taskAfter reads the call timeout above which a call becomes a task:

@@ -164,7 +164,7 @@ func (r *reader) backend(name string) string {
 	switch low := strings.ToLower(v); low {
 	case "", "auto":
 		return ""
-	case engine.BackendDocker, engine.BackendPodman:
+	case engine.BackendDocker, engine.BackendPodman, engine.BackendKubernetes:
 		return low
 	}
 	base := strings.ToLower(filepath.Base(v))
@@ -174,7 +174,7 @@ func (r *reader) backend(name string) string {
 			return b
 		}
 	}
-	r.bad(name, v, `want "docker", "podman", the path of either binary, or unset (auto-detect)`)
+	r.bad(name, v, `want "docker", "podman", "kubernetes", the path of the docker or podman binary, or unset (auto-detect)`)
 	return ""
 }
 

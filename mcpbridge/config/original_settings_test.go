@@ -81,7 +81,7 @@ func originalSettings(home, wd string) []originalSetting {
 	toolResults := func(want string) func(*Config) bool {
 		return func(c *Config) bool { return c.Bridge.ToolResults == want }
 	}
-	const runtimeWant = `want "docker", "podman", the path of either binary`
+	const runtimeWant = `want "docker", "podman", "kubernetes", the path of the docker or podman binary`
 	return []originalSetting{
 		{EnvRuntime, []originalCase{
 			{value: "docker", want: backend("docker")},
