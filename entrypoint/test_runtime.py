@@ -850,3 +850,35 @@ class BootstrapTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class PidOneTest(unittest.TestCase):
+    """The runtime as PID 1 of its namespace (a Kubernetes pod, no init)."""
+
+    def load(self, name):
+        spec = importlib.util.spec_from_file_location("pid1_" + name, os.path.join(RUNTIME_DIR, name + ".py"))
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        return mod
+
+    def test_pid_one_never_kills_everything(self):
+        # kill(-1) would kill the engine's exec'd helpers too: as PID 1
+        # the reaper kills the leftovers one by one.
+        reaper = self.load("reaper")
+        calls = []
+        real_getpid, real_kill = reaper.os.getpid, reaper.os.kill
+        reaper.os.getpid = lambda: 1
+        reaper.os.kill = lambda pid, sig: calls.append(pid)
+        try:
+            reaper.Reaper(True).kill_once(others={4242})
+        finally:
+            reaper.os.getpid, reaper.os.kill = real_getpid, real_kill
+        self.assertEqual(calls, [4242])
+        calls.clear()
+        reaper.os.getpid = lambda: 7
+        reaper.os.kill = lambda pid, sig: calls.append(pid)
+        try:
+            reaper.Reaper(True).kill_once(others={4242})
+        finally:
+            reaper.os.getpid, reaper.os.kill = real_getpid, real_kill
+        self.assertEqual(calls, [-1])

@@ -54,8 +54,10 @@ class Reaper:
         return False
 
     def kill_once(self, others=None):
-        """Sends SIGKILL to the leftover processes once and reaps them."""
-        if self.sandbox and not self.relays:
+        """Sends SIGKILL to the leftover processes once and reaps them.
+        As PID 1 (a pod) it never uses kill(-1): the engine's helpers
+        (files in and out, run with exec) may be running, and are spared."""
+        if self.sandbox and not self.relays and os.getpid() != 1:
             # Every process of the container but init and this one. Forks
             # racing with it cannot complete with a fatal signal pending.
             try:

@@ -460,8 +460,10 @@ def runtime_files():
 
 
 def in_container():
-    """Reports whether this process runs in a Docker or Podman container."""
-    return os.path.exists("/.dockerenv") or os.path.exists("/run/.containerenv")
+    """Reports whether this process runs in a container: a Docker or Podman
+    one, or any whose PID namespace it heads (a Kubernetes pod, where no
+    init is added: the runtime is PID 1, and reaps its orphans itself)."""
+    return os.getpid() == 1 or os.path.exists("/.dockerenv") or os.path.exists("/run/.containerenv")
 
 
 def file_id(fd):
