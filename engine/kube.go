@@ -12,6 +12,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -99,6 +100,7 @@ func NewKubernetes(ctx context.Context, opts *KubernetesOptions) (*Kubernetes, e
 	k := &Kubernetes{api: api, name: name}
 	o := currentOwner()
 	o.Host = kubeLabelValue(o.Host)
+	api.denyNetwork(cctx)
 	k.e = newContainerEngine(BackendKubernetes, where, api, log, 0)
 	k.e.owner = o
 	k.e.removeOrphans(ctx)
@@ -152,6 +154,37 @@ func (a *kubeAPI) check(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// kubeDenyPolicy names the NetworkPolicy that denies the sandbox pods
+// every connection, in and out.
+const kubeDenyPolicy = "mcp-sandbox-deny-all"
+
+// denyNetwork makes sure a NetworkPolicy selecting the sandbox pods denies
+// them all traffic. A policy is enforced only by a network plugin that
+// implements policies, and removes no route: the pods' own lack of a
+// route out is what isolates them on a plugin that does not (doctor
+// checks it). It logs, and goes on, when this identity may not.
+func (a *kubeAPI) denyNetwork(ctx context.Context) {
+	pols := a.cs.NetworkingV1().NetworkPolicies(a.ns)
+	if _, err := pols.Get(ctx, kubeDenyPolicy, metav1.GetOptions{}); err == nil {
+		return
+	} else if !apierrors.IsNotFound(err) {
+		a.log.Warn("cannot read the sandboxes' deny-all network policy", "namespace", a.ns, "err", err)
+		return
+	}
+	_, err := pols.Create(ctx, &networkingv1.NetworkPolicy{
+		ObjectMeta: metav1.ObjectMeta{Name: kubeDenyPolicy, Namespace: a.ns, Labels: map[string]string{LabelBridge: "1"}},
+		Spec: networkingv1.NetworkPolicySpec{
+			PodSelector: metav1.LabelSelector{MatchLabels: map[string]string{LabelBridge: "1"}},
+			PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress, networkingv1.PolicyTypeEgress},
+		},
+	}, metav1.CreateOptions{})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		a.log.Warn("cannot create the sandboxes' deny-all network policy", "namespace", a.ns, "err", err)
+		return
+	}
+	a.log.Info("created the sandboxes' deny-all network policy", "namespace", a.ns, "policy", kubeDenyPolicy)
 }
 
 // explain returns err, an API server's answer to verb on resource, with

@@ -164,3 +164,17 @@ func TestKubeWait(t *testing.T) {
 		t.Fatal("wait did not see the pod deleted")
 	}
 }
+
+func TestKubeDenyNetwork(t *testing.T) {
+	a, cs := fakeKube()
+	ctx := context.Background()
+	a.denyNetwork(ctx)
+	a.denyNetwork(ctx) // there already: nothing changes
+	pol, err := cs.NetworkingV1().NetworkPolicies("sbx").Get(ctx, kubeDenyPolicy, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pol.Spec.PodSelector.MatchLabels[LabelBridge] != "1" || len(pol.Spec.Ingress) != 0 || len(pol.Spec.Egress) != 0 || len(pol.Spec.PolicyTypes) != 2 {
+		t.Fatalf("the deny-all policy: %+v", pol.Spec)
+	}
+}
