@@ -96,6 +96,8 @@ func openEngine(ctx context.Context, name, addr string) (testEngine, error) {
 		return engine.NewDocker(ctx, &engine.DockerOptions{Host: addr, Logger: testLogger()})
 	case "podman":
 		return engine.NewPodman(ctx, &engine.PodmanOptions{URI: addr, Logger: testLogger()})
+	case engine.BackendKubernetes:
+		return engine.NewKubernetes(ctx, &engine.KubernetesOptions{Namespace: os.Getenv("MCP_BRIDGE_K8S_NAMESPACE"), Logger: testLogger()})
 	}
 	return nil, errors.New("unknown engine " + name)
 }

@@ -1,0 +1,169 @@
+//go:build integration
+
+package integration
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine"
+)
+
+// kubeRequired reports whether the Kubernetes tests must run: scripts/test
+// sets MCP_TEST_KUBERNETES=1 once `scripts/provision --kubernetes` has
+// brought the cluster up (its exports: KUBECONFIG, MCP_BRIDGE_K8S_NAMESPACE).
+// Elsewhere they are skipped.
+func kubeRequired(t *testing.T) {
+	t.Helper()
+	if os.Getenv("MCP_TEST_KUBERNETES") != "1" {
+		t.Skip("MCP_TEST_KUBERNETES is not 1 (scripts/test sets it after scripts/provision --kubernetes)")
+	}
+	if os.Getenv("KUBECONFIG") == "" {
+		t.Fatal("MCP_TEST_KUBERNETES=1 without KUBECONFIG: eval the exports of scripts/provision --kubernetes")
+	}
+}
+
+// kubeClasses are the RuntimeClasses the tests run under: the node's
+// default (runc) and gVisor's.
+var kubeClasses = []string{"", "gvisor"}
+
+// forEachKubeClass runs f per RuntimeClass, with the environment that
+// selects it.
+func forEachKubeClass(t *testing.T, f func(t *testing.T, e testEngine, env []string)) {
+	kubeRequired(t)
+	e := connect(t, engine.BackendKubernetes)
+	for _, class := range kubeClasses {
+		name := "runc"
+		if class != "" {
+			name = class
+		}
+		t.Run(name, func(t *testing.T) {
+			f(t, e, []string{"MCP_BRIDGE_K8S_RUNTIME_CLASS=" + class, "MCP_BRIDGE_POOL_SIZE=0"})
+		})
+	}
+}
+
+// kubeProbe reports, from inside a sandbox, what its hardening rests on.
+const kubeProbe = `import json, os
+st = {}
+for line in open("/proc/self/status"):
+    k, _, v = line.partition(":")
+    st[k] = v.strip()
+routes = [l.split()[0] for l in open("/proc/net/route").read().splitlines()[1:]]
+root_ro = False
+try:
+    open("/probe", "w")
+except OSError as e:
+    root_ro = e.errno == 30
+print(json.dumps({"uid": os.getuid(), "gid": os.getgid(), "pid": os.getpid(), "CapEff": st["CapEff"], "CapBnd": st["CapBnd"],
+    "NoNewPrivs": st["NoNewPrivs"], "Seccomp": st.get("Seccomp"), "routes": routes, "root_ro": root_ro,
+    "token": os.path.exists("/var/run/secrets/kubernetes.io/serviceaccount/token"), "env": sorted(os.environ)}))`
+
+// TestKubeSessions: on pods, a session keeps its state, is hardened as on
+// the other engines (seen from inside), interrupts a call at its timeout
+// and keeps its state, and returns files out.
+func TestKubeSessions(t *testing.T) {
+	forEachKubeClass(t, func(t *testing.T, e testEngine, env []string) {
+		b := startHTTPBridge(t, e, httpOpts{env: env})
+		cs := b.session(t, nil)
+		if text, isErr := callText(cs, "x = 41\nprint('set')"); isErr || text != "set" {
+			t.Fatalf("first call: %v %q", isErr, text)
+		}
+		if text, isErr := callText(cs, "x += 1\nprint(x)"); isErr || text != "42" {
+			t.Fatalf("state: %v %q", isErr, text)
+		}
+		text, isErr := callText(cs, kubeProbe)
+		var p struct {
+			UID, GID, PID       int
+			CapEff, CapBnd      string
+			NoNewPrivs, Seccomp string
+			Routes              []string
+			RootRO              bool `json:"root_ro"`
+			Token               bool
+			Env                 []string
+		}
+		if err := json.Unmarshal([]byte(text), &p); isErr || err != nil {
+			t.Fatalf("probe: %v %q %v", isErr, text, err)
+		}
+		if p.UID != 65534 || p.GID != 65534 || p.CapEff != "0000000000000000" || p.CapBnd != "0000000000000000" ||
+			p.NoNewPrivs != "1" || !p.RootRO || p.Token || len(p.Routes) != 0 {
+			t.Fatalf("the sandbox pod from inside: %+v", p)
+		}
+		t.Logf("from inside: pid %d, seccomp %s, env %v", p.PID, p.Seccomp, p.Env)
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "run_python", Arguments: map[string]any{
+			"code": "import time\ny = 'kept'\ntime.sleep(30)", "timeout": 2}})
+		if err != nil || !res.IsError {
+			t.Fatalf("a call past its timeout: %v %+v", err, res)
+		}
+		if text, isErr := callText(cs, "print(y, x)"); isErr || text != "kept 42" {
+			t.Fatalf("after the timeout: %v %q", isErr, text)
+		}
+		res, err = cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "run_python", Arguments: map[string]any{
+			"code": "open('/workspace/out/table.csv', 'w').write('a,b\\n1,2\\n')\nprint('wrote')"}})
+		if err != nil || res.IsError {
+			t.Fatalf("a file out: %v %+v", err, res)
+		}
+		var uri string
+		for _, c := range res.Content {
+			if l, ok := c.(*mcp.ResourceLink); ok {
+				uri = l.URI
+			}
+			if r, ok := c.(*mcp.EmbeddedResource); ok && r.Resource != nil {
+				uri = r.Resource.URI
+			}
+		}
+		if uri == "" {
+			t.Fatalf("no resource for the file out: %+v", res.Content)
+		}
+		got, err := cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: uri})
+		if err != nil || len(got.Contents) != 1 || got.Contents[0].Text != "a,b\n1,2\n" {
+			t.Fatalf("reading %s: %v %+v", uri, err, got)
+		}
+	})
+}
+
+// TestKubePodDeleted: a pod deleted under a session is replaced at the
+// next call, whose notice says the state is gone, within seconds.
+func TestKubePodDeleted(t *testing.T) {
+	forEachKubeClass(t, func(t *testing.T, e testEngine, env []string) {
+		b := startHTTPBridge(t, e, httpOpts{env: env})
+		cs := b.session(t, nil)
+		callText(cs, "x = 1")
+		pods := b.containers(t)
+		if len(pods) != 1 {
+			t.Fatalf("%d pods, want 1", len(pods))
+		}
+		out, err := exec.Command("kubectl", "delete", "pod", "--grace-period=0", "--wait=false", pods[0].ID).CombinedOutput()
+		if err != nil {
+			t.Fatalf("kubectl delete: %v %s", err, out)
+		}
+		time.Sleep(time.Second)
+		began := time.Now()
+		text, _ := callText(cs, "print('again')")
+		if !strings.Contains(text, "again") || !strings.Contains(text, "state") || time.Since(began) > 20*time.Second {
+			t.Fatalf("the call after the pod was deleted (%v): %q", time.Since(began), text)
+		}
+		t.Logf("replaced in %v", time.Since(began))
+	})
+}
+
+// TestKubeImageNotOnNode: an image the node does not hold is reported at
+// once, naming the image, instead of a hang.
+func TestKubeImageNotOnNode(t *testing.T) {
+	kubeRequired(t)
+	e := connect(t, engine.BackendKubernetes)
+	b := startHTTPBridge(t, e, httpOpts{env: []string{"MCP_BRIDGE_IMAGE=localhost/no-such-image:1", "MCP_BRIDGE_POOL_SIZE=0"}})
+	cs := b.session(t, nil)
+	began := time.Now()
+	text, isErr := callText(cs, "print(1)")
+	if !isErr || !strings.Contains(text, "localhost/no-such-image:1") || time.Since(began) > 30*time.Second {
+		t.Fatalf("an image not on the node (%v): %v %q", time.Since(began), isErr, text)
+	}
+}
