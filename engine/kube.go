@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"sync"
 	"syscall"
 	"time"
 
@@ -18,6 +19,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/klog/v2"
 )
 
 // BackendKubernetes names the Kubernetes backend: sandboxes as pods.
@@ -64,6 +66,30 @@ type kubeAPI struct {
 	log  *slog.Logger
 }
 
+// kubeQuiet routes client-go's klog to the first Kubernetes engine's
+// logger, once (klog is process-wide).
+var kubeQuiet sync.Once
+
+// A debugHandler logs every record at the Debug level: client-go's own
+// reports (a stream that ended as its sandbox closed) are detail, and
+// what matters of them reaches the caller as an error.
+type debugHandler struct{ h slog.Handler }
+
+func (d debugHandler) Enabled(ctx context.Context, _ slog.Level) bool {
+	return d.h.Enabled(ctx, slog.LevelDebug)
+}
+
+func (d debugHandler) Handle(ctx context.Context, r slog.Record) error {
+	if !d.h.Enabled(ctx, slog.LevelDebug) {
+		return nil
+	}
+	r.Level = slog.LevelDebug
+	return d.h.Handle(ctx, r)
+}
+
+func (d debugHandler) WithAttrs(a []slog.Attr) slog.Handler { return debugHandler{d.h.WithAttrs(a)} }
+func (d debugHandler) WithGroup(g string) slog.Handler      { return debugHandler{d.h.WithGroup(g)} }
+
 // kubeConnectTimeout bounds NewKubernetes's check of the API server.
 const kubeConnectTimeout = 10 * time.Second
 
@@ -74,6 +100,11 @@ func NewKubernetes(ctx context.Context, opts *KubernetesOptions) (*Kubernetes, e
 		opts = &KubernetesOptions{}
 	}
 	log := loggerOrDiscard(opts.Logger)
+	kubeQuiet.Do(func() {
+		// client-go reports through klog, to stderr by default: the
+		// streams a closed sandbox ends are reported as errors there.
+		klog.SetSlogLogger(slog.New(debugHandler{log.Handler()}).With("component", "client-go"))
+	})
 	cfg, where, err := kubeConfig(opts)
 	if err != nil {
 		return nil, err

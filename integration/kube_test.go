@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -36,7 +37,7 @@ var kubeClasses = []string{"", "gvisor"}
 
 // forEachKubeClass runs f per RuntimeClass, with the environment that
 // selects it.
-func forEachKubeClass(t *testing.T, f func(t *testing.T, e testEngine, env []string)) {
+func forEachKubeClass(t *testing.T, f func(t *testing.T, e testEngine, env []string, gvisor bool)) {
 	kubeRequired(t)
 	e := connect(t, engine.BackendKubernetes)
 	for _, class := range kubeClasses {
@@ -45,7 +46,7 @@ func forEachKubeClass(t *testing.T, f func(t *testing.T, e testEngine, env []str
 			name = class
 		}
 		t.Run(name, func(t *testing.T) {
-			f(t, e, []string{"MCP_BRIDGE_K8S_RUNTIME_CLASS=" + class, "MCP_BRIDGE_POOL_SIZE=0"})
+			f(t, e, []string{"MCP_BRIDGE_K8S_RUNTIME_CLASS=" + class, "MCP_BRIDGE_POOL_SIZE=0"}, class == "gvisor")
 		})
 	}
 }
@@ -56,21 +57,24 @@ st = {}
 for line in open("/proc/self/status"):
     k, _, v = line.partition(":")
     st[k] = v.strip()
-routes = [l.split()[0] for l in open("/proc/net/route").read().splitlines()[1:]]
+# Routes through a gateway, or the default route: a way out (a route to
+# the pod's own subnet is not).
+routes = [l.split()[0] + ":" + l.split()[1] + ">" + l.split()[2] for l in open("/proc/net/route").read().splitlines()[1:]
+          if l.split()[1] == "00000000" or l.split()[2] != "00000000"]
 root_ro = False
 try:
     open("/probe", "w")
 except OSError as e:
     root_ro = e.errno == 30
 print(json.dumps({"uid": os.getuid(), "gid": os.getgid(), "pid": os.getpid(), "CapEff": st["CapEff"], "CapBnd": st["CapBnd"],
-    "NoNewPrivs": st["NoNewPrivs"], "Seccomp": st.get("Seccomp"), "routes": routes, "root_ro": root_ro,
+    "NoNewPrivs": st.get("NoNewPrivs", ""), "Seccomp": st.get("Seccomp"), "routes": routes, "root_ro": root_ro,
     "token": os.path.exists("/var/run/secrets/kubernetes.io/serviceaccount/token"), "env": sorted(os.environ)}))`
 
 // TestKubeSessions: on pods, a session keeps its state, is hardened as on
 // the other engines (seen from inside), interrupts a call at its timeout
 // and keeps its state, and returns files out.
 func TestKubeSessions(t *testing.T) {
-	forEachKubeClass(t, func(t *testing.T, e testEngine, env []string) {
+	forEachKubeClass(t, func(t *testing.T, e testEngine, env []string, gvisor bool) {
 		b := startHTTPBridge(t, e, httpOpts{env: env})
 		cs := b.session(t, nil)
 		if text, isErr := callText(cs, "x = 41\nprint('set')"); isErr || text != "set" {
@@ -93,7 +97,7 @@ func TestKubeSessions(t *testing.T) {
 			t.Fatalf("probe: %v %q %v", isErr, text, err)
 		}
 		if p.UID != 65534 || p.GID != 65534 || p.CapEff != "0000000000000000" || p.CapBnd != "0000000000000000" ||
-			p.NoNewPrivs != "1" || !p.RootRO || p.Token || len(p.Routes) != 0 {
+			p.NoNewPrivs != "1" && !(gvisor && p.NoNewPrivs == "") || !p.RootRO || p.Token || len(p.Routes) != 0 || slices.ContainsFunc(p.Env, func(k string) bool { return strings.HasPrefix(k, "KUBERNETES_") }) {
 			t.Fatalf("the sandbox pod from inside: %+v", p)
 		}
 		t.Logf("from inside: pid %d, seccomp %s, env %v", p.PID, p.Seccomp, p.Env)
@@ -132,7 +136,7 @@ func TestKubeSessions(t *testing.T) {
 // TestKubePodDeleted: a pod deleted under a session is replaced at the
 // next call, whose notice says the state is gone, within seconds.
 func TestKubePodDeleted(t *testing.T) {
-	forEachKubeClass(t, func(t *testing.T, e testEngine, env []string) {
+	forEachKubeClass(t, func(t *testing.T, e testEngine, env []string, _ bool) {
 		b := startHTTPBridge(t, e, httpOpts{env: env})
 		cs := b.session(t, nil)
 		callText(cs, "x = 1")
@@ -140,14 +144,16 @@ func TestKubePodDeleted(t *testing.T) {
 		if len(pods) != 1 {
 			t.Fatalf("%d pods, want 1", len(pods))
 		}
-		out, err := exec.Command("kubectl", "delete", "pod", "--grace-period=0", "--wait=false", pods[0].ID).CombinedOutput()
+		out, err := exec.Command("kubectl", "delete", "pod", "--wait=true", "--timeout=60s", pods[0].ID).CombinedOutput()
 		if err != nil {
 			t.Fatalf("kubectl delete: %v %s", err, out)
 		}
-		time.Sleep(time.Second)
+		// The API object is gone at once; the kubelet kills the
+		// container a moment later, which ends its stream.
+		time.Sleep(3 * time.Second)
 		began := time.Now()
 		text, _ := callText(cs, "print('again')")
-		if !strings.Contains(text, "again") || !strings.Contains(text, "state") || time.Since(began) > 20*time.Second {
+		if !strings.Contains(text, "again") || !strings.Contains(text, "new sandbox") || !strings.Contains(text, "deleted") || time.Since(began) > 20*time.Second {
 			t.Fatalf("the call after the pod was deleted (%v): %q", time.Since(began), text)
 		}
 		t.Logf("replaced in %v", time.Since(began))

@@ -488,6 +488,11 @@ def main():
     # kill(-1) is only safe in the sandbox's own PID namespace: never as
     # root, never outside a container.
     sandbox = "sandbox" in sys.argv[1:] and os.getuid() != 0 and in_container()
+    if sandbox:
+        # A pod's kubelet adds the API server's service address to every
+        # environment; the code needs none of it (and cannot reach it).
+        for k in [k for k in os.environ if k.startswith("KUBERNETES_")]:
+            del os.environ[k]
     rt = Runtime(sandbox)
     module = types.ModuleType("mcp_sandbox_runtime")
     module.rpc = rt.rpc.rpc
