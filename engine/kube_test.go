@@ -88,7 +88,9 @@ func TestKubeHardeningChecks(t *testing.T) {
 		{"writable root", func(p *corev1.Pod) { n := false; p.Spec.Containers[0].SecurityContext.ReadOnlyRootFilesystem = &n }, "writable"},
 		{"escalation", func(p *corev1.Pod) { y := true; p.Spec.Containers[0].SecurityContext.AllowPrivilegeEscalation = &y }, "escalate"},
 		{"root", func(p *corev1.Pod) { var z int64; p.Spec.Containers[0].SecurityContext.RunAsUser = &z }, "sandbox user"},
-		{"capability", func(p *corev1.Pod) { p.Spec.Containers[0].SecurityContext.Capabilities.Add = []corev1.Capability{"NET_RAW"} }, "capabilities"},
+		{"capability", func(p *corev1.Pod) {
+			p.Spec.Containers[0].SecurityContext.Capabilities.Add = []corev1.Capability{"NET_RAW"}
+		}, "capabilities"},
 		{"memory", func(p *corev1.Pod) { p.Spec.Containers[0].Resources.Limits = nil }, "memory limit"},
 	} {
 		p := kubePod(spec, owner{}, "p", kubePodOptions{})
