@@ -194,55 +194,61 @@ func TestHostileCode(t *testing.T) {
 	for _, v := range benchVariants() {
 		t.Run(v.label, func(t *testing.T) {
 			t.Parallel()
-			env := append(v.env(), canaryEnv+"=host-secret", "BRIDGE_BIN="+binary(t))
-			cs, cmd := connectBridgeCmd(t, v.engine, env...)
-			call := func(args map[string]any) (string, bool, map[string]any) {
-				ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-				defer cancel()
-				res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "run_python", Arguments: args})
-				if err != nil {
-					t.Fatalf("the bridge failed: %v", err)
-				}
-				sc, _ := res.StructuredContent.(map[string]any)
-				return res.Content[0].(*mcp.TextContent).Text, res.IsError, sc
-			}
-			call(map[string]any{"code": "kept = 42"})
-			for _, c := range hostileCases {
-				args := map[string]any{"code": c.code}
-				if c.timeout > 0 {
-					args["timeout"] = c.timeout
-				}
-				text, _, _ := call(args)
-				want, replaces := c.want, c.replaces
-				if v.oci == "runsc" && c.gVisorWant != nil {
-					want, replaces = c.gVisorWant, true
-				}
-				for _, w := range want {
-					if !slices.ContainsFunc(strings.Split(w, " | "), func(alt string) bool { return strings.Contains(text, alt) }) {
-						t.Errorf("%s: the output lacks %q:\n%.2000s", c.name, w, text)
-					}
-				}
-				// A sandbox that died after the call returned (gVisor
-				// delivers a kill of PID 1 late) must not fail the next
-				// call: its code had not begun, so it runs on a fresh one.
-				after, isErr, sc := call(map[string]any{"code": "print(globals().get('kept'))"})
-				next := "next call: state kept"
-				switch {
-				case isErr:
-					t.Errorf("%s: the next call failed: %s", c.name, after)
-				case after == "42":
-				case replaces && sc["notice"] != nil:
-					next = "next call: fresh session with notice"
-					call(map[string]any{"code": "kept = 42"})
-				default:
-					t.Errorf("%s: the next call printed %q (notice %v), want the state kept", c.name, after, sc["notice"])
-				}
-				t.Logf("%-40s %-38s %.160q", c.name, next, oneLineText(text))
-			}
-			if rss := rssBytes(t, cmd.Process.Pid); rss > 300<<20 {
-				t.Errorf("the bridge's RSS is %d MiB after the suite", rss>>20)
-			}
+			runHostile(t, v.engine, v.oci == "runsc", v.env()...)
 		})
+	}
+}
+
+// runHostile runs every hostile case through the bridge binary on engine
+// (its environment env); gvisor selects the cases' gVisor expectations.
+func runHostile(t *testing.T, engineName string, gvisor bool, env ...string) {
+	env = append(env, canaryEnv+"=host-secret", "BRIDGE_BIN="+binary(t))
+	cs, cmd := connectBridgeCmd(t, engineName, env...)
+	call := func(args map[string]any) (string, bool, map[string]any) {
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		defer cancel()
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "run_python", Arguments: args})
+		if err != nil {
+			t.Fatalf("the bridge failed: %v", err)
+		}
+		sc, _ := res.StructuredContent.(map[string]any)
+		return res.Content[0].(*mcp.TextContent).Text, res.IsError, sc
+	}
+	call(map[string]any{"code": "kept = 42"})
+	for _, c := range hostileCases {
+		args := map[string]any{"code": c.code}
+		if c.timeout > 0 {
+			args["timeout"] = c.timeout
+		}
+		text, _, _ := call(args)
+		want, replaces := c.want, c.replaces
+		if gvisor && c.gVisorWant != nil {
+			want, replaces = c.gVisorWant, true
+		}
+		for _, w := range want {
+			if !slices.ContainsFunc(strings.Split(w, " | "), func(alt string) bool { return strings.Contains(text, alt) }) {
+				t.Errorf("%s: the output lacks %q:\n%.2000s", c.name, w, text)
+			}
+		}
+		// A sandbox that died after the call returned (gVisor
+		// delivers a kill of PID 1 late) must not fail the next
+		// call: its code had not begun, so it runs on a fresh one.
+		after, isErr, sc := call(map[string]any{"code": "print(globals().get('kept'))"})
+		next := "next call: state kept"
+		switch {
+		case isErr:
+			t.Errorf("%s: the next call failed: %s", c.name, after)
+		case after == "42":
+		case replaces && sc["notice"] != nil:
+			next = "next call: fresh session with notice"
+			call(map[string]any{"code": "kept = 42"})
+		default:
+			t.Errorf("%s: the next call printed %q (notice %v), want the state kept", c.name, after, sc["notice"])
+		}
+		t.Logf("%-40s %-38s %.160q", c.name, next, oneLineText(text))
+	}
+	if rss := rssBytes(t, cmd.Process.Pid); rss > 300<<20 {
+		t.Errorf("the bridge's RSS is %d MiB after the suite", rss>>20)
 	}
 }
 

@@ -174,3 +174,10 @@ func TestKubeImageNotOnNode(t *testing.T) {
 		t.Fatalf("an image not on the node (%v): %v %q", time.Since(began), isErr, text)
 	}
 }
+
+// TestKubeHostile runs the hostile suite on pods, under runc and gVisor.
+func TestKubeHostile(t *testing.T) {
+	forEachKubeClass(t, func(t *testing.T, _ testEngine, env []string, gvisor bool) {
+		runHostile(t, engine.BackendKubernetes, gvisor, env...)
+	})
+}
