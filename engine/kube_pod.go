@@ -118,6 +118,9 @@ func kubePod(spec Spec, o owner, name string, opts kubePodOptions) *corev1.Pod {
 			HostPID:                       false,
 			HostIPC:                       false,
 			TerminationGracePeriodSeconds: &zero, // PID 1 ignores SIGTERM
+			// The node's resolver configuration, not the cluster's DNS:
+			// the sandbox has no network to ask either.
+			DNSPolicy: corev1.DNSDefault,
 			SecurityContext: &corev1.PodSecurityContext{
 				RunAsUser:      &uid,
 				RunAsGroup:     &gid,

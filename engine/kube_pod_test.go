@@ -52,6 +52,7 @@ func TestKubePod(t *testing.T) {
 		{"service links", *got.Spec.EnableServiceLinks, false},
 		{"host namespaces", []bool{got.Spec.HostNetwork, got.Spec.HostPID, got.Spec.HostIPC}, []bool{false, false, false}},
 		{"grace", *got.Spec.TerminationGracePeriodSeconds, int64(0)},
+		{"dns", got.Spec.DNSPolicy, corev1.DNSDefault},
 		{"runtime class", *got.Spec.RuntimeClassName, "gvisor"},
 		{"default runtime class", def.Spec.RuntimeClassName, (*string)(nil)},
 		{"pod user", []int64{*got.Spec.SecurityContext.RunAsUser, *got.Spec.SecurityContext.RunAsGroup, *got.Spec.SecurityContext.FSGroup}, []int64{1000, 2000, 2000}},
