@@ -200,7 +200,8 @@ func TestHostileCode(t *testing.T) {
 }
 
 // runHostile runs every hostile case through the bridge binary on engine
-// (its environment env); gvisor selects the cases' gVisor expectations.
+// (its environment env); gvisor selects the cases' gVisor expectations
+// (the limits of tasks are not the container's pids cgroup).
 func runHostile(t *testing.T, engineName string, gvisor bool, env ...string) {
 	env = append(env, canaryEnv+"=host-secret", "BRIDGE_BIN="+binary(t))
 	cs, cmd := connectBridgeCmd(t, engineName, env...)
