@@ -81,10 +81,35 @@ func connect(t testing.TB, name string) testEngine {
 		enginesErr = errors.Join(errs...)
 	})
 	e, ok := engines[name]
+	if !ok && name == engine.BackendKubernetes {
+		// Not a member of MCP_TEST_ENGINES (the tests over every engine
+		// are Docker's and Podman's): opened on first use.
+		return kubeEngine(t)
+	}
 	if !ok {
 		t.Fatalf("engine %s is required (MCP_TEST_ENGINES) but unavailable: %v", name, enginesErr)
 	}
 	return e
+}
+
+var (
+	kubeOnce sync.Once
+	kubeEng  testEngine
+	kubeErr  error
+)
+
+// kubeEngine returns the Kubernetes engine, connecting it once per run.
+func kubeEngine(t testing.TB) testEngine {
+	t.Helper()
+	kubeOnce.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		kubeEng, kubeErr = openEngine(ctx, engine.BackendKubernetes, "")
+	})
+	if kubeErr != nil {
+		t.Fatalf("the Kubernetes engine is unavailable: %v", kubeErr)
+	}
+	return kubeEng
 }
 
 // openEngine connects the backend called name, at addr when it is set
