@@ -5,14 +5,16 @@ call, outlives its first host's input, and ends itself when idle.
 Run with: python3 -m unittest discover -s entrypoint -p 'test_*.py'
 """
 
+import importlib.util
 import json
+import os
 import queue
 import socket
 import threading
 import time
 import unittest
 
-from test_runtime import TIMEOUT, RuntimeTestCase, stream_text, wait_until
+from test_runtime import RUNTIME_PATH, TIMEOUT, RuntimeTestCase, load_runtime_modules, stream_text, wait_until
 
 SOCKET = "\0mcp-runtime"
 
@@ -174,3 +176,70 @@ class PersistTest(RuntimeTestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class RacingLock:
+    """A lock that, the first time it is taken, first lets another host's
+    frame through: the interleaving of two reader threads where a host
+    checks whether it drives, then another takes the sandbox over."""
+
+    def __init__(self, before):
+        self.lock = threading.Lock()
+        self.before = before
+
+    def __enter__(self):
+        before, self.before = self.before, None
+        if before is not None:
+            before()
+        self.lock.acquire()
+
+    def __exit__(self, *exc):
+        self.lock.release()
+
+
+class AdmissionRaceTest(unittest.TestCase):
+    """Admission decided in one process, the interleaving forced: the
+    driver's exec races another host's take-over."""
+
+    def setUp(self):
+        modules = load_runtime_modules()
+        spec = importlib.util.spec_from_file_location("mcp_test_runtime", RUNTIME_PATH)
+        self.runtime = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(self.runtime)
+        self.channel = modules["channel"]
+
+    def pipe(self):
+        r, w = os.pipe()
+        self.addCleanup(os.close, r)
+        self.addCleanup(os.close, w)
+        return r, w
+
+    def frames(self, fd):
+        os.set_blocking(fd, False)
+        try:
+            data = os.read(fd, 65536)
+        except BlockingIOError:
+            return []
+        return [json.loads(line) for line in data.splitlines()]
+
+    def test_the_drivers_exec_racing_a_take_over_is_answered_busy_on_its_own_connection(self):
+        rt = self.runtime.Runtime.__new__(self.runtime.Runtime)
+        main_r, main_w = self.pipe()
+        relay_r, relay_w = self.pipe()
+        rt.chan = self.channel.Channel(main_w)
+        rt.main = self.runtime.Host(-1, main_w, "main")
+        relay = self.runtime.Host(-1, relay_w, "relay")
+        rt.driver, rt.call, rt.inbox = rt.main, None, queue.SimpleQueue()
+        rt.egress = type("NoEgress", (), {"reset": lambda self: None})()
+        exec_of = lambda id: {"t": "exec", "id": id, "code": "pass", "max_output": 0}
+        # The main host's exec is read while it drives; before it is
+        # admitted, the relay's exec takes the sandbox over.
+        rt.state_lock = RacingLock(lambda: rt.handle(exec_of("relay-1"), relay))
+        rt.handle(exec_of("main-1"), rt.main)
+
+        self.assertIs(rt.driver, relay)
+        self.assertEqual(rt.call.id, "relay-1")
+        self.assertEqual(self.frames(main_r), [{"t": "busy", "id": "main-1"}])
+        self.assertEqual(self.frames(relay_r), [], "the relay got an answer to the main host's exec")
+        self.assertEqual(rt.inbox.get_nowait()[0].id, "relay-1")
+        self.assertTrue(rt.inbox.empty())

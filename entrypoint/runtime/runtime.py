@@ -166,15 +166,21 @@ class Runtime:
         """Acts on one frame from host (a dict); host is None in tests of
         one host."""
         t = msg.get("t")
+        if t == "exec":
+            # Whether host drives the sandbox is decided under the lock
+            # that admits the call: another host may take it over between
+            # a check here and the admission.
+            self.admit(msg, host)
+            return
         if host is not None and host is not self.driver:
             self.handle_other(msg, host)
             return
-        if t == "exec":
-            self.admit(msg)
-        elif t == "persist":
+        if t == "persist":
             self.start_persisting(msg)
         elif t == "interrupt":
             with self.state_lock:
+                if host is not None and host is not self.driver:
+                    return  # another host took over: its call ids are its own
                 call = self.call
                 if call is None or call.id != msg.get("id") or call.interrupted:
                     return
@@ -196,12 +202,8 @@ class Runtime:
         exec takes the sandbox over when no call runs, else is answered
         busy; its egress and site frames wait for that; the rest is
         dropped (it belongs to a call that is not its own)."""
-        t = msg.get("t")
-        if t in ("egress", "site"):
+        if msg.get("t") in ("egress", "site"):
             host.setup.append(msg)
-            return
-        if t == "exec":
-            self.admit(msg, host)
 
     def take_over(self, host):
         """Makes host the sandbox's driver (state_lock held, no call
@@ -319,8 +321,10 @@ class Runtime:
     def admit(self, msg, host=None):
         """Makes an exec frame's call current and queues it for the main
         thread, or answers it with a ProtocolError result; an exec of a
-        host that does not drive the sandbox (host, when set) takes it
-        over if no call runs, else is answered busy.
+        host that does not drive the sandbox (host, when set and not the
+        driver) takes it over if no call runs, else is answered busy. Both
+        are decided under state_lock, and every answer goes to host's own
+        connection (None: the one host of a test), never to the driver's.
 
         The call becomes current here, on the reader, so an exec or an
         interrupt read right after it (even in the same chunk) sees it.
@@ -342,11 +346,11 @@ class Runtime:
             problem = "exec frame without a string code"
         busy = False
         with self.state_lock:
+            other = host is not None and host is not self.driver
             if problem is None and self.call is not None:
-                if host is not None:
-                    busy = True
+                busy = other
                 problem = "a call is already running"
-            if problem is None and host is not None:
+            if problem is None and other:
                 self.take_over(host)
             if problem is None:
                 call = self.call = executor.Call(
@@ -360,7 +364,8 @@ class Runtime:
             self.chan.send_to(host.out_fd, {"t": "busy", "id": str(msg.get("id"))})
             return
         if problem is not None:
-            self.chan.send(
+            send = self.chan.send if host is None else lambda f: self.chan.send_to(host.out_fd, f)
+            send(
                 {
                     "t": "result",
                     "id": str(msg.get("id")),
