@@ -66,6 +66,12 @@ var (
 	ErrNotRegular = errors.New("not a regular file")
 	// ErrFileTooLarge reports that a sandbox file is larger than allowed.
 	ErrFileTooLarge = errors.New("file too large")
+	// ErrReattached is read once from a sandbox's standard output where
+	// its streams were lost and attached again (the Kubernetes API server
+	// restarted, say): the container runs on, but bytes written either way
+	// while no stream was attached may be lost, so the reader must
+	// resynchronise. Reading goes on after it.
+	ErrReattached = errors.New("the sandbox's streams were lost and attached again")
 )
 
 // PodmanBuildTags are the build tags that compile the Podman backend in,

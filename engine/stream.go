@@ -20,6 +20,9 @@ type boundedPipe struct {
 	start, n int
 	werr     error // set when the write side is closed
 	rclosed  bool  // set when the read side is closed
+	// brk is read once after the next brkAt buffered bytes (nil: none).
+	brk   error
+	brkAt int
 }
 
 func newBoundedPipe(capacity int) *boundedPipe {
@@ -61,11 +64,19 @@ func (p *boundedPipe) Read(b []byte) (int, error) {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	for p.n == 0 && p.werr == nil && !p.rclosed {
+	for p.n == 0 && p.werr == nil && !p.rclosed && p.brk == nil {
 		p.cond.Wait()
 	}
 	if p.rclosed {
 		return 0, io.ErrClosedPipe
+	}
+	if p.brk != nil {
+		if p.brkAt == 0 {
+			err := p.brk
+			p.brk = nil
+			return 0, err
+		}
+		b = b[:min(len(b), p.brkAt)]
 	}
 	if p.n == 0 {
 		return 0, p.werr
@@ -78,8 +89,23 @@ func (p *boundedPipe) Read(b []byte) (int, error) {
 		p.start = (p.start + c) % len(p.buf)
 		p.n -= c
 	}
+	if p.brk != nil {
+		p.brkAt -= k
+	}
 	p.cond.Broadcast()
 	return k, nil
+}
+
+// Break makes readers get err once, after the bytes buffered now and
+// before those written later: where a stream was cut and another began.
+// A second Break before the first was read keeps the first.
+func (p *boundedPipe) Break(err error) {
+	p.mu.Lock()
+	if p.brk == nil {
+		p.brk, p.brkAt = err, p.n
+	}
+	p.cond.Broadcast()
+	p.mu.Unlock()
 }
 
 // CloseWithError closes the write side; readers get err (io.EOF when nil)

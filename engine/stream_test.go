@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"math/rand/v2"
+	"strings"
 	"testing"
 	"time"
 )
@@ -87,5 +88,49 @@ func TestBoundedPipeWriterError(t *testing.T) {
 	b, err := io.ReadAll(p)
 	if string(b) != "hi" || !errors.Is(err, boom) {
 		t.Fatalf("ReadAll = %q, %v; want \"hi\", boom", b, err)
+	}
+}
+
+// TestBoundedPipeBreak: a break is read once, between the bytes buffered
+// before it and those written after, then reading goes on; an empty pipe's
+// reader waiting for bytes is woken by it.
+func TestBoundedPipeBreak(t *testing.T) {
+	p := newBoundedPipe(16)
+	p.Write([]byte("before"))
+	p.Break(ErrReattached)
+	p.Break(io.ErrUnexpectedEOF) // the first one stands
+	p.Write([]byte("after"))
+	p.CloseWithError(nil)
+	var got []string
+	buf := make([]byte, 4)
+	for {
+		n, err := p.Read(buf)
+		if n > 0 {
+			got = append(got, string(buf[:n]))
+		}
+		if errors.Is(err, ErrReattached) {
+			got = append(got, "|")
+			continue
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if s := strings.Join(got, " "); s != "befo re | afte r" {
+		t.Fatalf("read %q", s)
+	}
+
+	empty := newBoundedPipe(16)
+	read := make(chan error, 1)
+	go func() {
+		_, err := empty.Read(buf)
+		read <- err
+	}()
+	empty.Break(ErrReattached)
+	if err := <-read; !errors.Is(err, ErrReattached) {
+		t.Fatalf("a waiting reader got %v", err)
 	}
 }

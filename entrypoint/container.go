@@ -46,6 +46,13 @@ type container struct {
 
 	mu   sync.Mutex
 	call *callState
+	// abandoned is the id of a call cut off by lost streams whose result
+	// has not come yet (""); resynced is closed (and interrupted set)
+	// once the frames are whole again and it was interrupted, settled
+	// when its result comes (resync.go).
+	abandoned         string
+	resynced, settled chan struct{}
+	interrupted       bool
 
 	ctx    context.Context // ends when the container dies; bounds RPC handlers
 	cancel context.CancelFunc
@@ -97,7 +104,7 @@ func newContainer(sb engine.Sandbox, opts *Options, log *slog.Logger) *container
 		stderr: &engine.LineTail{Max: 20},
 	}
 	if opts.Egress != nil {
-		ctr.egress = &egress{ctr: ctr, handler: opts.Egress, install: opts.EgressInstall, conns: map[int64]*egressConn{}}
+		ctr.egress = &egress{ctr: ctr, handler: opts.Egress, install: opts.EgressInstall, conns: map[int64]*egressConn{}, severed: -1}
 	}
 	return ctr
 }
@@ -206,6 +213,12 @@ func (ctr *container) readFrames(ready chan<- frame) {
 	readySeen := false
 	for {
 		line, err := readFrameLine(r, maxFrameBytes)
+		if errors.Is(err, engine.ErrReattached) {
+			err = ctr.resync(r)
+			if err == nil {
+				continue
+			}
+		}
 		if err != nil {
 			if errors.Is(err, errProtocol) {
 				ctr.fault(err)
@@ -218,7 +231,17 @@ func (ctr *container) readFrames(ready chan<- frame) {
 		f, err := parseFrame(line)
 		if err == nil && f.NetLen > 0 {
 			f.NetData = make([]byte, f.NetLen)
-			if _, err := io.ReadFull(r, f.NetData); err != nil {
+			_, err := io.ReadFull(r, f.NetData)
+			if errors.Is(err, engine.ErrReattached) {
+				if err = ctr.resync(r); err == nil {
+					continue
+				}
+				if !errors.Is(err, errProtocol) {
+					ctr.fault(ctr.deathReport())
+					return
+				}
+			}
+			if err != nil {
 				ctr.fault(fmt.Errorf("%w: stream ended inside a net_data frame's bytes", errProtocol))
 				ctr.sb.Close()
 				return
@@ -240,6 +263,12 @@ func (ctr *container) readFrames(ready chan<- frame) {
 }
 
 func (ctr *container) dispatch(f frame, readySeen *bool, ready chan<- frame) error {
+	switch f.T {
+	case frameStarted, frameOut, frameProgress, frameImage, frameFile, frameResult, frameBusy:
+		if ctr.settleAbandoned(f) {
+			return nil
+		}
+	}
 	switch f.T {
 	case frameReady:
 		if *readySeen {

@@ -66,6 +66,9 @@ type egress struct {
 	conns map[int64]*egressConn // open, or closed by the host and not yet by the sandbox
 	last  int64                 // the highest cid opened (ids only grow)
 	any   bool                  // a connection was opened
+	// severed is the highest cid open when the streams were cut (see
+	// sever); -1: none was.
+	severed int64
 }
 
 // dispatch acts on a net_* frame of the sandbox.
@@ -81,7 +84,11 @@ func (eg *egress) dispatch(f frame) error {
 	if c != nil && f.T == frameNetClose {
 		delete(eg.conns, f.CID)
 	}
+	severed := f.CID <= eg.severed
 	eg.mu.Unlock()
+	if c == nil && severed {
+		return nil // a connection severed where the streams were cut
+	}
 	if c == nil {
 		return fmt.Errorf("%w: %s frame for connection %d, which is not open", errProtocol, f.T, f.CID)
 	}
@@ -94,6 +101,26 @@ func (eg *egress) dispatch(f frame) error {
 		c.remoteClose()
 	}
 	return nil
+}
+
+// sever ends every open connection where the sandbox's streams were cut
+// and attached again (container.resync): bytes either way may be lost,
+// so none can go on. The runtime is told to close each; what it still
+// sends for them is dropped.
+func (eg *egress) sever() {
+	if eg == nil {
+		return
+	}
+	eg.mu.Lock()
+	conns := eg.conns
+	eg.conns = map[int64]*egressConn{}
+	if eg.any {
+		eg.severed = eg.last
+	}
+	eg.mu.Unlock()
+	for _, c := range conns {
+		c.Close()
+	}
 }
 
 // open starts serving a connection the sandbox announced, with the

@@ -324,7 +324,7 @@ func TestEgressViolations(t *testing.T) {
 	ctr := &container{log: slog.New(slog.DiscardHandler), ctx: ctx, cancel: cancel, dead: make(chan struct{})}
 	ctr.fault(errors.New("no stdin in this test")) // sends fail; state is still kept
 	handled := make(chan net.Conn, 8)
-	eg := &egress{ctr: ctr, handler: func(c net.Conn) { handled <- c }, conns: map[int64]*egressConn{}}
+	eg := &egress{ctr: ctr, handler: func(c net.Conn) { handled <- c }, conns: map[int64]*egressConn{}, severed: -1}
 	data := func(cid int64, n int) frame { return frame{T: frameNetData, CID: cid, NetData: make([]byte, n)} }
 	mustBe := func(f frame, bad bool) {
 		t.Helper()

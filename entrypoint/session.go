@@ -563,10 +563,16 @@ func (s *Session) run(ctx context.Context, ctr *container, call *Call) (res *Res
 	c.images.maxCount, c.images.maxBytes = s.opts.maxImages(), s.opts.maxImageBytes()
 	c.ctx, c.cancel = context.WithCancel(ctr.ctx)
 	defer c.cancel()
+	began := time.Now()
+	if err := s.settle(ctx, ctr); err != nil {
+		if ctx.Err() != nil {
+			return &Result{Status: StatusError}, ctx.Err()
+		}
+		return s.died(ctr, c, began, err)
+	}
 	ctr.mu.Lock()
 	ctr.call = c
 	ctr.mu.Unlock()
-	began := time.Now()
 	exec := execFrame{
 		T: frameExec, ID: c.id, Code: call.Code, MaxOutput: s.opts.maxOutput(), Progress: call.OnProgress != nil,
 		MaxImages: c.images.maxCount, MaxImageBytes: c.images.maxBytes,
@@ -582,8 +588,11 @@ func (s *Session) run(ctx context.Context, ctr *container, call *Call) (res *Res
 	}
 	select {
 	case f := <-c.result:
-		if f.T == frameBusy {
+		switch f.T {
+		case frameBusy:
 			return &Result{Status: StatusError}, ErrBusy
+		case frameLost:
+			return c.lost(began), nil
 		}
 		return c.finish(f, false), nil
 	case <-ctr.dead:
@@ -606,6 +615,9 @@ func (s *Session) interrupt(ctr *container, c *callState, began time.Time, why s
 	defer grace.Stop()
 	select {
 	case f := <-c.result:
+		if f.T == frameLost {
+			return c.lost(began), nil
+		}
 		if f.Status != statusInterrupt {
 			return c.finish(f, false), nil // it ended on its own meanwhile
 		}

@@ -357,6 +357,19 @@ class RuntimeTest(RuntimeTestCase):
         self.assertIs(type(self.ready["pid"]), int)
         self.assertEqual(self.ready["pid"], self.rt.proc.pid)
 
+    def test_sync_after_a_cut_frame(self):
+        """A host that lost its streams ends a cut frame with blank lines
+        (ignored quietly) and asks for a sync: the answer carries its nonce,
+        compact, and calls go on."""
+        self.run_call("x = 'kept'")
+        self.rt.write(b'{"t":"exec","id":"cut","co' + b"\n" * 1000)
+        self.rt.write(b'{"t":"sync","n":"NONCE234"}\n')
+        self.assertEqual(self.rt.recv(), {"t": "synced", "n": "NONCE234"})
+        outs, _ = self.run_call("print(x)")
+        self.assertEqual(stream_text(outs), "kept\n")
+        self.assertTrue(self.rt.wait_stderr("ignoring a malformed frame"))
+        self.assertEqual(bytes(self.rt.stderr).count(b"ignoring"), 1, bytes(self.rt.stderr))
+
     def test_globals_persist(self):
         self.run_call(code("""
             import math

@@ -188,7 +188,11 @@ def read_frames(fd, handle, batch_done=None):
 
 
 def decode(line):
-    """The frame a line holds, or None (logged) when it is not a JSON object."""
+    """The frame a line holds, or None (logged) when it is not a JSON object;
+    blank lines, which a host sends after it lost its streams, are None
+    quietly."""
+    if not line.strip():
+        return None
     try:
         msg = json.loads(line)
     except ValueError:

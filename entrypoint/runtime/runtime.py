@@ -175,7 +175,13 @@ class Runtime:
         if host is not None and host is not self.driver:
             self.handle_other(msg, host)
             return
-        if t == "persist":
+        if t == "sync":
+            # The host lost the streams and attached again: where this
+            # answer is read, its frames are whole again.
+            n = msg.get("n")
+            if isinstance(n, str):
+                self.chan.send({"t": "synced", "n": n})
+        elif t == "persist":
             self.start_persisting(msg)
         elif t == "interrupt":
             with self.state_lock:
