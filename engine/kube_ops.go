@@ -8,8 +8,10 @@ import (
 	"net/http"
 	"sync"
 	"syscall"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/util/httpstream"
@@ -129,9 +131,7 @@ func (c *kubeContainerOps) attach(ctx context.Context, stdout, stderr *boundedPi
 	if err := c.running(ctx); err != nil {
 		return nil, nil, err
 	}
-	req := c.a.cs.CoreV1().RESTClient().Post().Resource("pods").Namespace(c.a.ns).Name(c.name).SubResource("attach").
-		VersionedParams(&corev1.PodAttachOptions{Container: kubeContainer, Stdin: true, Stdout: true, Stderr: true}, scheme.ParameterCodec)
-	exec, err := c.a.executor(req.URL().String())
+	exec, err := c.attachExecutor()
 	if err != nil {
 		return nil, nil, err
 	}
@@ -143,7 +143,22 @@ func (c *kubeContainerOps) attach(ctx context.Context, stdout, stderr *boundedPi
 	copied := make(chan struct{})
 	go func() {
 		defer close(copied)
-		err := exec.StreamWithContext(actx, remotecommand.StreamOptions{Stdin: inR, Stdout: stdout, Stderr: stderr})
+		streams := remotecommand.StreamOptions{Stdin: inR, Stdout: stdout, Stderr: stderr}
+		err := exec.StreamWithContext(actx, streams)
+		// A stream that failed while the container runs on was lost
+		// (the API server restarted, say), not ended: attach again,
+		// marking the place for the reader, which resynchronises.
+		for err != nil && actx.Err() == nil {
+			again, rerr := c.reattach(actx, err)
+			if again == nil {
+				if rerr != nil {
+					err = rerr
+				}
+				break
+			}
+			stdout.Break(ErrReattached)
+			err = again.StreamWithContext(actx, streams)
+		}
 		if err == nil {
 			err = io.EOF
 		}
@@ -152,6 +167,54 @@ func (c *kubeContainerOps) attach(ctx context.Context, stdout, stderr *boundedPi
 		inR.CloseWithError(err)
 	}()
 	return inW, copied, nil
+}
+
+const (
+	// kubeReattachWithin bounds how long a lost attachment is tried again
+	// while the API server cannot be reached or the pod's state is not
+	// known; the sandbox is given up after it.
+	kubeReattachWithin = 2 * time.Minute
+	// kubeSettle is how long a failed stream waits before the pod's state
+	// is read: a container that ended has its status updated by then.
+	kubeSettle = 2 * time.Second
+)
+
+// reattach returns an executor for attaching again to the pod after its
+// attachment failed with lost, when the pod's container still runs; nil
+// (and why, when not known) when it ended, was deleted, or its state
+// could not be read within kubeReattachWithin.
+func (c *kubeContainerOps) reattach(ctx context.Context, lost error) (remotecommand.Executor, error) {
+	deadline := time.Now().Add(kubeReattachWithin)
+	delay := kubeSettle
+	for {
+		select {
+		case <-time.After(delay):
+		case <-ctx.Done():
+			return nil, nil
+		}
+		p, err := c.a.cs.CoreV1().Pods(c.a.ns).Get(ctx, c.name, metav1.GetOptions{})
+		switch {
+		case err == nil:
+			if running, _ := kubeRunning(p); !running || p.DeletionTimestamp != nil {
+				return nil, nil // it ended: the watcher says how
+			}
+			c.a.log.Warn("the attachment to a sandbox pod was lost; attaching again", "pod", c.name, "err", lost)
+			return c.attachExecutor()
+		case apierrors.IsNotFound(err) || ctx.Err() != nil:
+			return nil, nil
+		case time.Now().After(deadline):
+			return nil, fmt.Errorf("attaching to pod %s again: its stream failed (%v) and its state could not be read within %v: %w",
+				c.name, lost, kubeReattachWithin, err)
+		}
+		delay = min(2*delay, 5*time.Second)
+	}
+}
+
+// attachExecutor returns an executor of the pod's pods/attach.
+func (c *kubeContainerOps) attachExecutor() (remotecommand.Executor, error) {
+	req := c.a.cs.CoreV1().RESTClient().Post().Resource("pods").Namespace(c.a.ns).Name(c.name).SubResource("attach").
+		VersionedParams(&corev1.PodAttachOptions{Container: kubeContainer, Stdin: true, Stdout: true, Stderr: true}, scheme.ParameterCodec)
+	return c.a.executor(req.URL().String())
 }
 
 // executor returns a stream executor of url: WebSocket, falling back to
@@ -182,14 +245,29 @@ func (c *kubeContainerOps) start(context.Context) error { return nil }
 func (c *kubeContainerOps) wait(ctx context.Context) (ExitStatus, error) {
 	pods := c.a.cs.CoreV1().Pods(c.a.ns)
 	sel := fields.OneTermEqualSelector("metadata.name", c.name).String()
+	var unreachable time.Time // since when the API server cannot be reached
 	for {
 		list, err := pods.List(ctx, metav1.ListOptions{FieldSelector: sel})
+		if err != nil && ctx.Err() == nil && c.a.transient(err) {
+			// The API server restarting: the pod runs on without it.
+			if unreachable.IsZero() {
+				unreachable = time.Now()
+			}
+			if time.Since(unreachable) < kubeReattachWithin {
+				select {
+				case <-time.After(time.Second):
+					continue
+				case <-ctx.Done():
+				}
+			}
+		}
 		if err != nil {
 			if ctx.Err() != nil {
 				return ExitStatus{}, ctx.Err()
 			}
 			return ExitStatus{}, c.a.explain(err, "list", "pods")
 		}
+		unreachable = time.Time{}
 		if len(list.Items) == 0 {
 			return ExitStatus{Code: 137, EngineError: "the pod was deleted"}, nil
 		}
@@ -197,6 +275,13 @@ func (c *kubeContainerOps) wait(ctx context.Context) (ExitStatus, error) {
 			return st, nil
 		}
 		w, err := pods.Watch(ctx, metav1.ListOptions{FieldSelector: sel, ResourceVersion: list.ResourceVersion})
+		if err != nil && ctx.Err() == nil && c.a.transient(err) {
+			select { // then listed again, and waited for there
+			case <-time.After(500 * time.Millisecond):
+			case <-ctx.Done():
+			}
+			continue
+		}
 		if err != nil {
 			if ctx.Err() != nil {
 				return ExitStatus{}, ctx.Err()
@@ -207,6 +292,9 @@ func (c *kubeContainerOps) wait(ctx context.Context) (ExitStatus, error) {
 			if ev.Type == watch.Deleted {
 				w.Stop()
 				return ExitStatus{Code: 137, EngineError: "the pod was deleted"}, nil
+			}
+			if ev.Type == watch.Error {
+				break // a watch the server ended (its resource version expired, say): list again
 			}
 			if p, ok := ev.Object.(*corev1.Pod); ok {
 				if st, ok := kubeExit(p); ok {
@@ -220,6 +308,13 @@ func (c *kubeContainerOps) wait(ctx context.Context) (ExitStatus, error) {
 			return ExitStatus{}, ctx.Err()
 		}
 	}
+}
+
+// transient reports whether err is the API server being unreachable or
+// restarting, which a pod outlives.
+func (a *kubeAPI) transient(err error) bool {
+	return a.connFailed(err) || apierrors.IsServiceUnavailable(err) || apierrors.IsServerTimeout(err) ||
+		apierrors.IsTimeout(err) || apierrors.IsTooManyRequests(err) || apierrors.IsInternalError(err)
 }
 
 // kubeExit returns how p's container ended, if it did: its exit code,
