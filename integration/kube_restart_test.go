@@ -77,7 +77,9 @@ func TestKubeAPIServerRestarted(t *testing.T) {
 	away := restartAPIServer(t)
 	t.Logf("the API server was away for %v", away)
 
+	back := time.Now()
 	a := <-cut
+	t.Logf("the cut-off call answered %v after the API server was back", time.Since(back))
 	if a.err != nil || !a.res.IsError {
 		t.Fatalf("the call cut off by the restart: %v %+v", a.err, a.res)
 	}
