@@ -103,6 +103,10 @@ func (e *containerEngine) start(ctx context.Context, spec Spec) (_ Sandbox, err 
 		sb.Close()
 		return nil, err
 	}
+	if err := e.fillInput(ctx, sb, spec); err != nil {
+		sb.Close()
+		return nil, err
+	}
 	if err := sb.attachAndStart(ctx); err != nil {
 		sb.Close()
 		return nil, err

@@ -19,6 +19,9 @@ type containerSandbox struct {
 	c        containerOps
 	id       string
 	memLimit int64
+	// inputFilled is set when the engine filled InDir from Spec.Input
+	// before the container's process started.
+	inputFilled bool
 
 	stdin          io.WriteCloser // set once attached
 	stdout, stderr *boundedPipe

@@ -40,7 +40,11 @@ func kubeCheckHardened(p *corev1.Pod, spec Spec) error {
 	bad := func(what string) error {
 		return fmt.Errorf("pod %s is not hardened as the bridge built it (an admission controller changed it?): %s", p.Name, what)
 	}
-	if len(p.Spec.Containers) != 1 || len(p.Spec.InitContainers) != 0 || len(p.Spec.EphemeralContainers) != 0 {
+	inits := 0
+	if spec.Input != nil && spec.InBytes > 0 {
+		inits = 1 // the input container
+	}
+	if len(p.Spec.Containers) != 1 || len(p.Spec.InitContainers) != inits || len(p.Spec.EphemeralContainers) != 0 {
 		return bad("it has other containers")
 	}
 	if p.Spec.HostNetwork || p.Spec.HostPID || p.Spec.HostIPC {
@@ -57,26 +61,53 @@ func kubeCheckHardened(p *corev1.Pod, spec Spec) error {
 			return bad("volume " + v.Name + " is not an emptyDir")
 		}
 	}
+	for _, c := range p.Spec.InitContainers {
+		if c.Name != kubeInputContainer {
+			return bad("it has other containers")
+		}
+		if why := kubeContainerWeakened(c, spec); why != "" {
+			return bad("its input " + why)
+		}
+		for _, m := range c.VolumeMounts {
+			if m.Name != "in" || m.MountPath != InDir {
+				return bad("its input container mounts " + m.MountPath)
+			}
+		}
+	}
 	c := p.Spec.Containers[0]
+	if why := kubeContainerWeakened(c, spec); why != "" {
+		return bad("its " + why)
+	}
+	for _, m := range c.VolumeMounts {
+		if m.MountPath == InDir && !m.ReadOnly {
+			return bad("its container may write " + InDir)
+		}
+	}
+	return nil
+}
+
+// kubeContainerWeakened says how c is less hardened than kubePod builds
+// the containers of spec's pod, or returns "".
+func kubeContainerWeakened(c corev1.Container, spec Spec) string {
 	sc := c.SecurityContext
 	uid, _ := kubeIDs(spec.User)
 	switch {
 	case sc == nil:
-		return bad("its container has no security context")
+		return "container has no security context"
 	case sc.Privileged != nil && *sc.Privileged:
-		return bad("its container is privileged")
+		return "container is privileged"
 	case sc.AllowPrivilegeEscalation == nil || *sc.AllowPrivilegeEscalation:
-		return bad("its container may escalate privileges")
+		return "container may escalate privileges"
 	case sc.ReadOnlyRootFilesystem == nil || !*sc.ReadOnlyRootFilesystem:
-		return bad("its root filesystem is writable")
+		return "container's root filesystem is writable"
 	case sc.RunAsNonRoot == nil || !*sc.RunAsNonRoot || sc.RunAsUser == nil || *sc.RunAsUser != uid:
-		return bad("its container does not run as the sandbox user")
+		return "container does not run as the sandbox user"
 	case sc.Capabilities == nil || len(sc.Capabilities.Add) > 0 || !kubeDropsAll(sc.Capabilities.Drop):
-		return bad("its container keeps capabilities")
+		return "container keeps capabilities"
 	case c.Resources.Limits.Memory().Value() != spec.MemoryBytes:
-		return bad("its memory limit is not the sandbox's")
+		return "container's memory limit is not the sandbox's"
 	}
-	return nil
+	return ""
 }
 
 // kubeDropsAll reports whether drop holds ALL.

@@ -42,11 +42,15 @@ sys.stdout.buffer.flush()
 `
 
 // kubeTarIn extracts the tar on stdin into the directory argv[1]:
-// directories and regular files only, relative names without "..".
+// directories and regular files only, relative names without "..", no
+// special modes. It runs as the sandbox user: a directory's mode is set
+// once everything is extracted, so that a read-only one (0555) is filled
+// first.
 const kubeTarIn = `import os, sys, tarfile
 d = sys.argv[1]
 if not os.path.isdir(d):
     sys.exit(3)
+dirs = []
 t = tarfile.open(fileobj=sys.stdin.buffer, mode="r|")
 for m in t:
     n = m.name
@@ -55,8 +59,8 @@ for m in t:
         sys.exit("refused entry %r" % n)
     p = os.path.join(d, *parts)
     if m.isdir():
-        os.makedirs(p, mode=m.mode & 0o777, exist_ok=True)
-        os.chmod(p, m.mode & 0o777)
+        os.makedirs(p, exist_ok=True)
+        dirs.append((p, m.mode & 0o777))
     elif m.isfile():
         os.makedirs(os.path.dirname(p), exist_ok=True)
         if os.path.islink(p):
@@ -73,6 +77,8 @@ for m in t:
         os.replace(tmp, p)
     else:
         sys.exit("refused entry %r: not a directory or regular file" % n)
+for p, mode in reversed(dirs):
+    os.chmod(p, mode)
 `
 
 // execIn runs cmd in the pod's container with stdin (nil: none), its

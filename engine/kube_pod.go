@@ -25,6 +25,13 @@ const (
 	kubeEphemeral = 256 << 20
 	// kubeContainer is the name of the sandbox's container in its pod.
 	kubeContainer = "sandbox"
+	// kubeInputContainer is the name of the init container that fills
+	// InDir from Spec.Input.
+	kubeInputContainer = "input"
+	// kubeRlimitsEnv names the variable that tells the runtime the
+	// rlimits to lower its own to, such as "nofile=1024,nproc=128":
+	// Kubernetes sets none.
+	kubeRlimitsEnv = "MCP_SANDBOX_RLIMITS"
 )
 
 // A kubePodOptions is what a sandbox pod takes from the backend's
@@ -47,10 +54,18 @@ type kubePodOptions struct {
 // and CPU limits, memory-backed emptyDir volumes with size limits for
 // /tmp, the workspace and the directories of files in and out. What
 // Kubernetes cannot say: a per-container pids limit (the kubelet's
-// podPidsLimit is node-wide), rlimits (the runtime lowers its own), and
-// noexec/nosuid/nodev on an emptyDir (SECURITY.md). The pod has no
-// restart (a sandbox's state dies with its process) and no owner
-// references; its standard input stays open across attachments.
+// podPidsLimit is node-wide), rlimits (the runtime lowers its own to
+// those kubeRlimitsEnv names), and noexec/nosuid/nodev on an emptyDir
+// (SECURITY.md). The pod has no restart (a sandbox's state dies with its
+// process) and no owner references; its standard input stays open across
+// attachments.
+//
+// With Spec.Input and InBytes, an init container of the same image and
+// hardening, which alone mounts InDir writable, extracts the tar the
+// bridge streams to its standard input (kubeTarIn, run with python3 -I
+// -S: directories and regular files only, no links, relative names, as
+// much as the mount holds); the sandbox's container mounts InDir
+// read-only and starts once it exited 0.
 func kubePod(spec Spec, o owner, name string, opts kubePodOptions) *corev1.Pod {
 	spec = spec.withDefaults()
 	uid, gid := kubeIDs(spec.User)
@@ -72,6 +87,7 @@ func kubePod(spec Spec, o owner, name string, opts kubePodOptions) *corev1.Pod {
 		{Name: "workspace", MountPath: workspaceDir},
 		{Name: "out", MountPath: OutDir},
 	}
+	var inits []corev1.Container
 	if spec.InBytes > 0 {
 		volumes = append(volumes, memoryDir("in", spec.InBytes))
 		mounts = append(mounts, corev1.VolumeMount{Name: "in", MountPath: InDir, ReadOnly: true})
@@ -103,7 +119,37 @@ func kubePod(spec Spec, o owner, name string, opts kubePodOptions) *corev1.Pod {
 		k, v, _ := strings.Cut(kv, "=")
 		env = append(env, corev1.EnvVar{Name: k, Value: v})
 	}
+	env = append(env, corev1.EnvVar{Name: kubeRlimitsEnv, Value: kubeRlimits(spec, opts)})
 	seccomp := &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}
+	hardened := func() *corev1.SecurityContext {
+		return &corev1.SecurityContext{
+			RunAsUser:                &uid,
+			RunAsGroup:               &gid,
+			RunAsNonRoot:             &yes,
+			ReadOnlyRootFilesystem:   &yes,
+			AllowPrivilegeEscalation: &no,
+			Privileged:               &no,
+			Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+			SeccompProfile:           seccomp,
+		}
+	}
+	if spec.InBytes > 0 && spec.Input != nil {
+		inits = append(inits, corev1.Container{
+			Name:            kubeInputContainer,
+			Image:           spec.Image,
+			ImagePullPolicy: pull,
+			Command:         []string{"python3", "-I", "-S", "-c", kubeTarIn, InDir},
+			WorkingDir:      InDir,
+			Stdin:           true,
+			StdinOnce:       true,
+			TTY:             false,
+			VolumeMounts:    []corev1.VolumeMount{{Name: "in", MountPath: InDir}},
+			Resources:       corev1.ResourceRequirements{Limits: limits.DeepCopy(), Requests: requests.DeepCopy()},
+			SecurityContext: hardened(),
+			// The extractor's error, as the start's.
+			TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
+		})
+	}
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
 			Name:      name,
@@ -128,29 +174,21 @@ func kubePod(spec Spec, o owner, name string, opts kubePodOptions) *corev1.Pod {
 				FSGroup:        &gid,
 				SeccompProfile: seccomp,
 			},
-			Volumes: volumes,
+			Volumes:        volumes,
+			InitContainers: inits,
 			Containers: []corev1.Container{{
-				Name:            kubeContainer,
-				Image:           spec.Image,
-				ImagePullPolicy: pull,
-				Command:         append([]string(nil), spec.Cmd...),
-				Env:             env,
-				WorkingDir:      workspaceDir,
-				Stdin:           true,
-				StdinOnce:       false,
-				TTY:             false,
-				VolumeMounts:    mounts,
-				Resources:       corev1.ResourceRequirements{Limits: limits, Requests: requests},
-				SecurityContext: &corev1.SecurityContext{
-					RunAsUser:                &uid,
-					RunAsGroup:               &gid,
-					RunAsNonRoot:             &yes,
-					ReadOnlyRootFilesystem:   &yes,
-					AllowPrivilegeEscalation: &no,
-					Privileged:               &no,
-					Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
-					SeccompProfile:           seccomp,
-				},
+				Name:                     kubeContainer,
+				Image:                    spec.Image,
+				ImagePullPolicy:          pull,
+				Command:                  append([]string(nil), spec.Cmd...),
+				Env:                      env,
+				WorkingDir:               workspaceDir,
+				Stdin:                    true,
+				StdinOnce:                false,
+				TTY:                      false,
+				VolumeMounts:             mounts,
+				Resources:                corev1.ResourceRequirements{Limits: limits, Requests: requests},
+				SecurityContext:          hardened(),
 				TerminationMessagePolicy: corev1.TerminationMessageReadFile,
 			}},
 		},
@@ -160,6 +198,23 @@ func kubePod(spec Spec, o owner, name string, opts kubePodOptions) *corev1.Pod {
 		pod.Spec.RuntimeClassName = &rc
 	}
 	return pod
+}
+
+// kubeRlimits returns the value of kubeRlimitsEnv for a pod of spec (with
+// its defaults): RLIMIT_NOFILE always; RLIMIT_NPROC under gVisor only,
+// where the Sentry counts the sandbox's own processes and threads and the
+// kubelet's podPidsLimit, counting the Sentry's host tasks, does not
+// contain a fork bomb. Under runc, RLIMIT_NPROC would count every process
+// of the sandbox's uid on the node, across pods: the pids cgroup of the
+// pod (podPidsLimit) bounds it there.
+func kubeRlimits(spec Spec, opts kubePodOptions) string {
+	v := "nofile=" + strconv.FormatUint(spec.NoFile, 10)
+	if isGVisor(opts.RuntimeClass) || isGVisor(spec.OCIRuntime) {
+		spec.OCIRuntime = "runsc"
+		_, nproc := spec.taskLimits()
+		v += ",nproc=" + strconv.FormatUint(nproc, 10)
+	}
+	return v
 }
 
 // kubeIDs returns the uid and gid of a spec's "uid[:gid]" user; a user

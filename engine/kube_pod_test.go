@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"io"
 	"reflect"
 	"strings"
 	"testing"
@@ -16,10 +17,25 @@ func TestKubePod(t *testing.T) {
 	o := owner{Host: "host-1", PID: 42, Start: "777"}
 	full := Spec{Image: "localhost/sandbox-python:3.11", Cmd: []string{"python3", "-c", "x"}, User: "1000:2000",
 		MemoryBytes: 256 << 20, PidsLimit: 64, NanoCPUs: 1_500_000_000, TmpBytes: 1 << 20, WorkspaceBytes: 2 << 20,
-		OutBytes: 3 << 20, InBytes: 4 << 20, SiteBytes: 5 << 20, Session: "Session_1", Resumable: "ab12"}
+		OutBytes: 3 << 20, InBytes: 4 << 20, SiteBytes: 5 << 20, Session: "Session_1", Resumable: "ab12",
+		NoFile: 512, Input: func(io.Writer) error { return nil }}
 	def := kubePod(Spec{Cmd: []string{"python3"}}, o, "mcp-sbx-a", kubePodOptions{Namespace: "ns"})
 	got := kubePod(full, o, "mcp-sbx-b", kubePodOptions{Namespace: "sandboxes", RuntimeClass: "gvisor"})
 	c, dc := got.Spec.Containers[0], def.Spec.Containers[0]
+	var ic corev1.Container // the input container
+	if len(got.Spec.InitContainers) == 1 {
+		ic = got.Spec.InitContainers[0]
+	}
+	// InBytes without Input: InDir is mounted, empty, with no container to fill it.
+	noInput := kubePod(Spec{Cmd: []string{"x"}, InBytes: 1 << 20}, o, "p", kubePodOptions{})
+	env := func(c corev1.Container, name string) string {
+		for _, e := range c.Env {
+			if e.Name == name {
+				return e.Value
+			}
+		}
+		return "<unset>"
+	}
 	q := func(l corev1.ResourceList, n corev1.ResourceName) string { v := l[n]; return v.String() }
 	mounts := func(ms []corev1.VolumeMount) string {
 		var s []string
@@ -60,14 +76,20 @@ func TestKubePod(t *testing.T) {
 		{"pod non-root", *got.Spec.SecurityContext.RunAsNonRoot, true},
 		{"pod seccomp", got.Spec.SecurityContext.SeccompProfile.Type, corev1.SeccompProfileTypeRuntimeDefault},
 		{"containers", len(got.Spec.Containers), 1},
-		{"init containers", len(got.Spec.InitContainers), 0},
+		{"init containers", len(got.Spec.InitContainers), 1},
+		{"default init containers", len(def.Spec.InitContainers), 0},
+		{"no input container without Input", len(noInput.Spec.InitContainers), 0},
+		{"InDir without Input", mounts(noInput.Spec.Containers[0].VolumeMounts), "/tmp /workspace /workspace/out /workspace/in:ro"},
 		{"container name", c.Name, kubeContainer},
 		{"image", c.Image, "localhost/sandbox-python:3.11"},
 		{"pull of a localhost image", c.ImagePullPolicy, corev1.PullNever},
 		{"pull of another image", dc.ImagePullPolicy, corev1.PullIfNotPresent},
 		{"command", c.Command, []string{"python3", "-c", "x"}},
 		{"args", len(c.Args), 0},
-		{"env", len(c.Env), len(sandboxEnv())},
+		{"env", len(c.Env), len(sandboxEnv()) + 1},
+		{"rlimits under gVisor", env(c, kubeRlimitsEnv), "nofile=512,nproc=64"},
+		{"default rlimits", env(dc, kubeRlimitsEnv), "nofile=1024"},
+		{"rlimits of an OCI runtime named runsc", env(kubePod(Spec{Cmd: []string{"x"}, OCIRuntime: "runsc"}, o, "p", kubePodOptions{}).Spec.Containers[0], kubeRlimitsEnv), "nofile=1024,nproc=128"},
 		{"workdir", c.WorkingDir, workspaceDir},
 		{"streams", []bool{c.Stdin, c.StdinOnce, c.TTY}, []bool{true, false, false}},
 		{"container user", []int64{*c.SecurityContext.RunAsUser, *c.SecurityContext.RunAsGroup}, []int64{1000, 2000}},
@@ -88,6 +110,24 @@ func TestKubePod(t *testing.T) {
 		{"default mounts", mounts(dc.VolumeMounts), "/tmp /workspace /workspace/out"},
 		{"volumes", sizes(got.Spec.Volumes), "tmp=1Mi workspace=2Mi out=3Mi in=4Mi site=5Mi"},
 		{"default volumes", sizes(def.Spec.Volumes), "tmp=64Mi workspace=128Mi out=64Mi"},
+		// The input container: the sandbox's hardening, InDir alone
+		// writable, the tar on its standard input, once.
+		{"input name", ic.Name, kubeInputContainer},
+		{"input image", []any{ic.Image, ic.ImagePullPolicy}, []any{"localhost/sandbox-python:3.11", corev1.PullNever}},
+		{"input command", ic.Command, []string{"python3", "-I", "-S", "-c", kubeTarIn, InDir}},
+		{"input args and env", []int{len(ic.Args), len(ic.Env), len(ic.EnvFrom)}, []int{0, 0, 0}},
+		{"input streams", []bool{ic.Stdin, ic.StdinOnce, ic.TTY}, []bool{true, true, false}},
+		{"input mounts", mounts(ic.VolumeMounts), "/workspace/in"},
+		{"input user", []int64{*ic.SecurityContext.RunAsUser, *ic.SecurityContext.RunAsGroup}, []int64{1000, 2000}},
+		{"input non-root", *ic.SecurityContext.RunAsNonRoot, true},
+		{"input read-only root", *ic.SecurityContext.ReadOnlyRootFilesystem, true},
+		{"input privilege escalation", *ic.SecurityContext.AllowPrivilegeEscalation, false},
+		{"input privileged", *ic.SecurityContext.Privileged, false},
+		{"input capabilities", ic.SecurityContext.Capabilities, &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}}},
+		{"input seccomp", ic.SecurityContext.SeccompProfile.Type, corev1.SeccompProfileTypeRuntimeDefault},
+		{"input limits", []string{q(ic.Resources.Limits, corev1.ResourceMemory), q(ic.Resources.Limits, corev1.ResourceCPU), q(ic.Resources.Limits, corev1.ResourceEphemeralStorage)}, []string{"256Mi", "1500m", "256Mi"}},
+		{"input requests", []string{q(ic.Resources.Requests, corev1.ResourceCPU), q(ic.Resources.Requests, corev1.ResourceMemory)}, []string{"10m", "32Mi"}},
+		{"input termination message", ic.TerminationMessagePolicy, corev1.TerminationMessageFallbackToLogsOnError},
 	} {
 		if !reflect.DeepEqual(tc.got, tc.want) {
 			t.Errorf("%s: %#v, want %#v", tc.field, tc.got, tc.want)

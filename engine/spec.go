@@ -2,6 +2,7 @@ package engine
 
 import (
 	"cmp"
+	"io"
 	"strings"
 )
 
@@ -76,6 +77,15 @@ type Spec struct {
 	OutBytes int64
 	// InBytes is the size of the InDir mount. Zero: no InDir mount.
 	InBytes int64
+	// Input, with InBytes, writes the tar stream of what InDir holds for
+	// the sandbox's code. An engine that fills InDir as the sandbox
+	// starts (Kubernetes: a hardened init container extracts it, and the
+	// sandbox's container mounts InDir read-only) calls it once, before
+	// the sandbox's process starts, and its Sandbox reports InputFilled;
+	// the others ignore it, and the caller copies the files in after the
+	// start (Files.CopyIn). Its error fails the start. Zero: InDir is not
+	// filled at start.
+	Input func(w io.Writer) error
 	// SiteBytes is the size of the SiteDir tmpfs, where the session's own
 	// installs go (exec allowed, nosuid, nodev). Zero: no SiteDir mount.
 	SiteBytes int64

@@ -1,0 +1,161 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/tools/remotecommand"
+)
+
+// The input of a sandbox pod (Spec.Input) is extracted into InDir by the
+// pod's init container (kubePod), the only container that mounts it
+// writable: the bridge attaches to it (pods/attach), streams the tar to
+// its standard input and closes it, and waits for it to exit 0; only then
+// does the kubelet start the sandbox's container, which mounts InDir
+// read-only. An extractor that refuses the tar, or a mount too small for
+// it, ends the container with an error, which the start reports.
+
+var _ inputAPI = (*kubeAPI)(nil)
+
+// fillInput implements inputAPI.
+func (a *kubeAPI) fillInput(ctx context.Context, pod string, spec Spec) error {
+	if err := a.watchPod(ctx, pod, kubeInputStarted); err != nil {
+		return fmt.Errorf("waiting for the input container: %w", err)
+	}
+	req := a.cs.CoreV1().RESTClient().Post().Resource("pods").Namespace(a.ns).Name(pod).SubResource("attach").
+		VersionedParams(&corev1.PodAttachOptions{Container: kubeInputContainer, Stdin: true, Stderr: true}, scheme.ParameterCodec)
+	exec, err := a.executor(req.URL().String())
+	if err != nil {
+		return err
+	}
+	pr, pw := io.Pipe()
+	wrote := make(chan error, 1)
+	go func() {
+		err := spec.Input(pw)
+		pw.CloseWithError(err)
+		wrote <- err
+	}()
+	var stderr bytes.Buffer
+	serr := exec.StreamWithContext(ctx, remotecommand.StreamOptions{Stdin: pr, Stderr: &limitedWriter{w: &stderr, n: 4 << 10}})
+	pr.CloseWithError(errors.New("the input container's stream ended"))
+	werr := <-wrote
+	// Its exit says whether the files are in place; a stream that broke
+	// off says less.
+	var exited *corev1.ContainerStateTerminated
+	err = a.watchPod(ctx, pod, func(p *corev1.Pod) (bool, error) {
+		exited = kubeInputExited(p)
+		return exited != nil, nil
+	})
+	switch {
+	case err != nil && exited == nil:
+		if serr != nil {
+			err = fmt.Errorf("%w (the stream: %v)", err, serr)
+		}
+		return fmt.Errorf("waiting for the input container to exit: %w", err)
+	case exited.ExitCode != 0:
+		msg := strings.TrimSpace(exited.Message)
+		if msg == "" {
+			msg = strings.TrimSpace(stderr.String())
+		}
+		return fmt.Errorf("the input container exited with code %d (%s): %s", exited.ExitCode, exited.Reason, kubeLastLine(msg))
+	case werr != nil:
+		return fmt.Errorf("writing the input: %w", werr)
+	}
+	return nil
+}
+
+// kubeInputStarted reports whether p's input container runs or ended,
+// or why it will not start.
+func kubeInputStarted(p *corev1.Pod) (bool, error) {
+	if p.DeletionTimestamp != nil {
+		return false, fmt.Errorf("pod %s is being deleted", p.Name)
+	}
+	for _, cs := range p.Status.InitContainerStatuses {
+		if cs.Name != kubeInputContainer {
+			continue
+		}
+		switch w := cs.State.Waiting; {
+		case cs.State.Running != nil || cs.State.Terminated != nil:
+			return true, nil
+		case w != nil && kubeFailFast[w.Reason]:
+			err := fmt.Errorf("pod %s: %s: %s", p.Name, w.Reason, w.Message)
+			if r := w.Reason; r == "ErrImageNeverPull" || r == "ErrImagePull" || r == "ImagePullBackOff" || r == "InvalidImageName" {
+				return false, fmt.Errorf("%w: image %q is not on the node (set MCP_BRIDGE_IMAGE to an image the nodes hold; scripts/provision --kubernetes imports the sandbox images): %w",
+					ErrImage, cs.Image, err)
+			}
+			return false, err
+		}
+	}
+	if p.Status.Phase == corev1.PodFailed || p.Status.Phase == corev1.PodSucceeded {
+		return false, fmt.Errorf("pod %s ended before its input was written: %s", p.Name, kubeEnded(p))
+	}
+	return false, nil
+}
+
+// kubeInputExited returns how p's input container ended, or nil while it
+// has not.
+func kubeInputExited(p *corev1.Pod) *corev1.ContainerStateTerminated {
+	for _, cs := range p.Status.InitContainerStatuses {
+		if cs.Name == kubeInputContainer && cs.State.Terminated != nil {
+			return cs.State.Terminated
+		}
+	}
+	return nil
+}
+
+// kubeLastLine returns the last line of msg (a Python traceback's ends
+// with the error), or msg when it has one.
+func kubeLastLine(msg string) string {
+	if i := strings.LastIndexByte(msg, '\n'); i >= 0 {
+		return msg[i+1:]
+	}
+	return msg
+}
+
+// watchPod watches pod until done reports true or an error, or the pod
+// is deleted, or ctx ends.
+func (a *kubeAPI) watchPod(ctx context.Context, pod string, done func(*corev1.Pod) (bool, error)) error {
+	pods := a.cs.CoreV1().Pods(a.ns)
+	sel := fields.OneTermEqualSelector("metadata.name", pod).String()
+	for {
+		list, err := pods.List(ctx, metav1.ListOptions{FieldSelector: sel})
+		if err != nil {
+			return a.explain(err, "list", "pods")
+		}
+		if len(list.Items) == 0 {
+			return fmt.Errorf("pod %s was deleted", pod)
+		}
+		if ok, err := done(&list.Items[0]); ok || err != nil {
+			return err
+		}
+		w, err := pods.Watch(ctx, metav1.ListOptions{FieldSelector: sel, ResourceVersion: list.ResourceVersion})
+		if err != nil {
+			return a.explain(err, "watch", "pods")
+		}
+		for ev := range w.ResultChan() {
+			if ev.Type == watch.Deleted {
+				w.Stop()
+				return fmt.Errorf("pod %s was deleted", pod)
+			}
+			if p, ok := ev.Object.(*corev1.Pod); ok {
+				if ok, err := done(p); ok || err != nil {
+					w.Stop()
+					return err
+				}
+			}
+		}
+		w.Stop()
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+	}
+}
