@@ -39,8 +39,9 @@ const (
 )
 
 // PhaseInput is the phase of a session's start that copies the input
-// directory in (engine.StartTrace).
-const PhaseInput = "input"
+// directory in (engine.StartTrace), as the engine's own filling of InDir
+// at start is.
+const PhaseInput = engine.PhaseInput
 
 // OpenFile opens the file at path in the session's sandbox sandboxID (a
 // Result's SandboxID) through the engine, for at most max bytes (<= 0: no

@@ -365,13 +365,16 @@ func (s *Session) ensure(ctx context.Context) (*container, string, error) {
 		in = scanned
 		o := *opts
 		o.Spec.InBytes = in.mountBytes()
+		o.Spec.Input = in.writeTar
 		opts = &o
 	}
 	ctr, err := startContainer(ctx, s.eng, opts, s.log)
 	if err != nil {
 		return nil, "", s.startError(err)
 	}
-	if in != nil {
+	// An engine that took the input at start (Kubernetes) filled InDir
+	// before the runtime ran; the others are given it now.
+	if in != nil && !engine.InputFilled(ctr.sb) {
 		began := time.Now()
 		if err := copyInput(ctx, ctr.sb, in); err != nil {
 			s.discard(ctr, err.Error())
