@@ -24,7 +24,7 @@ var runtimeFiles embed.FS
 // runtimeModules are the runtime's modules but its main program, in the
 // order they are installed (a module imports only those before it): each
 // is runtime/<name>.py, installed as the module mcp_sandbox_<name>.
-var runtimeModules = []string{"outputs", "channel", "reaper", "executor", "display", "rpc", "egress"}
+var runtimeModules = []string{"outputs", "channel", "reaper", "limits", "executor", "display", "rpc", "egress"}
 
 // protocolVersion is the version of the frame protocol (PROTOCOL.md)
 // this package speaks; the runtime says its own in its ready frame.

@@ -36,6 +36,7 @@ import mcp_sandbox_channel as channel
 import mcp_sandbox_display as display
 import mcp_sandbox_egress as egress
 import mcp_sandbox_executor as executor
+import mcp_sandbox_limits as limits
 import mcp_sandbox_outputs as outputs
 import mcp_sandbox_reaper as reaper
 import mcp_sandbox_rpc as rpc
@@ -504,6 +505,8 @@ def main():
         # environment; the code needs none of it (and cannot reach it).
         for k in [k for k in os.environ if k.startswith("KUBERNETES_")]:
             del os.environ[k]
+    # A pod has no rlimits: the bridge names those to lower to.
+    limits.lower_from_environ()
     rt = Runtime(sandbox)
     module = types.ModuleType("mcp_sandbox_runtime")
     module.rpc = rt.rpc.rpc
