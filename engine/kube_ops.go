@@ -311,10 +311,14 @@ func (c *kubeContainerOps) wait(ctx context.Context) (ExitStatus, error) {
 }
 
 // transient reports whether err is the API server being unreachable or
-// restarting, which a pod outlives.
+// restarting, which a pod outlives; a restarted API server refuses the
+// bridge's requests (Forbidden) for a moment, until its authorizer has
+// read the RBAC objects again (seen here), so that counts too, within
+// the same bound.
 func (a *kubeAPI) transient(err error) bool {
 	return a.connFailed(err) || apierrors.IsServiceUnavailable(err) || apierrors.IsServerTimeout(err) ||
-		apierrors.IsTimeout(err) || apierrors.IsTooManyRequests(err) || apierrors.IsInternalError(err)
+		apierrors.IsTimeout(err) || apierrors.IsTooManyRequests(err) || apierrors.IsInternalError(err) ||
+		apierrors.IsForbidden(err)
 }
 
 // kubeExit returns how p's container ended, if it did: its exit code,
