@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"net"
 	"net/url"
 	"os"
+	"path/filepath"
+	"slices"
 	"sync"
 	"syscall"
 	"time"
@@ -142,27 +145,41 @@ func NewKubernetes(ctx context.Context, opts *KubernetesOptions) (*Kubernetes, e
 // of where it came from.
 func kubeConfig(opts *KubernetesOptions) (*rest.Config, string, error) {
 	rules := clientcmd.NewDefaultClientConfigLoadingRules()
-	if opts.Kubeconfig != "" {
+	where := "the default kubeconfig ~/.kube/config"
+	switch env := os.Getenv(clientcmd.RecommendedConfigPathEnvVar); {
+	case opts.Kubeconfig != "":
 		rules.ExplicitPath = opts.Kubeconfig
+		where = opts.Kubeconfig
+	case env != "":
+		where = "KUBECONFIG=" + env
+		// client-go skips the files of KUBECONFIG that do not exist:
+		// with none left it would report only that nothing configures
+		// a cluster.
+		if !slices.ContainsFunc(filepath.SplitList(env), func(f string) bool { _, err := os.Stat(f); return f != "" && err == nil }) {
+			return nil, "", kubeConfigError{fmt.Errorf("kubernetes: reading %s: %w", where, fs.ErrNotExist)}
+		}
 	}
 	overrides := &clientcmd.ConfigOverrides{CurrentContext: opts.Context}
 	loader := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, overrides)
 	cfg, err := loader.ClientConfig()
 	if err != nil {
-		if opts.Kubeconfig == "" && os.Getenv("KUBECONFIG") == "" && opts.Context == "" {
+		if opts.Kubeconfig == "" && os.Getenv(clientcmd.RecommendedConfigPathEnvVar) == "" && opts.Context == "" {
 			if in, ierr := rest.InClusterConfig(); ierr == nil {
 				return in, "the in-cluster API server", nil
 			}
 		}
-		where := "the default kubeconfig (KUBECONFIG, else ~/.kube/config)"
-		if opts.Kubeconfig != "" {
-			where = opts.Kubeconfig
-		}
-		return nil, "", fmt.Errorf("%w: kubernetes: reading %s: %v", ErrNoEngine, where, err)
+		return nil, "", kubeConfigError{fmt.Errorf("kubernetes: reading %s: %w", where, err)}
 	}
 	cfg.QPS, cfg.Burst = 50, 100
 	return cfg, cfg.Host, nil
 }
+
+// A kubeConfigError is a kubeconfig that cannot be read: no engine is
+// reachable (errors.Is ErrNoEngine), which its message does not repeat.
+type kubeConfigError struct{ err error }
+
+func (e kubeConfigError) Error() string   { return e.err.Error() }
+func (e kubeConfigError) Unwrap() []error { return []error{ErrNoEngine, e.err} }
 
 // check reports a namespace that does not exist, or in which this
 // identity may not create pods, naming the verb and resource.
@@ -170,6 +187,11 @@ func (a *kubeAPI) check(ctx context.Context) error {
 	_, err := a.cs.CoreV1().Pods(a.ns).List(ctx, metav1.ListOptions{Limit: 1})
 	if err != nil {
 		return a.explain(err, "list", "pods")
+	}
+	// Pods are listed in a namespace that does not exist as in an empty
+	// one; an identity that may read the namespace learns which.
+	if _, err := a.cs.CoreV1().Namespaces().Get(ctx, a.ns, metav1.GetOptions{}); apierrors.IsNotFound(err) {
+		return fmt.Errorf("namespace %q does not exist (create it, or set MCP_BRIDGE_K8S_NAMESPACE): %w", a.ns, err)
 	}
 	ssar := &authorizationSSAR{}
 	for _, verb := range []string{"create", "delete"} {
@@ -225,7 +247,7 @@ func (a *kubeAPI) explain(err error, verb, resource string) error {
 	case apierrors.IsNotFound(err):
 		return fmt.Errorf("%s %s in namespace %q: the namespace does not exist (create it, or set MCP_BRIDGE_K8S_NAMESPACE): %w", verb, resource, a.ns, err)
 	case apierrors.IsForbidden(err):
-		return fmt.Errorf("%s %s in namespace %q is forbidden to this identity (RBAC): %w", verb, resource, a.ns, err)
+		return fmt.Errorf("%s %s in namespace %q is forbidden to this identity (RBAC; or the namespace may not exist: the API server refuses an identity without rights there either way): %w", verb, resource, a.ns, err)
 	case apierrors.IsUnauthorized(err):
 		return fmt.Errorf("the API server does not accept this identity's credentials: %w", err)
 	case a.connFailed(err):
