@@ -11,6 +11,7 @@ ahead of it (see runtimeProgram in entrypoint.go), each of one concern:
     mcp_sandbox_outputs   images, the matplotlib backend, the files-out watch
     mcp_sandbox_channel   frames to and from the host, diagnostics
     mcp_sandbox_reaper    killing the processes a call leaves behind
+    mcp_sandbox_limits    lowering its own rlimits where the engine sets none
     mcp_sandbox_executor  the call in flight: running its code, interrupts
     mcp_sandbox_display   sending a call's output, images, figures, files
     mcp_sandbox_rpc       RPCs and progress reports of user code
