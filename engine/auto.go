@@ -166,6 +166,11 @@ func (a *Auto) connect(ctx context.Context) (backend, error) {
 	hint := "Start Docker or Podman (scripts/provision starts both), point DOCKER_HOST or CONTAINER_HOST " +
 		"at a running engine (or choose a Docker context, DOCKER_CONTEXT or `docker context use`, or a Podman connection, CONTAINER_CONNECTION), " +
 		"or set MCP_BRIDGE_RUNTIME to the engine you have"
+	if a.opts.Backend == BackendKubernetes {
+		hint = "Check KUBECONFIG (or the pod's service account in a cluster) and its context, the namespace " +
+			"MCP_BRIDGE_K8S_NAMESPACE and what RBAC lets the bridge's identity do there " +
+			"(scripts/provision --kubernetes brings up a single-node cluster and prints its settings)"
+	}
 	if tlsFailure(tried) {
 		hint = "The engine's TLS is refused or misconfigured: DOCKER_CERT_PATH (or certs= in MCP_BRIDGE_ENGINES) " +
 			"must hold ca.pem, the CA that signed the daemon's certificate, and cert.pem and key.pem, " +
