@@ -11,7 +11,7 @@ import (
 
 // An Info is what a Describer reports of its container engine.
 type Info struct {
-	// Backend is BackendDocker or BackendPodman.
+	// Backend is BackendDocker, BackendPodman or BackendKubernetes.
 	Backend string
 	// Version is the engine's version, such as "20.10.24".
 	Version string
@@ -32,7 +32,7 @@ type Info struct {
 
 // A Describer is an Engine that can describe its container engine and
 // tell which images it holds, as a diagnosis of a setup asks. Docker,
-// Podman and Auto are Describers.
+// Podman, Kubernetes and Auto are Describers.
 type Describer interface {
 	// Describe reports the engine's backend, versions, address and
 	// default OCI runtime.

@@ -60,6 +60,10 @@ type checkResult struct {
 	Source string `json:"source,omitempty"`
 	Tools  *int   `json:"tools,omitempty"`
 	Stderr string `json:"stderr,omitempty"`
+	// routes: a sandbox pod's routes out, and the NetworkPolicies that
+	// select it and govern its egress
+	Routes   []string `json:"routes,omitempty"`
+	Policies []string `json:"policies,omitempty"`
 }
 
 // An entryJSON is a skipped server entry of a configuration file.

@@ -36,17 +36,26 @@ func (d *doctor) checkEngine(ctx context.Context, cfg *config.Config) {
 
 // checkOneEngine checks that the engine answers, that the sandbox image
 // is present, that a probe container starts hardened as the settings
-// ask, and that it ran under the OCI runtime asked for; a check whose
-// predecessor failed is skipped. The probe container is always removed.
+// ask, and that it ran under the OCI runtime asked for (for pods, what
+// checkPods checks); a check whose predecessor failed is skipped. The
+// probe container is always removed.
 func (d *doctor) checkOneEngine(ctx context.Context, cfg *config.Config) {
 	eng, closeEngine := d.newEngine(cfg, d.log)
 	defer closeEngine()
 	spec := cfg.SandboxSpec("doctor", probeCommand)
 	info, ok := d.engineCheck(ctx, cfg, eng)
 	if !ok {
-		for _, c := range []string{"image", "hardening", "runtime"} {
+		checks := []string{"image", "hardening", "runtime"}
+		if cfg.Engine.Backend == engine.BackendKubernetes {
+			checks = append(checks, "routes")
+		}
+		for _, c := range checks {
 			d.report(skipped(c, "the container engine does not answer"))
 		}
+		return
+	}
+	if info.Backend == engine.BackendKubernetes {
+		d.checkPods(ctx, eng, spec)
 		return
 	}
 	if !d.imageCheck(ctx, eng, spec.WithDefaults().Image) {
