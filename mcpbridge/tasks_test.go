@@ -360,7 +360,7 @@ except MCPError as e:
 // errors naming the settings; a task nobody polls ends its time to live
 // and is forgotten, its memory freed; a burst of polls changes nothing.
 func TestTaskBoundsAndTTL(t *testing.T) {
-	hb := serveBridge(t, Options{Tasks: TaskOptions{After: time.Nanosecond, TTL: 2 * time.Second, Max: 3, MaxPerSandbox: 2}}, HTTPOptions{}, false)
+	hb := serveBridge(t, Options{Tasks: TaskOptions{After: time.Nanosecond, TTL: 8 * time.Second, Max: 3, MaxPerSandbox: 2}}, HTTPOptions{}, false)
 	_, msg := taskRPC(t, hb, "", "tools/call", map[string]any{"name": "run_python", "arguments": map[string]any{"code": "x = 1"}}, false)
 	h := msg["result"].(map[string]any)["structuredContent"].(map[string]any)["session"].(string)
 	first := runTaskCall(t, hb, "", map[string]any{"code": "import time\ntime.sleep(1)", "session": h})["taskId"].(string)
@@ -393,7 +393,7 @@ func TestTaskBoundsAndTTL(t *testing.T) {
 	}
 	pollTask(t, hb, "", first, taskCompleted)
 	pollTask(t, hb, "", third, taskCompleted)
-	time.Sleep(2200 * time.Millisecond)
+	time.Sleep(8200 * time.Millisecond) // the TTL: long enough for 400 polls under -race on a loaded machine
 	_, msg = taskRPC(t, hb, "", methodTasksGet, map[string]any{"taskId": first}, true)
 	if e, _ := msg["error"].(map[string]any); e["code"] != float64(-32602) || !strings.Contains(e["message"].(string), "expired") {
 		t.Fatalf("a task past its time to live: %v", msg)
