@@ -5,6 +5,7 @@ package integration
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"slices"
@@ -176,11 +177,71 @@ func TestKubeImageNotOnNode(t *testing.T) {
 }
 
 // TestKubeHostile runs the hostile suite on pods, under runc and gVisor.
-// A pod has no pids limit of its own (the kubelet's podPidsLimit, 512
-// here, bounds each pod): a fork bomb is stopped by it or, first, by the
-// memory limit (then the session is replaced), as under gVisor.
+// A pod has no pids limit of its own: the kubelet's podPidsLimit (512
+// here) bounds each pod, and under gVisor the runtime's RLIMIT_NPROC
+// (TestKubeRlimits: EAGAIN after 114 forks, 499 under runc). The suite's
+// fork bomb, of sleeping Python children, meets the memory limit first
+// on both (OOM-killed, the session replaced), as under Docker with gVisor:
+// its want is gVisor's on both.
 func TestKubeHostile(t *testing.T) {
 	forEachKubeClass(t, func(t *testing.T, _ testEngine, env []string, _ bool) {
 		runHostile(t, engine.BackendKubernetes, true, env...)
+	})
+}
+
+// kubeLimitsProbe prints the rlimits seen from inside a sandbox, and
+// whether the variable that named them is still in the environment.
+const kubeLimitsProbe = `import json, os, resource
+print(json.dumps({"nofile": resource.getrlimit(resource.RLIMIT_NOFILE), "nproc": resource.getrlimit(resource.RLIMIT_NPROC),
+    "env": "MCP_SANDBOX_RLIMITS" in os.environ}))`
+
+// TestKubeRlimits: a pod has no rlimits of its own; the runtime lowers
+// its own at start, before any code runs: RLIMIT_NOFILE to the sandbox's
+// (1024) on both runtimes, RLIMIT_NPROC to MCP_BRIDGE_PIDS (128) under
+// gVisor, whose Sentry counts the sandbox's own tasks: there a fork bomb
+// meets EAGAIN, and the session keeps its state. Under runc the pod's
+// pids cgroup (the kubelet's podPidsLimit) bounds it.
+func TestKubeRlimits(t *testing.T) {
+	forEachKubeClass(t, func(t *testing.T, _ testEngine, env []string, gvisor bool) {
+		cs := connectBridge(t, engine.BackendKubernetes, env...)
+		text, isErr := runPython(t, cs, map[string]any{"code": kubeLimitsProbe})
+		var got struct {
+			NoFile [2]int64 `json:"nofile"`
+			NProc  [2]int64 `json:"nproc"`
+			Env    bool     `json:"env"`
+		}
+		if err := json.Unmarshal([]byte(text), &got); isErr || err != nil {
+			t.Fatalf("the probe: %q %v", text, err)
+		}
+		if got.NoFile != [2]int64{1024, 1024} || got.Env {
+			t.Errorf("RLIMIT_NOFILE from inside: %+v", got)
+		}
+		if gvisor && got.NProc != [2]int64{128, 128} {
+			t.Errorf("RLIMIT_NPROC from inside under gVisor: %+v, want 128", got.NProc)
+		}
+		t.Logf("from inside: nofile %v, nproc %v", got.NoFile, got.NProc)
+		// Python children cost the memory limit before the task limit
+		// (the hostile suite's fork bomb is OOM-killed on pods): these
+		// exec a small program, so that the task limit is met first.
+		runPython(t, cs, map[string]any{"code": "kept = 42"})
+		text, _ = runPython(t, cs, map[string]any{"timeout": 60, "code": `import os
+n = 0
+try:
+    while True:
+        if os.fork() == 0:
+            os.execv("/bin/sleep", ["sleep", "120"])
+        n += 1
+except OSError as e:
+    print("blocked errno", e.errno, "after", n)`})
+		after, isErr := runPython(t, cs, map[string]any{"code": "print(globals().get('kept'))"})
+		t.Logf("fork bomb: %q; next call %q", oneLineText(text), oneLineText(after))
+		var n int
+		if gvisor {
+			if _, err := fmt.Sscanf(text, "blocked errno 11 after %d", &n); err != nil || n >= 128 || isErr || after != "42" {
+				t.Errorf("a fork bomb under gVisor: %q, then %q (want EAGAIN within RLIMIT_NPROC, the state kept)", text, after)
+			}
+		} else if !strings.Contains(text, "blocked errno 11") && !strings.Contains(text, "OOM-killed") || isErr {
+			t.Errorf("a fork bomb under runc: %q, then %q (want EAGAIN at the pod's pids limit, or the memory limit)", text, after)
+		}
 	})
 }
