@@ -17,6 +17,9 @@ func (a *Auto) volumes(ctx context.Context) (Volumes, error) {
 		return nil, err
 	}
 	v, ok := b.(Volumes)
+	if _, kube := b.(*Kubernetes); kube && !ok {
+		return nil, errKubeVolumes
+	}
 	if !ok {
 		return nil, fmt.Errorf("%s keeps no named volumes", b.Name())
 	}

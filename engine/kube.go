@@ -311,6 +311,9 @@ func kubeState(p *corev1.Pod) string {
 	return "created"
 }
 
+// errKubeVolumes refuses named volumes on pods, which have none to mount.
+var errKubeVolumes = errors.New("the kubernetes backend keeps no named volumes: package sets (MCP_BRIDGE_PACKAGES) need Docker or Podman; on pods, runtime.install installs into the session")
+
 // connFailed implements containerAPI.
 func (a *kubeAPI) connFailed(err error) bool {
 	var ue *url.Error
@@ -329,6 +332,9 @@ func (a *kubeAPI) pullImage(context.Context, string) error { return nil }
 // create implements containerAPI: the pod is created, and runs at once;
 // its process waits for the runtime's source on its standard input.
 func (a *kubeAPI) create(ctx context.Context, spec Spec, o owner, _ string) (string, error) {
+	if len(spec.Volumes) > 0 {
+		return "", fmt.Errorf("creating a pod: %w", errKubeVolumes)
+	}
 	pod := kubePod(spec, o, kubePodName(spec.Session), a.pod)
 	got, err := a.cs.CoreV1().Pods(a.ns).Create(ctx, pod, metav1.CreateOptions{})
 	if err != nil {

@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -149,6 +151,7 @@ func (c *kubeContainerOps) attach(ctx context.Context, stdout, stderr *boundedPi
 		// (the API server restarted, say), not ended: attach again,
 		// marking the place for the reader, which resynchronises.
 		for err != nil && actx.Err() == nil {
+			lost := time.Now()
 			again, rerr := c.reattach(actx, err)
 			if again == nil {
 				if rerr != nil {
@@ -156,6 +159,7 @@ func (c *kubeContainerOps) attach(ctx context.Context, stdout, stderr *boundedPi
 				}
 				break
 			}
+			c.missedStderr(actx, lost, stderr)
 			stdout.Break(ErrReattached)
 			err = again.StreamWithContext(actx, streams)
 		}
@@ -207,6 +211,49 @@ func (c *kubeContainerOps) reattach(ctx context.Context, lost error) (remotecomm
 				c.name, lost, kubeReattachWithin, err)
 		}
 		delay = min(2*delay, 5*time.Second)
+	}
+}
+
+// kubeMissedLogBytes bounds the pod's log read for the diagnostics the
+// runtime wrote while no stream was attached.
+const kubeMissedLogBytes = 4 << 20
+
+// missedStderr hands on to stderr the runtime's diagnostics that the pod's
+// log holds from about the time since, when its stream was lost: what it
+// wrote while none was attached. The log merges the container's streams;
+// the runtime's own lines are those that begin "mcp-runtime: " (the
+// code's output travels in frames).
+func (c *kubeContainerOps) missedStderr(ctx context.Context, since time.Time, stderr io.Writer) {
+	t := metav1.NewTime(since.Add(-time.Second))
+	limit := int64(kubeMissedLogBytes)
+	rc, err := c.a.cs.CoreV1().Pods(c.a.ns).GetLogs(c.name, &corev1.PodLogOptions{
+		Container: kubeContainer, SinceTime: &t, LimitBytes: &limit}).Stream(ctx)
+	if err != nil {
+		c.a.log.Debug("reading the pod's log for what its runtime wrote while detached", "pod", c.name, "err", err)
+		return
+	}
+	defer rc.Close()
+	runtimeLines(rc, stderr)
+}
+
+// runtimeLines copies to w the lines of r that the runtime wrote to its
+// diagnostics (see missedStderr); lines over 64 KiB are skipped.
+func runtimeLines(r io.Reader, w io.Writer) {
+	br := bufio.NewReaderSize(r, 64<<10)
+	long := false // within a line over the buffer
+	for {
+		line, err := br.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			long = true
+			continue
+		}
+		if !long && bytes.HasPrefix(line, []byte("mcp-runtime: ")) {
+			w.Write(append(bytes.TrimSuffix(line, []byte("\n")), '\n'))
+		}
+		long = false
+		if err != nil {
+			return
+		}
 	}
 }
 

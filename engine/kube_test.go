@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"strings"
@@ -178,5 +179,21 @@ func TestKubeDenyNetwork(t *testing.T) {
 	}
 	if pol.Spec.PodSelector.MatchLabels[LabelBridge] != "1" || len(pol.Spec.Ingress) != 0 || len(pol.Spec.Egress) != 0 || len(pol.Spec.PolicyTypes) != 2 {
 		t.Fatalf("the deny-all policy: %+v", pol.Spec)
+	}
+}
+
+// TestRuntimeLines: of a pod's log, where the container's streams are
+// merged, only the runtime's own diagnostics are handed on; a line over
+// the buffer is skipped whole, and a last line without its newline kept.
+func TestRuntimeLines(t *testing.T) {
+	log := `{"t":"out","id":"1","stream":"stdout","data":"mcp-runtime: not one"}` + "\n" +
+		"mcp-runtime: host main is gone\n" +
+		"mcp-runtime: " + strings.Repeat("x", 70<<10) + "\n" +
+		"\x00\x01binary payload\n" +
+		"mcp-runtime: the last one"
+	var got bytes.Buffer
+	runtimeLines(strings.NewReader(log), &got)
+	if want := "mcp-runtime: host main is gone\nmcp-runtime: the last one\n"; got.String() != want {
+		t.Fatalf("handed on %q, want %q", got.String(), want)
 	}
 }

@@ -43,6 +43,20 @@ func TestKubeLiveInstall(t *testing.T) {
 	})
 }
 
+// TestKubePackageSetRefused: a package set (MCP_BRIDGE_PACKAGES) needs a
+// named volume, which pods have none of: the first call says so, naming
+// what works instead, and runs nothing (runc is enough: nothing reaches
+// the runtime class).
+func TestKubePackageSetRefused(t *testing.T) {
+	kubeRequired(t)
+	cs := connectBridge(t, engine.BackendKubernetes, "MCP_BRIDGE_PACKAGES=six", "MCP_BRIDGE_POOL_SIZE=0")
+	text, isErr := callText(cs, "print('ran')")
+	if !isErr || strings.Contains(text, "ran") || !strings.Contains(text, "package sets (MCP_BRIDGE_PACKAGES) need Docker or Podman") ||
+		!strings.Contains(text, "runtime.install") {
+		t.Fatalf("a package set on pods: %v %q", isErr, text)
+	}
+}
+
 // TestKubeFigures: a matplotlib figure drawn on a pod of the data image
 // comes back as image content (a PNG that decodes), a file written to
 // /workspace/out as an embedded resource, under runc and gVisor.
