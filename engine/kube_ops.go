@@ -290,6 +290,18 @@ func (c *kubeContainerOps) start(context.Context) error { return nil }
 // wait implements containerOps: it watches the pod until its container
 // has ended, or the pod was deleted or evicted.
 func (c *kubeContainerOps) wait(ctx context.Context) (ExitStatus, error) {
+	st, gone, err := c.waitPod(ctx)
+	if gone {
+		// Deleted (or evicted): its container is killed a moment later,
+		// maybe seconds. Its stream ends now, so that no call runs in a
+		// sandbox whose state is about to go, and the next starts anew.
+		c.detach()
+	}
+	return st, err
+}
+
+// waitPod is wait; gone says the pod was deleted or is being deleted.
+func (c *kubeContainerOps) waitPod(ctx context.Context) (ExitStatus, bool, error) {
 	pods := c.a.cs.CoreV1().Pods(c.a.ns)
 	sel := fields.OneTermEqualSelector("metadata.name", c.name).String()
 	var unreachable time.Time // since when the API server cannot be reached
@@ -310,16 +322,16 @@ func (c *kubeContainerOps) wait(ctx context.Context) (ExitStatus, error) {
 		}
 		if err != nil {
 			if ctx.Err() != nil {
-				return ExitStatus{}, ctx.Err()
+				return ExitStatus{}, false, ctx.Err()
 			}
-			return ExitStatus{}, c.a.explain(err, "list", "pods")
+			return ExitStatus{}, false, c.a.explain(err, "list", "pods")
 		}
 		unreachable = time.Time{}
 		if len(list.Items) == 0 {
-			return ExitStatus{Code: 137, EngineError: "the pod was deleted"}, nil
+			return ExitStatus{Code: 137, EngineError: "the pod was deleted"}, true, nil
 		}
 		if st, ok := kubeExit(&list.Items[0]); ok {
-			return st, nil
+			return st, list.Items[0].DeletionTimestamp != nil, nil
 		}
 		w, err := pods.Watch(ctx, metav1.ListOptions{FieldSelector: sel, ResourceVersion: list.ResourceVersion})
 		if err != nil && ctx.Err() == nil && c.a.transient(err) {
@@ -331,14 +343,14 @@ func (c *kubeContainerOps) wait(ctx context.Context) (ExitStatus, error) {
 		}
 		if err != nil {
 			if ctx.Err() != nil {
-				return ExitStatus{}, ctx.Err()
+				return ExitStatus{}, false, ctx.Err()
 			}
-			return ExitStatus{}, c.a.explain(err, "watch", "pods")
+			return ExitStatus{}, false, c.a.explain(err, "watch", "pods")
 		}
 		for ev := range w.ResultChan() {
 			if ev.Type == watch.Deleted {
 				w.Stop()
-				return ExitStatus{Code: 137, EngineError: "the pod was deleted"}, nil
+				return ExitStatus{Code: 137, EngineError: "the pod was deleted"}, true, nil
 			}
 			if ev.Type == watch.Error {
 				break // a watch the server ended (its resource version expired, say): list again
@@ -346,15 +358,38 @@ func (c *kubeContainerOps) wait(ctx context.Context) (ExitStatus, error) {
 			if p, ok := ev.Object.(*corev1.Pod); ok {
 				if st, ok := kubeExit(p); ok {
 					w.Stop()
-					return st, nil
+					return st, p.DeletionTimestamp != nil, nil
 				}
 			}
 		}
 		w.Stop()
 		if ctx.Err() != nil {
-			return ExitStatus{}, ctx.Err()
+			return ExitStatus{}, false, ctx.Err()
 		}
 	}
+}
+
+// kubeDisrupted says why Kubernetes is ending p, from its DisruptionTarget
+// condition (an eviction through the API, preemption, a node's
+// shutdown, …), or "" when it has none: a plain deletion.
+func kubeDisrupted(p *corev1.Pod) string {
+	for _, c := range p.Status.Conditions {
+		if c.Type != corev1.DisruptionTarget || c.Status != corev1.ConditionTrue {
+			continue
+		}
+		why := "the pod was evicted"
+		if c.Reason != "EvictionByEvictionAPI" {
+			why = "the pod was disrupted"
+		}
+		if c.Reason != "" {
+			why += " (" + c.Reason + ")"
+		}
+		if c.Message != "" {
+			why += ": " + c.Message
+		}
+		return why
+	}
+	return ""
 }
 
 // transient reports whether err is the API server being unreachable or
@@ -372,6 +407,9 @@ func (a *kubeAPI) transient(err error) bool {
 // whether it was OOM-killed, an eviction or deletion in EngineError.
 func kubeExit(p *corev1.Pod) (ExitStatus, bool) {
 	if p.DeletionTimestamp != nil {
+		if why := kubeDisrupted(p); why != "" {
+			return ExitStatus{Code: 137, EngineError: why}, true
+		}
 		return ExitStatus{Code: 137, EngineError: "the pod is being deleted"}, true
 	}
 	for _, cs := range p.Status.ContainerStatuses {

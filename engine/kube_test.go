@@ -197,3 +197,41 @@ func TestRuntimeLines(t *testing.T) {
 		t.Fatalf("handed on %q, want %q", got.String(), want)
 	}
 }
+
+// TestKubeExit: how a pod that ended, or is being ended, is reported.
+func TestKubeExit(t *testing.T) {
+	now := metav1.Now()
+	term := func(code int32, reason string) []corev1.ContainerStatus {
+		return []corev1.ContainerStatus{{Name: kubeContainer, State: corev1.ContainerState{
+			Terminated: &corev1.ContainerStateTerminated{ExitCode: code, Reason: reason}}}}
+	}
+	disruption := func(reason, msg string) []corev1.PodCondition {
+		return []corev1.PodCondition{{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue, Reason: reason, Message: msg}}
+	}
+	for _, tt := range []struct {
+		name  string
+		pod   corev1.Pod
+		ended bool
+		want  ExitStatus
+	}{
+		{"running", corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodRunning}}, false, ExitStatus{}},
+		{"exited", corev1.Pod{Status: corev1.PodStatus{ContainerStatuses: term(3, "Error")}}, true, ExitStatus{Code: 3}},
+		{"OOM-killed", corev1.Pod{Status: corev1.PodStatus{ContainerStatuses: term(137, "OOMKilled")}}, true, ExitStatus{Code: 137, OOMKilled: true}},
+		{"deleted", corev1.Pod{ObjectMeta: metav1.ObjectMeta{DeletionTimestamp: &now}}, true,
+			ExitStatus{Code: 137, EngineError: "the pod is being deleted"}},
+		{"evicted through the API", corev1.Pod{ObjectMeta: metav1.ObjectMeta{DeletionTimestamp: &now},
+			Status: corev1.PodStatus{Conditions: disruption("EvictionByEvictionAPI", "Eviction API: evicting")}}, true,
+			ExitStatus{Code: 137, EngineError: "the pod was evicted (EvictionByEvictionAPI): Eviction API: evicting"}},
+		{"preempted", corev1.Pod{ObjectMeta: metav1.ObjectMeta{DeletionTimestamp: &now},
+			Status: corev1.PodStatus{Conditions: disruption("PreemptionByScheduler", "")}}, true,
+			ExitStatus{Code: 137, EngineError: "the pod was disrupted (PreemptionByScheduler)"}},
+		{"evicted by the kubelet", corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodFailed, Reason: "Evicted", Message: "low on memory",
+			ContainerStatuses: term(137, "ContainerStatusUnknown")}}, true,
+			ExitStatus{Code: 137, EngineError: "the pod was evicted: low on memory"}},
+	} {
+		st, ended := kubeExit(&tt.pod)
+		if ended != tt.ended || st != tt.want {
+			t.Errorf("%s: %+v %v, want %+v %v", tt.name, st, ended, tt.want, tt.ended)
+		}
+	}
+}

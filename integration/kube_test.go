@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -160,6 +161,41 @@ func TestKubePodDeleted(t *testing.T) {
 		}
 		t.Logf("replaced in %v", time.Since(began))
 	})
+}
+
+// TestKubePodEvicted: a pod evicted through the Eviction API (as a node's
+// drain does) under a session is replaced at the next call, whose notice
+// says it was evicted. The eviction is the cluster administrator's: the
+// bridge's identity may not evict.
+func TestKubePodEvicted(t *testing.T) {
+	kubeRequired(t)
+	e := connect(t, engine.BackendKubernetes)
+	b := startHTTPBridge(t, e, httpOpts{env: []string{"MCP_BRIDGE_POOL_SIZE=0"}})
+	cs := b.session(t, nil)
+	callText(cs, "x = 1")
+	pods := b.containers(t)
+	if len(pods) != 1 {
+		t.Fatalf("%d pods, want 1", len(pods))
+	}
+	ns, name := os.Getenv("MCP_BRIDGE_K8S_NAMESPACE"), pods[0].ID
+	admin := filepath.Join(filepath.Dir(os.Getenv("KUBECONFIG")), "admin.kubeconfig")
+	evict := exec.Command("kubectl", "--kubeconfig", admin, "create", "--raw",
+		"/api/v1/namespaces/"+ns+"/pods/"+name+"/eviction", "-f", "-")
+	evict.Stdin = strings.NewReader(`{"apiVersion":"policy/v1","kind":"Eviction","metadata":{"name":"` + name + `","namespace":"` + ns + `"}}`)
+	if out, err := evict.CombinedOutput(); err != nil {
+		t.Fatalf("evicting pod %s: %v %s", name, err, out)
+	}
+	// The eviction deletes the pod (its container is killed a moment
+	// later); the bridge lets go of it as soon as it sees that.
+	if out, err := exec.Command("kubectl", "wait", "--for=delete", "--timeout=60s", "pod/"+name).CombinedOutput(); err != nil {
+		t.Fatalf("waiting for pod %s to go: %v %s", name, err, out)
+	}
+	began := time.Now()
+	text, _ := callText(cs, "print('again')")
+	if !strings.Contains(text, "again") || !strings.Contains(text, "new sandbox") || !strings.Contains(text, "evicted (EvictionByEvictionAPI)") {
+		t.Fatalf("the call after the pod was evicted (%v): %q", time.Since(began), text)
+	}
+	t.Logf("replaced in %v: %q", time.Since(began), text)
 }
 
 // TestKubeImageNotOnNode: an image the node does not hold is reported at
