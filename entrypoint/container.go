@@ -387,14 +387,7 @@ func (ctr *container) send(v any) error {
 	if len(data) >= maxFrameBytes {
 		return fmt.Errorf("frame of %d bytes exceeds the %d-byte limit", len(data), maxFrameBytes)
 	}
-	data = append(data, '\n')
-	ctr.wmu.Lock()
-	defer ctr.wmu.Unlock()
-	if err := ctr.Err(); err != nil {
-		return err
-	}
-	_, err = ctr.sb.Stdin().Write(data)
-	return err
+	return ctr.sendRaw(append(data, '\n'))
 }
 
 // sendData sends bytes of egress connection cid: a net_data frame, its
@@ -406,7 +399,11 @@ func (ctr *container) sendData(cid int64, b []byte) error {
 	data = append(data, `,"len":`...)
 	data = strconv.AppendInt(data, int64(len(b)), 10)
 	data = append(data, "}\n"...)
-	data = append(data, b...)
+	return ctr.sendRaw(append(data, b...))
+}
+
+// sendRaw writes data, whole frames (or blank lines), to the sandbox.
+func (ctr *container) sendRaw(data []byte) error {
 	ctr.wmu.Lock()
 	defer ctr.wmu.Unlock()
 	if err := ctr.Err(); err != nil {

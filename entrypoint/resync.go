@@ -148,17 +148,6 @@ func skipTo(r *bufio.Reader, marker []byte, max int) error {
 	return nil
 }
 
-// sendRaw writes data, whole frames or blank lines, to the sandbox.
-func (ctr *container) sendRaw(data []byte) error {
-	ctr.wmu.Lock()
-	defer ctr.wmu.Unlock()
-	if err := ctr.Err(); err != nil {
-		return err
-	}
-	_, err := ctr.sb.Stdin().Write(data)
-	return err
-}
-
 // settle waits, before a call is sent, for a call cut off by lost streams
 // to end in the sandbox: first for the frames to be whole again and the
 // interrupt sent (as long as the engine tries to attach again), then for
