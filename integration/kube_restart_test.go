@@ -4,8 +4,10 @@ package integration
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -51,13 +53,14 @@ func restartAPIServer(t *testing.T) time.Duration {
 // TestKubeAPIServerRestarted: the API server, through which the bridge is
 // attached to its pods, killed in the middle of a call and started again:
 // the call fails with an error saying the connection was lost and the
-// state kept, the bridge attaches again, and the next call finds the
-// session's state in the same pod. (Not parallel: it stops the API
+// state kept, the bridge attaches again (and reads what the runtime wrote
+// to its diagnostics meanwhile from the pod's log), and the next call
+// finds the session's state in the same pod. (Not parallel: it stops the API
 // server other tests use.)
 func TestKubeAPIServerRestarted(t *testing.T) {
 	kubeRequired(t)
 	e := connect(t, engine.BackendKubernetes)
-	b := startHTTPBridge(t, e, httpOpts{env: []string{"MCP_BRIDGE_POOL_SIZE=0"}})
+	b := startHTTPBridge(t, e, httpOpts{env: []string{"MCP_BRIDGE_POOL_SIZE=0", "MCP_BRIDGE_LOG_LEVEL=DEBUG"}})
 	cs := b.session(t, nil)
 	if text, isErr := callText(cs, "x = 42\nprint('set')"); isErr || text != "set" {
 		t.Fatalf("first call: %v %q", isErr, text)
@@ -70,7 +73,8 @@ func TestKubeAPIServerRestarted(t *testing.T) {
 	cut := make(chan answer, 1)
 	go func() {
 		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "run_python", Arguments: map[string]any{
-			"code": "import time\nfor i in range(600):\n    print('tick', i, flush=True)\n    time.sleep(0.1)", "timeout": 120}})
+			"code": "import time, mcp_sandbox_channel\nfor i in range(600):\n    print('tick', i, flush=True)\n" +
+				"    mcp_sandbox_channel.log('diag-tick %d;' % i)\n    time.sleep(0.1)", "timeout": 120}})
 		cut <- answer{res, err}
 	}()
 	time.Sleep(2 * time.Second)
@@ -86,6 +90,14 @@ func TestKubeAPIServerRestarted(t *testing.T) {
 	text := a.res.Content[0].(*mcp.TextContent).Text
 	if !strings.Contains(text, "the connection to the sandbox was lost during the call") || !strings.Contains(text, "state are kept") || !strings.Contains(text, "tick 0") {
 		t.Fatalf("the call cut off by the restart: %q", text)
+	}
+	// The runtime's diagnostics of the outage's middle, written while no
+	// stream was attached, were read from the pod's log.
+	ticks := regexp.MustCompile(`tick (\d+)`).FindAllStringSubmatch(text, -1)
+	last, _ := strconv.Atoi(ticks[len(ticks)-1][1])
+	mid := fmt.Sprintf("diag-tick %d;", last+int(away.Seconds()*10/2))
+	if !strings.Contains(b.log.String(), mid) {
+		t.Fatalf("the bridge's log lacks %q, written while the stream was lost (the last tick before it: %d)", mid, last)
 	}
 	began := time.Now()
 	if text, isErr := callText(cs, "x += 1\nprint(x)"); isErr || text != "43" {

@@ -198,6 +198,50 @@ func TestKubePodEvicted(t *testing.T) {
 	t.Logf("replaced in %v: %q", time.Since(began), text)
 }
 
+// kubeNetnsDir is where the test cluster's containerd keeps its pods'
+// network namespaces (scripts/provision-kubernetes:
+// netns_mounts_under_state_dir).
+const kubeNetnsDir = "/run/mcp-bridge-k8s/containerd/io.containerd.grpc.v1.cri/netns"
+
+// TestKubePodsPrivate: on the cluster scripts/provision --kubernetes
+// builds, a runc sandbox pod's only interface but lo is a macvlan in
+// private mode (no other pod is reachable over it) on a lower device with
+// no address, read from the node's network namespaces (no traffic is
+// sent); a gVisor pod has lo alone (runsc's network is none).
+func TestKubePodsPrivate(t *testing.T) {
+	forEachKubeClass(t, func(t *testing.T, e testEngine, env []string, gvisor bool) {
+		b := startHTTPBridge(t, e, httpOpts{env: env})
+		cs := b.session(t, nil)
+		want := "['eth0', 'lo']"
+		if gvisor {
+			want = "['lo']"
+		}
+		if text, isErr := callText(cs, "import socket\nprint(sorted(n for _, n in socket.if_nameindex()))"); isErr || text != want {
+			t.Fatalf("the pod's interfaces: %v %q, want %s", isErr, text, want)
+		}
+		namespaces, _ := filepath.Glob(kubeNetnsDir + "/cni-*")
+		seen := 0
+		for _, ns := range namespaces {
+			out, err := exec.Command("nsenter", "--net="+ns, "ip", "-d", "-o", "link", "show", "eth0").CombinedOutput()
+			if err != nil {
+				continue // a namespace being torn down, or without eth0
+			}
+			seen++
+			if link := string(out); !strings.Contains(link, "macvlan mode private") {
+				t.Errorf("a pod's eth0 (%s) is not a private macvlan: %s", ns, link)
+			}
+		}
+		if seen == 0 {
+			t.Fatalf("no pod network namespace with an eth0 among %q", namespaces)
+		}
+		lower, err := exec.Command("ip", "-o", "addr", "show", "dev", "mcpk8s0").CombinedOutput()
+		if err != nil || strings.TrimSpace(string(lower)) != "" {
+			t.Fatalf("the pods' lower device has addresses on the node: %v %q", err, lower)
+		}
+		t.Logf("%d pod network namespaces, each eth0 a private macvlan", seen)
+	})
+}
+
 // TestKubeImageNotOnNode: an image the node does not hold is reported at
 // once, naming the image, instead of a hang.
 func TestKubeImageNotOnNode(t *testing.T) {
