@@ -363,7 +363,9 @@ func TestTaskBoundsAndTTL(t *testing.T) {
 	hb := serveBridge(t, Options{Tasks: TaskOptions{After: time.Nanosecond, TTL: 8 * time.Second, Max: 3, MaxPerSandbox: 2}}, HTTPOptions{}, false)
 	_, msg := taskRPC(t, hb, "", "tools/call", map[string]any{"name": "run_python", "arguments": map[string]any{"code": "x = 1"}}, false)
 	h := msg["result"].(map[string]any)["structuredContent"].(map[string]any)["session"].(string)
-	first := runTaskCall(t, hb, "", map[string]any{"code": "import time\ntime.sleep(1)", "session": h})["taskId"].(string)
+	// Long enough to be running when the second is polled, however loaded
+	// the machine.
+	first := runTaskCall(t, hb, "", map[string]any{"code": "import time\ntime.sleep(5)", "session": h})["taskId"].(string)
 	second := runTaskCall(t, hb, "", map[string]any{"code": "print('second')", "session": h})["taskId"].(string)
 	if m := pollTask(t, hb, "", second, taskWorking, taskCompleted)["statusMessage"].(string); !strings.Contains(m, "waiting for the call before it") {
 		t.Fatalf("a task behind a running one: %q", m)
