@@ -10,9 +10,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/remotecommand"
 )
@@ -140,15 +137,10 @@ func kubeInputStarted(p *corev1.Pod) (bool, error) {
 		if cs.Name != kubeInputContainer {
 			continue
 		}
-		switch w := cs.State.Waiting; {
-		case cs.State.Running != nil || cs.State.Terminated != nil:
+		if cs.State.Running != nil || cs.State.Terminated != nil {
 			return true, nil
-		case w != nil && kubeFailFast[w.Reason]:
-			err := fmt.Errorf("pod %s: %s: %s", p.Name, w.Reason, w.Message)
-			if r := w.Reason; r == "ErrImageNeverPull" || r == "ErrImagePull" || r == "ImagePullBackOff" || r == "InvalidImageName" {
-				return false, fmt.Errorf("%w: image %q is not on the node (set MCP_BRIDGE_IMAGE to an image the nodes hold; scripts/provision --kubernetes imports the sandbox images): %w",
-					ErrImage, cs.Image, err)
-			}
+		}
+		if err := kubeStuck(p, cs); err != nil {
 			return false, err
 		}
 	}
@@ -176,43 +168,4 @@ func kubeLastLine(msg string) string {
 		return msg[i+1:]
 	}
 	return msg
-}
-
-// watchPod watches pod until done reports true or an error, or the pod
-// is deleted, or ctx ends.
-func (a *kubeAPI) watchPod(ctx context.Context, pod string, done func(*corev1.Pod) (bool, error)) error {
-	pods := a.cs.CoreV1().Pods(a.ns)
-	sel := fields.OneTermEqualSelector("metadata.name", pod).String()
-	for {
-		list, err := pods.List(ctx, metav1.ListOptions{FieldSelector: sel})
-		if err != nil {
-			return a.explain(err, "list", "pods")
-		}
-		if len(list.Items) == 0 {
-			return fmt.Errorf("pod %s was deleted", pod)
-		}
-		if ok, err := done(&list.Items[0]); ok || err != nil {
-			return err
-		}
-		w, err := pods.Watch(ctx, metav1.ListOptions{FieldSelector: sel, ResourceVersion: list.ResourceVersion})
-		if err != nil {
-			return a.explain(err, "watch", "pods")
-		}
-		for ev := range w.ResultChan() {
-			if ev.Type == watch.Deleted {
-				w.Stop()
-				return fmt.Errorf("pod %s was deleted", pod)
-			}
-			if p, ok := ev.Object.(*corev1.Pod); ok {
-				if ok, err := done(p); ok || err != nil {
-					w.Stop()
-					return err
-				}
-			}
-		}
-		w.Stop()
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-	}
 }

@@ -43,43 +43,11 @@ var kubeFailFast = map[string]bool{
 // not: a missing image (ErrImage), a container that cannot be created, a
 // pod that ended or was deleted.
 func (c *kubeContainerOps) running(ctx context.Context) error {
-	pods := c.a.cs.CoreV1().Pods(c.a.ns)
-	sel := fields.OneTermEqualSelector("metadata.name", c.name).String()
-	for {
-		list, err := pods.List(ctx, metav1.ListOptions{FieldSelector: sel})
-		if err != nil {
-			return c.a.explain(err, "list", "pods")
-		}
-		if len(list.Items) == 0 {
-			return fmt.Errorf("pod %s was deleted before it ran", c.name)
-		}
-		if done, err := kubeRunning(&list.Items[0]); done || err != nil {
-			return err
-		}
-		w, err := pods.Watch(ctx, metav1.ListOptions{FieldSelector: sel, ResourceVersion: list.ResourceVersion})
-		if err != nil {
-			return c.a.explain(err, "watch", "pods")
-		}
-		for ev := range w.ResultChan() {
-			if ev.Type == watch.Deleted {
-				w.Stop()
-				return fmt.Errorf("pod %s was deleted before it ran", c.name)
-			}
-			p, ok := ev.Object.(*corev1.Pod)
-			if !ok {
-				continue
-			}
-			if done, err := kubeRunning(p); done || err != nil {
-				w.Stop()
-				return err
-			}
-		}
-		w.Stop()
-		if err := ctx.Err(); err != nil {
-			return fmt.Errorf("waiting for pod %s to run: %w", c.name, err)
-		}
-		// The watch ended (a timeout of the server's): list again.
+	err := c.a.watchPod(ctx, c.name, kubeRunning)
+	if err != nil && ctx.Err() != nil {
+		return fmt.Errorf("waiting for pod %s to run: %w", c.name, err)
 	}
+	return err
 }
 
 // kubeRunning reports whether p's container runs, or the error that says
@@ -98,18 +66,109 @@ func kubeRunning(p *corev1.Pod) (bool, error) {
 			return true, nil
 		case cs.State.Terminated != nil:
 			return false, fmt.Errorf("pod %s ended before it was attached: %s", p.Name, kubeEnded(p))
-		case cs.State.Waiting != nil && kubeFailFast[cs.State.Waiting.Reason]:
-			err := fmt.Errorf("pod %s: %s: %s", p.Name, cs.State.Waiting.Reason, cs.State.Waiting.Message)
-			if r := cs.State.Waiting.Reason; r == "ErrImageNeverPull" || r == "ErrImagePull" || r == "ImagePullBackOff" || r == "InvalidImageName" {
-				return false, fmt.Errorf("%w: image %q is not on the node (set MCP_BRIDGE_IMAGE to an image the nodes hold; scripts/provision --kubernetes imports the sandbox images): %w",
-					ErrImage, cs.Image, err)
-			}
+		}
+		if err := kubeStuck(p, cs); err != nil {
 			return false, err
 		}
 	}
 	// Pending (unschedulable now may be schedulable later, as a node
 	// frees memory): waited out, within the start's timeout.
 	return false, nil
+}
+
+// kubeStuck returns the error of a container of p waiting for a reason
+// that will not pass by itself (a missing image is ErrImage), or nil.
+func kubeStuck(p *corev1.Pod, cs corev1.ContainerStatus) error {
+	w := cs.State.Waiting
+	if w == nil || !kubeFailFast[w.Reason] {
+		return nil
+	}
+	err := fmt.Errorf("pod %s: %s: %s", p.Name, w.Reason, w.Message)
+	switch w.Reason {
+	case "ErrImageNeverPull", "ErrImagePull", "ImagePullBackOff", "InvalidImageName":
+		return fmt.Errorf("%w: image %q is not on the node (set MCP_BRIDGE_IMAGE to an image the nodes hold; scripts/provision --kubernetes imports the sandbox images): %w",
+			ErrImage, cs.Image, err)
+	}
+	return err
+}
+
+// errPodDeleted reports a pod gone from the API while it was watched.
+var errPodDeleted = errors.New("the pod was deleted")
+
+// watchPod watches pod until done reports true or an error, the pod is
+// deleted (errPodDeleted), or ctx ends. An API server that cannot be
+// reached, or is restarting, is waited out for up to kubeReattachWithin
+// (the pod runs on without it).
+func (a *kubeAPI) watchPod(ctx context.Context, pod string, done func(*corev1.Pod) (bool, error)) error {
+	pods := a.cs.CoreV1().Pods(a.ns)
+	sel := fields.OneTermEqualSelector("metadata.name", pod).String()
+	var unreachable time.Time // since when the API server cannot be reached
+	retry := func(err error) bool {
+		if ctx.Err() != nil || !a.transient(err) {
+			return false
+		}
+		if unreachable.IsZero() {
+			unreachable = time.Now()
+		}
+		if time.Since(unreachable) >= kubeReattachWithin {
+			return false
+		}
+		select {
+		case <-time.After(time.Second):
+			return true
+		case <-ctx.Done():
+			return false
+		}
+	}
+	for {
+		list, err := pods.List(ctx, metav1.ListOptions{FieldSelector: sel})
+		if err != nil && retry(err) {
+			continue
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return a.explain(err, "list", "pods")
+		}
+		unreachable = time.Time{}
+		if len(list.Items) == 0 {
+			return fmt.Errorf("pod %s: %w", pod, errPodDeleted)
+		}
+		if ok, err := done(&list.Items[0]); ok || err != nil {
+			return err
+		}
+		w, err := pods.Watch(ctx, metav1.ListOptions{FieldSelector: sel, ResourceVersion: list.ResourceVersion})
+		if err != nil && retry(err) {
+			continue
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return a.explain(err, "watch", "pods")
+		}
+	events:
+		for ev := range w.ResultChan() {
+			switch ev.Type {
+			case watch.Deleted:
+				w.Stop()
+				return fmt.Errorf("pod %s: %w", pod, errPodDeleted)
+			case watch.Error:
+				break events // the server ended the watch (its resource version expired, say): list again
+			}
+			if p, ok := ev.Object.(*corev1.Pod); ok {
+				if ok, err := done(p); ok || err != nil {
+					w.Stop()
+					return err
+				}
+			}
+		}
+		w.Stop()
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+	}
 }
 
 // kubeEnded says how a pod's container ended.
@@ -301,72 +360,21 @@ func (c *kubeContainerOps) wait(ctx context.Context) (ExitStatus, error) {
 }
 
 // waitPod is wait; gone says the pod was deleted or is being deleted.
-func (c *kubeContainerOps) waitPod(ctx context.Context) (ExitStatus, bool, error) {
-	pods := c.a.cs.CoreV1().Pods(c.a.ns)
-	sel := fields.OneTermEqualSelector("metadata.name", c.name).String()
-	var unreachable time.Time // since when the API server cannot be reached
-	for {
-		list, err := pods.List(ctx, metav1.ListOptions{FieldSelector: sel})
-		if err != nil && ctx.Err() == nil && c.a.transient(err) {
-			// The API server restarting: the pod runs on without it.
-			if unreachable.IsZero() {
-				unreachable = time.Now()
-			}
-			if time.Since(unreachable) < kubeReattachWithin {
-				select {
-				case <-time.After(time.Second):
-					continue
-				case <-ctx.Done():
-				}
-			}
+func (c *kubeContainerOps) waitPod(ctx context.Context) (st ExitStatus, gone bool, err error) {
+	err = c.a.watchPod(ctx, c.name, func(p *corev1.Pod) (bool, error) {
+		s, ended := kubeExit(p)
+		if ended {
+			st, gone = s, p.DeletionTimestamp != nil
 		}
-		if err != nil {
-			if ctx.Err() != nil {
-				return ExitStatus{}, false, ctx.Err()
-			}
-			return ExitStatus{}, false, c.a.explain(err, "list", "pods")
-		}
-		unreachable = time.Time{}
-		if len(list.Items) == 0 {
-			return ExitStatus{Code: 137, EngineError: "the pod was deleted"}, true, nil
-		}
-		if st, ok := kubeExit(&list.Items[0]); ok {
-			return st, list.Items[0].DeletionTimestamp != nil, nil
-		}
-		w, err := pods.Watch(ctx, metav1.ListOptions{FieldSelector: sel, ResourceVersion: list.ResourceVersion})
-		if err != nil && ctx.Err() == nil && c.a.transient(err) {
-			select { // then listed again, and waited for there
-			case <-time.After(500 * time.Millisecond):
-			case <-ctx.Done():
-			}
-			continue
-		}
-		if err != nil {
-			if ctx.Err() != nil {
-				return ExitStatus{}, false, ctx.Err()
-			}
-			return ExitStatus{}, false, c.a.explain(err, "watch", "pods")
-		}
-		for ev := range w.ResultChan() {
-			if ev.Type == watch.Deleted {
-				w.Stop()
-				return ExitStatus{Code: 137, EngineError: "the pod was deleted"}, true, nil
-			}
-			if ev.Type == watch.Error {
-				break // a watch the server ended (its resource version expired, say): list again
-			}
-			if p, ok := ev.Object.(*corev1.Pod); ok {
-				if st, ok := kubeExit(p); ok {
-					w.Stop()
-					return st, p.DeletionTimestamp != nil, nil
-				}
-			}
-		}
-		w.Stop()
-		if ctx.Err() != nil {
-			return ExitStatus{}, false, ctx.Err()
-		}
+		return ended, nil
+	})
+	switch {
+	case errors.Is(err, errPodDeleted):
+		return ExitStatus{Code: 137, EngineError: "the pod was deleted"}, true, nil
+	case err != nil:
+		return ExitStatus{}, false, err
 	}
+	return st, gone, nil
 }
 
 // kubeDisrupted says why Kubernetes is ending p, from its DisruptionTarget
