@@ -198,6 +198,45 @@ func TestKubePodEvicted(t *testing.T) {
 	t.Logf("replaced in %v: %q", time.Since(began), text)
 }
 
+// TestKubePool: the bridge's warm pool keeps pods ready on the cluster as
+// it keeps containers ready on Docker: with MCP_BRIDGE_POOL_SIZE=2, new
+// sessions' first calls run in pods that were started before the
+// sessions were opened (the pod's hostname is its name), and the pool
+// fills again behind them, under runc and gVisor.
+func TestKubePool(t *testing.T) {
+	forEachKubeClass(t, func(t *testing.T, e testEngine, env []string, _ bool) {
+		b := startHTTPBridge(t, e, httpOpts{env: append(env, "MCP_BRIDGE_POOL_SIZE=2")})
+		ready := func() map[string]bool {
+			t.Helper()
+			deadline := time.Now().Add(90 * time.Second)
+			for {
+				running := map[string]bool{}
+				for _, p := range b.containers(t) {
+					if p.State == "running" {
+						running[p.ID] = true
+					}
+				}
+				if len(running) >= 2 || time.Now().After(deadline) {
+					return running
+				}
+				time.Sleep(250 * time.Millisecond)
+			}
+		}
+		for i := range 2 {
+			pooled := ready()
+			if len(pooled) < 2 {
+				t.Fatalf("round %d: the pool holds %d running pods, want 2", i, len(pooled))
+			}
+			cs := b.session(t, nil)
+			text, isErr := callText(cs, "import socket\nprint(socket.gethostname())")
+			if isErr || !pooled[text] {
+				t.Fatalf("round %d: the first call ran in %q (%v), not in a pod of the pool %v", i, text, isErr, pooled)
+			}
+			cs.Close()
+		}
+	})
+}
+
 // kubeNetnsDir is where the test cluster's containerd keeps its pods'
 // network namespaces (scripts/provision-kubernetes:
 // netns_mounts_under_state_dir).
