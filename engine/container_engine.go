@@ -18,13 +18,16 @@ const defaultStopGrace = 2 * time.Second
 // containers (the leftovers of failed removals, the orphans of dead bridge
 // processes). What differs between the backends is behind api.
 type containerEngine struct {
-	name   string // BackendDocker or BackendPodman
-	addr   string // the engine's address, for error messages
-	api    containerAPI
-	log    *slog.Logger
-	owner  owner
-	grace  time.Duration
-	images sync.Map // image reference → struct{}, once known present
+	name  string // BackendDocker or BackendPodman
+	addr  string // the engine's address, for error messages
+	api   containerAPI
+	log   *slog.Logger
+	owner owner
+	// podAlive reports whether a bridge pod that owns containers still
+	// exists (the Kubernetes backend's); nil: no pod is ever gone.
+	podAlive func(context.Context, PodRef) bool
+	grace    time.Duration
+	images   sync.Map // image reference → struct{}, once known present
 	// left holds the containers whose removal failed, tried again at
 	// every Start and at Close.
 	left leftovers

@@ -46,6 +46,12 @@ type KubernetesOptions struct {
 	// RuntimeClass names the RuntimeClass of the pods, such as "gvisor".
 	// Zero: the node's default runtime.
 	RuntimeClass string
+	// Owner is the pod the bridge runs in, when it runs in the cluster
+	// (MCP_BRIDGE_POD_NAMESPACE, _NAME and _UID, from the downward API):
+	// its sandboxes are labelled with that pod, and are orphans only when
+	// it is gone from the API. Zero: the bridge is a process of its host,
+	// and owns its sandboxes by host name and process id.
+	Owner PodRef
 	// Logger receives connection and clean-up reports. Zero: discarded.
 	Logger *slog.Logger
 }
@@ -134,9 +140,11 @@ func NewKubernetes(ctx context.Context, opts *KubernetesOptions) (*Kubernetes, e
 	k := &Kubernetes{api: api, name: name}
 	o := currentOwner()
 	o.Host = kubeLabelValue(o.Host)
+	o.Pod = opts.Owner
 	api.denyNetwork(cctx)
 	k.e = newContainerEngine(BackendKubernetes, where, api, log, 0)
 	k.e.owner = o
+	k.e.podAlive = api.podAlive
 	k.e.removeOrphans(ctx)
 	return k, nil
 }

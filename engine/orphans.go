@@ -89,9 +89,10 @@ func removeOrphaned[T any](ctx context.Context, e *containerEngine, noun, key st
 		return
 	}
 	removed := 0
+	podGone := podsGone(ctx, e.podAlive)
 	for _, thing := range all {
 		name, labels := describe(thing)
-		if !e.owner.orphaned(labels, processAlive) {
+		if !e.owner.orphaned(labels, processAlive, podGone) {
 			continue
 		}
 		if err := remove(ctx, name); err != nil {

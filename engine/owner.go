@@ -32,6 +32,9 @@ type owner struct {
 	Host  string
 	PID   int
 	Start string
+	// Pod, when set, is the pod the bridge runs in: it, not the host and
+	// process, owns the containers (see owner_pod.go).
+	Pod PodRef
 }
 
 // currentOwner returns the owner of the current process.
@@ -42,19 +45,30 @@ func currentOwner() owner {
 }
 
 func (o owner) labels() map[string]string {
-	return map[string]string{
+	l := map[string]string{
 		LabelBridge:   "1",
 		LabelHost:     o.Host,
 		LabelPID:      strconv.Itoa(o.PID),
 		LabelPIDStart: o.Start,
 	}
+	o.Pod.label(l)
+	return l
 }
 
 // orphaned reports whether a container with labels was created by a bridge
-// process of this host that no longer runs. Containers of other hosts (a
-// shared remote engine) and of live processes are never orphans.
-func (o owner) orphaned(labels map[string]string, alive func(pid int, start string) bool) bool {
-	if labels[LabelBridge] != "1" || labels[LabelHost] != o.Host {
+// process of this host that no longer runs, or, for a bridge that runs in
+// a pod, by a bridge pod that is gone (podGone; nil: never). Containers of
+// other hosts (a shared remote engine) and of live processes are never
+// orphans; nor are a pod's containers to a process, or a process's to a
+// pod: neither can tell whether the other still runs.
+func (o owner) orphaned(labels map[string]string, alive func(pid int, start string) bool, podGone func(PodRef) bool) bool {
+	if labels[LabelBridge] != "1" {
+		return false
+	}
+	if p, ok := podOf(labels); ok || o.Pod != (PodRef{}) {
+		return ok && o.Pod != (PodRef{}) && p != o.Pod && podGone != nil && podGone(p)
+	}
+	if labels[LabelHost] != o.Host {
 		return false
 	}
 	pid, err := strconv.Atoi(labels[LabelPID])

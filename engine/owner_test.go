@@ -17,11 +17,58 @@ func TestOwnerOrphaned(t *testing.T) {
 		{map[string]string{LabelBridge: "1", LabelHost: "other", LabelPID: "30"}, false},                   // another host's
 		{map[string]string{LabelBridge: "1", LabelHost: "h", LabelPID: "junk"}, true},
 		{map[string]string{LabelHost: "h", LabelPID: "30"}, false}, // not ours
+		// A pod's containers are never a process's orphans.
+		{map[string]string{LabelBridge: "1", LabelHost: "h", LabelPID: "30", LabelPodNamespace: "b", LabelPodName: "p", LabelPodUID: "u"}, false},
 	}
 	for i, tt := range tests {
-		if got := me.orphaned(tt.labels, alive); got != tt.want {
+		if got := me.orphaned(tt.labels, alive, nil); got != tt.want {
 			t.Errorf("case %d %v: orphaned = %v, want %v", i, tt.labels, got, tt.want)
 		}
+	}
+}
+
+func TestOwnerOrphanedInPod(t *testing.T) {
+	me := owner{Host: "node", PID: 1, Start: "5", Pod: PodRef{"bridge", "bridge-0", "uid-0"}}
+	pod := func(ns, name, uid string) map[string]string {
+		return map[string]string{LabelBridge: "1", LabelHost: "node", LabelPID: "1", LabelPIDStart: "5",
+			LabelPodNamespace: ns, LabelPodName: name, LabelPodUID: uid}
+	}
+	// bridge-1 runs; bridge-0's earlier pod (uid-old) and bridge-2 are gone.
+	running := map[PodRef]bool{{"bridge", "bridge-0", "uid-0"}: true, {"bridge", "bridge-1", "uid-1"}: true}
+	asked := map[PodRef]int{}
+	gone := func(p PodRef) bool { asked[p]++; return !running[p] }
+	tests := []struct {
+		name   string
+		labels map[string]string
+		gone   func(PodRef) bool
+		want   bool
+	}{
+		{"mine", pod("bridge", "bridge-0", "uid-0"), gone, false},
+		{"a running replica's, same node and PID 1", pod("bridge", "bridge-1", "uid-1"), gone, false},
+		{"my name's earlier pod", pod("bridge", "bridge-0", "uid-old"), gone, true},
+		{"a deleted replica's", pod("bridge", "bridge-2", "uid-2"), gone, true},
+		{"a deleted replica's, pods not looked up", pod("bridge", "bridge-2", "uid-2"), nil, false},
+		{"a host process's, same host name and PID", map[string]string{LabelBridge: "1", LabelHost: "node", LabelPID: "1", LabelPIDStart: "4"}, gone, false},
+		{"not a bridge's", map[string]string{LabelPodNamespace: "bridge", LabelPodName: "bridge-2", LabelPodUID: "uid-2"}, gone, false},
+	}
+	for _, tt := range tests {
+		if got := me.orphaned(tt.labels, func(int, string) bool { return false }, tt.gone); got != tt.want {
+			t.Errorf("%s: orphaned = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+	if asked[me.Pod] != 0 {
+		t.Errorf("the bridge looked up its own pod %d times", asked[me.Pod])
+	}
+}
+
+func TestPodOwnerLabels(t *testing.T) {
+	o := owner{Host: "node", PID: 1, Start: "5", Pod: PodRef{"bridge", "bridge-0", "uid-0"}}
+	l := Spec{Session: "s"}.labels(o)
+	if p, ok := podOf(l); !ok || p != o.Pod {
+		t.Fatalf("labels %v name pod %v (%v), want %v", l, p, ok, o.Pod)
+	}
+	if _, ok := podOf(Spec{}.labels(owner{Host: "h", PID: 2})); ok {
+		t.Fatal("a process's labels name a pod")
 	}
 }
 

@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -357,6 +358,25 @@ func TestLoadKubernetes(t *testing.T) {
 	}
 	if c.Engine.Backend != engine.BackendKubernetes || c.Engine.Kubernetes.Namespace != "team-a" || c.Engine.Kubernetes.RuntimeClass != "gvisor" {
 		t.Fatalf("kubernetes settings: %+v", c.Engine)
+	}
+	pod := map[string]string{EnvRuntime: "kubernetes", EnvPodNamespace: "mcp-bridge", EnvPodName: "bridge-0",
+		EnvPodUID: "6f1c1d3e-0c6b-4a57-9d2b-2b8f0e1f4a10"}
+	c, err = Load(envOf(pod))
+	if err != nil || c.Engine.Kubernetes.Owner != (engine.PodRef{Namespace: "mcp-bridge", Name: "bridge-0", UID: "6f1c1d3e-0c6b-4a57-9d2b-2b8f0e1f4a10"}) {
+		t.Fatalf("the bridge's pod: %+v %v", c.Engine.Kubernetes.Owner, err)
+	}
+	for _, bad := range []struct{ name, value, want string }{
+		{EnvPodUID, "", "set all three or none"},
+		{EnvPodName, "", "set all three or none"},
+		{EnvPodUID, "not-a-uid", "want a pod's UID"},
+		{EnvPodName, "Bridge_0", "want a pod's name"},
+		{EnvPodName, strings.Repeat("b", 64), "at most 63"},
+	} {
+		env := maps.Clone(pod)
+		env[bad.name] = bad.value
+		if _, err := Load(envOf(env)); err == nil || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("%s=%q: %v, want %q", bad.name, bad.value, err, bad.want)
+		}
 	}
 	c, err = Load(envOf(map[string]string{EnvEngines: "docker,kubernetes@prod:eu/1"}))
 	if err != nil || len(c.Engines) != 2 || c.Engines[1].Name() != "kubernetes@prod:eu/1" {

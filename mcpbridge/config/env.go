@@ -57,6 +57,9 @@ const (
 	EnvMaxHandles      = "MCP_BRIDGE_MAX_HANDLES"
 	EnvK8sNamespace    = "MCP_BRIDGE_K8S_NAMESPACE"
 	EnvK8sRuntimeClass = "MCP_BRIDGE_K8S_RUNTIME_CLASS"
+	EnvPodNamespace    = "MCP_BRIDGE_POD_NAMESPACE"
+	EnvPodName         = "MCP_BRIDGE_POD_NAME"
+	EnvPodUID          = "MCP_BRIDGE_POD_UID"
 	EnvTaskAfter       = "MCP_BRIDGE_TASK_AFTER"
 	EnvTaskTTL         = "MCP_BRIDGE_TASK_TTL"
 	EnvMaxTasks        = "MCP_BRIDGE_MAX_TASKS"
@@ -303,6 +306,60 @@ func (r *reader) k8sName(name string) string {
 		return ""
 	}
 	return v
+}
+
+// podOwner reads the pod the bridge runs in, from the three variables a
+// manifest fills from the downward API: all three or none.
+func (r *reader) podOwner() engine.PodRef {
+	p := engine.PodRef{Namespace: r.k8sName(EnvPodNamespace), Name: r.get(EnvPodName), UID: r.get(EnvPodUID)}
+	if p == (engine.PodRef{}) {
+		return p
+	}
+	if p.Name != "" && !podName(p.Name) {
+		r.bad(EnvPodName, p.Name, "want a pod's name of at most 63 characters (it labels the sandboxes): lower-case letters, digits, '-' and '.'")
+		return engine.PodRef{}
+	}
+	if p.UID != "" && !podUID(p.UID) {
+		r.bad(EnvPodUID, p.UID, "want a pod's UID, such as 6f1c1d3e-0c6b-4a57-9d2b-2b8f0e1f4a10 (the downward API's metadata.uid)")
+		return engine.PodRef{}
+	}
+	if p.Namespace == "" || p.Name == "" || p.UID == "" {
+		r.errs = append(r.errs, fmt.Errorf("%s, %s and %s name the bridge's own pod (set them from the downward API): set all three or none",
+			EnvPodNamespace, EnvPodName, EnvPodUID))
+		return engine.PodRef{}
+	}
+	return p
+}
+
+// podName reports whether v is a valid pod name (a DNS subdomain) that
+// is also a label value: at most 63 characters.
+func podName(v string) bool {
+	if len(v) == 0 || len(v) > 63 {
+		return false
+	}
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		alnum := c >= 'a' && c <= 'z' || c >= '0' && c <= '9'
+		if !alnum && (c != '-' && c != '.' || i == 0 || i == len(v)-1) {
+			return false
+		}
+	}
+	return true
+}
+
+// podUID reports whether v looks like a Kubernetes UID: 36 characters of
+// lower-case hexadecimal digits and '-'.
+func podUID(v string) bool {
+	if len(v) != 36 {
+		return false
+	}
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c == '-') {
+			return false
+		}
+	}
+	return true
 }
 
 // taskAfter reads the call timeout above which a call becomes a task:
