@@ -1,0 +1,138 @@
+//go:build integration
+
+package integration
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Item 19 measures where a new session's first call on the cluster comes
+// from: an unpooled pod (created, scheduled, started and attached for the
+// call), a pod of the bridge's own warm pool, or a pod an agent-sandbox
+// SandboxClaim took from the operator's SandboxWarmPool. Each source is a
+// `serve -http` process of its own on the same cluster, sessions
+// alternating between them so that the ratios compare like with like.
+
+const kubePoolTitle = "Kubernetes warm pools: a new session's first call from the bridge's pod pool and from an agent-sandbox claim, against an unpooled pod"
+
+// A kubeFirstSource is one way a session gets its pod: its label, the
+// bridge's environment beside the RuntimeClass, and how to tell that the
+// next session will find its pod ready (nil: nothing to wait for).
+type kubeFirstSource struct {
+	label string
+	env   []string
+	ready func(b *testing.B, br *httpBridge) bool
+}
+
+var (
+	kubePoolMu   sync.Mutex
+	kubePoolRows = map[string]stats{} // "class/source" → first calls
+)
+
+// kubePoolSection is item 19's section.
+func kubePoolSection() *reportSection {
+	sec := report.section("19", kubePoolTitle,
+		"RuntimeClass", "source", "sessions", "first call p50", "p95", "÷ unpooled pod (p50)")
+	sec.note("One `serve -http` process per source and RuntimeClass on the provisioned single-node cluster; each op is one " +
+		"new HTTP session on every source in turn (go-sdk client, `print(1)`), connecting untimed, the first call timed. " +
+		"Pool: `MCP_BRIDGE_POOL_SIZE=2`, the next session starting once /healthz reports both spares ready again. " +
+		"Claim: `MCP_BRIDGE_K8S_SANDBOX_TEMPLATE` naming a hardened SandboxTemplate whose SandboxWarmPool keeps 2 pods; " +
+		"the next session starts once the warm pool is full again. Unpooled: `MCP_BRIDGE_POOL_SIZE=0`, the pod made for the call.")
+	return sec
+}
+
+// kubePoolRecord records a source's first calls and rewrites its row.
+func kubePoolRecord(class, source string, s stats) {
+	kubePoolMu.Lock()
+	defer kubePoolMu.Unlock()
+	kubePoolRows[class+"/"+source] = s
+	ratio := "—"
+	if base, ok := kubePoolRows[class+"/unpooled pod"]; ok && source != "unpooled pod" && s.p50 > 0 {
+		ratio = fmt.Sprintf("%.2f×", float64(s.p50)/float64(base.p50))
+	}
+	kubePoolSection().row(class+"/"+source, class, source, strconv.Itoa(s.n), ms(s.p50), ms(s.p95), ratio)
+}
+
+// poolReadyOf reads pool_ready from the bridge's /healthz.
+func poolReadyOf(b *testing.B, br *httpBridge) int {
+	b.Helper()
+	resp, err := br.httpClient(br.token).Get(strings.TrimSuffix(br.url, "/mcp") + "/healthz")
+	if err != nil {
+		b.Fatalf("GET /healthz: %v", err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	var h struct {
+		PoolReady int `json:"pool_ready"`
+	}
+	if resp.StatusCode != http.StatusOK || json.Unmarshal(body, &h) != nil {
+		b.Fatalf("GET /healthz: %d %s", resp.StatusCode, body)
+	}
+	return h.PoolReady
+}
+
+// kubeExtraSources are the sources other files add (an agent-sandbox
+// claim, when its CRDs are installed), per RuntimeClass.
+var kubeExtraSources []func(b *testing.B, class string) (kubeFirstSource, bool)
+
+// BenchmarkKubePoolFirstCall is item 19.
+func BenchmarkKubePoolFirstCall(b *testing.B) {
+	if os.Getenv("MCP_TEST_KUBERNETES") != "1" {
+		kubePoolSection().note("Not measured in this run: MCP_TEST_KUBERNETES is not 1 " +
+			"(`scripts/bench --kubernetes` sets it after `scripts/provision --kubernetes`).")
+		b.Skip("MCP_TEST_KUBERNETES is not 1 (scripts/bench --kubernetes sets it after scripts/provision --kubernetes)")
+	}
+	e := kubeEngine(b)
+	for _, class := range kubeClasses {
+		name := "runc"
+		if class != "" {
+			name = class
+		}
+		b.Run(name, func(b *testing.B) {
+			sources := []kubeFirstSource{
+				{label: "unpooled pod", env: []string{"MCP_BRIDGE_POOL_SIZE=0"},
+					ready: func(b *testing.B, br *httpBridge) bool { return len(br.containers(b)) == 0 }},
+				{label: "pod pool", env: []string{"MCP_BRIDGE_POOL_SIZE=2"},
+					ready: func(b *testing.B, br *httpBridge) bool { return poolReadyOf(b, br) == 2 }},
+			}
+			for _, extra := range kubeExtraSources {
+				if s, ok := extra(b, class); ok {
+					sources = append(sources, s)
+				}
+			}
+			bridges := make([]*httpBridge, len(sources))
+			samples := make([][]time.Duration, len(sources))
+			for i, s := range sources {
+				env := append([]string{"MCP_BRIDGE_HTTP_TOKEN=bench-kube-pool-token-0123456789",
+					"MCP_BRIDGE_K8S_RUNTIME_CLASS=" + class}, s.env...)
+				bridges[i] = startHTTPBridge(b, e, httpOpts{env: env})
+			}
+			for b.Loop() {
+				for i, s := range sources {
+					b.StopTimer()
+					waitFor(b, 3*time.Minute, s.label+" ready", func() bool { return s.ready(b, bridges[i]) })
+					cs := bridges[i].session(b, nil)
+					b.StartTimer()
+					samples[i] = append(samples[i], timedCall(b, cs, map[string]any{"code": "print(1)"}, "1"))
+					b.StopTimer()
+					cs.Close()
+					b.StartTimer()
+				}
+			}
+			for i, s := range sources {
+				st := summarize(samples[i])
+				kubePoolRecord(name, s.label, st)
+				b.ReportMetric(float64(st.p50.Microseconds())/1000, strings.ReplaceAll(s.label, " ", "-")+"-p50-ms")
+			}
+		})
+	}
+}
