@@ -19,6 +19,7 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -52,6 +53,11 @@ type KubernetesOptions struct {
 	// it is gone from the API. Zero: the bridge is a process of its host,
 	// and owns its sandboxes by host name and process id.
 	Owner PodRef
+	// SandboxTemplate names an agent-sandbox SandboxTemplate of the
+	// namespace (MCP_BRIDGE_K8S_SANDBOX_TEMPLATE): each sandbox is then a
+	// SandboxClaim of it, checked against the bridge's own pod
+	// (kube_claim.go). Zero: the bridge creates its pods itself.
+	SandboxTemplate string
 	// Logger receives connection and clean-up reports. Zero: discarded.
 	Logger *slog.Logger
 }
@@ -73,6 +79,8 @@ type kubeAPI struct {
 	ns   string
 	pod  kubePodOptions
 	log  *slog.Logger
+	// claims makes the sandboxes SandboxClaims; nil without a template.
+	claims *kubeClaims
 }
 
 // kubeQuiet routes client-go's klog to the first Kubernetes engine's
@@ -127,6 +135,13 @@ func NewKubernetes(ctx context.Context, opts *KubernetesOptions) (*Kubernetes, e
 		ns = DefaultK8sNamespace
 	}
 	api := &kubeAPI{cs: cs, rest: cfg, ns: ns, pod: kubePodOptions{Namespace: ns, RuntimeClass: opts.RuntimeClass}, log: log}
+	if opts.SandboxTemplate != "" {
+		dyn, err := dynamic.NewForConfig(cfg)
+		if err != nil {
+			return nil, fmt.Errorf("kubernetes at %s: %w", where, err)
+		}
+		api.claims = newKubeClaims(dyn, ns, opts.SandboxTemplate)
+	}
 	cctx, cancel := context.WithTimeout(ctx, kubeConnectTimeout)
 	defer cancel()
 	if err := api.check(cctx); err != nil {
@@ -146,6 +161,9 @@ func NewKubernetes(ctx context.Context, opts *KubernetesOptions) (*Kubernetes, e
 	k.e.owner = o
 	k.e.podAlive = api.podAlive
 	k.e.removeOrphans(ctx)
+	if api.claims != nil {
+		api.claims.removeOrphans(ctx, k.e)
+	}
 	return k, nil
 }
 
@@ -343,6 +361,9 @@ func (a *kubeAPI) create(ctx context.Context, spec Spec, o owner, _ string) (str
 	if len(spec.Volumes) > 0 {
 		return "", fmt.Errorf("creating a pod: %w", errKubeVolumes)
 	}
+	if a.claims != nil {
+		return a.claims.create(ctx, a, spec, o)
+	}
 	pod := kubePod(spec, o, kubePodName(spec.Session), a.pod)
 	got, err := a.cs.CoreV1().Pods(a.ns).Create(ctx, pod, metav1.CreateOptions{})
 	if err != nil {
@@ -354,6 +375,9 @@ func (a *kubeAPI) create(ctx context.Context, spec Spec, o owner, _ string) (str
 // verify implements containerAPI: an admission webhook may have changed
 // the pod; what it holds must still be hardened as built.
 func (a *kubeAPI) verify(ctx context.Context, id string, spec Spec) error {
+	if _, ok := a.claims.claimed(id); ok {
+		return a.claims.verify(ctx, a, id, spec)
+	}
 	p, err := a.cs.CoreV1().Pods(a.ns).Get(ctx, id, metav1.GetOptions{})
 	if err != nil {
 		return a.explain(err, "get", "pods")
@@ -362,7 +386,9 @@ func (a *kubeAPI) verify(ctx context.Context, id string, spec Spec) error {
 }
 
 // ops implements containerAPI.
-func (a *kubeAPI) ops(id string) containerOps { return &kubeContainerOps{a: a, name: id} }
+func (a *kubeAPI) ops(id string) containerOps {
+	return &kubeContainerOps{a: a, name: id, uid: a.claims.uid(id)}
+}
 
 // stop implements containerAPI: the pod is deleted at once (its PID 1
 // ignores SIGTERM); a pod already gone is no error.
@@ -372,6 +398,9 @@ func (a *kubeAPI) stop(ctx context.Context, id string, _ time.Duration) error {
 
 // remove implements containerAPI.
 func (a *kubeAPI) remove(ctx context.Context, id string) error {
+	if _, err := a.claims.remove(ctx, a, id); err != nil {
+		return err
+	}
 	var zero int64
 	err := a.cs.CoreV1().Pods(a.ns).Delete(ctx, id, metav1.DeleteOptions{GracePeriodSeconds: &zero})
 	if apierrors.IsNotFound(err) {

@@ -36,10 +36,17 @@ func (authorizationSSAR) can(ctx context.Context, cs kubernetes.Interface, ns, v
 // admission webhook) against what kubePod built for spec: a pod whose
 // hardening was weakened is refused.
 func kubeCheckHardened(p *corev1.Pod, spec Spec) error {
-	spec = spec.withDefaults()
-	bad := func(what string) error {
-		return fmt.Errorf("pod %s is not hardened as the bridge built it (an admission controller changed it?): %s", p.Name, what)
+	if why := kubeWeakened(p, spec); why != "" {
+		return fmt.Errorf("pod %s is not hardened as the bridge built it (an admission controller changed it?): %s", p.Name, why)
 	}
+	return nil
+}
+
+// kubeWeakened says how p is less hardened than what kubePod builds for
+// spec, or returns "".
+func kubeWeakened(p *corev1.Pod, spec Spec) string {
+	spec = spec.withDefaults()
+	bad := func(what string) string { return what }
 	inits := 0
 	if spec.Input != nil && spec.InBytes > 0 {
 		inits = 1 // the input container
@@ -83,7 +90,7 @@ func kubeCheckHardened(p *corev1.Pod, spec Spec) error {
 			return bad("its container may write " + InDir)
 		}
 	}
-	return nil
+	return ""
 }
 
 // kubeContainerWeakened says how c is less hardened than kubePod builds

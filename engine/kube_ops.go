@@ -16,6 +16,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/httpstream"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes/scheme"
@@ -26,6 +27,10 @@ import (
 type kubeContainerOps struct {
 	a    *kubeAPI
 	name string
+	// uid is the UID of a claimed pod (kubeClaims), whose controller may
+	// make a pod of the same name again: that one is a lost sandbox.
+	// Zero: the bridge's own pod, which nothing makes again.
+	uid types.UID
 
 	mu     sync.Mutex
 	cancel context.CancelFunc // ends the attachment
@@ -43,11 +48,21 @@ var kubeFailFast = map[string]bool{
 // not: a missing image (ErrImage), a container that cannot be created, a
 // pod that ended or was deleted.
 func (c *kubeContainerOps) running(ctx context.Context) error {
-	err := c.a.watchPod(ctx, c.name, kubeRunning)
+	err := c.a.watchPod(ctx, c.name, func(p *corev1.Pod) (bool, error) {
+		if c.replaced(p) {
+			return false, fmt.Errorf("pod %s: %w", c.name, errPodReplaced)
+		}
+		return kubeRunning(p)
+	})
 	if err != nil && ctx.Err() != nil {
 		return fmt.Errorf("waiting for pod %s to run: %w", c.name, err)
 	}
 	return err
+}
+
+// replaced reports whether p is not the pod c was pinned to.
+func (c *kubeContainerOps) replaced(p *corev1.Pod) bool {
+	return c.uid != "" && p.UID != c.uid
 }
 
 // kubeRunning reports whether p's container runs, or the error that says
@@ -258,7 +273,7 @@ func (c *kubeContainerOps) reattach(ctx context.Context, lost error) (remotecomm
 		p, err := c.a.cs.CoreV1().Pods(c.a.ns).Get(ctx, c.name, metav1.GetOptions{})
 		switch {
 		case err == nil:
-			if running, _ := kubeRunning(p); !running || p.DeletionTimestamp != nil {
+			if running, _ := kubeRunning(p); !running || p.DeletionTimestamp != nil || c.replaced(p) {
 				return nil, nil // it ended: the watcher says how
 			}
 			c.a.log.Warn("the attachment to a sandbox pod was lost; attaching again", "pod", c.name, "err", lost)
@@ -362,6 +377,10 @@ func (c *kubeContainerOps) wait(ctx context.Context) (ExitStatus, error) {
 // waitPod is wait; gone says the pod was deleted or is being deleted.
 func (c *kubeContainerOps) waitPod(ctx context.Context) (st ExitStatus, gone bool, err error) {
 	err = c.a.watchPod(ctx, c.name, func(p *corev1.Pod) (bool, error) {
+		if c.replaced(p) {
+			st, gone = ExitStatus{Code: 137, EngineError: errPodReplaced.Error()}, true
+			return true, nil
+		}
 		s, ended := kubeExit(p)
 		if ended {
 			st, gone = s, p.DeletionTimestamp != nil

@@ -99,6 +99,7 @@ func Load(getenv func(string) string) (*Config, error) {
 	c.Engine.Backend = r.backend(EnvRuntime)
 	c.Engine.Kubernetes = engine.KubernetesOptions{Namespace: r.k8sName(EnvK8sNamespace), RuntimeClass: r.k8sName(EnvK8sRuntimeClass),
 		Owner: r.podOwner()}
+	c.Engine.Kubernetes.SandboxTemplate = r.k8sName(EnvK8sTemplate)
 	c.Engines = r.engines(EnvEngines)
 	if len(c.Engines) > 0 && r.set(EnvRuntime) {
 		r.errs = append(r.errs, fmt.Errorf("%s and %s are both set: set one (%s may list one engine)",

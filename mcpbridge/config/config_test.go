@@ -151,6 +151,7 @@ func TestLoadBad(t *testing.T) {
 		{EnvRuntime, "kubernetes-ish"},
 		{EnvK8sNamespace, "Bad_Name"},
 		{EnvK8sRuntimeClass, "-gvisor"},
+		{EnvK8sTemplate, "Python.Warm"},
 		{EnvImage, "python 3"},
 		{EnvUser, "nobody"},
 		{EnvUser, "0:0"},
@@ -352,11 +353,13 @@ func TestLoadDeprecatedSearchAliases(t *testing.T) {
 }
 
 func TestLoadKubernetes(t *testing.T) {
-	c, err := Load(envOf(map[string]string{EnvRuntime: "Kubernetes", EnvK8sNamespace: "team-a", EnvK8sRuntimeClass: "gvisor"}))
+	c, err := Load(envOf(map[string]string{EnvRuntime: "Kubernetes", EnvK8sNamespace: "team-a", EnvK8sRuntimeClass: "gvisor",
+		EnvK8sTemplate: "python-warm"}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Engine.Backend != engine.BackendKubernetes || c.Engine.Kubernetes.Namespace != "team-a" || c.Engine.Kubernetes.RuntimeClass != "gvisor" {
+	if c.Engine.Backend != engine.BackendKubernetes || c.Engine.Kubernetes.Namespace != "team-a" || c.Engine.Kubernetes.RuntimeClass != "gvisor" ||
+		c.Engine.Kubernetes.SandboxTemplate != "python-warm" {
 		t.Fatalf("kubernetes settings: %+v", c.Engine)
 	}
 	pod := map[string]string{EnvRuntime: "kubernetes", EnvPodNamespace: "mcp-bridge", EnvPodName: "bridge-0",

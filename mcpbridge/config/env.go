@@ -57,6 +57,7 @@ const (
 	EnvMaxHandles      = "MCP_BRIDGE_MAX_HANDLES"
 	EnvK8sNamespace    = "MCP_BRIDGE_K8S_NAMESPACE"
 	EnvK8sRuntimeClass = "MCP_BRIDGE_K8S_RUNTIME_CLASS"
+	EnvK8sTemplate     = "MCP_BRIDGE_K8S_SANDBOX_TEMPLATE"
 	EnvPodNamespace    = "MCP_BRIDGE_POD_NAMESPACE"
 	EnvPodName         = "MCP_BRIDGE_POD_NAME"
 	EnvPodUID          = "MCP_BRIDGE_POD_UID"
