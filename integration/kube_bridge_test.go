@@ -264,6 +264,10 @@ func TestKubeBridgeInCluster(t *testing.T) {
 		t.Fatalf("the handle on replica 1 after replica 0 was deleted: %v %q", isErr, text)
 	}
 	t.Logf("replica 1 resumed the handle of deleted replica 0 in %v (its first call on it)", time.Since(began).Round(time.Millisecond))
+	// Its graceful stop removed its pool's sandbox and left the handle's.
+	if left := kubeOwnedBy(t, k, sandboxNS, uid0); !slices.Equal(left, []string{"pod/" + sandbox}) {
+		t.Errorf("the sandbox pods deleted replica 0 left: %q, want only the handle's, %s", left, sandbox)
+	}
 	t.Logf("warm call in the cluster through port-forward, on the replica that resumed the sandbox: p50 %v (50 calls)",
 		warmCalls(t, c1, h, 50).Round(10*time.Microsecond))
 
@@ -292,6 +296,7 @@ func TestKubeBridgeInCluster(t *testing.T) {
 		t.Fatalf("the handle of killed replica 1 on replica 0: %v %q", isErr, text)
 	}
 	t.Logf("replica 0 resumed the handle of killed replica 1 in %v (its first call on it)", time.Since(began).Round(time.Millisecond))
+	t.Logf("the sandbox pods killed replica 1 left: %q", kubeOwnedBy(t, k, sandboxNS, uid1))
 	if text, isErr, _ := runIn(t, c0, h, "print(x)", 60); isErr || text != "43" {
 		t.Fatalf("the first handle after replica 1 was killed: %v %q", isErr, text)
 	}
@@ -323,6 +328,21 @@ func kubeCheckOwner(t testing.TB, k kubeAdmin, ns, pod, owner, uid string) {
 	if want := kubeBridgeNS + "/" + owner + "/" + uid; got != want {
 		t.Fatalf("sandbox pod %s's owner labels: %q, want %q", pod, got, want)
 	}
+}
+
+// kubeOwnedBy returns the sandbox pods ("pod/NAME") whose owner is the
+// bridge pod of UID uid, but those being deleted.
+func kubeOwnedBy(t testing.TB, k kubeAdmin, ns, uid string) []string {
+	t.Helper()
+	out := k.run("", "-n", ns, "get", "pods", "-l", engine.LabelPodUID+"="+uid,
+		"-o", `jsonpath={range .items[*]}pod/{.metadata.name} {.metadata.deletionTimestamp}{"\n"}{end}`)
+	var pods []string
+	for _, line := range strings.Split(out, "\n") {
+		if f := strings.Fields(line); len(f) == 1 {
+			pods = append(pods, f[0])
+		}
+	}
+	return pods
 }
 
 // kubeBridgeTeardown deletes what TestKubeBridgeInCluster made, as an
