@@ -21,6 +21,10 @@ const (
 	LabelPIDStart = LabelBridge + ".pid-start"
 	// LabelSession is the client session the container serves.
 	LabelSession = LabelBridge + ".session"
+	// LabelPIDNS is the inode number of the owning process's PID
+	// namespace: a process of another namespace (a bridge in a container
+	// that shares the host's name) cannot be looked up by its PID.
+	LabelPIDNS = LabelBridge + ".pid-ns"
 	// LabelResumable marks a container other bridges may resume; its
 	// value is the fingerprint of their shared handle key.
 	LabelResumable = LabelBridge + ".resumable"
@@ -32,6 +36,8 @@ type owner struct {
 	Host  string
 	PID   int
 	Start string
+	// PIDNS is the process's PID namespace (LabelPIDNS); "" when unknown.
+	PIDNS string
 	// Pod, when set, is the pod the bridge runs in: it, not the host and
 	// process, owns the containers (see owner_pod.go).
 	Pod PodRef
@@ -41,7 +47,7 @@ type owner struct {
 func currentOwner() owner {
 	host, _ := os.Hostname()
 	pid := os.Getpid()
-	return owner{Host: host, PID: pid, Start: processStart(pid)}
+	return owner{Host: host, PID: pid, Start: processStart(pid), PIDNS: pidNamespace()}
 }
 
 func (o owner) labels() map[string]string {
@@ -50,6 +56,9 @@ func (o owner) labels() map[string]string {
 		LabelHost:     o.Host,
 		LabelPID:      strconv.Itoa(o.PID),
 		LabelPIDStart: o.Start,
+	}
+	if o.PIDNS != "" {
+		l[LabelPIDNS] = o.PIDNS
 	}
 	o.Pod.label(l)
 	return l
@@ -71,6 +80,11 @@ func (o owner) orphaned(labels map[string]string, alive func(pid int, start stri
 	if labels[LabelHost] != o.Host {
 		return false
 	}
+	// A process of another PID namespace (a bridge in a container given
+	// the host's name, as --network host does) is not ours to look up.
+	if ns := labels[LabelPIDNS]; ns != "" && ns != o.PIDNS {
+		return false
+	}
 	pid, err := strconv.Atoi(labels[LabelPID])
 	if err != nil || pid <= 0 {
 		return true
@@ -88,6 +102,22 @@ func processAlive(pid int, start string) bool {
 		return false
 	}
 	return start == "" || processStart(pid) == start
+}
+
+// pidNamespace returns the inode number of this process's PID namespace,
+// or "" when it cannot be read.
+func pidNamespace() string {
+	l, err := os.Readlink("/proc/self/ns/pid")
+	if err != nil {
+		return ""
+	}
+	// "pid:[4026531836]"
+	l = strings.TrimPrefix(l, "pid:[")
+	l = strings.TrimSuffix(l, "]")
+	if _, err := strconv.ParseUint(l, 10, 64); err != nil {
+		return ""
+	}
+	return l
 }
 
 // processStart returns the start time of process pid in clock ticks since

@@ -3,7 +3,7 @@ package engine
 import "testing"
 
 func TestOwnerOrphaned(t *testing.T) {
-	me := owner{Host: "h", PID: 10, Start: "100"}
+	me := owner{Host: "h", PID: 10, Start: "100", PIDNS: "111"}
 	alive := func(pid int, start string) bool { return pid == 20 && start == "200" }
 	tests := []struct {
 		labels map[string]string
@@ -17,6 +17,9 @@ func TestOwnerOrphaned(t *testing.T) {
 		{map[string]string{LabelBridge: "1", LabelHost: "other", LabelPID: "30"}, false},                   // another host's
 		{map[string]string{LabelBridge: "1", LabelHost: "h", LabelPID: "junk"}, true},
 		{map[string]string{LabelHost: "h", LabelPID: "30"}, false}, // not ours
+		// A process of another PID namespace is not looked up.
+		{map[string]string{LabelBridge: "1", LabelHost: "h", LabelPID: "30", LabelPIDNS: "999"}, false},
+		{map[string]string{LabelBridge: "1", LabelHost: "h", LabelPID: "30", LabelPIDNS: "111"}, true},
 		// A pod's containers are never a process's orphans.
 		{map[string]string{LabelBridge: "1", LabelHost: "h", LabelPID: "30", LabelPodNamespace: "b", LabelPodName: "p", LabelPodUID: "u"}, false},
 	}
@@ -82,6 +85,9 @@ func TestProcessAlive(t *testing.T) {
 	}
 	if processAlive(self.PID, self.Start+"1") {
 		t.Fatal("own PID with another start time reported alive")
+	}
+	if ns := pidNamespace(); ns == "" || self.PIDNS != ns {
+		t.Fatalf("own PID namespace %q, owner's %q", ns, self.PIDNS)
 	}
 	if processAlive(1<<22+7, "") {
 		t.Fatal("nonexistent PID reported alive")
