@@ -34,7 +34,7 @@ import (
 // the image; its command must be the bridge's runtime (Spec.Cmd), its
 // container named "sandbox" with an open standard input, as kubePod
 // makes it: the simplest template copies a bridge pod's spec
-// (KUBERNETES.md).
+// (deploy/agent-sandbox/README.md).
 
 // The agent-sandbox resources the bridge uses.
 var (
