@@ -16,6 +16,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -69,9 +70,9 @@ func (k kubeAdmin) try(stdin string, args ...string) (string, error) {
 }
 
 // portForward runs `kubectl port-forward` to pod's remote port on a free
-// loopback port and returns the bridge's URL there; it ends with the pod
-// or at the end of the test.
-func (k kubeAdmin) portForward(pod string, remote int) string {
+// loopback port and returns the bridge's URL there and a function that
+// ends it; it ends with the pod, or at the end of the test.
+func (k kubeAdmin) portForward(pod string, remote int) (string, func()) {
 	k.t.Helper()
 	cmd := exec.Command("kubectl", "--kubeconfig", k.kubeconfig, "-n", kubeBridgeNS, "port-forward",
 		"pod/"+pod, "--address", "127.0.0.1", fmt.Sprintf(":%d", remote))
@@ -83,7 +84,9 @@ func (k kubeAdmin) portForward(pod string, remote int) string {
 	if err := cmd.Start(); err != nil {
 		k.t.Fatalf("kubectl port-forward: %v", err)
 	}
-	k.t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	var once sync.Once
+	stop := func() { once.Do(func() { cmd.Process.Kill(); cmd.Wait() }) }
+	k.t.Cleanup(stop)
 	local := make(chan string, 1)
 	go func() {
 		re := regexp.MustCompile(`^Forwarding from 127\.0\.0\.1:(\d+) ->`)
@@ -99,30 +102,50 @@ func (k kubeAdmin) portForward(pod string, remote int) string {
 	}()
 	select {
 	case port := <-local:
-		return "http://127.0.0.1:" + port + "/mcp"
+		return "http://127.0.0.1:" + port + "/mcp", stop
 	case <-time.After(30 * time.Second):
 		k.t.Fatalf("kubectl port-forward to pod %s: no local port within 30 s", pod)
 	}
-	return ""
+	return "", stop
 }
 
-// kubeBridgeHealthy waits until the bridge at url answers /healthz with "ok".
-func kubeBridgeHealthy(t testing.TB, u, token string) time.Duration {
-	t.Helper()
+// kubeBridgeHealthy reports whether the bridge at url answers /healthz
+// with "ok" within timeout.
+func kubeBridgeHealthy(u, token string, timeout time.Duration) bool {
 	health := strings.TrimSuffix(u, "/mcp") + "/healthz"
 	c := &http.Client{Timeout: 3 * time.Second}
-	return waitFor(t, 90*time.Second, "the bridge at "+health+" answering ok", func() bool {
+	for deadline := time.Now().Add(timeout); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
 		req, _ := http.NewRequest(http.MethodGet, health, nil)
 		req.Header.Set("Authorization", "Bearer "+token)
 		res, err := c.Do(req)
 		if err != nil {
-			return false
+			continue
 		}
-		defer res.Body.Close()
 		var b [256]byte
 		n, _ := res.Body.Read(b[:])
-		return res.StatusCode == http.StatusOK && strings.Contains(string(b[:n]), `"status":"ok"`)
-	})
+		res.Body.Close()
+		if res.StatusCode == http.StatusOK && strings.Contains(string(b[:n]), `"status":"ok"`) {
+			return true
+		}
+	}
+	return false
+}
+
+// dial connects a 2026-07-28 client to replica i (pod) through a port
+// forward, once the replica answers /healthz: a port forward whose first
+// connection failed (the bridge not listening yet) may have ended, and is
+// started again.
+func (k kubeAdmin) dial(pod string, i int, token string) *mcp.ClientSession {
+	k.t.Helper()
+	for range 4 {
+		u, stop := k.portForward(pod, kubeBridgePort+i)
+		if kubeBridgeHealthy(u, token, 20*time.Second) {
+			return (&httpBridge{url: u, token: token, base: &http.Transport{}}).dialStateless(k.t, u)
+		}
+		stop()
+	}
+	k.t.Fatalf("replica %s does not answer /healthz through kubectl port-forward", pod)
+	return nil
 }
 
 // kubeAPIServerPort returns the port of the API server the kubeconfig
@@ -232,18 +255,16 @@ func TestKubeBridgeInCluster(t *testing.T) {
 	}
 	k.run(strings.NewReplacer("@APISERVER_PORT@", kubeAPIServerPort(t, k), "@SANDBOX_IMAGE@", image).Replace(string(manifest)),
 		"apply", "-f", "-")
+	waitFor(t, 60*time.Second, "the StatefulSet's pods made", func() bool {
+		out, err := k.try("", "-n", kubeBridgeNS, "get", "pods", "-l", "app.kubernetes.io/name=mcp-bridge", "-o", "name")
+		return err == nil && len(strings.Fields(out)) == 2
+	})
 	k.run("", "-n", kubeBridgeNS, "wait", "--for=condition=Ready", "--timeout=120s", "pod/mcp-bridge-0", "pod/mcp-bridge-1")
 
-	dial := func(pod string, i int) *mcp.ClientSession {
-		t.Helper()
-		u := k.portForward(pod, kubeBridgePort+i)
-		kubeBridgeHealthy(t, u, token)
-		return (&httpBridge{url: u, token: token, base: &http.Transport{}}).dialStateless(t, u)
-	}
 	uid := func(pod string) string {
 		return k.run("", "-n", kubeBridgeNS, "get", "pod", pod, "-o", "jsonpath={.metadata.uid}")
 	}
-	c0, c1 := dial("mcp-bridge-0", 0), dial("mcp-bridge-1", 1)
+	c0, c1 := k.dial("mcp-bridge-0", 0, token), k.dial("mcp-bridge-1", 1, token)
 	uid0, uid1 := uid("mcp-bridge-0"), uid("mcp-bridge-1")
 
 	// Replica 0 mints a handle; its sandbox pod names replica 0 as owner.
@@ -278,7 +299,7 @@ func TestKubeBridgeInCluster(t *testing.T) {
 		return err == nil && out != "" && out != uid0
 	})
 	k.run("", "-n", kubeBridgeNS, "wait", "--for=condition=Ready", "--timeout=120s", "pod/mcp-bridge-0")
-	c0 = dial("mcp-bridge-0", 0)
+	c0 = k.dial("mcp-bridge-0", 0, token)
 	if text, isErr, _ := runIn(t, c0, h, "x += 1\nprint(x)", 60); isErr || text != "43" {
 		t.Fatalf("the handle on the new replica 0: %v %q", isErr, text)
 	}
