@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
 )
 
@@ -259,6 +260,7 @@ func (k *kubeClaims) create(ctx context.Context, a *kubeAPI, spec Spec, o owner)
 	}}
 	claim.SetLabels(kubeLabels(spec.labels(o)))
 	claims := k.dyn.Resource(kubeClaimGVR).Namespace(k.ns)
+	began := time.Now()
 	got, err := claims.Create(ctx, claim, metav1.CreateOptions{})
 	if err != nil {
 		return "", fmt.Errorf("creating SandboxClaim: %w", a.explain(err, "create", "sandboxclaims"))
@@ -271,6 +273,7 @@ func (k *kubeClaims) create(ctx context.Context, a *kubeAPI, spec Spec, o owner)
 	k.mu.Lock()
 	k.pods[pod.Name] = kubeClaimed{claim: got.GetName(), uid: pod.UID}
 	k.mu.Unlock()
+	a.log.Debug("claimed a pod", "claim", got.GetName(), "template", k.template, "pod", pod.Name, "waited", time.Since(began))
 	return pod.Name, nil
 }
 
@@ -279,32 +282,62 @@ func (k *kubeClaims) create(ctx context.Context, a *kubeAPI, spec Spec, o owner)
 func (k *kubeClaims) podOf(ctx context.Context, a *kubeAPI, claim *unstructured.Unstructured) (*corev1.Pod, error) {
 	ctx, cancel := context.WithTimeout(ctx, kubeClaimWithin)
 	defer cancel()
-	sel := kubeClaimUIDLabel + "=" + string(claim.GetUID())
-	delay := 10 * time.Millisecond
-	for i := 0; ; i++ {
-		list, err := a.cs.CoreV1().Pods(k.ns).List(ctx, metav1.ListOptions{LabelSelector: sel})
-		if err != nil && ctx.Err() == nil {
-			return nil, fmt.Errorf("finding the pod of SandboxClaim %s: %w", claim.GetName(), a.explain(err, "list", "pods"))
-		}
-		if err == nil {
-			for i := range list.Items {
-				if list.Items[i].DeletionTimestamp == nil {
-					return &list.Items[i], nil
-				}
-			}
-		}
-		if i%10 == 9 {
-			if why := k.claimFailed(ctx, claim.GetName()); why != "" {
-				return nil, fmt.Errorf("SandboxClaim %s of SandboxTemplate %q: %s", claim.GetName(), k.template, why)
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return nil, fmt.Errorf("SandboxClaim %s of SandboxTemplate %q got no pod within %v (does agent-sandbox's controller run, with --extensions?): %w",
+	uid := string(claim.GetUID())
+	opts := metav1.ListOptions{LabelSelector: kubeClaimUIDLabel + "=" + uid}
+	pods := a.cs.CoreV1().Pods(k.ns)
+	ours := func(p *corev1.Pod) bool { return p.Labels[kubeClaimUIDLabel] == uid && p.DeletionTimestamp == nil }
+	failed := func(err error) error {
+		if ctx.Err() != nil {
+			return fmt.Errorf("SandboxClaim %s of SandboxTemplate %q got no pod within %v (does agent-sandbox's controller run, with --extensions?): %w",
 				claim.GetName(), k.template, kubeClaimWithin, ctx.Err())
-		case <-time.After(delay):
 		}
-		delay = min(2*delay, 200*time.Millisecond)
+		return fmt.Errorf("finding the pod of SandboxClaim %s: %w", claim.GetName(), err)
+	}
+	check := time.NewTicker(time.Second)
+	defer check.Stop()
+	for {
+		list, err := pods.List(ctx, opts)
+		if err != nil {
+			return nil, failed(a.explain(err, "list", "pods"))
+		}
+		for i := range list.Items {
+			if ours(&list.Items[i]) {
+				return &list.Items[i], nil
+			}
+		}
+		wopts := opts
+		wopts.ResourceVersion = list.ResourceVersion
+		w, err := pods.Watch(ctx, wopts)
+		if err != nil {
+			return nil, failed(a.explain(err, "watch", "pods"))
+		}
+	events:
+		for {
+			select {
+			case ev, ok := <-w.ResultChan():
+				if !ok || ev.Type == watch.Error {
+					break events // list again
+				}
+				if p, isPod := ev.Object.(*corev1.Pod); isPod && ev.Type != watch.Deleted && ours(p) {
+					w.Stop()
+					return p, nil
+				}
+			case <-check.C:
+				if why := k.claimFailed(ctx, claim.GetName()); why != "" {
+					w.Stop()
+					return nil, fmt.Errorf("SandboxClaim %s of SandboxTemplate %q: %s", claim.GetName(), k.template, why)
+				}
+			case <-ctx.Done():
+				w.Stop()
+				return nil, failed(ctx.Err())
+			}
+		}
+		w.Stop()
+		select { // the server ended the watch: list again, soon
+		case <-ctx.Done():
+			return nil, failed(ctx.Err())
+		case <-time.After(50 * time.Millisecond):
+		}
 	}
 }
 

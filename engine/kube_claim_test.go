@@ -181,6 +181,31 @@ func TestKubeClaimTemplateRefused(t *testing.T) {
 	}
 }
 
+// TestKubeClaimControllerFails: a claim the controller reports it cannot
+// serve (its Ready condition's reason) is an error saying why, and is
+// deleted.
+func TestKubeClaimControllerFails(t *testing.T) {
+	a, _ := fakeKube()
+	dyn := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{
+		kubeClaimGVR: "SandboxClaimList", kubeTemplateGVR: "SandboxTemplateList",
+	}, templateObject(t, goodTemplate()))
+	dyn.PrependReactor("create", "sandboxclaims", func(act k8stesting.Action) (bool, runtime.Object, error) {
+		u := act.(k8stesting.CreateAction).GetObject().(*unstructured.Unstructured)
+		unstructured.SetNestedSlice(u.Object, []any{map[string]any{"type": "Ready", "status": "False",
+			"reason": "ReconcilerError", "message": "Error seen: boom"}}, "status", "conditions")
+		return false, nil, nil
+	})
+	a.claims = newKubeClaims(dyn, "sbx", "tpl")
+	_, err := a.create(context.Background(), claimSpec, owner{}, "")
+	if err == nil || !strings.Contains(err.Error(), "ReconcilerError: Error seen: boom") {
+		t.Fatalf("a claim the controller fails: %v", err)
+	}
+	claims, _ := dyn.Resource(kubeClaimGVR).Namespace("sbx").List(context.Background(), metav1.ListOptions{})
+	if len(claims.Items) != 0 {
+		t.Fatalf("the failed claim was left: %v", claims.Items)
+	}
+}
+
 // TestKubeClaimWarmPodWeakened: a warm pod made from an older version of
 // the template is checked too, after the claim.
 func TestKubeClaimWarmPodWeakened(t *testing.T) {
