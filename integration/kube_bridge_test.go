@@ -338,6 +338,37 @@ func TestKubeBridgeInCluster(t *testing.T) {
 		t.Fatal("the host bridge's first call failed")
 	}
 	t.Logf("warm call on a host bridge (no port-forward): p50 %v (50 calls)", warmCalls(t, hc, hh, 50).Round(10*time.Microsecond))
+
+	// With agent-sandbox, the replicas' sessions are SandboxClaims, made
+	// and read under the ServiceAccount's Role.
+	t.Run("agent-sandbox", func(t *testing.T) {
+		kubeClaimAdmin(t)
+		k := kubeAdmin{t: t, kubeconfig: k.kubeconfig}
+		name := "mcp-test-claim-bridge"
+		kubeClaimTemplate(t, connect(t, engine.BackendKubernetes), k, name, []string{"MCP_BRIDGE_POOL_SIZE=0"})
+		k.run("", "-n", kubeBridgeNS, "set", "env", "statefulset/mcp-bridge", "MCP_BRIDGE_K8S_SANDBOX_TEMPLATE="+name)
+		k.run("", "-n", kubeBridgeNS, "rollout", "status", "statefulset/mcp-bridge", "--timeout=180s")
+		cs := k.dial("mcp-bridge-0", 0, token)
+		text, isErr, h := runIn(t, cs, "", "import socket\nz = 5\nprint(socket.gethostname())", 90)
+		if isErr || h == "" {
+			t.Fatalf("a claimed sandbox's first call on replica 0: %v %q", isErr, text)
+		}
+		pod := text[strings.LastIndexByte(text, '\n')+1:]
+		claims := strings.Fields(k.run("", "-n", sandboxNS, "get", "sandboxclaims", "-l", engine.LabelPodUID+"="+k.run("", "-n", kubeBridgeNS, "get", "pod", "mcp-bridge-0", "-o", "jsonpath={.metadata.uid}"),
+			"-o", `jsonpath={range .items[*]}{.metadata.name}{"\n"}{end}`))
+		// The session's claim, and the pool's.
+		if !slices.ContainsFunc(claims, func(c string) bool { return claimedPod(t, k, c) == pod }) {
+			t.Fatalf("replica 0's claims %q: none of pod %s", claims, pod)
+		}
+		if text, isErr, _ := runIn(t, cs, h, "print(z + 1)", 60); isErr || text != "6" {
+			t.Fatalf("the claimed sandbox's state: %v %q", isErr, text)
+		}
+		for _, pod := range []string{"mcp-bridge-0", "mcp-bridge-1"} {
+			if out, err := k.try("", "-n", kubeBridgeNS, "logs", pod); err == nil && strings.Contains(strings.ToLower(out), "forbidden") {
+				t.Errorf("replica %s was refused something (RBAC):\n%s", pod, out)
+			}
+		}
+	})
 }
 
 // kubeCheckOwner checks that sandbox pod's labels name the bridge pod
@@ -384,8 +415,12 @@ func kubeBridgeTeardown(t testing.TB, k kubeAdmin, sandboxNS string) {
 	steps := [][]string{
 		{"delete", "namespace", kubeBridgeNS, "--ignore-not-found", "--wait=true", "--timeout=120s"},
 		{"-n", sandboxNS, "delete", "role,rolebinding", "mcp-bridge-sandboxes", "--ignore-not-found"},
-		{"-n", sandboxNS, "delete", "pods", "-l", kubeOwnerLabel, "--ignore-not-found", "--wait=true", "--timeout=60s"},
 	}
+	if _, err := kc("get", "crd", "sandboxclaims.extensions.agents.x-k8s.io"); err == nil {
+		steps = append(steps, []string{"-n", sandboxNS, "delete", "sandboxclaims.extensions.agents.x-k8s.io", "-l", kubeOwnerLabel,
+			"--ignore-not-found", "--wait=true", "--timeout=60s"})
+	}
+	steps = append(steps, []string{"-n", sandboxNS, "delete", "pods", "-l", kubeOwnerLabel, "--ignore-not-found", "--wait=true", "--timeout=60s"})
 	for _, s := range steps {
 		if out, err := kc(s...); err != nil {
 			t.Errorf("kubectl %s: %v\n%s", strings.Join(s, " "), err, out)
