@@ -63,7 +63,7 @@ func kubePoolRecord(class, source string, s stats) {
 }
 
 // poolReadyOf reads pool_ready from the bridge's /healthz.
-func poolReadyOf(b *testing.B, br *httpBridge) int {
+func poolReadyOf(b testing.TB, br *httpBridge) int {
 	b.Helper()
 	resp, err := br.httpClient(br.token).Get(strings.TrimSuffix(br.url, "/mcp") + "/healthz")
 	if err != nil {

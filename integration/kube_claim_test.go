@@ -278,3 +278,33 @@ func TestKubeClaimPodDeleted(t *testing.T) {
 	}
 	waitFor(t, time.Minute, "the lost sandbox's claim deleted", func() bool { return !slices.Contains(claimsOf(t, k, b.pid), claims[0]) })
 }
+
+// TestKubeClaimBridgePool: the bridge's own pool (MCP_BRIDGE_POOL_SIZE)
+// with a template claims ahead and starts its runtime in the claimed pods:
+// a new session's first call runs in a pod of the template's warm pool,
+// and the bridge's claims are deleted when it stops.
+func TestKubeClaimBridgePool(t *testing.T) {
+	kubeRequired(t)
+	e := connect(t, engine.BackendKubernetes)
+	k := kubeClaimAdmin(t)
+	env := []string{"MCP_BRIDGE_POOL_SIZE=0", "MCP_BRIDGE_K8S_RUNTIME_CLASS="}
+	kt := kubeClaimTemplate(t, e, k, "mcp-test-claim-bridge-pool", env)
+	kt.warmPods(t, 2)
+	b := startHTTPBridge(t, e, httpOpts{env: []string{"MCP_BRIDGE_POOL_SIZE=2", "MCP_BRIDGE_K8S_SANDBOX_TEMPLATE=" + kt.name}})
+	for i := range 2 {
+		waitFor(t, 2*time.Minute, "the bridge's pool claimed", func() bool { return poolReadyOf(t, b) == 2 })
+		cs := b.session(t, nil)
+		began := time.Now()
+		host, isErr := callText(cs, "import socket\nprint(socket.gethostname())")
+		if isErr || !strings.HasPrefix(host, kt.pool+"-") {
+			t.Fatalf("round %d: the first call ran in %q (%v), not in a pod of the warm pool %s", i, host, isErr, kt.pool)
+		}
+		t.Logf("round %d: first call in %s in %v", i, host, time.Since(began))
+		cs.Close()
+	}
+	pid := b.pid
+	b.cleanup()
+	if c := claimsOf(t, k, pid); len(c) != 0 {
+		t.Fatalf("claims left by the stopped bridge: %v", c)
+	}
+}
