@@ -211,11 +211,42 @@ func kubeClaimWeakened(p *corev1.Pod, spec Spec, opts kubePodOptions) string {
 	case kubeEnv(c, kubeRlimitsEnv) != rlimits:
 		return fmt.Sprintf("its container's %s is %q, not %q", kubeRlimitsEnv, kubeEnv(c, kubeRlimitsEnv), rlimits)
 	}
+	if why := kubeClaimExtras(p, c); why != "" {
+		return why
+	}
 	if spec.NanoCPUs > 0 {
 		limit, ok := c.Resources.Limits[corev1.ResourceCPU]
 		if !ok || limit.MilliValue() > spec.NanoCPUs/1_000_000 {
 			return "its container's CPU limit is not within the sandbox's"
 		}
+	}
+	return ""
+}
+
+// kubeClaimExtras says what p (or its container c) holds that kubePod
+// never builds and a foreign pod spec may: a host port, secrets or other
+// objects' values in the environment, an unmasked /proc, sysctls, an
+// unconfined AppArmor profile, raw devices; "" when it holds none.
+func kubeClaimExtras(p *corev1.Pod, c corev1.Container) string {
+	for _, port := range c.Ports {
+		if port.HostPort != 0 {
+			return "its container has a host port"
+		}
+	}
+	if len(c.EnvFrom) > 0 || slices.ContainsFunc(c.Env, func(e corev1.EnvVar) bool { return e.ValueFrom != nil }) {
+		return "its container's environment takes values from other objects (envFrom or valueFrom: secrets reach the sandbox's code)"
+	}
+	if len(c.VolumeDevices) > 0 {
+		return "its container has raw block devices"
+	}
+	unconfined := func(a *corev1.AppArmorProfile) bool {
+		return a != nil && a.Type == corev1.AppArmorProfileTypeUnconfined
+	}
+	if sc := c.SecurityContext; sc != nil && (sc.ProcMount != nil && *sc.ProcMount == corev1.UnmaskedProcMount || unconfined(sc.AppArmorProfile)) {
+		return "its container's /proc is unmasked or its AppArmor profile is Unconfined"
+	}
+	if psc := p.Spec.SecurityContext; psc != nil && (len(psc.Sysctls) > 0 || unconfined(psc.AppArmorProfile)) {
+		return "its pod sets sysctls or an Unconfined AppArmor profile"
 	}
 	return ""
 }

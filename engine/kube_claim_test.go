@@ -146,6 +146,20 @@ func TestKubeClaimTemplateRefused(t *testing.T) {
 		}},
 		{"container name", "named \"main\"", func(t *kubeTemplateSpec) { t.PodTemplate.Spec.Containers[0].Name = "main" }},
 		{"rlimits", kubeRlimitsEnv, func(t *kubeTemplateSpec) { t.PodTemplate.Spec.Containers[0].Env = nil }},
+		{"host port", "host port", func(t *kubeTemplateSpec) {
+			t.PodTemplate.Spec.Containers[0].Ports = []corev1.ContainerPort{{ContainerPort: 80, HostPort: 8080}}
+		}},
+		{"secret env", "envFrom or valueFrom", func(t *kubeTemplateSpec) {
+			t.PodTemplate.Spec.Containers[0].EnvFrom = []corev1.EnvFromSource{{SecretRef: &corev1.SecretEnvSource{
+				LocalObjectReference: corev1.LocalObjectReference{Name: "api-keys"}}}}
+		}},
+		{"sysctls", "sysctls", func(t *kubeTemplateSpec) {
+			t.PodTemplate.Spec.SecurityContext.Sysctls = []corev1.Sysctl{{Name: "net.ipv4.ip_unprivileged_port_start", Value: "0"}}
+		}},
+		{"unmasked proc", "unmasked", func(t *kubeTemplateSpec) {
+			m := corev1.UnmaskedProcMount
+			t.PodTemplate.Spec.Containers[0].SecurityContext.ProcMount = &m
+		}},
 		{"volume", "not an emptyDir", func(t *kubeTemplateSpec) {
 			t.PodTemplate.Spec.Volumes = append(t.PodTemplate.Spec.Volumes, corev1.Volume{Name: "host",
 				VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/"}}})
