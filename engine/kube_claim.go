@@ -408,13 +408,21 @@ func (k *kubeClaims) verify(ctx context.Context, a *kubeAPI, name string, spec S
 	return nil
 }
 
-// remove deletes the claim of pod name, when this process made one, and
-// reports whether it did; the caller deletes the pod at once rather than
-// waiting for the garbage collector.
+// remove deletes the claim of pod name and reports whether it found one:
+// the claim this process made, or, for a pod it did not claim (one
+// another replica claimed and this one resumed), the bridge's claim
+// whose UID the pod's kubeClaimUIDLabel names. The caller deletes the
+// pod at once rather than waiting for the garbage collector.
 func (k *kubeClaims) remove(ctx context.Context, a *kubeAPI, name string) (bool, error) {
+	if k == nil {
+		return false, nil
+	}
 	c, ok := k.claimed(name)
 	if !ok {
-		return false, nil
+		c.claim = k.claimOfPod(ctx, a, name)
+		if c.claim == "" {
+			return false, nil
+		}
 	}
 	if err := k.deleteClaim(ctx, c.claim); err != nil {
 		return true, a.explain(err, "delete", "sandboxclaims")
@@ -423,6 +431,25 @@ func (k *kubeClaims) remove(ctx context.Context, a *kubeAPI, name string) (bool,
 	delete(k.pods, name)
 	k.mu.Unlock()
 	return true, nil
+}
+
+// claimOfPod returns the name of the bridge's claim that pod name was
+// given to, or "" when it has none (or either cannot be read).
+func (k *kubeClaims) claimOfPod(ctx context.Context, a *kubeAPI, name string) string {
+	p, err := a.cs.CoreV1().Pods(k.ns).Get(ctx, name, metav1.GetOptions{})
+	if err != nil || p.Labels[kubeClaimUIDLabel] == "" {
+		return ""
+	}
+	l, err := k.dyn.Resource(kubeClaimGVR).Namespace(k.ns).List(ctx, metav1.ListOptions{LabelSelector: LabelBridge + "=1"})
+	if err != nil {
+		return ""
+	}
+	for _, c := range l.Items {
+		if string(c.GetUID()) == p.Labels[kubeClaimUIDLabel] {
+			return c.GetName()
+		}
+	}
+	return ""
 }
 
 // deleteClaim deletes claim name (and so its Sandbox and pod); a claim

@@ -195,6 +195,28 @@ func TestKubeClaimTemplateRefused(t *testing.T) {
 	}
 }
 
+// TestKubeClaimRemoveResumed: a pod another bridge process claimed (this
+// one resumed it: it has no record of the claim) is removed with its
+// claim, found by the UID its label names.
+func TestKubeClaimRemoveResumed(t *testing.T) {
+	a, cs, dyn := fakeClaims(t, goodTemplate())
+	ctx := context.Background()
+	id, err := a.create(ctx, claimSpec, owner{Host: "h", PID: 7}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := newKubeClaims(dyn, "sbx", "tpl") // another process's, over the same API
+	a.claims, a.pod = other, kubePodOptions{Namespace: "sbx"}
+	if err := a.remove(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	claims, _ := dyn.Resource(kubeClaimGVR).Namespace("sbx").List(ctx, metav1.ListOptions{})
+	pods, _ := cs.CoreV1().Pods("sbx").List(ctx, metav1.ListOptions{})
+	if len(claims.Items) != 0 || len(pods.Items) != 0 {
+		t.Fatalf("after remove by another process: %d claims, %d pods", len(claims.Items), len(pods.Items))
+	}
+}
+
 // TestKubeClaimControllerFails: a claim the controller reports it cannot
 // serve (its Ready condition's reason) is an error saying why, and is
 // deleted.
