@@ -188,19 +188,7 @@ func buildBridgeImage(t *testing.T, tag string) {
 // host name host.
 func sandboxesOfHost(t testing.TB, e testEngine, host string) []engine.SandboxInfo {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	all, err := e.List(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []engine.SandboxInfo
-	for _, s := range all {
-		if s.Labels[engine.LabelHost] == host {
-			out = append(out, s)
-		}
-	}
-	return out
+	return sandboxesLabelled(t, e, engine.LabelHost, host)
 }
 
 // dockerCLI runs the docker CLI and returns its stdout, trimmed; it fails

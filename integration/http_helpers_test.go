@@ -175,6 +175,12 @@ func (b *httpBridge) containers(t testing.TB) []engine.SandboxInfo {
 // owns.
 func containersOf(t testing.TB, e testEngine, pid int) []engine.SandboxInfo {
 	t.Helper()
+	return sandboxesLabelled(t, e, engine.LabelPID, strconv.Itoa(pid))
+}
+
+// sandboxesLabelled returns the sandboxes on e whose label key is value.
+func sandboxesLabelled(t testing.TB, e testEngine, key, value string) []engine.SandboxInfo {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	all, err := e.List(ctx)
@@ -183,7 +189,7 @@ func containersOf(t testing.TB, e testEngine, pid int) []engine.SandboxInfo {
 	}
 	var out []engine.SandboxInfo
 	for _, s := range all {
-		if s.Labels[engine.LabelPID] == strconv.Itoa(pid) {
+		if s.Labels[key] == value {
 			out = append(out, s)
 		}
 	}
