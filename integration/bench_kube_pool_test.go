@@ -3,6 +3,7 @@
 package integration
 
 import (
+	"crypto/rand"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -13,6 +14,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // Item 19 measures where a new session's first call on the cluster comes
@@ -135,4 +138,61 @@ func BenchmarkKubePoolFirstCall(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkKubeBridgeWarmCall is item 20: a warm call (`print(1)` on a
+// handle, over HTTP on protocol 2026-07-28) to the bridge deployed in the
+// cluster from its image (deployBridgeInCluster), reached through
+// `kubectl port-forward` as the test cluster allows (no kube-proxy),
+// against the same call to a bridge process on the host, both on pods
+// under the node's default runtime; the two take turns call by call.
+func BenchmarkKubeBridgeWarmCall(b *testing.B) {
+	sec := report.section("20", "The bridge in the cluster: a warm call through `kubectl port-forward`, against a bridge on the host",
+		"bridge", "calls", "p50", "p95", "÷ host bridge (p50)")
+	if os.Getenv("MCP_TEST_KUBERNETES") != "1" {
+		sec.note("Not measured in this run: MCP_TEST_KUBERNETES is not 1 " +
+			"(`scripts/bench --kubernetes` sets it after `scripts/provision --kubernetes`).")
+		b.Skip("MCP_TEST_KUBERNETES is not 1 (scripts/bench --kubernetes sets it after scripts/provision --kubernetes)")
+	}
+	sec.note("Two replicas of the image of `scripts/bridge-image` in the cluster (the StatefulSet of " +
+		"`integration/testdata/kubernetes`, host networking on loopback ports, the RBAC and Secret of " +
+		"`deploy/kubernetes`), reached through `kubectl port-forward` (client → kubectl → API server → kubelet → " +
+		"the replica's port); the host bridge is a `serve -http` process on the host reached on loopback. Each " +
+		"has a handle's sandbox pod (runc) and 20 warm-up calls; then the two take turns call by call.")
+	k, _, token := deployBridgeInCluster(b)
+	inCluster := k.dial("mcp-bridge-0", 0, token)
+	_, isErr, h := runIn(b, inCluster, "", "print(1)", 60)
+	if isErr || h == "" {
+		b.Fatal("the in-cluster bridge's first call failed")
+	}
+	e := kubeEngine(b)
+	host := startHTTPBridge(b, e, replicaEnv(rand.Text()+rand.Text(), rand.Text(), "host", "MCP_BRIDGE_POOL_SIZE=0"))
+	removeResumable(b, e, host)
+	hostCS := host.dialStateless(b, host.url)
+	_, isErr, hh := runIn(b, hostCS, "", "print(1)", 60)
+	if isErr || hh == "" {
+		b.Fatal("the host bridge's first call failed")
+	}
+	call := func(cs *mcp.ClientSession, h string) time.Duration {
+		began := time.Now()
+		if text, isErr, _ := runIn(b, cs, h, "print(1)", 30); isErr || text != "1" {
+			b.Fatalf("a warm call: %v %q", isErr, text)
+		}
+		return time.Since(began)
+	}
+	for range 20 {
+		call(inCluster, h)
+		call(hostCS, hh)
+	}
+	var in, on []time.Duration
+	for b.Loop() {
+		in = append(in, call(inCluster, h))
+		on = append(on, call(hostCS, hh))
+	}
+	si, sh := summarize(in), summarize(on)
+	sec.row("in-cluster", "in the cluster, through port-forward", strconv.Itoa(si.n), ms(si.p50), ms(si.p95),
+		fmt.Sprintf("%.2f×", float64(si.p50)/float64(sh.p50)))
+	sec.row("host", "on the host", strconv.Itoa(sh.n), ms(sh.p50), ms(sh.p95), "")
+	b.ReportMetric(float64(si.p50.Microseconds())/1000, "in-cluster-p50-ms")
+	b.ReportMetric(float64(sh.p50.Microseconds())/1000, "host-p50-ms")
 }

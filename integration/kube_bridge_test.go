@@ -182,22 +182,19 @@ func warmCalls(t testing.TB, cs *mcp.ClientSession, h string, n int) time.Durati
 	return p50(d)
 }
 
-// TestKubeBridgeInCluster: the bridge's image (scripts/bridge-image),
-// loaded into the cluster's containerd, runs as two replicas in the
-// cluster with the RBAC, Secret and owner of deploy/kubernetes; a
-// 2026-07-28 client reaches each through `kubectl port-forward`. A
-// handle minted on replica 0 is resumed on replica 1 after replica 0's
-// pod is deleted (as a rolling update does), and on the replica that
-// replaces it (whose orphan clean-up spares it); a handle minted on
-// replica 1 survives its pod being killed (force-deleted). Sandbox pods
-// are labelled with their owner pod; deleting everything leaves nothing.
-func TestKubeBridgeInCluster(t *testing.T) {
-	kubeRequired(t)
+// deployBridgeInCluster builds the bridge's image (scripts/bridge-image),
+// loads it into the cluster's containerd and runs it as two replicas with
+// the RBAC, Secret and owner of deploy/kubernetes (the StatefulSet of
+// testdata in place of the Deployment), both Ready; everything is removed
+// at the end of the test, failed or not. It returns the administrator's
+// kubectl, the sandbox namespace and the clients' token.
+func deployBridgeInCluster(t testing.TB) (k kubeAdmin, sandboxNS, token string) {
+	t.Helper()
 	if _, err := os.Stat(kubeContainerdSock); err != nil {
 		t.Fatalf("the cluster's containerd socket: %v (scripts/provision --kubernetes)", err)
 	}
-	k := kubeAdmin{t: t, kubeconfig: filepath.Join(filepath.Dir(os.Getenv("KUBECONFIG")), "admin.kubeconfig")}
-	sandboxNS := kubeNamespace()
+	k = kubeAdmin{t: t, kubeconfig: filepath.Join(filepath.Dir(os.Getenv("KUBECONFIG")), "admin.kubeconfig")}
+	sandboxNS = kubeNamespace()
 
 	// The image, built and loaded as an operator would.
 	dir := t.TempDir()
@@ -242,7 +239,8 @@ func TestKubeBridgeInCluster(t *testing.T) {
 	// Host networking, for the test's replicas only.
 	k.run("", "label", "namespace", kubeBridgeNS, "--overwrite",
 		"pod-security.kubernetes.io/enforce=privileged", "pod-security.kubernetes.io/warn=privileged")
-	key, token := rand.Text()+rand.Text(), rand.Text()
+	key := rand.Text() + rand.Text()
+	token = rand.Text()
 	k.run("", "-n", kubeBridgeNS, "create", "secret", "generic", "mcp-bridge",
 		"--from-literal=handle-key="+key, "--from-literal=http-token="+token)
 	manifest, err := os.ReadFile(filepath.Join("testdata", "kubernetes", "bridge-statefulset.yaml"))
@@ -261,6 +259,21 @@ func TestKubeBridgeInCluster(t *testing.T) {
 	})
 	k.run("", "-n", kubeBridgeNS, "wait", "--for=condition=Ready", "--timeout=120s", "pod/mcp-bridge-0", "pod/mcp-bridge-1")
 
+	return k, sandboxNS, token
+}
+
+// TestKubeBridgeInCluster: the bridge's image (scripts/bridge-image),
+// loaded into the cluster's containerd, runs as two replicas in the
+// cluster with the RBAC, Secret and owner of deploy/kubernetes; a
+// 2026-07-28 client reaches each through `kubectl port-forward`. A
+// handle minted on replica 0 is resumed on replica 1 after replica 0's
+// pod is deleted (as a rolling update does), and on the replica that
+// replaces it (whose orphan clean-up spares it); a handle minted on
+// replica 1 survives its pod being killed (force-deleted). Sandbox pods
+// are labelled with their owner pod; deleting everything leaves nothing.
+func TestKubeBridgeInCluster(t *testing.T) {
+	kubeRequired(t)
+	k, sandboxNS, token := deployBridgeInCluster(t)
 	uid := func(pod string) string {
 		return k.run("", "-n", kubeBridgeNS, "get", "pod", pod, "-o", "jsonpath={.metadata.uid}")
 	}
@@ -280,7 +293,7 @@ func TestKubeBridgeInCluster(t *testing.T) {
 	// Replica 0 deleted as a rolling update deletes it (SIGTERM, drain):
 	// replica 1 resumes the handle, with its state.
 	k.run("", "-n", kubeBridgeNS, "delete", "pod", "mcp-bridge-0", "--wait=true", "--timeout=90s")
-	began = time.Now()
+	began := time.Now()
 	if text, isErr, _ := runIn(t, c1, h, "x += 1\nprint(x)", 60); isErr || text != "42" {
 		t.Fatalf("the handle on replica 1 after replica 0 was deleted: %v %q", isErr, text)
 	}
