@@ -34,6 +34,7 @@ type healthCheck struct {
 	eng      engine.Engine
 	pool     *sandboxPool // nil: none
 	sessions func() int   // the client sessions open
+	version  string       // the build's
 
 	mu  sync.Mutex // held while pinging: concurrent probes share a ping
 	at  time.Time
@@ -80,6 +81,7 @@ func (h *healthCheck) engineName() string {
 // A healthReport is the body of a /healthz answer.
 type healthReport struct {
 	Status    string `json:"status"` // "ok" or "unavailable"
+	Version   string `json:"version"`
 	Engine    string `json:"engine"`
 	Error     string `json:"error,omitempty"`
 	Sessions  int    `json:"sessions"`
@@ -92,7 +94,7 @@ type healthReport struct {
 // ServeHTTP answers a health probe: 200 when the engine answers, 503
 // when it does not.
 func (h *healthCheck) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	rep := healthReport{Status: "ok", Sessions: h.sessions(), PoolReady: h.pool.readyCount()}
+	rep := healthReport{Status: "ok", Version: h.version, Sessions: h.sessions(), PoolReady: h.pool.readyCount()}
 	if h.pool != nil {
 		rep.PoolSize = h.pool.size
 	}

@@ -142,7 +142,7 @@ func (b *Bridge) HTTPHandler(opts *HTTPOptions) http.Handler {
 	})
 	mux := http.NewServeMux()
 	mux.Handle(HTTPPath, f)
-	mux.Handle(HealthPath, f.guarded(&healthCheck{eng: b.eng, pool: b.pool, sessions: b.sessionCount}))
+	mux.Handle(HealthPath, f.guarded(&healthCheck{eng: b.eng, pool: b.pool, sessions: b.sessionCount, version: b.opts.Version}))
 	mux.Handle(MetricsPath, f.guarded(metricsHandler(b.metrics)))
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeHTTPError(w, http.StatusNotFound, "not found: MCP is served at "+HTTPPath)

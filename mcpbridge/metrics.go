@@ -49,10 +49,11 @@ type metrics struct {
 var durationBuckets = []float64{.001, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120}
 
 // newMetrics registers the bridge's metrics, and the Go and process
-// collectors, on a new registry: sessions and poolReady count the open
-// client sessions and the pool's ready sandboxes; eng, when it is an
-// engine over several, reports each one's state.
-func newMetrics(eng engine.Engine, sessions, poolReady func() int) *metrics {
+// collectors, on a new registry: version is the build's (the build-info
+// series); sessions and poolReady count the open client sessions and the
+// pool's ready sandboxes; eng, when it is an engine over several, reports
+// each one's state.
+func newMetrics(eng engine.Engine, version string, sessions, poolReady func() int) *metrics {
 	m := &metrics{reg: prometheus.NewRegistry(), proxiedTo: map[[2]string]bool{}}
 	m.calls = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: metricsPrefix + "calls_total",
@@ -96,8 +97,14 @@ func newMetrics(eng engine.Engine, sessions, poolReady func() int) *metrics {
 		Name: metricsPrefix + "pool_ready",
 		Help: "Warm sandboxes ready in the pool.",
 	}, func() float64 { return float64(poolReady()) })
+	buildInfo := prometheus.NewGauge(prometheus.GaugeOpts{
+		Name:        metricsPrefix + "build_info",
+		Help:        "The bridge's build: 1, labelled with its version (as `version` prints it).",
+		ConstLabels: prometheus.Labels{"version": version},
+	})
+	buildInfo.Set(1)
 	m.reg.MustRegister(m.calls, m.callDuration, m.starts, m.startPhases, m.proxied, m.outputBytes, m.egressConns, m.egressBytes, sessionsGauge, poolGauge,
-		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+		buildInfo, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if st, ok := eng.(engineStates); ok {
 		m.reg.MustRegister(engineCollector{st})
 	}

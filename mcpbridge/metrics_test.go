@@ -124,7 +124,7 @@ func TestMetricsOfProxiedCalls(t *testing.T) {
 }
 
 func TestProxiedLabelsAreBounded(t *testing.T) {
-	m := newMetrics(nil, func() int { return 0 }, func() int { return 0 })
+	m := newMetrics(nil, "v1.2.3", func() int { return 0 }, func() int { return 0 })
 	for i := range 2 * maxProxiedLabels {
 		m.proxiedCall("s"+strconv.Itoa(i), "t", proxiedOK)
 	}
@@ -159,12 +159,16 @@ func getHealth(t *testing.T, h http.Handler, method string, headers map[string]s
 }
 
 func TestHealth(t *testing.T) {
-	b := New(enginetest.Local{T: t}, &Options{Registry: discovery.NewRegistry(discovery.Options{Home: t.TempDir(), Cwd: t.TempDir()})})
+	b := New(enginetest.Local{T: t}, &Options{Version: "v1.2.3-test", Registry: discovery.NewRegistry(discovery.Options{Home: t.TempDir(), Cwd: t.TempDir()})})
 	t.Cleanup(func() { b.Close() })
 	h := b.HTTPHandler(nil)
 	rec, rep := getHealth(t, h, http.MethodGet, nil)
-	if rec.Code != http.StatusOK || rep.Status != "ok" || rep.Engine != "local" || rep.Sessions != 0 {
+	if rec.Code != http.StatusOK || rep.Status != "ok" || rep.Engine != "local" || rep.Sessions != 0 || rep.Version != "v1.2.3-test" {
 		t.Fatalf("healthz: %d %+v", rec.Code, rep)
+	}
+	// The same version in the build-info series.
+	if got := metricValue(t, scrape(t, h), `mcp_bridge_build_info{version="v1.2.3-test"}`); got != 1 {
+		t.Fatalf("mcp_bridge_build_info of v1.2.3-test = %v, want 1", got)
 	}
 	if rec, _ := getHealth(t, h, http.MethodPost, nil); rec.Code != http.StatusMethodNotAllowed {
 		t.Fatalf("POST healthz: %d", rec.Code)

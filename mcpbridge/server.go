@@ -26,7 +26,7 @@ func New(eng engine.Engine, opts *Options) *Bridge {
 	o = o.withDefaults()
 	b := &Bridge{eng: eng, opts: o, log: o.Logger, sessions: map[*mcp.ServerSession]*clientSession{}, closing: make(chan struct{})}
 	b.catalog = newToolCatalog(filepath.Join(o.Registry.StateDir(), "catalog"), b.log)
-	b.metrics = newMetrics(eng, b.sessionCount, func() int { return b.pool.readyCount() })
+	b.metrics = newMetrics(eng, o.Version, b.sessionCount, func() int { return b.pool.readyCount() })
 	b.shared = newProxyPool(o.Registry, o.Version, b.log, b.catalog, true)
 	b.shared.metrics = b.metrics
 	b.store = &store{dir: o.Registry.StateDir()}

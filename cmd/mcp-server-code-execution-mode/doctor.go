@@ -34,6 +34,8 @@ type checkResult struct {
 	Hint       string `json:"hint,omitempty"`
 	DurationMS int64  `json:"duration_ms"`
 
+	// settings: this build's version, as `version` prints it
+	BridgeVersion string `json:"bridge_version,omitempty"`
 	// engine
 	Engine     string `json:"engine,omitempty"`
 	Version    string `json:"version,omitempty"`
@@ -207,9 +209,9 @@ func settingsResult(cfg *config.Config, began time.Time) checkResult {
 	if spec.NanoCPUs > 0 {
 		cpus = fmt.Sprintf("%g", float64(spec.NanoCPUs)/1e9)
 	}
-	return checkResult{Check: "settings", Status: statusOK, DurationMS: sinceMS(began), Image: spec.Image,
-		Detail: fmt.Sprintf("%s, image %s, user %s, memory %s, pids %d, cpus %s, OCI runtime %s",
-			backend, spec.Image, spec.User, engine.FormatBytes(spec.MemoryBytes), spec.PidsLimit, cpus, oci)}
+	return checkResult{Check: "settings", Status: statusOK, DurationMS: sinceMS(began), Image: spec.Image, BridgeVersion: version,
+		Detail: fmt.Sprintf("mcp-server-code-execution-mode %s; %s, image %s, user %s, memory %s, pids %d, cpus %s, OCI runtime %s",
+			version, backend, spec.Image, spec.User, engine.FormatBytes(spec.MemoryBytes), spec.PidsLimit, cpus, oci)}
 }
 
 // checkConfigs checks every discovered configuration file, then starts

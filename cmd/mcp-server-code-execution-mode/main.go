@@ -17,9 +17,6 @@ import (
 	"syscall"
 )
 
-// version is set at release build time with -ldflags "-X main.version=…".
-var version = "dev"
-
 const usage = `usage: mcp-server-code-execution-mode <command> [flags]
 
 commands:
