@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"time"
 
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine"
@@ -29,8 +30,19 @@ func execCommand(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	fs := flag.NewFlagSet("exec", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	code := fs.String("c", "", "Python code to run (default: read from stdin)")
+	file := fs.String("f", "", "read the Python code from this file (- for stdin)")
+	outDir := fs.String("out", "", "save the result's images (image-N.png, …) and its files of /workspace/out (at their path) under this directory")
+	asJSON := fs.Bool("json", false, "print the whole result as one JSON object instead of the output as it comes")
 	timeout := fs.Duration("timeout", 30*time.Second, "interrupt the code after this long (0: no limit)")
 	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "mcp-server-code-execution-mode: exec: unexpected arguments %q (the code comes from -c, -f FILE or stdin)\n", fs.Args())
+		return 2
+	}
+	if isFlagSet(fs, "c") && isFlagSet(fs, "f") {
+		fmt.Fprintln(stderr, "mcp-server-code-execution-mode: exec: -c and -f both give the code: use one")
 		return 2
 	}
 	fail := func(code int, format string, a ...any) int {
@@ -48,12 +60,21 @@ func execCommand(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	}
 	src := *code
 	if !isFlagSet(fs, "c") {
-		b, err := io.ReadAll(io.LimitReader(stdin, maxExecCode+1))
+		from, name := stdin, "stdin"
+		if *file != "" && *file != "-" {
+			f, err := os.Open(*file)
+			if err != nil {
+				return fail(exitBridgeFailure, "reading the code: %v", err)
+			}
+			defer f.Close()
+			from, name = f, *file
+		}
+		b, err := io.ReadAll(io.LimitReader(from, maxExecCode+1))
 		if err != nil {
-			return fail(exitBridgeFailure, "reading code from stdin: %v", err)
+			return fail(exitBridgeFailure, "reading code from %s: %v", name, err)
 		}
 		if len(b) > maxExecCode {
-			return fail(exitBridgeFailure, "code on stdin exceeds %d bytes", maxExecCode)
+			return fail(exitBridgeFailure, "code in %s exceeds %d bytes", name, maxExecCode)
 		}
 		src = string(b)
 	}
@@ -66,17 +87,38 @@ func execCommand(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	opts.IdleTimeout = -1
 	sess := entrypoint.New(eng, &opts)
 	defer sess.Close()
-	res, err := sess.Run(ctx, &entrypoint.Call{Code: src, Timeout: *timeout,
-		// Output is printed as it arrives; the Result's copy is not needed.
-		OnOutput: func(stream, data string) {
+	call := &entrypoint.Call{Code: src, Timeout: *timeout}
+	if !*asJSON {
+		// Output is printed as it arrives.
+		call.OnOutput = func(stream, data string) {
 			if stream == "stdout" {
 				io.WriteString(stdout, data)
 			} else {
 				io.WriteString(stderr, data)
 			}
-		}})
-	if res != nil && res.Truncated {
+		}
+	}
+	res, err := sess.Run(ctx, call)
+	if res != nil && res.Truncated && !*asJSON {
 		fail(0, "output beyond the cap per stream was not shown (%s)", config.EnvMaxOutput)
+	}
+	if res != nil && err == nil {
+		var saved savedResult
+		if *outDir != "" {
+			if saved, err = saveOutputs(ctx, *outDir, res, sess.OpenFile); err != nil {
+				return fail(exitBridgeFailure, "%v", err)
+			}
+			for _, e := range saved.errs {
+				fail(0, "not saved: %s", e)
+			}
+		} else if !*asJSON {
+			unsaved(stderr, res)
+		}
+		if *asJSON {
+			if err := writeJSON(stdout, res, saved); err != nil {
+				return fail(exitBridgeFailure, "writing the result: %v", err)
+			}
+		}
 	}
 	switch {
 	case err != nil && ctx.Err() != nil:
@@ -94,9 +136,14 @@ func execCommand(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	case entrypoint.StatusExit:
 		return res.ExitCode
 	case entrypoint.StatusTimeout:
+		if *asJSON {
+			return exitTimeout
+		}
 		return fail(exitTimeout, "timed out: %s", res.Notice)
 	default:
-		io.WriteString(stderr, res.Traceback)
+		if !*asJSON {
+			io.WriteString(stderr, res.Traceback)
+		}
 		return 1
 	}
 }

@@ -1,7 +1,7 @@
 // Command mcp-server-code-execution-mode runs Python in hardened sandbox
 // containers on Docker or Podman.
 //
-//	mcp-server-code-execution-mode exec [-c CODE] [-timeout 30s]
+//	mcp-server-code-execution-mode exec [-c CODE | -f FILE] [-out DIR] [-json] [-timeout 30s]
 //	mcp-server-code-execution-mode run
 //	mcp-server-code-execution-mode serve -http ADDR [-tls-cert F -tls-key F]
 //	mcp-server-code-execution-mode doctor [-json] [-timeout 30s]
@@ -20,8 +20,10 @@ import (
 const usage = `usage: mcp-server-code-execution-mode <command> [flags]
 
 commands:
-  exec [-c CODE] [-timeout D]   run Python code (from -c, else stdin) in a hardened
-                                sandbox, print its output, exit with its status
+  exec [-c CODE | -f FILE]      run Python code (from -c, -f FILE, else stdin; -f -:
+       [-out DIR] [-json]       stdin) in a hardened sandbox, print its output, exit
+       [-timeout D]             with its status; -out DIR keeps its images and files
+                                of /workspace/out, -json prints the whole result
   run                           serve MCP over stdio (the run_python tool)
   serve -http ADDR              serve MCP over Streamable HTTP at ADDR/mcp, one
         [-tls-cert F -tls-key F]  sandbox per session (MCP_BRIDGE_HTTP_TOKEN needed
