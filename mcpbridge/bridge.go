@@ -49,9 +49,10 @@ type Bridge struct {
 	// tasks, and reports whether it did (tasks_listen.go); nil: tasks off.
 	listenTasks func(w http.ResponseWriter, r *http.Request, body []byte) bool
 
-	httpRequests sync.Map     // key of an HTTP request in flight → its context
-	calls        atomic.Int64 // run_python calls in flight
-	callSeq      atomic.Int64 // numbers the calls, for the logs
+	httpRequests sync.Map                  // key of an HTTP request in flight → its context
+	calls        atomic.Int64              // run_python calls in flight
+	live         atomic.Pointer[liveCalls] // the calls the console follows (nil: no console)
+	callSeq      atomic.Int64              // numbers the calls, for the logs
 
 	mu       sync.Mutex
 	sessions map[*mcp.ServerSession]*clientSession

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -23,6 +24,7 @@ func (b *Bridge) buildClientSession(newSession func(*entrypoint.Options) *entryp
 	log := b.log.With("session", name)
 	cs := &clientSession{
 		name:   name,
+		born:   time.Now(),
 		state:  &clientState{},
 		events: &clientEvents{log: log},
 		queue:  newCallQueue(b.opts.MaxQueuedCalls),

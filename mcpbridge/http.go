@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/console"
 )
 
 // HTTPPath is where the bridge serves MCP over Streamable HTTP.
@@ -57,6 +59,10 @@ type HTTPOptions struct {
 	// Origin checks still apply. Zero: they need the token as HTTPPath
 	// does.
 	OpenProbes bool
+	// ConsoleToken opens the operator's console at /console
+	// (MCP_BRIDGE_CONSOLE_TOKEN, at least 32 characters, not Token).
+	// Zero: no console (404).
+	ConsoleToken string
 }
 
 func (o HTTPOptions) withDefaults() HTTPOptions {
@@ -83,6 +89,9 @@ var ErrNoToken = errors.New("serving beyond loopback needs a bearer token (MCP_B
 func CheckListen(addr string, opts *HTTPOptions) error {
 	if !IsLoopbackAddr(addr) && (opts == nil || opts.Token == "") {
 		return fmt.Errorf("listening on %s: %w", addr, ErrNoToken)
+	}
+	if opts != nil && opts.ConsoleToken != "" && opts.ConsoleToken == opts.Token {
+		return fmt.Errorf("serving the console: %w", console.ErrSameToken)
 	}
 	return nil
 }
@@ -112,7 +121,9 @@ type httpFront struct {
 // Close. It also serves a health
 // report at HealthPath and Prometheus metrics at MetricsPath (GET, HEAD),
 // behind the same checks of Host, Origin and token (the token unless
-// OpenProbes). opts may be nil.
+// OpenProbes). With a ConsoleToken it serves the operator's console at
+// console.Path, behind the Host and Origin checks and its own token.
+// opts may be nil.
 func (b *Bridge) HTTPHandler(opts *HTTPOptions) http.Handler {
 	var o HTTPOptions
 	if opts != nil {
@@ -142,7 +153,22 @@ func (b *Bridge) HTTPHandler(opts *HTTPOptions) http.Handler {
 	})
 	mux := http.NewServeMux()
 	mux.Handle(HTTPPath, f)
-	mux.Handle(HealthPath, f.guarded(&healthCheck{eng: b.eng, pool: b.pool, sessions: b.sessionCount, version: b.opts.Version}))
+	health := &healthCheck{eng: b.eng, pool: b.pool, sessions: b.sessionCount, version: b.opts.Version}
+	mux.Handle(HealthPath, f.guarded(health))
+	if o.ConsoleToken != "" {
+		if c, err := b.newConsole(o.ConsoleToken, o.Token, health); err != nil {
+			b.log.Error("not serving the console", "err", err)
+		} else {
+			// Its token is its own: the guard checks Host and Origin only.
+			h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if !f.refused(w, r, false) {
+					c.ServeHTTP(w, r)
+				}
+			})
+			mux.Handle(console.Path, h)
+			mux.Handle(console.Path+"/", h)
+		}
+	}
 	mux.Handle(MetricsPath, f.guarded(metricsHandler(b.metrics)))
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeHTTPError(w, http.StatusNotFound, "not found: MCP is served at "+HTTPPath)

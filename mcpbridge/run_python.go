@@ -138,6 +138,9 @@ func (b *Bridge) execute(ctx context.Context, req *mcp.CallToolRequest, cs *clie
 	}
 	cs.current.Store(&callInfo{ctx: ctx, ss: req.Session, ask: ask})
 	defer cs.current.Store(nil)
+	var endLive func()
+	call.OnOutput, endLive = b.live.Load().begin(cs.name, args.code, call.OnOutput)
+	defer endLive()
 	b.syncLoadedServers(withEvents(ctx, cs.events), cs)
 	if err := b.syncSavedTools(withEvents(ctx, cs.events), cs); err != nil {
 		log.Warn("defining the tools saved since the sandbox started", "err", err)

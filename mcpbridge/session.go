@@ -22,6 +22,7 @@ const installTimeout = 30 * time.Second
 // with another client.
 type clientSession struct {
 	name    string
+	born    time.Time // when it was made (for the console)
 	session *entrypoint.Session
 	state   *clientState
 	events  *clientEvents

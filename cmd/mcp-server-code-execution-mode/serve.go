@@ -99,7 +99,7 @@ func serveCommand(ctx context.Context, args []string, stderr io.Writer, getenv f
 	}
 	url := scheme + "://" + ln.Addr().String() + mcpbridge.HTTPPath
 	log.Info("serving MCP over Streamable HTTP", "url", url, "version", version,
-		"token", cfg.HTTP.Token != "", "max_sessions", cfg.HTTP.MaxSessions, "pool", cfg.Bridge.PoolSize)
+		"token", cfg.HTTP.Token != "", "console", cfg.HTTP.ConsoleToken != "", "max_sessions", cfg.HTTP.MaxSessions, "pool", cfg.Bridge.PoolSize)
 	if ready != nil {
 		ready(ln.Addr().String())
 	}

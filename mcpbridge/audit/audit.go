@@ -51,6 +51,7 @@ type Log struct {
 	regular  bool // only a regular file is rotated
 	dropped  int64
 	warnedAt time.Time
+	tee      func(line []byte) // see Tee (nil: none)
 }
 
 // Open opens (creating it, mode 0600) the audit log at path for
@@ -110,6 +111,9 @@ func (a *Log) write(rec map[string]any) {
 	line = append(line, '\n')
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	if a.tee != nil {
+		a.tee(line[:len(line)-1])
+	}
 	if a.f == nil {
 		a.failed(fmt.Errorf("the audit log is closed"))
 		return

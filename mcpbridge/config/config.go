@@ -165,6 +165,7 @@ func Load(getenv func(string) string) (*Config, error) {
 		SessionIdleTimeout: sessionIdle,
 		OpenProbes:         r.flag(EnvOpenProbes),
 	}
+	c.HTTP.ConsoleToken = r.consoleToken(EnvConsoleToken, c.HTTP.Token)
 	if c.HTTP.MaxSessions == 0 {
 		c.HTTP.MaxSessions = defaultMaxSessions(spec.MemoryBytes)
 	}

@@ -54,6 +54,7 @@ const (
 	EnvOpenProbes      = "MCP_BRIDGE_HTTP_OPEN_PROBES"
 	EnvReplica         = "MCP_BRIDGE_HTTP_REPLICA"
 	EnvHandleKey       = "MCP_BRIDGE_HANDLE_KEY"
+	EnvConsoleToken    = "MCP_BRIDGE_CONSOLE_TOKEN"
 	EnvMaxHandles      = "MCP_BRIDGE_MAX_HANDLES"
 	EnvK8sNamespace    = "MCP_BRIDGE_K8S_NAMESPACE"
 	EnvK8sRuntimeClass = "MCP_BRIDGE_K8S_RUNTIME_CLASS"

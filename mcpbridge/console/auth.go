@@ -1,0 +1,306 @@
+package console
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+	"unicode"
+)
+
+// cookieName is the cookie holding a signed-in session's id.
+const cookieName = "mcp_console"
+
+// maxNameLength bounds the operator's name typed at sign-in.
+const maxNameLength = 64
+
+// An opSession is a signed-in operator: the name typed at sign-in, the
+// CSRF token of its forms, and when it ends.
+type opSession struct {
+	name    string
+	csrf    string
+	expires time.Time
+}
+
+// An authStore keeps the signed-in sessions, in memory and bounded, and
+// counts the failed sign-ins of the current minute.
+type authStore struct {
+	ttl      time.Duration
+	max      int
+	perMin   int
+	mu       sync.Mutex
+	sessions map[[sha256.Size]byte]*opSession // by the digest of the id
+	window   time.Time                        // the minute failures are counted in
+	failures int
+}
+
+func newAuthStore(ttl time.Duration, max, perMin int) *authStore {
+	return &authStore{ttl: ttl, max: max, perMin: perMin, sessions: map[[sha256.Size]byte]*opSession{}}
+}
+
+// randomToken returns 256 random bits, in base32.
+func randomToken() string {
+	return rand.Text() + rand.Text()
+}
+
+// add signs name in and returns the session's id.
+func (a *authStore) add(name string) (string, *opSession) {
+	id := randomToken()
+	s := &opSession{name: name, csrf: randomToken(), expires: time.Now().Add(a.ttl)}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	now := time.Now()
+	var first [sha256.Size]byte
+	var firstAt time.Time
+	for k, v := range a.sessions {
+		if now.After(v.expires) {
+			delete(a.sessions, k)
+		} else if firstAt.IsZero() || v.expires.Before(firstAt) {
+			first, firstAt = k, v.expires
+		}
+	}
+	if len(a.sessions) >= a.max {
+		delete(a.sessions, first)
+	}
+	a.sessions[sha256.Sum256([]byte(id))] = s
+	return id, s
+}
+
+// get returns the live session of id, or nil.
+func (a *authStore) get(id string) *opSession {
+	k := sha256.Sum256([]byte(id))
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	s := a.sessions[k]
+	if s != nil && time.Now().After(s.expires) {
+		delete(a.sessions, k)
+		return nil
+	}
+	return s
+}
+
+// remove signs the session of id out.
+func (a *authStore) remove(id string) {
+	a.mu.Lock()
+	delete(a.sessions, sha256.Sum256([]byte(id)))
+	a.mu.Unlock()
+}
+
+// limited reports whether this minute's failed attempts are used up.
+func (a *authStore) limited() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if time.Since(a.window) >= time.Minute {
+		a.window, a.failures = time.Now(), 0
+	}
+	return a.failures >= a.perMin
+}
+
+// failed counts a failed attempt.
+func (a *authStore) failed() {
+	a.mu.Lock()
+	a.failures++
+	a.mu.Unlock()
+}
+
+// An operator is who a request comes from: a signed-in session, or a
+// bearer of the token (session nil).
+type operator struct {
+	name    string
+	session *opSession
+	id      string // the session's id
+}
+
+// authenticate returns who r comes from, or answers it: 401 (429 past
+// the failures of a minute) for a wrong bearer token or, when api is
+// set, for none; else a redirect to the sign-in form.
+func (c *Console) authenticate(w http.ResponseWriter, r *http.Request, api bool) (operator, bool) {
+	if h := r.Header.Get("Authorization"); h != "" {
+		if c.auth.limited() {
+			c.refuse(w, r, http.StatusTooManyRequests, "too many failed attempts: wait a minute")
+			return operator{}, false
+		}
+		given, ok := bearer(h)
+		switch {
+		case !ok:
+			c.auth.failed()
+			c.refuse(w, r, http.StatusUnauthorized, "want Authorization: Bearer <MCP_BRIDGE_CONSOLE_TOKEN>")
+			return operator{}, false
+		case c.isClientToken(given):
+			c.auth.failed()
+			c.refuse(w, r, http.StatusUnauthorized, "the clients' token (MCP_BRIDGE_HTTP_TOKEN) does not open the console: use MCP_BRIDGE_CONSOLE_TOKEN")
+			return operator{}, false
+		case !c.tokenMatches(given):
+			c.auth.failed()
+			c.refuse(w, r, http.StatusUnauthorized, "invalid console token")
+			return operator{}, false
+		}
+		name := "bearer"
+		if n, ok := validName(r.Header.Get("X-Console-Operator")); ok {
+			name = n
+		}
+		return operator{name: name}, true
+	}
+	if ck, err := r.Cookie(cookieName); err == nil {
+		if s := c.auth.get(ck.Value); s != nil {
+			return operator{name: s.name, session: s, id: ck.Value}, true
+		}
+	}
+	if api {
+		c.refuse(w, r, http.StatusUnauthorized, "sign in at "+signInPath+" or send Authorization: Bearer <MCP_BRIDGE_CONSOLE_TOKEN>")
+		return operator{}, false
+	}
+	http.Redirect(w, r, signInPath, http.StatusSeeOther)
+	return operator{}, false
+}
+
+// refuse answers r with status and msg, and logs it.
+func (c *Console) refuse(w http.ResponseWriter, r *http.Request, status int, msg string) {
+	c.opts.Logger.Info("console request refused", "status", status, "why", msg, "path", r.URL.Path, "remote", r.RemoteAddr)
+	if status == http.StatusUnauthorized {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="console"`)
+	}
+	http.Error(w, msg, status)
+}
+
+// bearer returns the token of an Authorization header value.
+func bearer(h string) (string, bool) {
+	scheme, token, ok := strings.Cut(strings.TrimSpace(h), " ")
+	token = strings.TrimSpace(token)
+	if !ok || !strings.EqualFold(scheme, "bearer") || token == "" || strings.ContainsAny(token, " \t") {
+		return "", false
+	}
+	return token, true
+}
+
+// validName returns the operator's name, trimmed, when it is 1 to
+// maxNameLength printable characters.
+func validName(s string) (string, bool) {
+	s = strings.TrimSpace(s)
+	if s == "" || len(s) > maxNameLength {
+		return "", false
+	}
+	for _, r := range s {
+		if !unicode.IsPrint(r) {
+			return "", false
+		}
+	}
+	return s, true
+}
+
+// sameOrigin reports whether a POST comes from a page of the host it
+// is sent to: its Origin names that host or, without an Origin, the
+// browser says it is same-origin. The guard in front has refused the
+// origins that are not allowed at all; a state-changing form is taken
+// from the console's own pages only.
+func sameOrigin(r *http.Request) bool {
+	origin := r.Header.Get("Origin")
+	if origin == "" {
+		return r.Header.Get("Sec-Fetch-Site") == "same-origin"
+	}
+	u, err := url.Parse(origin)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return false
+	}
+	return strings.EqualFold(u.Host, r.Host)
+}
+
+// csrfOK reports whether a POST of who carries its session's CSRF token
+// (form field csrf or header X-CSRF-Token) and comes from the page's own
+// origin; a bearer of the token needs neither, as no browser sends it
+// unasked.
+func csrfOK(r *http.Request, who operator) bool {
+	if who.session == nil {
+		return true
+	}
+	given := r.Header.Get("X-CSRF-Token")
+	if given == "" {
+		given = r.PostFormValue("csrf")
+	}
+	return sameOrigin(r) && subtle.ConstantTimeCompare([]byte(given), []byte(who.session.csrf)) == 1
+}
+
+// setCookie sets (maxAge > 0) or clears the session cookie: HttpOnly,
+// SameSite=Strict, for Path only, Secure under TLS.
+func setCookie(w http.ResponseWriter, r *http.Request, value string, maxAge int) {
+	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: value, Path: Path, MaxAge: maxAge,
+		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil})
+}
+
+// signInData is what the sign-in form is rendered from.
+type signInData struct {
+	Error string
+	Name  string
+}
+
+// serveSignIn shows the sign-in form (GET) or signs in (POST: token and
+// name), then sends the browser to the console.
+func (c *Console) serveSignIn(w http.ResponseWriter, r *http.Request) {
+	switch r.Method {
+	case http.MethodGet, http.MethodHead:
+		c.render(w, "signin.html", signInData{})
+		return
+	case http.MethodPost:
+	default:
+		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		return
+	}
+	if !sameOrigin(r) {
+		c.refuse(w, r, http.StatusForbidden, "sign in from the console's own page")
+		return
+	}
+	if c.auth.limited() {
+		c.refuse(w, r, http.StatusTooManyRequests, "too many failed sign-ins: wait a minute")
+		return
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, 4096)
+	token := r.PostFormValue("token")
+	name, nameOK := validName(r.PostFormValue("name"))
+	switch {
+	case !c.tokenMatches(token):
+		c.auth.failed()
+		msg := "wrong console token"
+		if c.isClientToken(token) {
+			msg = "that is the clients' token (MCP_BRIDGE_HTTP_TOKEN): the console has a token of its own (MCP_BRIDGE_CONSOLE_TOKEN)"
+		}
+		c.opts.Logger.Info("console sign-in refused", "why", msg, "remote", r.RemoteAddr)
+		w.WriteHeader(http.StatusUnauthorized)
+		c.render(w, "signin.html", signInData{Error: msg, Name: name})
+		return
+	case !nameOK:
+		w.WriteHeader(http.StatusBadRequest)
+		c.render(w, "signin.html", signInData{Error: "type your name (1 to 64 characters): approvals are recorded under it"})
+		return
+	}
+	id, _ := c.auth.add(name)
+	setCookie(w, r, id, int(c.opts.SessionTTL/time.Second))
+	c.opts.Logger.Info("console sign-in", "operator", name, "remote", r.RemoteAddr)
+	http.Redirect(w, r, Path, http.StatusSeeOther)
+}
+
+// serveSignOut ends a signed-in session (POST with its CSRF token).
+func (c *Console) serveSignOut(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		return
+	}
+	who, ok := c.authenticate(w, r, true)
+	if !ok {
+		return
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, 4096)
+	if !csrfOK(r, who) {
+		c.refuse(w, r, http.StatusForbidden, "missing or wrong CSRF token, or a foreign Origin")
+		return
+	}
+	if who.session != nil {
+		c.auth.remove(who.id)
+		setCookie(w, r, "", -1)
+		c.opts.Logger.Info("console sign-out", "operator", who.name)
+	}
+	http.Redirect(w, r, signInPath, http.StatusSeeOther)
+}

@@ -1,0 +1,248 @@
+// Package console is the operator's console of `serve -http`: a page at
+// Path, behind its own token, that shows one replica's sessions, calls
+// in flight with their last output lines, the warm pool, each engine's
+// state and the recent audit records, pushed to the page by server-sent
+// events.
+//
+// The page is plain server-rendered HTML (html/template) with one small
+// embedded script and style sheet, under a strict Content-Security-Policy;
+// the script renders the tables from the JSON events with textContent
+// only, so code output, which is hostile, always shows as text.
+//
+// The token is taken as "Authorization: Bearer" (scripts, tests) or
+// through a sign-in form that sets a cookie holding a random session id,
+// never the token; every state-changing POST of a cookie session carries
+// that session's CSRF token and an Origin of the page's own host.
+package console
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"embed"
+	"errors"
+	"html/template"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// Paths the console serves, all under Path.
+const (
+	Path        = "/console"
+	signInPath  = Path + "/signin"
+	signOutPath = Path + "/signout"
+	eventsPath  = Path + "/events"
+	statePath   = Path + "/state"
+	assetsPath  = Path + "/assets/"
+)
+
+// MinTokenLength is the shortest console token accepted: as long as the
+// handle key, since it opens more than a client's token does.
+const MinTokenLength = 32
+
+// Defaults of Options.
+const (
+	defaultSessionTTL      = 12 * time.Hour
+	defaultMaxSessions     = 64
+	defaultMaxStreams      = 8
+	defaultInterval        = time.Second
+	defaultStreamAge       = 10 * time.Minute
+	defaultSignInsByMinute = 10
+)
+
+// Options configure a console; each zero value is a default, except
+// Token, which is required.
+type Options struct {
+	// Token opens the console (MCP_BRIDGE_CONSOLE_TOKEN), at least
+	// MinTokenLength characters.
+	Token string
+	// ClientToken is the clients' token (MCP_BRIDGE_HTTP_TOKEN); it must
+	// differ from Token. Zero: none.
+	ClientToken string
+	// SessionTTL is how long a sign-in lasts. Zero: 12 hours.
+	SessionTTL time.Duration
+	// MaxSessions bounds the signed-in sessions kept; one more pushes out
+	// the one that expires first. Zero: 64.
+	MaxSessions int
+	// MaxStreams bounds the event streams served at once; one more gets
+	// 503. Zero: 8.
+	MaxStreams int
+	// Interval is how often a stream looks for a change to push. Zero: 1 s.
+	Interval time.Duration
+	// StreamAge ends a stream after this long (the browser reconnects at
+	// once), so that no stream outlives a sign-out or a shutdown for
+	// long. Zero: 10 minutes.
+	StreamAge time.Duration
+	// SignInsByMinute bounds the failed sign-ins (and wrong bearer
+	// tokens) accepted in a minute, for all clients together; past it
+	// every attempt gets 429 until the minute ends. Zero: 10.
+	SignInsByMinute int
+	// Done, when closed, ends the event streams (the bridge closing).
+	// Zero: never.
+	Done <-chan struct{}
+	// Logger receives sign-ins, sign-outs and refusals. Zero: discarded.
+	Logger *slog.Logger
+}
+
+func (o Options) withDefaults() Options {
+	if o.SessionTTL <= 0 {
+		o.SessionTTL = defaultSessionTTL
+	}
+	if o.MaxSessions <= 0 {
+		o.MaxSessions = defaultMaxSessions
+	}
+	if o.MaxStreams <= 0 {
+		o.MaxStreams = defaultMaxStreams
+	}
+	if o.Interval <= 0 {
+		o.Interval = defaultInterval
+	}
+	if o.StreamAge <= 0 {
+		o.StreamAge = defaultStreamAge
+	}
+	if o.SignInsByMinute <= 0 {
+		o.SignInsByMinute = defaultSignInsByMinute
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	return o
+}
+
+// A Source is what the console shows: the bridge implements it.
+type Source interface {
+	// Snapshot returns the replica's state now.
+	Snapshot(ctx context.Context) Snapshot
+}
+
+// Errors of New.
+var (
+	ErrShortToken = errors.New("the console token is shorter than 32 characters")
+	ErrSameToken  = errors.New("the console token equals the clients' token (MCP_BRIDGE_HTTP_TOKEN): set a token of its own")
+)
+
+//go:embed assets
+var assets embed.FS
+
+// templates are the console's pages.
+var templates = template.Must(template.New("").Funcs(template.FuncMap{
+	"seconds": func(s float64) string { return (time.Duration(s) * time.Second).String() },
+}).ParseFS(assets, "assets/*.html"))
+
+// A Console serves the console's pages, events and actions.
+type Console struct {
+	opts    Options
+	src     Source
+	token   [sha256.Size]byte
+	client  [sha256.Size]byte // zero: no clients' token
+	auth    *authStore
+	streams chan struct{} // a slot per stream served
+	static  http.Handler
+}
+
+// New returns the console of src under opts, or why it cannot serve.
+func New(src Source, opts Options) (*Console, error) {
+	if len(opts.Token) < MinTokenLength {
+		return nil, ErrShortToken
+	}
+	if opts.ClientToken != "" && opts.ClientToken == opts.Token {
+		return nil, ErrSameToken
+	}
+	o := opts.withDefaults()
+	c := &Console{opts: o, src: src, token: sha256.Sum256([]byte(o.Token)),
+		auth: newAuthStore(o.SessionTTL, o.MaxSessions, o.SignInsByMinute), streams: make(chan struct{}, o.MaxStreams)}
+	if o.ClientToken != "" {
+		c.client = sha256.Sum256([]byte(o.ClientToken))
+	}
+	sub, _ := fs.Sub(assets, "assets")
+	c.static = http.StripPrefix(assetsPath, http.FileServerFS(sub))
+	return c, nil
+}
+
+// tokenMatches reports, in constant time, whether given is the console
+// token.
+func (c *Console) tokenMatches(given string) bool {
+	d := sha256.Sum256([]byte(given))
+	return subtle.ConstantTimeCompare(d[:], c.token[:]) == 1
+}
+
+// isClientToken reports, in constant time, whether given is the clients'
+// token (refused, and logged as such).
+func (c *Console) isClientToken(given string) bool {
+	d := sha256.Sum256([]byte(given))
+	var zero [sha256.Size]byte
+	return c.client != zero && subtle.ConstantTimeCompare(d[:], c.client[:]) == 1
+}
+
+// securityHeaders sets the headers every console answer carries.
+func securityHeaders(h http.Header) {
+	h.Set("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("Cache-Control", "no-store")
+}
+
+// ServeHTTP serves Path and everything under it; the caller has checked
+// the request's Host and Origin as for MCP.
+func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	securityHeaders(w.Header())
+	switch {
+	case strings.HasPrefix(r.URL.Path, assetsPath):
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+			return
+		}
+		c.static.ServeHTTP(w, r)
+	case r.URL.Path == signInPath:
+		c.serveSignIn(w, r)
+	case r.URL.Path == signOutPath:
+		c.serveSignOut(w, r)
+	case r.URL.Path == Path || r.URL.Path == Path+"/":
+		c.servePage(w, r)
+	case r.URL.Path == statePath:
+		c.serveState(w, r)
+	case r.URL.Path == eventsPath:
+		c.serveEvents(w, r)
+	default:
+		if c.serveAction(w, r) {
+			return
+		}
+		http.NotFound(w, r)
+	}
+}
+
+// pageData is what the console's page is rendered from.
+type pageData struct {
+	Snapshot
+	Operator string
+	CSRF     string // "": a bearer client, no forms
+}
+
+// servePage renders the console, or sends a browser to sign in.
+func (c *Console) servePage(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		return
+	}
+	who, ok := c.authenticate(w, r, false)
+	if !ok {
+		return
+	}
+	d := pageData{Snapshot: c.src.Snapshot(r.Context()), Operator: who.name}
+	if who.session != nil {
+		d.CSRF = who.session.csrf
+	}
+	c.render(w, "console.html", d)
+}
+
+// render writes the template name with d.
+func (c *Console) render(w http.ResponseWriter, name string, d any) {
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	if err := templates.ExecuteTemplate(w, name, d); err != nil {
+		c.opts.Logger.Warn("rendering the console", "page", name, "err", err)
+	}
+}

@@ -1,0 +1,171 @@
+package console
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"time"
+)
+
+// A Snapshot is the state of one replica the console shows.
+type Snapshot struct {
+	// Replica is MCP_BRIDGE_HTTP_REPLICA ("": unnamed) and Host the
+	// machine's name: the console shows this replica only.
+	Replica string `json:"replica"`
+	Host    string `json:"host"`
+	Version string `json:"version"`
+	// Status is "ok" or "unavailable" (the engine does not answer, Error
+	// says why), as /healthz reports it.
+	Status string `json:"status"`
+	Error  string `json:"error,omitempty"`
+	Engine string `json:"engine"`
+	// Engines is the state of each engine, when there are several.
+	Engines  []EngineState `json:"engines"`
+	Pool     Pool          `json:"pool"`
+	Sessions []Session     `json:"sessions"`
+	Calls    []Call        `json:"calls"`
+	// Audit holds the recent audit records, the newest first; AuditOn
+	// says whether audit records are written at all (MCP_BRIDGE_AUDIT_LOG).
+	Audit   []Record `json:"audit"`
+	AuditOn bool     `json:"audit_on"`
+	// Questions are the calls waiting for an operator's answer.
+	Questions []Question `json:"questions"`
+}
+
+// An EngineState is one engine's state among several.
+type EngineState struct {
+	Name      string `json:"name"`
+	Up        bool   `json:"up"`
+	Sandboxes int    `json:"sandboxes"`
+	Error     string `json:"error,omitempty"`
+}
+
+// A Pool is the warm pool: sandboxes ready of its size.
+type Pool struct {
+	Ready int `json:"ready"`
+	Size  int `json:"size"`
+}
+
+// A Session is a live client session and its sandbox. Memory is not
+// shown: the engines report it only through a stats call per sandbox,
+// too dear to make every second.
+type Session struct {
+	Name string `json:"name"`
+	// MCPSession is the start of its Mcp-Session-Id (a credential of
+	// sorts, so cut short).
+	MCPSession string `json:"mcp_session,omitempty"`
+	// Engine and Container say where its sandbox runs (Container cut to
+	// 12 characters); both "" while it has none.
+	Engine    string  `json:"engine,omitempty"`
+	Container string  `json:"container,omitempty"`
+	Age       float64 `json:"age_seconds"`
+	Calls     int64   `json:"calls"`
+	Busy      bool    `json:"busy"`
+}
+
+// A Call is a run_python call in flight.
+type Call struct {
+	ID      int64   `json:"id"`
+	Session string  `json:"session"`
+	Elapsed float64 `json:"elapsed_seconds"`
+	// Code is the first line of its code, cut short.
+	Code string `json:"code"`
+	// Output is its last output lines, each cut short.
+	Output []string `json:"output"`
+}
+
+// A Question is a proxied call waiting for an operator's answer.
+type Question struct {
+	ID        string  `json:"id"`
+	Session   string  `json:"session"`
+	Server    string  `json:"server"`
+	Tool      string  `json:"tool"`
+	Message   string  `json:"message"`
+	Arguments string  `json:"arguments"` // JSON, secrets redacted
+	Line      int     `json:"line,omitempty"`
+	Waiting   float64 `json:"waiting_seconds"`
+}
+
+// serveState answers the snapshot as JSON, for scripts.
+func (c *Console) serveState(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		return
+	}
+	if _, ok := c.authenticate(w, r, true); !ok {
+		return
+	}
+	body, _ := json.Marshal(c.src.Snapshot(r.Context()))
+	w.Header().Set("Content-Type", "application/json")
+	w.Write(append(body, '\n'))
+}
+
+// serveEvents streams the snapshot as server-sent events: an event
+// "snapshot" (its JSON) at once and at each change, a comment now and
+// then to keep proxies from closing the stream, and "signedout" when the
+// session ends. A browser's EventSource sends the cookie.
+func (c *Console) serveEvents(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet {
+		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		return
+	}
+	who, ok := c.authenticate(w, r, true)
+	if !ok {
+		return
+	}
+	select {
+	case c.streams <- struct{}{}:
+		defer func() { <-c.streams }()
+	default:
+		w.Header().Set("Retry-After", "10")
+		c.refuse(w, r, http.StatusServiceUnavailable, "too many console streams open")
+		return
+	}
+	rc := http.NewResponseController(w)
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	ctx, cancel := context.WithTimeout(r.Context(), c.opts.StreamAge)
+	defer cancel()
+	tick := time.NewTicker(c.opts.Interval)
+	defer tick.Stop()
+	var last []byte
+	quiet := 0
+	for {
+		if who.session != nil && c.auth.get(who.id) == nil {
+			w.Write([]byte("event: signedout\ndata: {}\n\n"))
+			rc.Flush()
+			return
+		}
+		body, _ := json.Marshal(c.src.Snapshot(ctx))
+		var err error
+		quiet++
+		switch {
+		case string(body) != string(last):
+			_, err = w.Write([]byte("event: snapshot\ndata: " + string(body) + "\n\n"))
+			last, quiet = body, 0
+		case quiet >= 15:
+			_, err = w.Write([]byte(": still here\n\n"))
+			quiet = 0
+		}
+		if err == nil {
+			err = rc.Flush()
+		}
+		if err != nil {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-c.opts.Done:
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// serveAction answers the approvals' POSTs, and reports whether r was
+// one.
+func (c *Console) serveAction(w http.ResponseWriter, r *http.Request) bool {
+	return false
+}

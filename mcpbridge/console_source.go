@@ -1,0 +1,96 @@
+package mcpbridge
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"os"
+	"slices"
+	"time"
+
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/console"
+)
+
+// consoleAuditRecords is how many recent audit records the console keeps.
+const consoleAuditRecords = 200
+
+// A consoleSource is the bridge as its console sees it (console.Source).
+type consoleSource struct {
+	b      *Bridge
+	health *healthCheck
+	host   string
+	audit  *console.Ring // nil: no audit log
+}
+
+// newConsole returns the console of token (clientToken, the clients'
+// token, does not open it) and starts following calls and audit records
+// for it; the caller serves it behind the Host and Origin checks.
+func (b *Bridge) newConsole(token, clientToken string, health *healthCheck) (*console.Console, error) {
+	src := &consoleSource{b: b, health: health}
+	src.host, _ = os.Hostname()
+	if b.audit != nil {
+		src.audit = console.NewRing(consoleAuditRecords)
+		b.audit.Tee(src.audit.Add)
+	}
+	c, err := console.New(src, console.Options{Token: token, ClientToken: clientToken,
+		Done: b.closing, Logger: b.log.With("component", "console")})
+	if err != nil {
+		return nil, fmt.Errorf("serving the console: %w", err)
+	}
+	b.live.CompareAndSwap(nil, newLiveCalls())
+	return c, nil
+}
+
+// Snapshot returns the replica's state for the console.
+func (s *consoleSource) Snapshot(ctx context.Context) console.Snapshot {
+	b := s.b
+	snap := console.Snapshot{Replica: b.opts.Replica, Host: s.host, Version: b.opts.Version, Status: "ok",
+		Engines: []console.EngineState{}, Sessions: []console.Session{}, Audit: []console.Record{}, Questions: []console.Question{}}
+	if err := s.health.engineHealth(ctx); err != nil {
+		snap.Status, snap.Error = "unavailable", err.Error()
+	}
+	snap.Engine = s.health.engineName()
+	if st, ok := b.eng.(engineStates); ok {
+		for _, e := range st.Engines() {
+			snap.Engines = append(snap.Engines, console.EngineState{Name: e.Name, Up: e.Up, Sandboxes: e.Sandboxes, Error: e.Error})
+		}
+	}
+	snap.Pool.Ready = b.pool.readyCount()
+	if b.pool != nil {
+		snap.Pool.Size = b.pool.size
+	}
+	b.mu.Lock()
+	type entry struct {
+		cs  *clientSession
+		mcp string
+	}
+	var live []entry
+	for ss, cs := range b.sessions {
+		live = append(live, entry{cs, mcpSessionID(ss)})
+	}
+	b.mu.Unlock()
+	keep := map[string]bool{}
+	for _, e := range live {
+		keep[e.cs.name] = true
+	}
+	calls, counts := b.live.Load().snapshot(keep)
+	snap.Calls = calls
+	for _, e := range live {
+		id, eng := e.cs.session.Sandbox()
+		snap.Sessions = append(snap.Sessions, console.Session{
+			Name: e.cs.name, MCPSession: prefix(e.mcp, 8), Engine: eng, Container: prefix(id, 12),
+			Age: time.Since(e.cs.born).Seconds(), Calls: counts[e.cs.name], Busy: e.cs.current.Load() != nil,
+		})
+	}
+	slices.SortFunc(snap.Sessions, func(a, b console.Session) int { return cmp.Compare(b.Age, a.Age) }) // the oldest first
+	if s.audit != nil {
+		snap.AuditOn = true
+		snap.Audit = s.audit.Records()
+	}
+	return snap
+}
+
+// prefix returns the first n bytes of s (an ID).
+func prefix(s string, n int) string {
+	return s[:min(len(s), n)]
+}
