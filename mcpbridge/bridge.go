@@ -52,6 +52,7 @@ type Bridge struct {
 	httpRequests sync.Map                  // key of an HTTP request in flight → its context
 	calls        atomic.Int64              // run_python calls in flight
 	live         atomic.Pointer[liveCalls] // the calls the console follows (nil: no console)
+	approvals    atomic.Pointer[approvals] // the questions on the console (nil: no console)
 	callSeq      atomic.Int64              // numbers the calls, for the logs
 
 	mu       sync.Mutex

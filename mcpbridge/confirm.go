@@ -22,12 +22,12 @@ const (
 	outcomeUnasked  = "allowed_without_elicitation"
 )
 
-// confirm asks the user whether the code may call tool of server with
-// args, through MCP elicitation, and returns the outcome (accepted, or
+// confirmByClient asks the user whether the code may call tool of server
+// with args, through MCP elicitation, and returns the outcome (accepted, or
 // allowed without asking when the client cannot be asked and the policy
 // says so) or an error wrapping ErrPolicy saying why the call may not run.
 // The question waits as long as the call's context lets it.
-func (b *Bridge) confirm(ctx context.Context, ci *callInfo, p *policy.Policy, v policy.Verdict, server, tool string, args map[string]any) (string, error) {
+func (b *Bridge) confirmByClient(ctx context.Context, ci *callInfo, p *policy.Policy, v policy.Verdict, server, tool string, args map[string]any) (string, error) {
 	if ci == nil || ci.ss == nil {
 		return outcomeDeclined, fmt.Errorf("%w: %s.%s needs a person's confirmation (%s) and no run_python call is in progress to ask from",
 			ErrPolicy, server, tool, v.Rule)

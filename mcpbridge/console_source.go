@@ -38,6 +38,7 @@ func (b *Bridge) newConsole(token, clientToken string, health *healthCheck) (*co
 		return nil, fmt.Errorf("serving the console: %w", err)
 	}
 	b.live.CompareAndSwap(nil, newLiveCalls())
+	b.approvals.CompareAndSwap(nil, newApprovals())
 	return c, nil
 }
 
@@ -87,10 +88,20 @@ func (s *consoleSource) Snapshot(ctx context.Context) console.Snapshot {
 		snap.AuditOn = true
 		snap.Audit = s.audit.Records()
 	}
+	snap.Questions = b.approvals.Load().list()
 	return snap
 }
 
 // prefix returns the first n bytes of s (an ID).
 func prefix(s string, n int) string {
 	return s[:min(len(s), n)]
+}
+
+// Answer answers a question from the console (console.Source).
+func (s *consoleSource) Answer(id string, approve bool, operator string) error {
+	ap := s.b.approvals.Load()
+	if ap == nil {
+		return errNoQuestion
+	}
+	return ap.answer(id, approve, operator)
 }

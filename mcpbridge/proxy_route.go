@@ -144,8 +144,8 @@ func (r proxyRoute) call(ctx context.Context, name, tool string, args map[string
 		audit(outcomeDenied, err, "rule", v.Rule)
 		return nil, err
 	case policy.Confirm:
-		outcome, err := r.b.confirm(ctx, ci, p, v, name, tool, args)
-		audit(outcome, err, "rule", v.Rule)
+		outcome, where, err := r.b.confirm(ctx, ci, p, v, r.cs.name, name, tool, args)
+		audit(outcome, err, append([]any{"rule", v.Rule}, where...)...)
 		if err != nil {
 			return nil, err
 		}

@@ -37,6 +37,7 @@ const (
 	eventsPath  = Path + "/events"
 	statePath   = Path + "/state"
 	assetsPath  = Path + "/assets/"
+	answerPath  = Path + "/answer"
 )
 
 // MinTokenLength is the shortest console token accepted: as long as the
@@ -116,6 +117,10 @@ func (o Options) withDefaults() Options {
 type Source interface {
 	// Snapshot returns the replica's state now.
 	Snapshot(ctx context.Context) Snapshot
+	// Answer answers the question id (Snapshot.Questions) for operator:
+	// the call goes on when approve is set, else gets the refusal. An
+	// error says there is no such question (answered, or its call ended).
+	Answer(id string, approve bool, operator string) error
 }
 
 // Errors of New.

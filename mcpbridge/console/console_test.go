@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -22,14 +23,30 @@ const (
 
 // A fakeSource is a Source whose snapshot a test sets.
 type fakeSource struct {
-	mu   sync.Mutex
-	snap Snapshot
+	mu      sync.Mutex
+	snap    Snapshot
+	answers []string // "id approve operator"
 }
 
 func (f *fakeSource) Snapshot(context.Context) Snapshot {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.snap
+}
+
+// Answer records the answer to a question of the snapshot, and takes it
+// off.
+func (f *fakeSource) Answer(id string, approve bool, operator string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for i, q := range f.snap.Questions {
+		if q.ID == id {
+			f.snap.Questions = append(f.snap.Questions[:i], f.snap.Questions[i+1:]...)
+			f.answers = append(f.answers, fmt.Sprintf("%s %v %s", id, approve, operator))
+			return nil
+		}
+	}
+	return errors.New("no such question")
 }
 
 func (f *fakeSource) set(s Snapshot) {
@@ -434,5 +451,56 @@ func TestRing(t *testing.T) {
 	}
 	if len(got[0].Detail) > maxDetail+len("…") || !strings.HasSuffix(got[0].Detail, "…") {
 		t.Errorf("a long detail is not cut: %d bytes", len(got[0].Detail))
+	}
+}
+
+// csrfOf returns the CSRF token of the console page ck opens.
+func csrfOf(t *testing.T, srv *httptest.Server, ck *http.Cookie) string {
+	t.Helper()
+	_, page := request(t, srv, http.MethodGet, Path, cookieHeader(ck), nil)
+	_, rest, _ := strings.Cut(page, `name="csrf" value="`)
+	csrf, _, _ := strings.Cut(rest, `"`)
+	if csrf == "" {
+		t.Fatal("no CSRF token in the page")
+	}
+	return csrf
+}
+
+// TestAnswer: the page shows a question with its answer form; an answer
+// needs the CSRF token and the page's origin (a bearer neither), names
+// the operator, and counts once.
+func TestAnswer(t *testing.T) {
+	srv, src := serveConsole(t, Options{}, false)
+	src.set(Snapshot{Replica: "bridge-1", Questions: []Question{
+		{ID: "q1", Session: "session-1", Server: "gh", Tool: "create_issue", Arguments: `{"title":"` + hostile + `"}`},
+		{ID: "q2", Session: "session-1", Server: "gh", Tool: "merge"}}})
+	ck := signIn(t, srv, "Ada")
+	csrf := csrfOf(t, srv, ck)
+	_, page := request(t, srv, http.MethodGet, Path, cookieHeader(ck), nil)
+	if !strings.Contains(page, `data-question="q1"`) || !strings.Contains(page, `action="/console/answer"`) || strings.Contains(page, "<script>alert") {
+		t.Fatalf("the page's questions: %s", page)
+	}
+	h := cookieHeader(ck)
+	h["Origin"] = srv.URL
+	for _, c := range []struct {
+		headers map[string]string
+		form    url.Values
+		status  int
+	}{
+		{h, url.Values{"question": {"q1"}, "answer": {"approve"}}, http.StatusForbidden},
+		{h, url.Values{"csrf": {csrf + "x"}, "question": {"q1"}, "answer": {"approve"}}, http.StatusForbidden},
+		{cookieHeader(ck), url.Values{"csrf": {csrf}, "question": {"q1"}, "answer": {"approve"}}, http.StatusForbidden},
+		{nil, url.Values{"question": {"q1"}, "answer": {"approve"}}, http.StatusUnauthorized},
+		{h, url.Values{"csrf": {csrf}, "question": {"q1"}, "answer": {"maybe"}}, http.StatusBadRequest},
+		{h, url.Values{"csrf": {csrf}, "question": {"q1"}, "answer": {"approve"}}, http.StatusSeeOther},
+		{h, url.Values{"csrf": {csrf}, "question": {"q1"}, "answer": {"decline"}}, http.StatusNotFound},
+		{map[string]string{"Authorization": "Bearer " + testToken, "X-Console-Operator": "ci-bot"}, url.Values{"question": {"q2"}, "answer": {"decline"}}, http.StatusOK},
+	} {
+		if resp, body := request(t, srv, http.MethodPost, answerPath, c.headers, c.form); resp.StatusCode != c.status {
+			t.Errorf("%v %v: %d %q, want %d", c.headers, c.form, resp.StatusCode, body, c.status)
+		}
+	}
+	if want := []string{"q1 true Ada", "q2 false ci-bot"}; fmt.Sprint(src.answers) != fmt.Sprint(want) {
+		t.Errorf("answers %q, want %q", src.answers, want)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"slices"
 	"time"
 )
 
@@ -100,9 +101,38 @@ func (c *Console) serveState(w http.ResponseWriter, r *http.Request) {
 	w.Write(append(body, '\n'))
 }
 
+// refreshEvery is how many intervals a stream lets pass without an
+// event when only ages and durations changed.
+const refreshEvery = 5
+
+// stable returns s without its ages and durations, which change every
+// second: what a change to push is judged on.
+func (s Snapshot) stable() Snapshot {
+	s.Sessions = slices.Clone(s.Sessions)
+	for i := range s.Sessions {
+		s.Sessions[i].Age = 0
+	}
+	s.Calls = slices.Clone(s.Calls)
+	for i := range s.Calls {
+		s.Calls[i].Elapsed = 0
+	}
+	s.Questions = slices.Clone(s.Questions)
+	for i := range s.Questions {
+		s.Questions[i].Waiting = 0
+	}
+	return s
+}
+
+// changing reports whether s shows ages or durations, which a page
+// shows going up.
+func (s Snapshot) changing() bool {
+	return len(s.Sessions)+len(s.Calls)+len(s.Questions) > 0
+}
+
 // serveEvents streams the snapshot as server-sent events: an event
-// "snapshot" (its JSON) at once and at each change, a comment now and
-// then to keep proxies from closing the stream, and "signedout" when the
+// "snapshot" (its JSON) at once and at each change (ages and durations
+// alone are pushed every refreshEvery intervals), a comment now and then
+// to keep proxies from closing the stream, and "signedout" when the
 // session ends. A browser's EventSource sends the cookie.
 func (c *Console) serveEvents(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet {
@@ -137,13 +167,15 @@ func (c *Console) serveEvents(w http.ResponseWriter, r *http.Request) {
 			rc.Flush()
 			return
 		}
-		body, _ := json.Marshal(c.src.Snapshot(ctx))
+		snap := c.src.Snapshot(ctx)
+		key, _ := json.Marshal(snap.stable())
 		var err error
 		quiet++
 		switch {
-		case string(body) != string(last):
+		case string(key) != string(last) || quiet >= refreshEvery && snap.changing():
+			body, _ := json.Marshal(snap)
 			_, err = w.Write([]byte("event: snapshot\ndata: " + string(body) + "\n\n"))
-			last, quiet = body, 0
+			last, quiet = key, 0
 		case quiet >= 15:
 			_, err = w.Write([]byte(": still here\n\n"))
 			quiet = 0
@@ -164,8 +196,42 @@ func (c *Console) serveEvents(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// serveAction answers the approvals' POSTs, and reports whether r was
-// one.
+// serveAction answers the approvals' POSTs (answerPath: question, and
+// answer "approve" or "decline"), and reports whether r was one. A
+// signed-in operator's needs the session's CSRF token and the page's
+// origin, and is sent back to the console; a bearer's gets 200.
 func (c *Console) serveAction(w http.ResponseWriter, r *http.Request) bool {
-	return false
+	if r.URL.Path != answerPath {
+		return false
+	}
+	if r.Method != http.MethodPost {
+		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		return true
+	}
+	who, ok := c.authenticate(w, r, true)
+	if !ok {
+		return true
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, 4096)
+	if !csrfOK(r, who) {
+		c.refuse(w, r, http.StatusForbidden, "missing or wrong CSRF token, or a foreign Origin")
+		return true
+	}
+	id, answer := r.PostFormValue("question"), r.PostFormValue("answer")
+	if answer != "approve" && answer != "decline" {
+		c.refuse(w, r, http.StatusBadRequest, `want answer "approve" or "decline"`)
+		return true
+	}
+	if err := c.src.Answer(id, answer == "approve", who.name); err != nil {
+		c.refuse(w, r, http.StatusNotFound, err.Error())
+		return true
+	}
+	c.opts.Logger.Info("console answer", "question", id, "answer", answer, "operator", who.name)
+	if who.session != nil {
+		http.Redirect(w, r, Path, http.StatusSeeOther)
+		return true
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Write([]byte(answer + "d\n"))
+	return true
 }

@@ -57,6 +57,11 @@ type Policy struct {
 	// ConfirmWithoutElicitation is what a confirm rule does for a client
 	// that cannot be asked: "refuse" (zero) or "allow".
 	ConfirmWithoutElicitation string `json:"confirm_without_elicitation"`
+	// ConfirmVia says who answers a confirm rule's question: "client"
+	// (the MCP client's user, by elicitation) and "console" (an operator
+	// on the console); the first answer wins. A server rule's own list
+	// wins over this one. Zero: ["client"]. See ConfirmBy.
+	ConfirmVia []string `json:"confirm_via"`
 	// RedactKeys adds argument keys (globs) to those whose values audit
 	// records hide.
 	RedactKeys []string `json:"redact_keys"`
@@ -78,6 +83,9 @@ type ServerRule struct {
 	Deny []string `json:"deny"`
 	// Confirm lists tools a person must accept before each call.
 	Confirm []string `json:"confirm"`
+	// ConfirmVia, when given, is who answers the confirm questions of
+	// these servers' tools, in place of the policy's ConfirmVia.
+	ConfirmVia []string `json:"confirm_via"`
 
 	key string // its key under "servers"
 }
@@ -242,6 +250,9 @@ func (p *Policy) validate() error {
 	if err := checkGlobs("redact_keys", p.RedactKeys); err != nil {
 		return err
 	}
+	if err := checkConfirmVia("confirm_via", p.ConfirmVia); err != nil {
+		return err
+	}
 	for key, r := range p.Servers {
 		if err := checkGlobs("servers key", []string{key}); err != nil {
 			return err
@@ -250,6 +261,9 @@ func (p *Policy) validate() error {
 			return fmt.Errorf("servers[%q] is null; want an object", key)
 		}
 		r.key = key
+		if err := checkConfirmVia(fmt.Sprintf("servers[%q].confirm_via", key), r.ConfirmVia); err != nil {
+			return err
+		}
 		for list, globs := range map[string][]string{"allow": r.Allow, "deny": r.Deny, "confirm": r.Confirm} {
 			if err := checkGlobs(fmt.Sprintf("servers[%q].%s", key, list), globs); err != nil {
 				return err

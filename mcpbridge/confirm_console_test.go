@@ -1,0 +1,184 @@
+package mcpbridge
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine/enginetest"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/audit"
+)
+
+// consoleBridge is policyBridge with the console served: it returns the
+// client session, the bridge, the console's server and the audit log's
+// path.
+func consoleBridge(t *testing.T, text string, answer func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error)) (*mcp.ClientSession, *Bridge, *httptest.Server, string) {
+	t.Helper()
+	dir := t.TempDir()
+	policyPath := filepath.Join(dir, "policy.json")
+	write(t, policyPath, text)
+	auditPath := filepath.Join(dir, "audit.jsonl")
+	alog, err := audit.Open(auditPath, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { alog.Close() })
+	br := New(enginetest.Local{T: t}, &Options{Registry: stubRegistry(t), PolicyFile: policyPath, Audit: alog})
+	t.Cleanup(func() { br.Close() })
+	srv := httptest.NewServer(br.HTTPHandler(&HTTPOptions{ConsoleToken: testConsoleToken}))
+	t.Cleanup(srv.Close)
+	st, ct := mcp.NewInMemoryTransports()
+	if _, err := br.Server().Connect(context.Background(), st, nil); err != nil {
+		t.Fatal(err)
+	}
+	var copts *mcp.ClientOptions
+	if answer != nil {
+		copts = &mcp.ClientOptions{ElicitationHandler: answer}
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, copts).
+		Connect(context.Background(), ct, &mcp.ClientSessionOptions{ProtocolVersion: elicitMaxProtocol})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs, br, srv, auditPath
+}
+
+// answerOnConsole waits for a question on br's console and answers it
+// as operator through the console's bearer route.
+func answerOnConsole(t *testing.T, br *Bridge, srv *httptest.Server, answer, operator string) {
+	t.Helper()
+	var id string
+	waitFor(t, "a question on the console", func() bool {
+		qs := br.approvals.Load().list()
+		if len(qs) == 1 {
+			id = qs[0].ID
+		}
+		return id != ""
+	})
+	req, _ := http.NewRequest(http.MethodPost, srv.URL+"/console/answer", strings.NewReader(url.Values{"question": {id}, "answer": {answer}}.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Authorization", "Bearer "+testConsoleToken)
+	req.Header.Set("X-Console-Operator", operator)
+	resp, err := srv.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("answering on the console: %d", resp.StatusCode)
+	}
+}
+
+// TestConsoleApprovals: a confirm rule naming the console only waits for
+// an operator, who approves one call and declines another; the client
+// is not asked; the audit records say where and by whom.
+func TestConsoleApprovals(t *testing.T) {
+	var clientAsked atomic.Int32
+	cs, br, srv, auditPath := consoleBridge(t, `{"servers": {"stub": {"confirm": ["get-sum"], "confirm_via": ["console"]}}}`,
+		func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			clientAsked.Add(1)
+			return &mcp.ElicitResult{Action: "accept"}, nil
+		})
+	done := make(chan string, 1)
+	go func() {
+		_, text, _ := call(t, cs, map[string]any{"servers": []string{"stub"}, "code": `print(await mcp_stub.get_sum(a=40, b=2))
+try:
+    await mcp_stub.get_sum(a=1, b=1)
+except MCPError as e:
+    print('MCPError', e)`})
+		done <- text
+	}()
+	waitFor(t, "the question", func() bool {
+		select {
+		case text := <-done:
+			t.Fatalf("the call ended without a question: %q", text)
+		default:
+		}
+		return len(br.approvals.Load().list()) == 1
+	})
+	q := br.approvals.Load().list()[0]
+	if q.Server != "stub" || q.Tool != "get-sum" || !strings.HasPrefix(q.Session, "session-") || !strings.Contains(q.Arguments, `"a":40`) {
+		t.Errorf("the question %+v", q)
+	}
+	answerOnConsole(t, br, srv, "approve", "Ada")
+	answerOnConsole(t, br, srv, "decline", "Bob")
+	want := "{'sum': 42}\nMCPError refused by the tool policy: stub.get-sum was declined by the operator \"Bob\" on the console"
+	if text := <-done; !strings.HasPrefix(text, want) {
+		t.Fatalf("the call: %q, want %q", text, want)
+	}
+	if n := clientAsked.Load(); n != 0 {
+		t.Errorf("the client was asked %d times; the rule names the console only", n)
+	}
+	var got []string
+	for _, rec := range auditRecords(t, auditPath) {
+		if rec["event"] == "tool_call" && rec["rule"] != nil {
+			got = append(got, rec["outcome"].(string)+" "+rec["answered_via"].(string)+" "+rec["answered_by"].(string))
+		}
+	}
+	if strings.Join(got, ", ") != "accepted console Ada, declined console Bob" {
+		t.Errorf("audit records: %q", got)
+	}
+}
+
+// TestConsoleApprovalsClientFirst: a rule naming both asks both; the
+// client's answer wins here, and the question leaves the console.
+func TestConsoleApprovalsClientFirst(t *testing.T) {
+	cs, br, _, auditPath := consoleBridge(t, `{"confirm_via": ["client", "console"], "servers": {"stub": {"confirm": ["get-sum"]}}}`,
+		func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			return &mcp.ElicitResult{Action: "accept"}, nil
+		})
+	if _, text, _ := call(t, cs, map[string]any{"servers": []string{"stub"}, "code": "print(await mcp_stub.get_sum(a=1, b=2))"}); text != "{'sum': 3}" {
+		t.Fatalf("the call: %q", text)
+	}
+	if qs := br.approvals.Load().list(); len(qs) != 0 {
+		t.Errorf("questions left on the console: %+v", qs)
+	}
+	for _, rec := range auditRecords(t, auditPath) {
+		if rec["event"] == "tool_call" && rec["rule"] != nil && (rec["outcome"] != outcomeAccepted || rec["answered_via"] != answeredByClient) {
+			t.Errorf("audit record %v", rec)
+		}
+	}
+}
+
+// TestConsoleOnlyWithoutConsole: a rule naming the console only, on a
+// bridge serving none, refuses the call saying so.
+func TestConsoleOnlyWithoutConsole(t *testing.T) {
+	cs, _ := policyBridge(t, `{"servers": {"stub": {"confirm": ["get-sum"], "confirm_via": ["console"]}}}`, nil)
+	_, text, _ := call(t, cs, map[string]any{"servers": []string{"stub"}, "code": "try:\n    await mcp_stub.get_sum(a=1, b=2)\nexcept MCPError as e:\n    print(e)"})
+	if !strings.Contains(text, "needs an operator's answer on the console") || !strings.Contains(text, "MCP_BRIDGE_CONSOLE_TOKEN") {
+		t.Fatalf("the call: %q", text)
+	}
+}
+
+// TestConsoleQuestionUnanswered: a question nobody answers ends with the
+// call's timeout, leaves the console, and its audit record says so.
+func TestConsoleQuestionUnanswered(t *testing.T) {
+	cs, br, _, auditPath := consoleBridge(t, `{"servers": {"stub": {"confirm": ["get-sum"], "confirm_via": ["console"]}}}`, nil)
+	res, text, _ := call(t, cs, map[string]any{"servers": []string{"stub"}, "timeout": 1, "code": "print(await mcp_stub.get_sum(a=1, b=2))"})
+	if !res.IsError || strings.Contains(text, "'sum'") {
+		t.Fatalf("the call: %q", text)
+	}
+	// The proxied call ends with the call: wait for it to leave.
+	waitFor(t, "the question to leave the console", func() bool { return len(br.approvals.Load().list()) == 0 })
+	waitFor(t, "the audit record", func() bool {
+		for _, rec := range auditRecords(t, auditPath) {
+			if rec["event"] == "tool_call" {
+				return true
+			}
+		}
+		return false
+	})
+	for _, rec := range auditRecords(t, auditPath) {
+		if rec["event"] == "tool_call" && (rec["outcome"] != outcomeDeclined || rec["answered_via"] != answeredByNobody) {
+			t.Errorf("audit record %v", rec)
+		}
+	}
+}

@@ -1,0 +1,89 @@
+package mcpbridge
+
+import (
+	"crypto/rand"
+	"errors"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/console"
+)
+
+// errNoQuestion reports an answer to a question that no call waits on.
+var errNoQuestion = errors.New("no such question: it was answered, or its call ended")
+
+// An approvals holds the confirm questions waiting for an operator's
+// answer on the console. A nil *approvals has none (no console).
+type approvals struct {
+	mu      sync.Mutex
+	pending map[string]*pendingQuestion
+}
+
+// A pendingQuestion is a question and the channel of its answer.
+type pendingQuestion struct {
+	q      console.Question
+	began  time.Time
+	answer chan consoleAnswer // buffered: the first answer
+}
+
+// A consoleAnswer is an operator's answer.
+type consoleAnswer struct {
+	approve bool
+	by      string
+}
+
+func newApprovals() *approvals {
+	return &approvals{pending: map[string]*pendingQuestion{}}
+}
+
+// post puts q (its ID set here) before the console, and returns it and
+// the function that takes it back.
+func (a *approvals) post(q console.Question) (*pendingQuestion, func()) {
+	q.ID = strings.ToLower(rand.Text()[:16])
+	pq := &pendingQuestion{q: q, began: time.Now(), answer: make(chan consoleAnswer, 1)}
+	a.mu.Lock()
+	a.pending[q.ID] = pq
+	a.mu.Unlock()
+	return pq, func() {
+		a.mu.Lock()
+		delete(a.pending, q.ID)
+		a.mu.Unlock()
+	}
+}
+
+// answer gives the question id an operator's answer: the first one
+// counts, and takes the question off the console.
+func (a *approvals) answer(id string, approve bool, by string) error {
+	a.mu.Lock()
+	pq := a.pending[id]
+	delete(a.pending, id)
+	a.mu.Unlock()
+	if pq == nil {
+		return errNoQuestion
+	}
+	pq.answer <- consoleAnswer{approve: approve, by: by}
+	return nil
+}
+
+// list returns the questions waiting, the oldest first.
+func (a *approvals) list() []console.Question {
+	out := []console.Question{}
+	if a == nil {
+		return out
+	}
+	a.mu.Lock()
+	var pqs []*pendingQuestion
+	for _, pq := range a.pending {
+		pqs = append(pqs, pq)
+	}
+	a.mu.Unlock()
+	slices.SortFunc(pqs, func(x, y *pendingQuestion) int { return x.began.Compare(y.began) })
+	for _, pq := range pqs {
+		q := pq.q
+		q.Waiting = time.Since(pq.began).Seconds()
+		out = append(out, q)
+	}
+	return out
+}
