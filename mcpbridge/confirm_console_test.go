@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -13,7 +12,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine/enginetest"
-	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/audit"
 )
 
 // consoleBridge is policyBridge with the console served: it returns the
@@ -21,15 +19,7 @@ import (
 // path.
 func consoleBridge(t *testing.T, text string, answer func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error)) (*mcp.ClientSession, *Bridge, *httptest.Server, string) {
 	t.Helper()
-	dir := t.TempDir()
-	policyPath := filepath.Join(dir, "policy.json")
-	write(t, policyPath, text)
-	auditPath := filepath.Join(dir, "audit.jsonl")
-	alog, err := audit.Open(auditPath, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { alog.Close() })
+	policyPath, auditPath, alog := policyFiles(t, text)
 	br := New(enginetest.Local{T: t}, &Options{Registry: stubRegistry(t), PolicyFile: policyPath, Audit: alog})
 	t.Cleanup(func() { br.Close() })
 	srv := httptest.NewServer(br.HTTPHandler(&HTTPOptions{ConsoleToken: testConsoleToken}))

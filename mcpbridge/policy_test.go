@@ -23,18 +23,26 @@ func policyBridge(t *testing.T, text string, answer func(context.Context, *mcp.E
 	return policyBridgeOn(t, text, answer, elicitMaxProtocol)
 }
 
-// policyBridgeOn is policyBridge with the client on protocol version.
-func policyBridgeOn(t *testing.T, text string, answer func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error), version string) (*mcp.ClientSession, string) {
+// policyFiles writes the policy text to a file of a new directory and
+// opens an audit log beside it: their paths, and the log.
+func policyFiles(t *testing.T, text string) (policyPath, auditPath string, alog *audit.Log) {
 	t.Helper()
 	dir := t.TempDir()
-	policyPath := filepath.Join(dir, "policy.json")
+	policyPath = filepath.Join(dir, "policy.json")
 	write(t, policyPath, text)
-	auditPath := filepath.Join(dir, "audit.jsonl")
+	auditPath = filepath.Join(dir, "audit.jsonl")
 	alog, err := audit.Open(auditPath, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { alog.Close() })
+	return policyPath, auditPath, alog
+}
+
+// policyBridgeOn is policyBridge with the client on protocol version.
+func policyBridgeOn(t *testing.T, text string, answer func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error), version string) (*mcp.ClientSession, string) {
+	t.Helper()
+	policyPath, auditPath, alog := policyFiles(t, text)
 	var copts *mcp.ClientOptions
 	if answer != nil {
 		copts = &mcp.ClientOptions{ElicitationHandler: answer}

@@ -15,14 +15,8 @@ func (r *reader) consoleToken(name, clientToken string) string {
 	if v == "" {
 		return ""
 	}
-	ok := len(v) >= console.MinTokenLength
-	for _, c := range v {
-		if c <= ' ' || c > '~' {
-			ok = false
-		}
-	}
 	switch {
-	case !ok:
+	case !secretLike(v, console.MinTokenLength):
 		r.bad(name, "(hidden)", fmt.Sprintf("want a token of at least %d visible ASCII characters, no spaces (such as the output of openssl rand -hex 32)", console.MinTokenLength))
 		return ""
 	case v == clientToken:

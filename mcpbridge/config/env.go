@@ -466,13 +466,7 @@ func (r *reader) token(name string) string {
 	if v == "" {
 		return ""
 	}
-	ok := len(v) >= minTokenLength
-	for _, c := range v {
-		if c <= ' ' || c > '~' {
-			ok = false
-		}
-	}
-	if !ok {
+	if !secretLike(v, minTokenLength) {
 		r.bad(name, "(hidden)", fmt.Sprintf("want a token of at least %d visible ASCII characters, no spaces (such as the output of openssl rand -hex 32)", minTokenLength))
 		return ""
 	}
@@ -486,17 +480,25 @@ func (r *reader) handleKey(name string) string {
 	if v == "" {
 		return ""
 	}
-	ok := len(v) >= handle.MinKeyLen
-	for _, c := range v {
-		if c <= ' ' || c > '~' {
-			ok = false
-		}
-	}
-	if !ok {
+	if !secretLike(v, handle.MinKeyLen) {
 		r.bad(name, "(hidden)", fmt.Sprintf("want a secret of at least %d visible ASCII characters, the same on every replica (such as the output of openssl rand -hex 32)", handle.MinKeyLen))
 		return ""
 	}
 	return v
+}
+
+// secretLike reports whether v has at least least characters, all visible
+// ASCII (no spaces), as a shared secret or token must be.
+func secretLike(v string, least int) bool {
+	if len(v) < least {
+		return false
+	}
+	for _, c := range v {
+		if c <= ' ' || c > '~' {
+			return false
+		}
+	}
+	return true
 }
 
 // list reads a comma-separated list of names matching valid; nil when
