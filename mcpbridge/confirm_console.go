@@ -47,7 +47,7 @@ func (b *Bridge) confirmOnConsole(ctx context.Context, ap *approvals, ci *callIn
 		shown = []byte(`"(arguments not shown)"`)
 	}
 	q := console.Question{Session: session, Server: server, Tool: tool, Message: confirmMessage(server, tool, args, p),
-		Arguments: console.Cut(string(shown), maxConfirmArgs)}
+		Arguments: console.Cut(string(shown), maxConfirmArgs), Line: codeLineOf(ctx)}
 	pq, withdraw := ap.post(q)
 	defer withdraw()
 	qctx, cancel := context.WithCancel(ctx)
@@ -80,4 +80,25 @@ func (b *Bridge) confirmOnConsole(ctx context.Context, ap *approvals, ci *callIn
 		return outcomeDeclined, []any{"answered_via", answeredByNobody}, fmt.Errorf("%w: %s.%s was not confirmed: nobody answered %s before the call ended (%v)",
 			ErrPolicy, server, tool, asked, ctx.Err())
 	}
+}
+
+// maxCodeLine bounds the line a sandbox may claim a call comes from.
+const maxCodeLine = 10_000_000
+
+type codeLineKey struct{}
+
+// withCodeLine returns ctx carrying line, the line of the run_python code
+// a proxied call comes from, when it is one (1 to maxCodeLine; the
+// sandbox says so, so it is shown, never trusted).
+func withCodeLine(ctx context.Context, line int) context.Context {
+	if line < 1 || line > maxCodeLine {
+		return ctx
+	}
+	return context.WithValue(ctx, codeLineKey{}, line)
+}
+
+// codeLineOf returns the line ctx carries, or 0.
+func codeLineOf(ctx context.Context) int {
+	line, _ := ctx.Value(codeLineKey{}).(int)
+	return line
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/console"
@@ -51,11 +52,6 @@ func (s *consoleSource) Snapshot(ctx context.Context) console.Snapshot {
 		snap.Status, snap.Error = "unavailable", err.Error()
 	}
 	snap.Engine = s.health.engineName()
-	if st, ok := b.eng.(engineStates); ok {
-		for _, e := range st.Engines() {
-			snap.Engines = append(snap.Engines, console.EngineState{Name: e.Name, Up: e.Up, Sandboxes: e.Sandboxes, Error: e.Error})
-		}
-	}
 	snap.Pool.Ready = b.pool.readyCount()
 	if b.pool != nil {
 		snap.Pool.Size = b.pool.size
@@ -78,18 +74,50 @@ func (s *consoleSource) Snapshot(ctx context.Context) console.Snapshot {
 	snap.Calls = calls
 	for _, e := range live {
 		id, eng := e.cs.session.Sandbox()
+		if eng == "" {
+			eng = snap.Engine // one engine: sandboxes do not name it
+		}
 		snap.Sessions = append(snap.Sessions, console.Session{
-			Name: e.cs.name, MCPSession: prefix(e.mcp, 8), Engine: eng, Container: prefix(id, 12),
+			Name: e.cs.name, MCPSession: shortSessionID(e.mcp), Engine: eng, Container: prefix(id, 12),
 			Age: time.Since(e.cs.born).Seconds(), Calls: counts[e.cs.name], Busy: e.cs.current.Load() != nil,
 		})
 	}
 	slices.SortFunc(snap.Sessions, func(a, b console.Session) int { return cmp.Compare(b.Age, a.Age) }) // the oldest first
+	if st, ok := b.eng.(engineStates); ok {
+		for _, e := range st.Engines() {
+			snap.Engines = append(snap.Engines, console.EngineState{Name: e.Name, Up: e.Up, Sandboxes: e.Sandboxes, Error: e.Error})
+		}
+	} else {
+		// One engine: its state is the bridge's, its sandboxes the
+		// sessions' and the pool's.
+		up := snap.Error == ""
+		snap.Engines = append(snap.Engines, console.EngineState{Name: snap.Engine, Up: up, Sandboxes: len(snap.Sessions) + snap.Pool.Ready, Error: snap.Error})
+	}
 	if s.audit != nil {
 		snap.AuditOn = true
 		snap.Audit = s.audit.Records()
 	}
 	snap.Questions = b.approvals.Load().list()
 	return snap
+}
+
+// shortSessionID returns enough of an MCP session ID to tell sessions
+// apart, not enough to use it: the replica's prefix (MCP_BRIDGE_HTTP_REPLICA)
+// and 6 characters of the random part, followed by "…".
+func shortSessionID(id string) string {
+	if id == "" {
+		return ""
+	}
+	replica, random, ok := strings.Cut(id, ".")
+	if !ok {
+		replica, random = "", id
+	} else {
+		replica += "."
+	}
+	if len(random) <= 6 {
+		return id
+	}
+	return replica + random[:6] + "…"
 }
 
 // prefix returns the first n bytes of s (an ID).

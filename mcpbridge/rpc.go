@@ -17,9 +17,12 @@ type rpcRequest struct {
 	Server    string         `json:"server"`
 	Tool      string         `json:"tool"`
 	Arguments map[string]any `json:"arguments"`
-	Query     string         `json:"query"`
-	Limit     int            `json:"limit"`
-	Detail    string         `json:"detail"`
+	// Line is the line of the run_python code a call_tool comes from,
+	// when the sandbox API found it (shown with a confirmation only).
+	Line   int    `json:"line"`
+	Query  string `json:"query"`
+	Limit  int    `json:"limit"`
+	Detail string `json:"detail"`
 	// memory and save_tool
 	Op       string          `json:"op"`
 	Key      string          `json:"key"`
@@ -76,7 +79,7 @@ func (b *Bridge) rpcHandler(cs *clientSession) func(context.Context, json.RawMes
 			if req.Tool == "" {
 				return nil, fmt.Errorf("missing tool name")
 			}
-			res, err := proxies.call(ctx, req.Server, req.Tool, req.Arguments)
+			res, err := proxies.call(withCodeLine(ctx, req.Line), req.Server, req.Tool, req.Arguments)
 			if err != nil {
 				return nil, err
 			}

@@ -137,12 +137,38 @@ def unwrap(server, tool, result):
     return content
 
 
+# CODE_PREFIX starts the file name the runtime compiles each run_python
+# call's code under (entrypoint/runtime/executor.py, CELL_PREFIX).
+CODE_PREFIX = "<run_python#"
+
+
+def code_line():
+    """The line of the run_python code that this call comes from, or None
+    (a task of asyncio.gather, a thread: no such frame on the stack).
+    Only shown to whoever answers a confirmation: informative, not trusted."""
+    f = sys._getframe(1)
+    while f is not None:
+        if f.f_code.co_filename.startswith(CODE_PREFIX):
+            return f.f_lineno
+        f = f.f_back
+    return None
+
+
+def call_request(server, tool, arguments):
+    """The host request that calls tool of server with arguments."""
+    req = {"type": "call_tool", "server": server, "tool": tool, "arguments": arguments}
+    line = code_line()
+    if line:
+        req["line"] = line
+    return req
+
+
 async def call_tool(server, tool, arguments=None, **kwargs):
     """Calls tool of a loaded server; returns its structured result, its
     text, or its content list (the whole result with MCP_BRIDGE_TOOL_RESULTS=raw)."""
     args = dict(arguments or {})
     args.update(kwargs)
-    res = await request_async({"type": "call_tool", "server": server, "tool": tool, "arguments": args})
+    res = await request_async(call_request(server, tool, args))
     return unwrap(server, tool, res.get("result"))
 
 
@@ -238,7 +264,7 @@ def denied_tool_proxy(server, tool, name):
     async def proxy(*args, **kwargs):
         arguments = params.bind(args, kwargs)
         try:
-            res = await request_async({"type": "call_tool", "server": server, "tool": tool, "arguments": arguments})
+            res = await request_async(call_request(server, tool, arguments))
         except MCPError as e:
             if str(e).startswith(denial):
                 raise MCPToolDenied(str(e)) from None

@@ -414,6 +414,19 @@ class CallToolTest(APITest):
         with self.assertRaisesRegex(api.MCPError, r"^stub\.t failed: error$"):
             run(self.runtime.call_tool("stub", "t"))
 
+    def test_code_line(self):
+        """A call made from run_python code names its line; one from a
+        task of asyncio.gather (no such frame on its stack) does not."""
+        self.answer(lambda p: {"result": {"content": [{"type": "text", "text": "ok"}]}})
+        self.configure(STUB)
+        source = "async def main():\n    a = 1\n    return await mcp_stub.get_sum(a=a, b=2)\n"
+        exec(compile(source, "<run_python#7>", "exec"), self.ns)
+        self.assertEqual(run(self.ns["main"]()), "ok")
+        self.assertEqual(HOST.payloads[-1]["line"], 3)
+        exec(compile("async def other():\n    return await mcp.runtime.call_tool('stub', 'echo', message='x')\n", "<elsewhere>", "exec"), self.ns)
+        run(self.ns["other"]())
+        self.assertNotIn("line", HOST.payloads[-1])
+
     def test_host_refusal_is_mcp_error(self):
         def refuse(p):
             raise RPCError("Server 'nope' is not available")
