@@ -202,6 +202,9 @@ func (r *Registry) expand(src source) []string {
 	matches, _ := filepath.Glob(src.pattern)
 	var files []string
 	for _, m := range matches {
+		if operatorFiles[filepath.Base(m)] {
+			continue
+		}
 		if ext := filepath.Ext(m); ext == ".json" || ext == ".toml" {
 			files = append(files, m)
 		}
@@ -209,6 +212,13 @@ func (r *Registry) expand(src source) []string {
 	slices.Sort(files)
 	return files
 }
+
+// operatorFiles are the bridge's own files of the state directory (the
+// tool policy, the search keywords), which share it with server
+// configurations and are never read as one: a policy's "servers"
+// section would otherwise be taken for VS Code's.
+var operatorFiles = map[string]bool{"policy.json": true, "policy.toml": true,
+	"search_keywords.json": true, "search_aliases.json": true}
 
 // read returns the servers defined in path, from the cache when the file
 // did not change. Missing files give nothing; malformed ones are logged.

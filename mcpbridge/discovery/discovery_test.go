@@ -76,6 +76,9 @@ func TestDiscoveryStateDirAndReload(t *testing.T) {
 	write(t, path, `{"mcpServers": {"one": {"command": "a"}}}`)
 	// As the newest original, ~/MCPs is read too, after the state directory.
 	write(t, filepath.Join(home, "MCPs", "also.json"), `{"mcpServers": {"also-read": {"command": "a"}, "one": {"command": "b"}}}`)
+	// The bridge's own files there are not server configurations.
+	write(t, filepath.Join(state, "policy.json"), `{"servers": {"everything": {"deny": ["get-env"]}}}`)
+	write(t, filepath.Join(home, "MCPs", "search_keywords.json"), `{"servers": {"kw": {"command": "x"}}}`)
 	if got := names(r.Servers()); !slices.Equal(got, []string{"one", "also-read"}) {
 		t.Fatalf("servers %v", got)
 	}
