@@ -26,14 +26,14 @@ type consoleSource struct {
 // newConsole returns the console of token (clientToken, the clients'
 // token, does not open it) and starts following calls and audit records
 // for it; the caller serves it behind the Host and Origin checks.
-func (b *Bridge) newConsole(token, clientToken string, health *healthCheck) (*console.Console, error) {
+func (b *Bridge) newConsole(token, clientToken string, secureCookie bool, health *healthCheck) (*console.Console, error) {
 	src := &consoleSource{b: b, health: health}
 	src.host, _ = os.Hostname()
 	if b.audit != nil {
 		src.audit = console.NewRing(consoleAuditRecords)
 		b.audit.Tee(src.audit.Add)
 	}
-	c, err := console.New(src, console.Options{Token: token, ClientToken: clientToken,
+	c, err := console.New(src, console.Options{Token: token, ClientToken: clientToken, SecureCookie: secureCookie,
 		Done: b.closing, Logger: b.log.With("component", "console")})
 	if err != nil {
 		return nil, fmt.Errorf("serving the console: %w", err)

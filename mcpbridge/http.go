@@ -63,6 +63,9 @@ type HTTPOptions struct {
 	// (MCP_BRIDGE_CONSOLE_TOKEN, at least 32 characters, not Token).
 	// Zero: no console (404).
 	ConsoleToken string
+	// ConsoleSecureCookie marks the console's cookie Secure without TLS
+	// here: behind a proxy that terminates it. Zero: Secure under TLS.
+	ConsoleSecureCookie bool
 }
 
 func (o HTTPOptions) withDefaults() HTTPOptions {
@@ -156,7 +159,7 @@ func (b *Bridge) HTTPHandler(opts *HTTPOptions) http.Handler {
 	health := &healthCheck{eng: b.eng, pool: b.pool, sessions: b.sessionCount, version: b.opts.Version}
 	mux.Handle(HealthPath, f.guarded(health))
 	if o.ConsoleToken != "" {
-		if c, err := b.newConsole(o.ConsoleToken, o.Token, health); err != nil {
+		if c, err := b.newConsole(o.ConsoleToken, o.Token, o.ConsoleSecureCookie, health); err != nil {
 			b.log.Error("not serving the console", "err", err)
 		} else {
 			// Its token is its own: the guard checks Host and Origin only.

@@ -166,6 +166,7 @@ func Load(getenv func(string) string) (*Config, error) {
 		OpenProbes:         r.flag(EnvOpenProbes),
 	}
 	c.HTTP.ConsoleToken = r.consoleToken(EnvConsoleToken, c.HTTP.Token)
+	c.HTTP.ConsoleSecureCookie = r.flag(EnvConsoleSecureCookie)
 	if c.HTTP.MaxSessions == 0 {
 		c.HTTP.MaxSessions = defaultMaxSessions(spec.MemoryBytes)
 	}

@@ -16,6 +16,15 @@ func TestLoadConsoleToken(t *testing.T) {
 	if err != nil || c.HTTP.ConsoleToken != console {
 		t.Fatalf("Load = %v, %v; want the console token", c, err)
 	}
+	if c.HTTP.ConsoleSecureCookie {
+		t.Errorf("%s unset: the cookie is Secure without TLS", EnvConsoleSecureCookie)
+	}
+	if c, err := Load(envOf(map[string]string{EnvConsoleToken: console, EnvConsoleSecureCookie: "1"})); err != nil || !c.HTTP.ConsoleSecureCookie {
+		t.Errorf("%s=1: %+v, %v", EnvConsoleSecureCookie, c.HTTP, err)
+	}
+	if _, err := Load(envOf(map[string]string{EnvConsoleSecureCookie: "sometimes"})); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), EnvConsoleSecureCookie) {
+		t.Errorf("%s=sometimes: %v, want an error naming it", EnvConsoleSecureCookie, err)
+	}
 	if c, err = Load(envOf(nil)); err != nil || c.HTTP.ConsoleToken != "" {
 		t.Fatalf("unset: Load = %+v, %v; want no console", c, err)
 	}

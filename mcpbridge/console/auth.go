@@ -225,10 +225,11 @@ func csrfOK(r *http.Request, who operator) bool {
 }
 
 // setCookie sets (maxAge > 0) or clears the session cookie: HttpOnly,
-// SameSite=Strict, for Path only, Secure under TLS.
-func setCookie(w http.ResponseWriter, r *http.Request, value string, maxAge int) {
+// SameSite=Strict, for Path only, Secure under TLS or when the options
+// say the TLS is a proxy's.
+func (c *Console) setCookie(w http.ResponseWriter, r *http.Request, value string, maxAge int) {
 	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: value, Path: Path, MaxAge: maxAge,
-		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil})
+		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil || c.opts.SecureCookie})
 }
 
 // signInData is what the sign-in form is rendered from.
@@ -277,7 +278,7 @@ func (c *Console) serveSignIn(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id, _ := c.auth.add(name)
-	setCookie(w, r, id, int(c.opts.SessionTTL/time.Second))
+	c.setCookie(w, r, id, int(c.opts.SessionTTL/time.Second))
 	c.opts.Logger.Info("console sign-in", "operator", name, "remote", r.RemoteAddr)
 	http.Redirect(w, r, Path, http.StatusSeeOther)
 }
@@ -299,7 +300,7 @@ func (c *Console) serveSignOut(w http.ResponseWriter, r *http.Request) {
 	}
 	if who.session != nil {
 		c.auth.remove(who.id)
-		setCookie(w, r, "", -1)
+		c.setCookie(w, r, "", -1)
 		c.opts.Logger.Info("console sign-out", "operator", who.name)
 	}
 	http.Redirect(w, r, signInPath, http.StatusSeeOther)

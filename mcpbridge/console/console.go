@@ -77,6 +77,11 @@ type Options struct {
 	// once), so that no stream outlives a sign-out or a shutdown for
 	// long. Zero: 10 minutes.
 	StreamAge time.Duration
+	// SecureCookie marks the sign-in cookie Secure on every answer, for a
+	// console behind a proxy that terminates TLS
+	// (MCP_BRIDGE_CONSOLE_SECURE_COOKIE). Zero: Secure when this server
+	// speaks TLS itself.
+	SecureCookie bool
 	// SignInsByMinute bounds the failed sign-ins (and wrong bearer
 	// tokens) accepted in a minute, for all clients together; past it
 	// every attempt gets 429 until the minute ends. Zero: 10.

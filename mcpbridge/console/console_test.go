@@ -237,6 +237,15 @@ func TestSignIn(t *testing.T) {
 	}
 }
 
+// TestSignInSecureCookieBehindProxy: SecureCookie (a proxy terminates
+// TLS) marks the cookie Secure on a plain connection.
+func TestSignInSecureCookieBehindProxy(t *testing.T) {
+	srv, _ := serveConsole(t, Options{SecureCookie: true}, false)
+	if ck := signIn(t, srv, "Ada"); !ck.Secure || !ck.HttpOnly {
+		t.Errorf("cookie %+v, want Secure and HttpOnly", ck)
+	}
+}
+
 // TestSignInRefused: a wrong token, the clients' token, no name or a
 // foreign origin do not sign in; past the failures of a minute even the
 // right token gets 429.
