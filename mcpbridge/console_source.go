@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/console"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/handle"
 )
 
 // consoleAuditRecords is how many recent audit records the console keeps.
@@ -63,9 +64,18 @@ func (s *consoleSource) Snapshot(ctx context.Context) console.Snapshot {
 	}
 	var live []entry
 	for ss, cs := range b.sessions {
-		live = append(live, entry{cs, mcpSessionID(ss)})
+		live = append(live, entry{cs, shortSessionID(mcpSessionID(ss))})
 	}
 	b.mu.Unlock()
+	// Sandboxes behind handles (protocol 2026-07-28), minted here or
+	// resumed from another replica: named by their handle, redacted.
+	for _, cs := range b.handles.list() {
+		what := "handle " + handle.Redact(cs.handle)
+		if cs.resumed {
+			what += " (resumed)"
+		}
+		live = append(live, entry{cs, what})
+	}
 	keep := map[string]bool{}
 	for _, e := range live {
 		keep[e.cs.name] = true
@@ -78,7 +88,7 @@ func (s *consoleSource) Snapshot(ctx context.Context) console.Snapshot {
 			eng = snap.Engine // one engine: sandboxes do not name it
 		}
 		snap.Sessions = append(snap.Sessions, console.Session{
-			Name: e.cs.name, MCPSession: shortSessionID(e.mcp), Engine: eng, Container: prefix(id, 12),
+			Name: e.cs.name, MCPSession: e.mcp, Engine: eng, Container: prefix(id, 12),
 			Age: time.Since(e.cs.born).Seconds(), Calls: counts[e.cs.name], Busy: e.cs.current.Load() != nil,
 		})
 	}

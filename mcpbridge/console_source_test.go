@@ -3,9 +3,12 @@ package mcpbridge
 import (
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/console"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/handle"
 )
 
 func TestShortSessionID(t *testing.T) {
@@ -30,6 +33,19 @@ func TestConsoleSnapshotOneEngine(t *testing.T) {
 	if res, text, _ := call(t, cs, map[string]any{"code": "print(1)"}); res.IsError || text != "1" {
 		t.Fatalf("call: %q", text)
 	}
+	snap := consoleState(t, srv)
+	if len(snap.Engines) != 1 || snap.Engines[0].Name != snap.Engine || snap.Engine == "" || !snap.Engines[0].Up || snap.Engines[0].Sandboxes != 1 {
+		t.Errorf("engines %+v (engine %q)", snap.Engines, snap.Engine)
+	}
+	if len(snap.Sessions) != 1 || snap.Sessions[0].Engine != snap.Engine {
+		t.Errorf("sessions %+v", snap.Sessions)
+	}
+}
+
+// consoleState returns the console's state as GET /console/state (with
+// the bearer token) answers it.
+func consoleState(t *testing.T, srv *httptest.Server) console.Snapshot {
+	t.Helper()
 	req, _ := http.NewRequest(http.MethodGet, srv.URL+"/console/state", nil)
 	req.Header.Set("Authorization", "Bearer "+testConsoleToken)
 	resp, err := srv.Client().Do(req)
@@ -41,10 +57,19 @@ func TestConsoleSnapshotOneEngine(t *testing.T) {
 	if err := json.NewDecoder(resp.Body).Decode(&snap); err != nil {
 		t.Fatalf("decoding the state (%d): %v", resp.StatusCode, err)
 	}
-	if len(snap.Engines) != 1 || snap.Engines[0].Name != snap.Engine || snap.Engine == "" || !snap.Engines[0].Up || snap.Engines[0].Sandboxes != 1 {
-		t.Errorf("engines %+v (engine %q)", snap.Engines, snap.Engine)
-	}
-	if len(snap.Sessions) != 1 || snap.Sessions[0].Engine != snap.Engine {
-		t.Errorf("sessions %+v", snap.Sessions)
+	return snap
+}
+
+// TestConsoleListsHandles: a sandbox behind a handle (protocol
+// 2026-07-28) is listed with the MCP sessions, named by its handle,
+// redacted.
+func TestConsoleListsHandles(t *testing.T) {
+	hb := serveBridge(t, Options{}, HTTPOptions{ConsoleToken: testConsoleToken}, false)
+	cs := hb.connectStateless(t, "")
+	_, _, sc := call(t, cs, map[string]any{"code": "x = 1"})
+	h, _ := sc["session"].(string)
+	snap := consoleState(t, hb.srv)
+	if len(snap.Sessions) != 1 || snap.Sessions[0].MCPSession != "handle "+handle.Redact(h) || strings.Contains(snap.Sessions[0].MCPSession, h[:len(h)-6]) {
+		t.Fatalf("sessions %+v, want the handle's sandbox named by its redacted handle", snap.Sessions)
 	}
 }

@@ -148,6 +148,21 @@ func (t *handleTable) detached() []*heldSandbox {
 	return out
 }
 
+// list returns the client sessions of the held sandboxes, leaving the
+// table as it is (nil on a nil table: no handles).
+func (t *handleTable) list() []*clientSession {
+	if t == nil {
+		return nil
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	out := make([]*clientSession, 0, len(t.held))
+	for _, h := range t.held {
+		out = append(out, h.cs)
+	}
+	return out
+}
+
 // all returns every held sandbox and empties the table.
 func (t *handleTable) all() []*heldSandbox {
 	t.mu.Lock()
