@@ -2,12 +2,15 @@ package mcpbridge
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -170,5 +173,119 @@ func TestConsoleQuestionUnanswered(t *testing.T) {
 		if rec["event"] == "tool_call" && (rec["outcome"] != outcomeDeclined || rec["answered_via"] != answeredByNobody) {
 			t.Errorf("audit record %v", rec)
 		}
+	}
+}
+
+// answerQuestion answers question id on the console of srv as operator
+// (bearer route) and returns the HTTP status: 200 answered, 404 the
+// question was gone (answered elsewhere first).
+func answerQuestion(t *testing.T, srv string, client *http.Client, id, answer, operator string) int {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, srv+"/console/answer", strings.NewReader(url.Values{"question": {id}, "answer": {answer}}.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Authorization", "Bearer "+testConsoleToken)
+	req.Header.Set("X-Console-Operator", operator)
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Error(err)
+		return 0
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+// TestConsoleRacesTaskUpdate: a rule naming both the client and the
+// console, on a task (the client answers through tasks/update). Both
+// answer the first question at once, 20 times over: exactly one answer
+// counts, the tool runs once, the other answer is acknowledged (tasks/update)
+// or told the question is gone (404), never both applied. Then the console
+// declines the second question and a late tasks/update accepting it
+// changes nothing.
+func TestConsoleRacesTaskUpdate(t *testing.T) {
+	policyPath, auditPath, alog := policyFiles(t, `{"confirm_via": ["client", "console"], "servers": {"stub": {"confirm": ["get-sum"]}}}`)
+	hb := serveBridge(t, Options{Registry: stubRegistry(t), PolicyFile: policyPath, Audit: alog, Tasks: TaskOptions{After: time.Nanosecond}},
+		HTTPOptions{ConsoleToken: testConsoleToken}, false)
+	const rounds = 20
+	res := runTaskCall(t, hb, "", map[string]any{"servers": []string{"stub"}, "code": fmt.Sprintf(`n = 0
+for i in range(%d):
+    n += (await mcp_stub.get_sum(a=i, b=1))['sum'] - i
+print('ran', n)
+try:
+    await mcp_stub.get_sum(a=1, b=1)
+except MCPError as e:
+    print(e)`, rounds)})
+	id := res["taskId"].(string)
+	for i := range rounds {
+		key := fmt.Sprintf("confirm-%d", i+1)
+		waiting := pollTask(t, hb, "", id, taskInputRequired)
+		if _, ok := waiting["inputRequests"].(map[string]any)[key]; !ok {
+			t.Fatalf("round %d: the task waits for %v, want %s", i, waiting["inputRequests"], key)
+		}
+		var qid string
+		waitFor(t, "the question on the console", func() bool {
+			if qs := hb.b.approvals.Load().list(); len(qs) == 1 {
+				qid = qs[0].ID
+			}
+			return qid != ""
+		})
+		var wg sync.WaitGroup
+		var status int
+		var update map[string]any
+		wg.Add(2)
+		go func() { defer wg.Done(); status = answerQuestion(t, hb.srv.URL, hb.srv.Client(), qid, "approve", "Ada") }()
+		go func() {
+			defer wg.Done()
+			_, update = taskRPC(t, hb, "", methodTasksUpdate, map[string]any{"taskId": id, "inputResponses": map[string]any{key: map[string]any{"action": "accept"}}}, true)
+		}()
+		wg.Wait()
+		if r, _ := update["result"].(map[string]any); !isAck(r) {
+			t.Fatalf("round %d: tasks/update %v", i, update)
+		}
+		if status != http.StatusOK && status != http.StatusNotFound {
+			t.Fatalf("round %d: the console's answer got %d", i, status)
+		}
+	}
+	// The last question: the console declines; the client's late accept
+	// is acknowledged and ignored.
+	key := fmt.Sprintf("confirm-%d", rounds+1)
+	pollTask(t, hb, "", id, taskInputRequired)
+	var qid string
+	waitFor(t, "the last question on the console", func() bool {
+		if qs := hb.b.approvals.Load().list(); len(qs) == 1 {
+			qid = qs[0].ID
+		}
+		return qid != ""
+	})
+	if st := answerQuestion(t, hb.srv.URL, hb.srv.Client(), qid, "decline", "Bob"); st != http.StatusOK {
+		t.Fatalf("declining on the console: %d", st)
+	}
+	_, update := taskRPC(t, hb, "", methodTasksUpdate, map[string]any{"taskId": id, "inputResponses": map[string]any{key: map[string]any{"action": "accept"}}}, true)
+	if r, _ := update["result"].(map[string]any); !isAck(r) {
+		t.Fatalf("a late tasks/update: %v", update)
+	}
+	done := pollTask(t, hb, "", id, taskCompleted, taskFailed)
+	want := fmt.Sprintf("ran %d\nrefused by the tool policy: stub.get-sum was declined by the operator \"Bob\" on the console", rounds)
+	if got := resultText(done["result"].(map[string]any)); !strings.HasSuffix(strings.TrimSpace(got), want) {
+		t.Fatalf("the task: %q, want …%q", got, want)
+	}
+	var via []string
+	for _, rec := range auditRecords(t, auditPath) {
+		if rec["event"] == "tool_call" && rec["rule"] != nil {
+			via = append(via, rec["outcome"].(string)+" "+rec["answered_via"].(string))
+		}
+	}
+	if len(via) != rounds+1 || via[rounds] != "declined console" {
+		t.Fatalf("audit records: %q", via)
+	}
+	won := map[string]int{}
+	for _, v := range via[:rounds] {
+		if v != "accepted console" && v != "accepted client" {
+			t.Errorf("audit record of a raced answer: %q", v)
+		}
+		won[v]++
+	}
+	t.Logf("first answers of %d races: %v", rounds, won)
+	if qs := hb.b.approvals.Load().list(); len(qs) != 0 {
+		t.Errorf("questions left on the console: %+v", qs)
 	}
 }
