@@ -232,7 +232,10 @@ except MCPError as e:
 		var status int
 		var update map[string]any
 		wg.Add(2)
-		go func() { defer wg.Done(); status = answerQuestion(t, hb.srv.URL, hb.srv.Client(), qid, "approve", "Ada") }()
+		go func() {
+			defer wg.Done()
+			status = answerQuestion(t, hb.srv.URL, hb.srv.Client(), qid, "approve", "Ada")
+		}()
 		go func() {
 			defer wg.Done()
 			_, update = taskRPC(t, hb, "", methodTasksUpdate, map[string]any{"taskId": id, "inputResponses": map[string]any{key: map[string]any{"action": "accept"}}}, true)
