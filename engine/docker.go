@@ -69,6 +69,7 @@ type dockerAPI interface {
 	ContainerStop(ctx context.Context, id string, opts container.StopOptions) error
 	ContainerRemove(ctx context.Context, id string, opts container.RemoveOptions) error
 	ContainerList(ctx context.Context, opts container.ListOptions) ([]container.Summary, error)
+	ContainerStatsOneShot(ctx context.Context, id string) (container.StatsResponseReader, error)
 	ContainerExecCreate(ctx context.Context, id string, opts container.ExecOptions) (container.ExecCreateResponse, error)
 	ContainerExecAttach(ctx context.Context, execID string, opts container.ExecAttachOptions) (types.HijackedResponse, error)
 	CopyFromContainer(ctx context.Context, id, path string) (io.ReadCloser, container.PathStat, error)

@@ -44,6 +44,7 @@ type fakeDocker struct {
 	list       []container.Summary
 	volumes    []*volume.Volume  // VolumeList's answer, less those removed
 	archives   map[string][]byte // CopyFromContainer's archive of a path
+	stats      string            // ContainerStatsOneShot's body
 	// fail, when not nil, is asked before each call whether it fails.
 	fail func(method, id string) error
 
@@ -76,6 +77,7 @@ type fakeContainer struct {
 	cancel   func()        // ends program
 	exited   chan struct{} // closed at exit, when code is set
 	code     int
+	started  bool
 }
 
 func newFakeDocker(t *testing.T) *fakeDocker {
@@ -217,6 +219,7 @@ func (f *fakeDocker) ContainerStart(_ context.Context, id string, _ container.St
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	c.cancel = cancel
+	c.started = true
 	program := f.program
 	go func() {
 		code := program(ctx, stdin, stdout, stderr)
@@ -266,11 +269,20 @@ func (f *fakeDocker) ContainerInspect(_ context.Context, id string) (container.I
 	if err != nil {
 		return container.InspectResponse{}, err
 	}
-	return container.InspectResponse{ContainerJSONBase: &container.ContainerJSONBase{
-		ID:         id,
-		State:      &container.State{OOMKilled: f.oomKilled, Error: f.stateError},
-		HostConfig: c.host,
-	}}, nil
+	running := c.started
+	select {
+	case <-c.exited:
+		running = false
+	default:
+	}
+	return container.InspectResponse{
+		ContainerJSONBase: &container.ContainerJSONBase{
+			ID:         id,
+			State:      &container.State{Running: running, ExitCode: c.code, OOMKilled: f.oomKilled, Error: f.stateError},
+			HostConfig: c.host,
+		},
+		Config: c.cfg,
+	}, nil
 }
 
 func (f *fakeDocker) ContainerKill(_ context.Context, id, signal string) error {
@@ -327,6 +339,18 @@ func (f *fakeDocker) ContainerList(_ context.Context, opts container.ListOptions
 	}
 	f.listOpts = append(f.listOpts, opts)
 	return slices.Clone(f.list), nil
+}
+
+func (f *fakeDocker) ContainerStatsOneShot(_ context.Context, id string) (container.StatsResponseReader, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.call("ContainerStatsOneShot", id); err != nil {
+		return container.StatsResponseReader{}, err
+	}
+	if _, err := f.container(id); err != nil {
+		return container.StatsResponseReader{}, err
+	}
+	return container.StatsResponseReader{Body: io.NopCloser(strings.NewReader(f.stats)), OSType: "linux"}, nil
 }
 
 func (f *fakeDocker) CopyFromContainer(_ context.Context, id, path string) (io.ReadCloser, container.PathStat, error) {

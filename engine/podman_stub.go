@@ -56,3 +56,8 @@ func (*Podman) SweepExited(context.Context, string) (int, error) {
 func (*Podman) SandboxFiles(context.Context, string, string) (Files, error) {
 	return nil, fmt.Errorf("podman: %w", ErrBackendNotCompiled)
 }
+
+// SandboxMemory reports that the Podman backend is not compiled in.
+func (*Podman) SandboxMemory(context.Context, string, string) (int64, error) {
+	return 0, fmt.Errorf("podman: %w", ErrBackendNotCompiled)
+}

@@ -21,6 +21,9 @@ func TestPodmanNotCompiled(t *testing.T) {
 	if _, err := p.List(context.Background()); !errors.Is(err, ErrBackendNotCompiled) {
 		t.Fatalf("List: %v", err)
 	}
+	if _, err := p.SandboxMemory(context.Background(), "", "0123456789ab"); !errors.Is(err, ErrBackendNotCompiled) {
+		t.Fatalf("SandboxMemory: %v", err)
+	}
 	if p.Name() != "podman" || p.Close() != nil {
 		t.Fatal("Name or Close of the placeholder")
 	}
