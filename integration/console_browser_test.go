@@ -310,6 +310,8 @@ func TestConsoleInBrowser(t *testing.T) {
 		t.Fatalf("first call: %q", text)
 	}
 	web.waitJS("the session's row", `document.querySelectorAll("tr[data-session]").length === 1`, 15*time.Second)
+	// Its memory, as the engine reads it (Docker and Podman can).
+	web.waitJS("the session's memory", `/^[0-9]+\.[0-9] MiB$/.test(document.querySelector("tr[data-session] td:nth-child(8)").textContent)`, 20*time.Second)
 
 	// A call's output arrives while it runs, hostile markup as text, and
 	// its question waits for an operator.
@@ -327,8 +329,10 @@ func TestConsoleInBrowser(t *testing.T) {
 		}()
 		return out
 	}
+	began := time.Now()
 	first := call("print(r'''" + hostileOutput + "''')\nprint('asking for approval', x + 1)\nprint(await mcp_everything.get_sum(a=40, b=2))")
 	web.waitJS("the call's output", `Array.from(document.querySelectorAll("tr[data-call] pre.output")).some(p => p.textContent.includes("asking for approval 42"))`, 30*time.Second)
+	t.Logf("the call's output on the page %v after the call began", time.Since(began).Round(time.Millisecond))
 	web.waitJS("the question", `document.querySelectorAll("tr[data-question] button.approve").length === 1`, 30*time.Second)
 	output := evalJS[string](web, `document.querySelector("tr[data-call] pre.output").textContent`)
 	if !strings.Contains(output, hostileOutput) {

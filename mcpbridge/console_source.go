@@ -22,13 +22,14 @@ type consoleSource struct {
 	health *healthCheck
 	host   string
 	audit  *console.Ring // nil: no audit log
+	memory *memorySampler
 }
 
 // newConsole returns the console of token (clientToken, the clients'
 // token, does not open it) and starts following calls and audit records
 // for it; the caller serves it behind the Host and Origin checks.
 func (b *Bridge) newConsole(token, clientToken string, secureCookie bool, health *healthCheck) (*console.Console, error) {
-	src := &consoleSource{b: b, health: health}
+	src := &consoleSource{b: b, health: health, memory: newMemorySampler(b.eng, b.closing, b.log)}
 	src.host, _ = os.Hostname()
 	if b.audit != nil {
 		src.audit = console.NewRing(consoleAuditRecords)
@@ -82,14 +83,21 @@ func (s *consoleSource) Snapshot(ctx context.Context) console.Snapshot {
 	}
 	calls, counts := b.live.Load().snapshot(keep)
 	snap.Calls = calls
-	for _, e := range live {
+	refs := make([]sandboxRef, len(live))
+	for i, e := range live {
 		id, eng := e.cs.session.Sandbox()
+		refs[i] = sandboxRef{engine: eng, id: id}
+	}
+	memory := s.memory.figures(refs)
+	for i, e := range live {
+		eng := refs[i].engine
 		if eng == "" {
 			eng = snap.Engine // one engine: sandboxes do not name it
 		}
 		snap.Sessions = append(snap.Sessions, console.Session{
-			Name: e.cs.name, MCPSession: e.mcp, Engine: eng, Container: prefix(id, 12),
+			Name: e.cs.name, MCPSession: e.mcp, Engine: eng, Container: prefix(refs[i].id, 12),
 			Age: time.Since(e.cs.born).Seconds(), Calls: counts[e.cs.name], Busy: e.cs.current.Load() != nil,
+			Memory: memory[refs[i]],
 		})
 	}
 	slices.SortFunc(snap.Sessions, func(a, b console.Session) int { return cmp.Compare(b.Age, a.Age) }) // the oldest first

@@ -1,12 +1,19 @@
 package mcpbridge
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine/enginetest"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/console"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/handle"
 )
@@ -71,5 +78,52 @@ func TestConsoleListsHandles(t *testing.T) {
 	snap := consoleState(t, hb.srv)
 	if len(snap.Sessions) != 1 || snap.Sessions[0].MCPSession != "handle "+handle.Redact(h) || strings.Contains(snap.Sessions[0].MCPSession, h[:len(h)-6]) {
 		t.Fatalf("sessions %+v, want the handle's sandbox named by its redacted handle", snap.Sessions)
+	}
+}
+
+// memoryEngine is the local engine with memory figures: every sandbox
+// uses 42 MiB, and the reads are counted.
+type memoryEngine struct {
+	enginetest.Local
+	reads atomic.Int64
+}
+
+func (m *memoryEngine) SandboxMemory(_ context.Context, engineName, ref string) (int64, error) {
+	m.reads.Add(1)
+	if engineName != "" || ref == "" {
+		return 0, fmt.Errorf("reading %q on %q: %w", ref, engineName, engine.ErrNoSandbox)
+	}
+	return 42 << 20, nil
+}
+
+// TestConsoleMemory: an engine that reads a sandbox's memory gets its
+// figure onto the console, read in the background, not once per snapshot.
+func TestConsoleMemory(t *testing.T) {
+	eng := &memoryEngine{Local: enginetest.Local{T: t}}
+	br := New(eng, &Options{Registry: stubRegistry(t)})
+	t.Cleanup(func() { br.Close() })
+	srv := httptest.NewServer(br.HTTPHandler(&HTTPOptions{ConsoleToken: testConsoleToken}))
+	t.Cleanup(srv.Close)
+	st, ct := mcp.NewInMemoryTransports()
+	if _, err := br.Server().Connect(context.Background(), st, nil); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(context.Background(), ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	if res, text, _ := call(t, cs, map[string]any{"code": "print(1)"}); res.IsError || text != "1" {
+		t.Fatalf("call: %q", text)
+	}
+	waitFor(t, "the memory figure", func() bool {
+		snap := consoleState(t, srv)
+		return len(snap.Sessions) == 1 && snap.Sessions[0].Memory == 42<<20
+	})
+	for range 20 {
+		consoleState(t, srv)
+	}
+	if n := eng.reads.Load(); n > 3 {
+		t.Errorf("%d memory reads for about 25 snapshots in well under %v; want one pass per %v", n, memoryEvery, memoryEvery)
 	}
 }

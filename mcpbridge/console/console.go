@@ -25,6 +25,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -140,7 +141,16 @@ var assets embed.FS
 // templates are the console's pages.
 var templates = template.Must(template.New("").Funcs(template.FuncMap{
 	"seconds": func(s float64) string { return (time.Duration(s) * time.Second).String() },
+	"mib":     mib,
 }).ParseFS(assets, "assets/*.html"))
+
+// mib renders bytes of memory as the page shows them ("" when not known).
+func mib(n int64) string {
+	if n <= 0 {
+		return ""
+	}
+	return strconv.FormatFloat(float64(n)/(1<<20), 'f', 1, 64) + " MiB"
+}
 
 // A Console serves the console's pages, events and actions.
 type Console struct {

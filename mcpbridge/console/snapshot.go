@@ -47,9 +47,7 @@ type Pool struct {
 	Size  int `json:"size"`
 }
 
-// A Session is a live client session and its sandbox. Memory is not
-// shown: the engines report it only through a stats call per sandbox,
-// too dear to make every second.
+// A Session is a live client session and its sandbox.
 type Session struct {
 	Name string `json:"name"`
 	// MCPSession is the start of its Mcp-Session-Id (a credential of
@@ -62,6 +60,10 @@ type Session struct {
 	Age       float64 `json:"age_seconds"`
 	Calls     int64   `json:"calls"`
 	Busy      bool    `json:"busy"`
+	// Memory is what its sandbox uses, in bytes, as the engine last said
+	// (read every few seconds while a console is open, not per push).
+	// Zero: not known (not read yet, or an engine that cannot say).
+	Memory int64 `json:"memory_bytes,omitempty"`
 }
 
 // A Call is a run_python call in flight.

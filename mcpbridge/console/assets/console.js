@@ -34,6 +34,7 @@
     if (s < 3600) return Math.floor(s / 60) + "m" + (s % 60) + "s";
     return Math.floor(s / 3600) + "h" + Math.floor((s % 3600) / 60) + "m" + (s % 60) + "s";
   }
+  function mib(n) { return n > 0 ? (n / 1048576).toFixed(1) + " MiB" : ""; }
   function setText(id, t) { document.getElementById(id).textContent = t === undefined || t === null ? "" : String(t); }
 
   function answerForm(q) {
@@ -63,7 +64,7 @@
         csrf ? answerForm(q) : ""], { "data-question": q.id });
     }));
     fill("sessions-body", (s.sessions || []).map(function (x) {
-      return row([x.name, x.mcp_session, x.engine, x.container, dur(x.age_seconds), x.calls, x.busy], { "data-session": x.name });
+      return row([x.name, x.mcp_session, x.engine, x.container, dur(x.age_seconds), x.calls, x.busy, mib(x.memory_bytes)], { "data-session": x.name });
     }));
     fill("calls-body", (s.calls || []).map(function (c) {
       var pre = el("pre", (c.output || []).join("\n"), { "class": "output" });
