@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/console"
@@ -65,7 +64,7 @@ func (s *consoleSource) Snapshot(ctx context.Context) console.Snapshot {
 	}
 	var live []entry
 	for ss, cs := range b.sessions {
-		live = append(live, entry{cs, shortSessionID(mcpSessionID(ss))})
+		live = append(live, entry{cs, console.ShortSessionID(mcpSessionID(ss))})
 	}
 	b.mu.Unlock()
 	// Sandboxes behind handles (protocol 2026-07-28), minted here or
@@ -117,25 +116,6 @@ func (s *consoleSource) Snapshot(ctx context.Context) console.Snapshot {
 	}
 	snap.Questions = b.approvals.Load().list()
 	return snap
-}
-
-// shortSessionID returns enough of an MCP session ID to tell sessions
-// apart, not enough to use it: the replica's prefix (MCP_BRIDGE_HTTP_REPLICA)
-// and 6 characters of the random part, followed by "…".
-func shortSessionID(id string) string {
-	if id == "" {
-		return ""
-	}
-	replica, random, ok := strings.Cut(id, ".")
-	if !ok {
-		replica, random = "", id
-	} else {
-		replica += "."
-	}
-	if len(random) <= 6 {
-		return id
-	}
-	return replica + random[:6] + "…"
 }
 
 // prefix returns the first n bytes of s (an ID).

@@ -18,20 +18,6 @@ import (
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/handle"
 )
 
-func TestShortSessionID(t *testing.T) {
-	for _, c := range []struct{ id, want string }{
-		{"", ""},
-		{"ABCDEF", "ABCDEF"},
-		{"MIY3A2ZBHWPHS7FCT2DEZMBWDX", "MIY3A2…"},
-		{"replica-a.MIY3A2ZBHWPHS7FCT2DEZMBWDX", "replica-a.MIY3A2…"},
-		{"r.ABC", "r.ABC"},
-	} {
-		if got := shortSessionID(c.id); got != c.want {
-			t.Errorf("shortSessionID(%q) = %q, want %q", c.id, got, c.want)
-		}
-	}
-}
-
 // TestConsoleSnapshotOneEngine: with one engine (no MCP_BRIDGE_ENGINES)
 // the console's engine table has that engine's row, and each session
 // names it.

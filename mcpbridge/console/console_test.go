@@ -461,6 +461,25 @@ func TestRing(t *testing.T) {
 	if len(got[0].Detail) > maxDetail+len("…") || !strings.HasSuffix(got[0].Detail, "…") {
 		t.Errorf("a long detail is not cut: %d bytes", len(got[0].Detail))
 	}
+	// An MCP session's ID is shown cut short, as in the sessions' table.
+	g.Add([]byte(`{"time":"t4","event":"run_python","session":"s1","mcp_session":"replica-a.MIY3A2ZBHWPHS7FCT2DEZMBWDX"}`))
+	if got := g.Records()[0].Detail; got != `{"mcp_session":"replica-a.MIY3A2…"}` {
+		t.Errorf("the record's MCP session: %s", got)
+	}
+}
+
+func TestShortSessionID(t *testing.T) {
+	for _, c := range []struct{ id, want string }{
+		{"", ""},
+		{"ABCDEF", "ABCDEF"},
+		{"MIY3A2ZBHWPHS7FCT2DEZMBWDX", "MIY3A2…"},
+		{"replica-a.MIY3A2ZBHWPHS7FCT2DEZMBWDX", "replica-a.MIY3A2…"},
+		{"r.ABC", "r.ABC"},
+	} {
+		if got := ShortSessionID(c.id); got != c.want {
+			t.Errorf("ShortSessionID(%q) = %q, want %q", c.id, got, c.want)
+		}
+	}
 }
 
 // csrfOf returns the CSRF token of the console page ck opens.

@@ -2,6 +2,7 @@ package console
 
 import (
 	"encoding/json"
+	"strings"
 	"sync"
 )
 
@@ -42,6 +43,9 @@ func (g *Ring) Add(line []byte) {
 	rec.Time, _ = m["time"].(string)
 	rec.Event, _ = m["event"].(string)
 	rec.Session, _ = m["session"].(string)
+	if id, ok := m["mcp_session"].(string); ok {
+		m["mcp_session"] = ShortSessionID(id) // a credential of sorts
+	}
 	delete(m, "time")
 	delete(m, "event")
 	delete(m, "session")
@@ -85,3 +89,22 @@ func cut(s string, n int) string {
 // Cut returns s cut to at most n bytes, on a rune boundary, with "…"
 // when cut: for a Source's output lines and code.
 func Cut(s string, n int) string { return cut(s, n) }
+
+// ShortSessionID returns enough of an MCP session ID to tell sessions
+// apart, not enough to use it: the replica's prefix (MCP_BRIDGE_HTTP_REPLICA)
+// and 6 characters of the random part, followed by "…".
+func ShortSessionID(id string) string {
+	if id == "" {
+		return ""
+	}
+	replica, random, ok := strings.Cut(id, ".")
+	if !ok {
+		replica, random = "", id
+	} else {
+		replica += "."
+	}
+	if len(random) <= 6 {
+		return id
+	}
+	return replica + random[:6] + "…"
+}
