@@ -127,6 +127,16 @@ func realEngines(t *testing.T) map[string]func(context.Context) (Engine, func() 
 // directories through each engine's archive API. MCP_BRIDGE_IMAGE names
 // an image with python3.
 func TestFilesOnRealEngines(t *testing.T) {
+	forEachRealEngine(t, 30*time.Second, func(ctx context.Context, t *testing.T, e Engine, image string) {
+		testFiles(ctx, t, e, Spec{Image: image, Cmd: []string{"python3", "-c", filesProgram}, InBytes: 1 << 20, Session: "files-test"})
+	})
+}
+
+// forEachRealEngine runs f as a subtest on Docker and on Podman, each
+// connected for it and closed after, within timeout, with the image of
+// MCP_BRIDGE_IMAGE (skipped when unset). An engine named in
+// MCP_TEST_ENGINES must be reachable; another is skipped when it is not.
+func forEachRealEngine(t *testing.T, timeout time.Duration, f func(ctx context.Context, t *testing.T, e Engine, image string)) {
 	image := os.Getenv("MCP_BRIDGE_IMAGE")
 	if image == "" {
 		t.Skip("MCP_BRIDGE_IMAGE is not set")
@@ -134,7 +144,7 @@ func TestFilesOnRealEngines(t *testing.T) {
 	required := strings.Split(os.Getenv("MCP_TEST_ENGINES"), ",")
 	for _, name := range []string{BackendDocker, BackendPodman} {
 		t.Run(name, func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			ctx, cancel := context.WithTimeout(context.Background(), timeout)
 			defer cancel()
 			e, closeEngine, err := realEngines(t)[name](ctx)
 			if err != nil {
@@ -144,7 +154,7 @@ func TestFilesOnRealEngines(t *testing.T) {
 				t.Skipf("%s unavailable: %v", name, err)
 			}
 			defer closeEngine()
-			testFiles(ctx, t, e, Spec{Image: image, Cmd: []string{"python3", "-c", filesProgram}, InBytes: 1 << 20, Session: "files-test"})
+			f(ctx, t, e, image)
 		})
 	}
 }

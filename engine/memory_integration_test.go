@@ -9,8 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -40,26 +38,9 @@ for line in sys.stdin:
 // has exited and once it is removed. MCP_BRIDGE_IMAGE names an image with
 // python3.
 func TestSandboxMemoryOnRealEngines(t *testing.T) {
-	image := os.Getenv("MCP_BRIDGE_IMAGE")
-	if image == "" {
-		t.Skip("MCP_BRIDGE_IMAGE is not set")
-	}
-	required := strings.Split(os.Getenv("MCP_TEST_ENGINES"), ",")
-	for _, name := range []string{BackendDocker, BackendPodman} {
-		t.Run(name, func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-			defer cancel()
-			e, closeEngine, err := realEngines(t)[name](ctx)
-			if err != nil {
-				if slices.Contains(required, name) {
-					t.Fatalf("%s is required (MCP_TEST_ENGINES): %v", name, err)
-				}
-				t.Skipf("%s unavailable: %v", name, err)
-			}
-			defer closeEngine()
-			testSandboxMemory(ctx, t, e, Spec{Image: image, Cmd: []string{"python3", "-c", memoryProgram}, Session: "memory-test"})
-		})
-	}
+	forEachRealEngine(t, time.Minute, func(ctx context.Context, t *testing.T, e Engine, image string) {
+		testSandboxMemory(ctx, t, e, Spec{Image: image, Cmd: []string{"python3", "-c", memoryProgram}, Session: "memory-test"})
+	})
 }
 
 func testSandboxMemory(ctx context.Context, t *testing.T, e Engine, spec Spec) {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine/enginetest"
 )
 
@@ -23,7 +24,20 @@ import (
 func consoleBridge(t *testing.T, text string, answer func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error)) (*mcp.ClientSession, *Bridge, *httptest.Server, string) {
 	t.Helper()
 	policyPath, auditPath, alog := policyFiles(t, text)
-	br := New(enginetest.Local{T: t}, &Options{Registry: stubRegistry(t), PolicyFile: policyPath, Audit: alog})
+	var copts *mcp.ClientOptions
+	if answer != nil {
+		copts = &mcp.ClientOptions{ElicitationHandler: answer}
+	}
+	cs, br, srv := servedConsole(t, enginetest.Local{T: t}, &Options{Registry: stubRegistry(t), PolicyFile: policyPath, Audit: alog},
+		copts, &mcp.ClientSessionOptions{ProtocolVersion: elicitMaxProtocol})
+	return cs, br, srv, auditPath
+}
+
+// servedConsole runs a bridge with opts on eng, serves its console and
+// connects an in-memory client (copts and sopts may be nil) to it.
+func servedConsole(t *testing.T, eng engine.Engine, opts *Options, copts *mcp.ClientOptions, sopts *mcp.ClientSessionOptions) (*mcp.ClientSession, *Bridge, *httptest.Server) {
+	t.Helper()
+	br := New(eng, opts)
 	t.Cleanup(func() { br.Close() })
 	srv := httptest.NewServer(br.HTTPHandler(&HTTPOptions{ConsoleToken: testConsoleToken}))
 	t.Cleanup(srv.Close)
@@ -31,17 +45,12 @@ func consoleBridge(t *testing.T, text string, answer func(context.Context, *mcp.
 	if _, err := br.Server().Connect(context.Background(), st, nil); err != nil {
 		t.Fatal(err)
 	}
-	var copts *mcp.ClientOptions
-	if answer != nil {
-		copts = &mcp.ClientOptions{ElicitationHandler: answer}
-	}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, copts).
-		Connect(context.Background(), ct, &mcp.ClientSessionOptions{ProtocolVersion: elicitMaxProtocol})
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, copts).Connect(context.Background(), ct, sopts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cs.Close() })
-	return cs, br, srv, auditPath
+	return cs, br, srv
 }
 
 // answerOnConsole waits for a question on br's console and answers it

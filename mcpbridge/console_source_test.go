@@ -10,8 +10,6 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine/enginetest"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/console"
@@ -86,19 +84,7 @@ func (m *memoryEngine) SandboxMemory(_ context.Context, engineName, ref string) 
 // figure onto the console, read in the background, not once per snapshot.
 func TestConsoleMemory(t *testing.T) {
 	eng := &memoryEngine{Local: enginetest.Local{T: t}}
-	br := New(eng, &Options{Registry: stubRegistry(t)})
-	t.Cleanup(func() { br.Close() })
-	srv := httptest.NewServer(br.HTTPHandler(&HTTPOptions{ConsoleToken: testConsoleToken}))
-	t.Cleanup(srv.Close)
-	st, ct := mcp.NewInMemoryTransports()
-	if _, err := br.Server().Connect(context.Background(), st, nil); err != nil {
-		t.Fatal(err)
-	}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(context.Background(), ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cs.Close() })
+	cs, _, srv := servedConsole(t, eng, &Options{Registry: stubRegistry(t)}, nil, nil)
 	if res, text, _ := call(t, cs, map[string]any{"code": "print(1)"}); res.IsError || text != "1" {
 		t.Fatalf("call: %q", text)
 	}
