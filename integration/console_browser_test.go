@@ -10,6 +10,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -319,7 +321,7 @@ func TestConsoleInBrowser(t *testing.T) {
 		out := make(chan string, 1)
 		go func() {
 			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "run_python", Arguments: map[string]any{
-				"servers": []string{"everything"}, "code": code, "timeout": 120}})
+				"servers": []string{"everything"}, "code": code, "timeout": 60}})
 			switch {
 			case err != nil:
 				out <- "error: " + err.Error()
@@ -330,9 +332,17 @@ func TestConsoleInBrowser(t *testing.T) {
 		return out
 	}
 	began := time.Now()
-	first := call("print(r'''" + hostileOutput + "''')\nprint('asking for approval', x + 1)\nprint(await mcp_everything.get_sum(a=40, b=2))")
+	first := call("print(r'''" + hostileOutput + "''')\nimport time\nprint('asking for approval', x + 1, 'at', repr(time.time()))\nprint(await mcp_everything.get_sum(a=40, b=2))")
 	web.waitJS("the call's output", `Array.from(document.querySelectorAll("tr[data-call] pre.output")).some(p => p.textContent.includes("asking for approval 42"))`, 30*time.Second)
-	t.Logf("the call's output on the page %v after the call began", time.Since(began).Round(time.Millisecond))
+	seen := time.Now()
+	// The sandbox's clock is the host's: the line's age when the page
+	// showed it is the console's delay (the stream's wake, its push gap,
+	// the browser).
+	if m := regexp.MustCompile(`asking for approval 42 at ([0-9.]+)`).FindStringSubmatch(web.text("tr[data-call] pre.output")); m != nil {
+		printed, _ := strconv.ParseFloat(m[1], 64)
+		t.Logf("the call's output on the page %v after it was printed (%v after the call began)",
+			seen.Sub(time.UnixMicro(int64(printed*1e6))).Round(time.Millisecond), seen.Sub(began).Round(time.Millisecond))
+	}
 	web.waitJS("the question", `document.querySelectorAll("tr[data-question] button.approve").length === 1`, 30*time.Second)
 	output := evalJS[string](web, `document.querySelector("tr[data-call] pre.output").textContent`)
 	if !strings.Contains(output, hostileOutput) {
@@ -345,8 +355,8 @@ func TestConsoleInBrowser(t *testing.T) {
 	if got := web.text("tr[data-session] td:nth-child(3)"); got != e.Name() {
 		t.Errorf("the session's engine on the page: %q, want %q", got, e.Name())
 	}
-	if got := web.text("tr[data-question] td:nth-child(6)"); got != "3" {
-		t.Errorf("the question's line of code on the page: %q, want 3", got)
+	if got := web.text("tr[data-question] td:nth-child(6)"); got != "4" {
+		t.Errorf("the question's line of code on the page: %q, want 4", got)
 	}
 	question := web.text("tr[data-question]")
 	if !strings.Contains(question, "everything") || !strings.Contains(question, "get-sum") || !strings.Contains(question, `"a":40`) {

@@ -21,6 +21,8 @@ const (
 // output lines, and counts each session's calls, for the console. A nil
 // *liveCalls follows nothing (no console).
 type liveCalls struct {
+	changed *changeSignal
+
 	mu     sync.Mutex
 	seq    int64
 	calls  map[int64]*liveCall
@@ -37,8 +39,8 @@ type liveCall struct {
 	partial string   // its output's unfinished line
 }
 
-func newLiveCalls() *liveCalls {
-	return &liveCalls{calls: map[int64]*liveCall{}, counts: map[string]int64{}}
+func newLiveCalls(changed *changeSignal) *liveCalls {
+	return &liveCalls{changed: changed, calls: map[int64]*liveCall{}, counts: map[string]int64{}}
 }
 
 // begin follows a call of session running code, and returns the output
@@ -55,10 +57,12 @@ func (l *liveCalls) begin(session, code string, next func(stream, data string)) 
 	l.calls[c.id] = c
 	l.counts[session]++
 	l.mu.Unlock()
+	l.changed.notify()
 	onOutput = func(stream, data string) {
 		l.mu.Lock()
 		c.add(data)
 		l.mu.Unlock()
+		l.changed.notify()
 		if next != nil {
 			next(stream, data)
 		}
@@ -67,6 +71,7 @@ func (l *liveCalls) begin(session, code string, next func(stream, data string)) 
 		l.mu.Lock()
 		delete(l.calls, c.id)
 		l.mu.Unlock()
+		l.changed.notify()
 	}
 	return onOutput, end
 }
@@ -117,4 +122,36 @@ func (l *liveCalls) snapshot(keep map[string]bool) ([]console.Call, map[string]i
 	}
 	slices.SortFunc(calls, func(a, b console.Call) int { return cmp.Compare(a.ID, b.ID) })
 	return calls, counts
+}
+
+// A changeSignal tells the console's streams that what they show changed
+// (a call began or ended, output arrived, a question came or went), so
+// that they push at once instead of at their next look. Notify costs a
+// lock when nobody waits. A nil *changeSignal tells nobody.
+type changeSignal struct {
+	mu sync.Mutex
+	ch chan struct{} // closed at the next notify; nil while nobody waits
+}
+
+// Changed returns a channel closed at the next change (console.Notifier).
+func (s *changeSignal) Changed() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ch == nil {
+		s.ch = make(chan struct{})
+	}
+	return s.ch
+}
+
+// notify wakes whoever waits on Changed.
+func (s *changeSignal) notify() {
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	if s.ch != nil {
+		close(s.ch)
+		s.ch = nil
+	}
+	s.mu.Unlock()
 }

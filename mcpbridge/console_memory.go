@@ -36,9 +36,10 @@ type sandboxRef struct {
 // starts only from a snapshot). A nil *memorySampler knows nothing (an
 // engine that cannot say).
 type memorySampler struct {
-	r    engine.MemoryReader
-	done <-chan struct{} // the bridge closing: a pass in flight ends
-	log  *slog.Logger
+	r       engine.MemoryReader
+	done    <-chan struct{} // the bridge closing: a pass in flight ends
+	changed *changeSignal   // told when a pass brought its figures
+	log     *slog.Logger
 
 	mu      sync.Mutex
 	bytes   map[sandboxRef]int64 // the last pass's figures
@@ -48,12 +49,12 @@ type memorySampler struct {
 
 // newMemorySampler returns the sampler of eng, or nil when eng cannot
 // read a sandbox's memory.
-func newMemorySampler(eng engine.Engine, done <-chan struct{}, log *slog.Logger) *memorySampler {
+func newMemorySampler(eng engine.Engine, done <-chan struct{}, changed *changeSignal, log *slog.Logger) *memorySampler {
 	r, ok := eng.(engine.MemoryReader)
 	if !ok {
 		return nil
 	}
-	return &memorySampler{r: r, done: done, log: log, bytes: map[sandboxRef]int64{}}
+	return &memorySampler{r: r, done: done, changed: changed, log: log, bytes: map[sandboxRef]int64{}}
 }
 
 // figures returns the bytes known of each of refs (0: not known yet),
@@ -112,4 +113,5 @@ func (m *memorySampler) pass(refs []sandboxRef) {
 	m.mu.Lock()
 	m.bytes, m.running = got, false
 	m.mu.Unlock()
+	m.changed.notify()
 }

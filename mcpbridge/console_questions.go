@@ -17,6 +17,8 @@ var errNoQuestion = errors.New("no such question: it was answered, or its call e
 // An approvals holds the confirm questions waiting for an operator's
 // answer on the console. A nil *approvals has none (no console).
 type approvals struct {
+	changed *changeSignal
+
 	mu      sync.Mutex
 	pending map[string]*pendingQuestion
 }
@@ -34,8 +36,8 @@ type consoleAnswer struct {
 	by      string
 }
 
-func newApprovals() *approvals {
-	return &approvals{pending: map[string]*pendingQuestion{}}
+func newApprovals(changed *changeSignal) *approvals {
+	return &approvals{changed: changed, pending: map[string]*pendingQuestion{}}
 }
 
 // post puts q (its ID set here) before the console, and returns it and
@@ -46,10 +48,12 @@ func (a *approvals) post(q console.Question) (*pendingQuestion, func()) {
 	a.mu.Lock()
 	a.pending[q.ID] = pq
 	a.mu.Unlock()
+	a.changed.notify()
 	return pq, func() {
 		a.mu.Lock()
 		delete(a.pending, q.ID)
 		a.mu.Unlock()
+		a.changed.notify()
 	}
 }
 
@@ -63,6 +67,7 @@ func (a *approvals) answer(id string, approve bool, by string) error {
 	if pq == nil {
 		return errNoQuestion
 	}
+	a.changed.notify()
 	pq.answer <- consoleAnswer{approve: approve, by: by}
 	return nil
 }

@@ -22,13 +22,15 @@ type consoleSource struct {
 	host   string
 	audit  *console.Ring // nil: no audit log
 	memory *memorySampler
+	*changeSignal
 }
 
 // newConsole returns the console of token (clientToken, the clients'
 // token, does not open it) and starts following calls and audit records
 // for it; the caller serves it behind the Host and Origin checks.
 func (b *Bridge) newConsole(token, clientToken string, secureCookie bool, health *healthCheck) (*console.Console, error) {
-	src := &consoleSource{b: b, health: health, memory: newMemorySampler(b.eng, b.closing, b.log)}
+	changed := &changeSignal{}
+	src := &consoleSource{b: b, health: health, memory: newMemorySampler(b.eng, b.closing, changed, b.log), changeSignal: changed}
 	src.host, _ = os.Hostname()
 	if b.audit != nil {
 		src.audit = console.NewRing(consoleAuditRecords)
@@ -39,8 +41,8 @@ func (b *Bridge) newConsole(token, clientToken string, secureCookie bool, health
 	if err != nil {
 		return nil, fmt.Errorf("serving the console: %w", err)
 	}
-	b.live.CompareAndSwap(nil, newLiveCalls())
-	b.approvals.CompareAndSwap(nil, newApprovals())
+	b.live.CompareAndSwap(nil, newLiveCalls(src.changeSignal))
+	b.approvals.CompareAndSwap(nil, newApprovals(src.changeSignal))
 	return c, nil
 }
 

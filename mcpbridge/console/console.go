@@ -51,6 +51,7 @@ const (
 	defaultMaxSessions     = 64
 	defaultMaxStreams      = 8
 	defaultInterval        = time.Second
+	defaultPushGap         = 250 * time.Millisecond
 	defaultStreamAge       = 10 * time.Minute
 	defaultSignInsByMinute = 10
 )
@@ -73,7 +74,13 @@ type Options struct {
 	// 503. Zero: 8.
 	MaxStreams int
 	// Interval is how often a stream looks for a change to push. Zero: 1 s.
+	// A Source that is a Notifier wakes its streams at once as well.
 	Interval time.Duration
+	// PushGap is the least time between two events of a stream when a
+	// Notifier's change wakes it: a change is pushed at once, or when the
+	// gap since the last event ends, so that a burst of changes (a
+	// call's output) makes one event. Zero: 250 ms.
+	PushGap time.Duration
 	// StreamAge ends a stream after this long (the browser reconnects at
 	// once), so that no stream outlives a sign-out or a shutdown for
 	// long. Zero: 10 minutes.
@@ -107,6 +114,9 @@ func (o Options) withDefaults() Options {
 	if o.Interval <= 0 {
 		o.Interval = defaultInterval
 	}
+	if o.PushGap <= 0 {
+		o.PushGap = defaultPushGap
+	}
 	if o.StreamAge <= 0 {
 		o.StreamAge = defaultStreamAge
 	}
@@ -117,6 +127,14 @@ func (o Options) withDefaults() Options {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	return o
+}
+
+// A Notifier is a Source that says when what it shows changed, so that
+// the console pushes at once rather than at its next look
+// (Options.Interval).
+type Notifier interface {
+	// Changed returns a channel closed at the source's next change.
+	Changed() <-chan struct{}
 }
 
 // A Source is what the console shows: the bridge implements it.

@@ -532,3 +532,69 @@ func TestAnswer(t *testing.T) {
 		t.Errorf("answers %q, want %q", src.answers, want)
 	}
 }
+
+// A notifyingSource is a fakeSource that is a Notifier: set wakes the
+// streams.
+type notifyingSource struct {
+	*fakeSource
+	mu sync.Mutex
+	ch chan struct{}
+}
+
+func (n *notifyingSource) Changed() <-chan struct{} {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.ch == nil {
+		n.ch = make(chan struct{})
+	}
+	return n.ch
+}
+
+func (n *notifyingSource) set(s Snapshot) {
+	n.fakeSource.set(s)
+	n.mu.Lock()
+	if n.ch != nil {
+		close(n.ch)
+		n.ch = nil
+	}
+	n.mu.Unlock()
+}
+
+// TestEventsOnChange: a Notifier's change is pushed at once, not at the
+// stream's next look (an hour here); a burst of changes makes at most
+// two events (one at once, one when PushGap ends), the last with the
+// burst's last change.
+func TestEventsOnChange(t *testing.T) {
+	src := &notifyingSource{fakeSource: &fakeSource{snap: Snapshot{Replica: "bridge-1", Status: "ok"}}}
+	c, err := New(src, Options{Token: testToken, Interval: time.Hour, PushGap: 300 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(c)
+	t.Cleanup(srv.Close)
+	events := openEvents(t, srv, bearerOf(testToken))
+	waitEvent(t, events, `"replica":"bridge-1"`)
+	s := src.Snapshot(context.Background())
+	for i := range 5 {
+		s.Calls = []Call{{ID: 1, Session: "s", Output: []string{fmt.Sprintf("line %d", i)}}}
+		src.set(s)
+	}
+	var got []string
+	timeout := time.After(5 * time.Second)
+	for len(got) == 0 || !strings.Contains(got[len(got)-1], `"line 4"`) {
+		select {
+		case ev := <-events:
+			got = append(got, ev.data)
+		case <-timeout:
+			t.Fatalf("the burst's last change was not pushed within 5 s (the interval is an hour): %q", got)
+		}
+	}
+	select {
+	case ev := <-events:
+		got = append(got, ev.data)
+	case <-time.After(600 * time.Millisecond):
+	}
+	if len(got) > 2 {
+		t.Errorf("%d events for one burst of 5 changes, want at most 2: %q", len(got), got)
+	}
+}

@@ -163,21 +163,30 @@ func (c *Console) serveEvents(w http.ResponseWriter, r *http.Request) {
 	defer tick.Stop()
 	var last []byte
 	quiet := 0
+	notifier, _ := c.src.(Notifier)
+	var sent time.Time // when the last snapshot event went out
+	ticked := true     // the first look counts as an interval
 	for {
 		if who.session != nil && c.auth.get(who.id) == nil {
 			w.Write([]byte("event: signedout\ndata: {}\n\n"))
 			rc.Flush()
 			return
 		}
+		var changed <-chan struct{} // nil: only the ticker wakes the stream
+		if notifier != nil {
+			changed = notifier.Changed() // before the look: no change is missed
+		}
 		snap := c.src.Snapshot(ctx)
 		key, _ := json.Marshal(snap.stable())
 		var err error
-		quiet++
+		if ticked {
+			quiet++
+		}
 		switch {
 		case string(key) != string(last) || quiet >= refreshEvery && snap.changing():
 			body, _ := json.Marshal(snap)
 			_, err = w.Write([]byte("event: snapshot\ndata: " + string(body) + "\n\n"))
-			last, quiet = key, 0
+			last, quiet, sent = key, 0, time.Now()
 		case quiet >= 15:
 			_, err = w.Write([]byte(": still here\n\n"))
 			quiet = 0
@@ -194,6 +203,19 @@ func (c *Console) serveEvents(w http.ResponseWriter, r *http.Request) {
 		case <-c.opts.Done:
 			return
 		case <-tick.C:
+			ticked = true
+		case <-changed:
+			// At once, unless an event went out within PushGap: then
+			// when the gap ends, so that a burst of changes (a call's
+			// output) makes one event and a stream at most one per gap.
+			ticked = false
+			select {
+			case <-ctx.Done():
+				return
+			case <-c.opts.Done:
+				return
+			case <-time.After(time.Until(sent.Add(c.opts.PushGap))):
+			}
 		}
 	}
 }
