@@ -34,7 +34,10 @@ func (b *Bridge) newConsole(token, clientToken string, secureCookie bool, health
 	src.host, _ = os.Hostname()
 	if b.audit != nil {
 		src.audit = console.NewRing(consoleAuditRecords)
-		b.audit.Tee(src.audit.Add)
+		b.audit.Tee(func(line []byte) {
+			src.audit.Add(line)
+			changed.notify()
+		})
 	}
 	c, err := console.New(src, console.Options{Token: token, ClientToken: clientToken, SecureCookie: secureCookie,
 		Done: b.closing, Logger: b.log.With("component", "console")})
