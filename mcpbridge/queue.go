@@ -35,10 +35,20 @@ func newCallQueue(max int) *callQueue {
 // It fails at once with ErrQueueFull when max calls already wait, and
 // with ctx's error when ctx ends first.
 func (q *callQueue) enter(ctx context.Context) (leave func(), err error) {
+	return q.enterPlaced(ctx, nil)
+}
+
+// enterPlaced is enter, calling placed (when set) as soon as the call
+// holds its place, running or in line, before it waits: a call placed
+// after it runs after it.
+func (q *callQueue) enterPlaced(ctx context.Context, placed func()) (leave func(), err error) {
 	q.mu.Lock()
 	if !q.busy {
 		q.busy = true
 		q.mu.Unlock()
+		if placed != nil {
+			placed()
+		}
 		return q.leave, nil
 	}
 	if len(q.waiting) >= q.max {
@@ -48,6 +58,9 @@ func (q *callQueue) enter(ctx context.Context) (leave func(), err error) {
 	turn := make(chan struct{})
 	q.waiting = append(q.waiting, turn)
 	q.mu.Unlock()
+	if placed != nil {
+		placed()
+	}
 	select {
 	case <-turn:
 		return q.leave, nil

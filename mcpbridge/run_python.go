@@ -121,10 +121,12 @@ func (b *Bridge) execute(ctx context.Context, req *mcp.CallToolRequest, cs *clie
 		go func() { defer close(done); rep.run(pctx) }()
 		defer func() { stop(); <-done; rep.finish() }()
 	}
+	var placed func() // a task is answered once its call holds its place
 	if t != nil {
 		t.setQueued(true)
+		placed = t.place
 	}
-	leave, err := cs.queue.enter(ctx)
+	leave, err := cs.queue.enterPlaced(ctx, placed)
 	if t != nil {
 		t.setQueued(false)
 	}

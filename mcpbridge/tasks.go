@@ -29,7 +29,9 @@ type task struct {
 	ttl     time.Duration      // kept this long after it ended
 	cancel  context.CancelFunc // interrupts the call
 	bound   chan struct{}      // closed once its ID may be answered
-	done    chan struct{}      // closed once it ended
+	placed  chan struct{}      // closed once its call holds its place in its sandbox's queue
+	placeMu sync.Once
+	done    chan struct{} // closed once it ended
 
 	mu        sync.Mutex
 	status    string
@@ -50,7 +52,7 @@ type task struct {
 // ttl after it ends.
 func newTask(timeout, ttl time.Duration) *task {
 	now := time.Now()
-	return &task{created: now, timeout: timeout, ttl: ttl, bound: make(chan struct{}), done: make(chan struct{}),
+	return &task{created: now, timeout: timeout, ttl: ttl, bound: make(chan struct{}), placed: make(chan struct{}), done: make(chan struct{}),
 		status: taskWorking, updated: now, inputs: map[string]*question{}, changed: make(chan struct{})}
 }
 
@@ -86,6 +88,10 @@ func (t *task) progress(p entrypoint.Progress) {
 	t.report = &p
 	t.touch()
 }
+
+// place records that the task's call holds its place in its sandbox's
+// queue (running, or in line).
+func (t *task) place() { t.placeMu.Do(func() { close(t.placed) }) }
 
 // setQueued records whether the call waits for the one before it.
 func (t *task) setQueued(q bool) {

@@ -218,6 +218,13 @@ func (b *Bridge) startTask(ctx context.Context, call *mcp.CallToolRequest, timeo
 	}()
 	select {
 	case <-t.bound:
+		// Answered once its call holds its place in its sandbox's queue
+		// (or ended), so that tasks made one after the other on one
+		// sandbox run in that order.
+		select {
+		case <-t.placed:
+		case <-out: // the handler ended: the task holds its result
+		}
 		return t.view().wire("task"), nil
 	case a := <-out:
 		select {

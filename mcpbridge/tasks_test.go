@@ -408,6 +408,27 @@ func TestTaskBoundsAndTTL(t *testing.T) {
 	}
 }
 
+// TestTasksRunInOrder: tasks made one after the other on one sandbox run
+// in that order: a task is answered only once its call holds its place
+// in the sandbox's queue (CI once saw a second task run before the
+// first, which had not reached the queue yet).
+func TestTasksRunInOrder(t *testing.T) {
+	hb := serveBridge(t, Options{Tasks: TaskOptions{After: time.Nanosecond}}, HTTPOptions{}, false)
+	_, msg := taskRPC(t, hb, "", "tools/call", map[string]any{"name": "run_python", "arguments": map[string]any{"code": "order = []"}}, false)
+	h := msg["result"].(map[string]any)["structuredContent"].(map[string]any)["session"].(string)
+	var ids []string
+	for i := range 8 {
+		ids = append(ids, runTaskCall(t, hb, "", map[string]any{"code": fmt.Sprintf("order.append(%d)", i), "session": h})["taskId"].(string))
+	}
+	for _, id := range ids {
+		pollTask(t, hb, "", id, taskCompleted)
+	}
+	_, msg = taskRPC(t, hb, "", "tools/call", map[string]any{"name": "run_python", "arguments": map[string]any{"code": "print(order)", "session": h}}, false)
+	if got := resultText(msg["result"].(map[string]any)); got != "[0, 1, 2, 3, 4, 5, 6, 7]" {
+		t.Fatalf("the tasks ran in the order %s", got)
+	}
+}
+
 // A rawConn speaks JSON-RPC to a bridge over an in-memory connection, as
 // a 2026-07-28 client over stdio does: one MCP session, per-request
 // _meta.
