@@ -169,7 +169,10 @@ func TestTasksAcrossReplicas(t *testing.T) {
 
 		// Made on r1, followed on r2: progress and output while it runs,
 		// then the whole result with the handle it minted.
-		res := c1.call(map[string]any{"code": "from mcp import runtime\nimport time\nx = 1\nprint('begun', flush=True)\nruntime.report_progress(1, 4, 'a quarter')\ntime.sleep(4)\nprint('ended')", "timeout": 60})
+		// The task runs long enough (10 s) for r2 to read its record
+		// through a loaded engine while it runs (4 s were not, once, on
+		// Podman in CI).
+		res := c1.call(map[string]any{"code": "from mcp import runtime\nimport time\nx = 1\nprint('begun', flush=True)\nruntime.report_progress(1, 4, 'a quarter')\ntime.sleep(10)\nprint('ended')", "timeout": 60})
 		id, _ := res["taskId"].(string)
 		if res["resultType"] != "task" || id == "" {
 			t.Fatalf("tools/call on r1: %v", res)

@@ -152,10 +152,14 @@ func (b *Bridge) keepTaskRecord(t *task) {
 		}
 		now := time.Now()
 		if dirty && now.Sub(written) >= taskWriteEvery || now.Sub(written) >= taskBeat {
-			if err := b.writeTaskRecord(ctx, t); err != nil {
+			err := b.writeTaskRecord(ctx, t)
+			// A write that failed (a busy engine) is tried again after
+			// taskWriteEvery, not at the next beat: the change it
+			// carried would be seen seconds late by the other replicas.
+			written, dirty = time.Now(), err != nil
+			if err != nil {
 				log.Debug("keeping the task's record in the sandbox", "err", err)
 			}
-			written, dirty = time.Now(), false
 		}
 		if !now.Before(pollAt) {
 			if b.applyControl(ctx, t) {
