@@ -65,17 +65,8 @@ func answerOnConsole(t *testing.T, br *Bridge, srv *httptest.Server, answer, ope
 		}
 		return id != ""
 	})
-	req, _ := http.NewRequest(http.MethodPost, srv.URL+"/console/answer", strings.NewReader(url.Values{"question": {id}, "answer": {answer}}.Encode()))
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.Header.Set("Authorization", "Bearer "+testConsoleToken)
-	req.Header.Set("X-Console-Operator", operator)
-	resp, err := srv.Client().Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("answering on the console: %d", resp.StatusCode)
+	if status := answerQuestion(t, srv.URL, srv.Client(), id, answer, operator); status != http.StatusOK {
+		t.Fatalf("answering on the console: %d", status)
 	}
 }
 
