@@ -95,12 +95,9 @@ func BenchmarkKubePoolFirstCall(b *testing.B) {
 		b.Skip("MCP_TEST_KUBERNETES is not 1 (scripts/bench --kubernetes sets it after scripts/provision --kubernetes)")
 	}
 	e := kubeEngine(b)
-	for _, class := range kubeClasses {
-		name := "runc"
-		if class != "" {
-			name = class
-		}
-		b.Run(name, func(b *testing.B) {
+	for _, kv := range kubeVariants() {
+		class := kv.class
+		b.Run(kv.label, func(b *testing.B) {
 			sources := []kubeFirstSource{
 				{label: "unpooled pod", env: []string{"MCP_BRIDGE_POOL_SIZE=0"},
 					ready: func(b *testing.B, br *httpBridge) bool { return len(br.containers(b)) == 0 }},
@@ -133,7 +130,7 @@ func BenchmarkKubePoolFirstCall(b *testing.B) {
 			}
 			for i, s := range sources {
 				st := summarize(samples[i])
-				kubePoolRecord(name, s.label, st)
+				kubePoolRecord(kv.label, s.label, st)
 				b.ReportMetric(float64(st.p50.Microseconds())/1000, strings.ReplaceAll(s.label, " ", "-")+"-p50-ms")
 			}
 		})

@@ -74,7 +74,8 @@ func kubeTargets(b *testing.B) []kubeTarget {
 			env: []string{"MCP_BRIDGE_RUNTIME=docker", "MCP_BRIDGE_OCI_RUNTIME=runsc", noPool}})
 		gvisorBase = "docker+runsc"
 	}
-	for _, class := range kubeClasses {
+	for _, kv := range kubeVariants() {
+		class := kv.class
 		t := kubeTarget{label: "pod (runc)", metric: "pod-runc", base: "docker", engine: engine.BackendKubernetes, pod: true,
 			env: []string{"MCP_BRIDGE_RUNTIME=" + engine.BackendKubernetes, "MCP_BRIDGE_K8S_RUNTIME_CLASS=" + class, noPool}}
 		if class != "" {

@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -161,34 +160,4 @@ func loopSamples(b *testing.B, warmup int, sample func() time.Duration) stats {
 func (s stats) metrics(b *testing.B) {
 	b.ReportMetric(float64(s.p50)/float64(time.Millisecond), "p50-ms")
 	b.ReportMetric(float64(s.p95)/float64(time.Millisecond), "p95-ms")
-}
-
-// A variant is an engine and OCI runtime the benchmarks run on.
-type variant struct {
-	label, engine, oci string
-}
-
-// env returns the bridge environment selecting v.
-func (v variant) env() []string {
-	return []string{"MCP_BRIDGE_RUNTIME=" + v.engine, "MCP_BRIDGE_OCI_RUNTIME=" + v.oci}
-}
-
-// benchVariants lists the engines under test, plus Docker under gVisor
-// when runsc is installed (MCP_BENCH_RUNSC=0 leaves it out).
-func benchVariants() []variant {
-	var out []variant
-	for _, name := range engineNames() {
-		out = append(out, variant{label: name, engine: name})
-	}
-	if _, err := exec.LookPath("runsc"); err == nil && os.Getenv("MCP_BENCH_RUNSC") != "0" && slices.Contains(engineNames(), "docker") {
-		out = append(out, variant{label: "docker+runsc", engine: "docker", oci: "runsc"})
-	}
-	return out
-}
-
-// forEachVariant runs f as a sub-benchmark per variant.
-func forEachVariant(b *testing.B, f func(b *testing.B, v variant)) {
-	for _, v := range benchVariants() {
-		b.Run(v.label, func(b *testing.B) { f(b, v) })
-	}
 }

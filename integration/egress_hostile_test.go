@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -98,10 +97,7 @@ print(json.dumps(out))`
 // write or the runtime writes. Names are never used: everything about
 // resolution is the egress package's unit tests, with a fake resolver.
 func TestEgressHostile(t *testing.T) {
-	forEachEngine(t, func(t *testing.T, e testEngine) { checkEgressHostile(t, e.Name()) })
-	if _, err := exec.LookPath("runsc"); err == nil && slices.Contains(engineNames(), "docker") {
-		t.Run("docker+runsc", func(t *testing.T) { checkEgressHostile(t, "docker", "MCP_BRIDGE_OCI_RUNTIME=runsc") })
-	}
+	forEach(t, withGVisor(engineVariants()), func(t *testing.T, v variant) { checkEgressHostile(t, v.engine, v.env()...) })
 }
 
 // hostileServer is the loopback HTTP server of TestEgressHostile.

@@ -127,16 +127,6 @@ func openEngine(ctx context.Context, name, addr string) (testEngine, error) {
 	return nil, errors.New("unknown engine " + name)
 }
 
-// forEachEngine runs f as a subtest per engine under test.
-func forEachEngine(t *testing.T, f func(t *testing.T, e testEngine)) {
-	for _, name := range engineNames() {
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			f(t, connect(t, name))
-		})
-	}
-}
-
 // settings returns the operator settings from the environment.
 func settings(t testing.TB) *config.Config {
 	t.Helper()

@@ -26,6 +26,9 @@ type hostileCase struct {
 	// gVisorWant, when set, is want under gVisor, where the case may
 	// also replace the session.
 	gVisorWant []string
+	// once says the bridge or the runtime decides the verdict, whatever
+	// engine carries the bytes: the case runs on the first variant only.
+	once bool
 }
 
 const canaryEnv = "MCP_HOSTILE_CANARY"
@@ -169,18 +172,18 @@ sys.stderr.buffer.write(b"\xc3\x28\n")`, want: []string{"bad", "bytes"}},
 from mcp import runtime
 r = await asyncio.gather(*[runtime.list_servers() for _ in range(10000)], return_exceptions=True)
 print(len(r), sum(isinstance(x, BaseException) for x in r))`, want: []string{"10000 0"}},
-	{name: "an RPC to a server not loaded", code: `from mcp import runtime
+	{name: "an RPC to a server not loaded", once: true, code: `from mcp import runtime
 try:
     await runtime.call_tool("everything", "echo", {"message": "x"})
 except runtime.MCPError as e:
     print(e)`, want: []string{"Server 'everything' is not available"}},
-	{name: "forged and repeated RPC ids", code: `import gc, json
+	{name: "forged and repeated RPC ids", once: true, code: `import gc, json
 rt = [o for o in gc.get_objects() if type(o).__name__ == "Runtime" and hasattr(o, "chan")][0]
 for rid in (1, 1, 999999999, 7):
     rt.chan.send({"t": "rpc", "id": rid, "payload": {"type": "list_servers"}})
 from mcp import runtime
 print("still", await runtime.list_servers())`, want: []string{"still"}},
-	{name: "an oversized RPC payload", code: `try:
+	{name: "an oversized RPC payload", once: true, code: `try:
     save_memory("big", "x" * (20 << 20))
 except Exception as e:
     print(type(e).__name__, str(e)[:60])`, want: []string{"MCPError the RPC request is", "bytes, over the"}},
@@ -191,18 +194,17 @@ except Exception as e:
 // bridge and the next call on the same client must still work, with the
 // state kept unless the case may replace the session (then with a notice).
 func TestHostileCode(t *testing.T) {
-	for _, v := range benchVariants() {
-		t.Run(v.label, func(t *testing.T) {
-			t.Parallel()
-			runHostile(t, v.engine, v.oci == "runsc", v.env()...)
-		})
-	}
+	vs := withGVisor(engineVariants())
+	forEach(t, vs, func(t *testing.T, v variant) {
+		runHostile(t, v.engine, v.gvisor(), v == vs[0], v.env()...)
+	})
 }
 
 // runHostile runs every hostile case through the bridge binary on engine
 // (its environment env); gvisor selects the cases' gVisor expectations
-// (the limits of tasks are not the container's pids cgroup).
-func runHostile(t *testing.T, engineName string, gvisor bool, env ...string) {
+// (the limits of tasks are not the container's pids cgroup); first runs
+// the cases decided in the bridge or the runtime (once) too.
+func runHostile(t *testing.T, engineName string, gvisor, first bool, env ...string) {
 	env = append(env, canaryEnv+"=host-secret", "BRIDGE_BIN="+binary(t))
 	cs, cmd := connectBridgeCmd(t, engineName, env...)
 	call := func(args map[string]any) (string, bool, map[string]any) {
@@ -217,6 +219,9 @@ func runHostile(t *testing.T, engineName string, gvisor bool, env ...string) {
 	}
 	call(map[string]any{"code": "kept = 42"})
 	for _, c := range hostileCases {
+		if c.once && !first {
+			continue
+		}
 		args := map[string]any{"code": c.code}
 		if c.timeout > 0 {
 			args["timeout"] = c.timeout

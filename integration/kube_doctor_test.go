@@ -21,12 +21,9 @@ import (
 // pod. No traffic is sent.
 func TestKubeDoctor(t *testing.T) {
 	kubeRequired(t)
-	for _, class := range kubeClasses {
-		name := "runc"
-		if class != "" {
-			name = class
-		}
-		t.Run(name, func(t *testing.T) {
+	for _, kv := range kubeVariants() {
+		class := kv.class
+		t.Run(kv.label, func(t *testing.T) {
 			env := []string{"HOME=" + t.TempDir(), "MCP_BRIDGE_RUNTIME=" + engine.BackendKubernetes,
 				"MCP_BRIDGE_K8S_RUNTIME_CLASS=" + class}
 			stdout, stderr, code, took := runDoctorCLI(t, env, "--json")

@@ -71,12 +71,9 @@ for f in (lambda: os.chmod("/workspace/in/data.csv", 0o644), lambda: os.remove("
 // extractor's error, and no pod is left.
 func TestKubeInputRefused(t *testing.T) {
 	kubeRequired(t)
-	for _, class := range kubeClasses {
-		name := "runc"
-		if class != "" {
-			name = class
-		}
-		t.Run(name, func(t *testing.T) {
+	for _, kv := range kubeVariants() {
+		class := kv.class
+		t.Run(kv.label, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 			defer cancel()
 			k, err := engine.NewKubernetes(ctx, &engine.KubernetesOptions{Namespace: os.Getenv("MCP_BRIDGE_K8S_NAMESPACE"), RuntimeClass: class, Logger: testLogger()})

@@ -476,9 +476,7 @@ func TestLiveGoClientReportsNotWithheld(t *testing.T) {
 // the session keeps its state, and the next calls work. On each engine,
 // and on Docker under gVisor when runsc is installed.
 func TestLiveGoClientCancel(t *testing.T) {
-	for _, v := range benchVariants() {
-		t.Run(v.label, func(t *testing.T) { t.Parallel(); liveCancel(t, v) })
-	}
+	forEach(t, withGVisor(engineVariants()), liveCancel)
 }
 
 // liveCancel is TestLiveGoClientCancel on the engine and OCI runtime v.

@@ -110,10 +110,7 @@ func removeNewVolumes(t testing.TB, name string, before []string) {
 // lacks fails the first call with an error naming it, and the session
 // works once the set is fixed.
 func TestPackageSet(t *testing.T) {
-	forEachEngine(t, func(t *testing.T, e testEngine) { checkPackageSet(t, e.Name()) })
-	if _, err := exec.LookPath("runsc"); err == nil && slices.Contains(engineNames(), "docker") {
-		t.Run("docker+runsc", func(t *testing.T) { checkPackageSet(t, "docker", "MCP_BRIDGE_OCI_RUNTIME=runsc") })
-	}
+	forEach(t, withGVisor(engineVariants()), func(t *testing.T, v variant) { checkPackageSet(t, v.engine, v.env()...) })
 }
 
 // checkPackageSet is TestPackageSet on the engine called name, with more
@@ -163,10 +160,7 @@ except OSError as e:
 // pip option, raise InstallError naming them; the install endpoint, which
 // code could use too, reaches the indexes only.
 func TestLiveInstall(t *testing.T) {
-	forEachEngine(t, func(t *testing.T, e testEngine) { checkLiveInstall(t, e.Name()) })
-	if _, err := exec.LookPath("runsc"); err == nil && slices.Contains(engineNames(), "docker") {
-		t.Run("docker+runsc", func(t *testing.T) { checkLiveInstall(t, "docker", "MCP_BRIDGE_OCI_RUNTIME=runsc") })
-	}
+	forEach(t, withGVisor(engineVariants()), func(t *testing.T, v variant) { checkLiveInstall(t, v.engine, v.env()...) })
 	if slices.Contains(engineNames(), "docker") {
 		// The official TypeScript SDK's client drives the same.
 		t.Run("docker/typescript-client", func(t *testing.T) {
@@ -244,10 +238,7 @@ func wheelWith(t *testing.T, name string, files map[string][]byte) []byte {
 // bridge), an index that answers garbage, a package that runs code at
 // import, an index that answers slowly.
 func TestPackagesHostile(t *testing.T) {
-	forEachEngine(t, func(t *testing.T, e testEngine) { checkPackagesHostile(t, e.Name()) })
-	if _, err := exec.LookPath("runsc"); err == nil && slices.Contains(engineNames(), "docker") {
-		t.Run("docker+runsc", func(t *testing.T) { checkPackagesHostile(t, "docker", "MCP_BRIDGE_OCI_RUNTIME=runsc") })
-	}
+	forEach(t, withGVisor(engineVariants()), func(t *testing.T, v variant) { checkPackagesHostile(t, v.engine, v.env()...) })
 }
 
 // sneakyInit is a package's __init__ that runs code at import: it is
