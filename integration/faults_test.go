@@ -99,7 +99,7 @@ func TestFaultContainerKilledDuringCall(t *testing.T) {
 // call's timeout (the call times out, the server is restarted) and kills a
 // proxied server mid-call (a clear MCPError); the next calls work.
 func TestFaultProxiedServerHangsOrDies(t *testing.T) {
-	forEachEngine(t, func(t *testing.T, e testEngine) {
+	onEngine(t, "podman", func(t *testing.T, e testEngine) {
 		home, _ := npmHome(t)
 		cs, cmd := connectBridgeCmd(t, e.Name(), "HOME="+home)
 		load := map[string]any{"servers": []string{"everything"}, "code": "print(await mcp_everything.echo(message='up'))"}
@@ -195,7 +195,7 @@ func processGone(pid int) bool {
 // working; a line over the limit fails the call in flight with a clear,
 // catchable error, and the restarted server serves the next call.
 func TestFaultProxiedServerPrintsGarbage(t *testing.T) {
-	forEachEngine(t, func(t *testing.T, e testEngine) {
+	onEngine(t, "docker", func(t *testing.T, e testEngine) {
 		dir := nodeDir(t)
 		everything := filepath.Join(dir, "node_modules", ".bin", "mcp-server-everything")
 		wrapped := func(mode string) map[string]any {

@@ -299,7 +299,7 @@ func (a *alternating) RoundTrip(r *http.Request) (*http.Response, error) {
 // input-required result (SEP-2322) is answered through whichever replica
 // the client's retry reaches; the call goes on in its sandbox.
 func TestHandleConfirmAcrossReplicas(t *testing.T) {
-	forEachEngine(t, func(t *testing.T, e testEngine) {
+	onEngine(t, "docker", func(t *testing.T, e testEngine) {
 		home, _ := npmHome(t)
 		writeFile(t, filepath.Join(home, "MCPs", "policy.json"), everythingPolicy)
 		key, token := rand.Text()+rand.Text(), rand.Text()

@@ -23,14 +23,14 @@ import (
 const httpToken = "integration-token-0123456789abcdef"
 
 // TestHTTPSessions serves several clients from one `serve -http` process
-// on each engine: a bearer token, no warm pool (so every container is a
+// on one engine: a bearer token, no warm pool (so every container is a
 // session's), at most 2 sessions, and the npm server-memory configured
 // twice: per session (the default) and "shared": true. In order:
 // isolation of two sessions, the session limit, DELETE, the guard (token,
 // Origin, Host), bad input and idle connections, the TypeScript SDK
 // client, a client cancelling a call mid-way, and DELETE during a call.
 func TestHTTPSessions(t *testing.T) {
-	forEachEngine(t, func(t *testing.T, e testEngine) {
+	onEngine(t, "podman", func(t *testing.T, e testEngine) {
 		home := t.TempDir()
 		memoryServers(t, home)
 		b := startHTTPBridge(t, e, httpOpts{env: []string{"HOME=" + home, "MCP_BRIDGE_POOL_SIZE=0",
@@ -440,7 +440,7 @@ func TestHTTPPoolAndIdleExpiry(t *testing.T) {
 // ends (an error result or a closed connection), the process exits 0
 // within 10 s, and no container of it (session or pool) is left.
 func TestHTTPTLSAndShutdown(t *testing.T) {
-	forEachEngine(t, func(t *testing.T, e testEngine) {
+	onEngine(t, "docker", func(t *testing.T, e testEngine) {
 		certFile, keyFile, roots := selfSignedCert(t, t.TempDir())
 		// A drain longer than the test waits: only the second signal
 		// below ends the long call in time.

@@ -297,7 +297,7 @@ func truncatedBytes(text string) int {
 // stay bounded, and the session serves the next call.
 func TestLiveProgressBadInput(t *testing.T) {
 	const maxOut = 1 << 20
-	forEachEngine(t, func(t *testing.T, e testEngine) {
+	onEngine(t, "podman", func(t *testing.T, e testEngine) {
 		b := startRaw(t, e.Name())
 		tok := json.RawMessage("42")
 		alive := func(what string) {
@@ -418,7 +418,7 @@ print()`})
 // decodes _meta into float64 and the echo is rounded: 2^53 + 1 comes back
 // as 2^53. That is the SDK's limit, noted in the README, not tested here.)
 func TestLiveProgressTokenEchoedExactly(t *testing.T) {
-	forEachEngine(t, func(t *testing.T, e testEngine) {
+	onEngine(t, "docker", func(t *testing.T, e testEngine) {
 		b := startRaw(t, e.Name())
 		for _, token := range []string{`9007199254740992`, `-9007199254740992`, `123456789012345`, `0`} {
 			c := b.call(json.RawMessage(token), map[string]any{"code": tickCode(2, 0.2)})

@@ -160,7 +160,7 @@ func livePtr[T any](v T) *T { return &v }
 // shorter request timeout, and an aborted call interrupted with the
 // session's state kept.
 func TestLiveTypeScriptClient(t *testing.T) {
-	forEachEngine(t, func(t *testing.T, e testEngine) {
+	onEngine(t, "docker", func(t *testing.T, e testEngine) {
 		steps := []liveStep{
 			{Args: map[string]any{"code": "x = 0"}},
 			{Args: map[string]any{"code": tickCode(6, 0.4)}},
@@ -326,7 +326,7 @@ func mustLiveCall(t *testing.T, cs *mcp.ClientSession, notes *noteLog, tok any, 
 // (a figure lower than the last one raised to keep progress increasing),
 // heartbeats, and no notification for a call without a token.
 func TestLiveGoClientProgress(t *testing.T) {
-	forEachEngine(t, func(t *testing.T, e testEngine) {
+	onEngine(t, "podman", func(t *testing.T, e testEngine) {
 		notes := newNoteLog()
 		cs, _ := connectLive(t, e.Name(), notes)
 
@@ -447,7 +447,7 @@ print('end')`})
 // ends (the runtime sends it before the result, as entrypoint/PROTOCOL.md
 // says).
 func TestLiveGoClientReportsNotWithheld(t *testing.T) {
-	forEachEngine(t, func(t *testing.T, e testEngine) {
+	onEngine(t, "podman", func(t *testing.T, e testEngine) {
 		notes := newNoteLog()
 		cs, _ := connectLive(t, e.Name(), notes)
 		for _, c := range []struct {
@@ -584,7 +584,7 @@ func spyLines(t *testing.T, path string) []map[string]any {
 // sent notifications/cancelled for that request, the code is interrupted,
 // and the next calls (the server's too) work.
 func TestLiveCancelProxiedCall(t *testing.T) {
-	forEachEngine(t, func(t *testing.T, e testEngine) {
+	onEngine(t, "docker", func(t *testing.T, e testEngine) {
 		home, cancelledLog, callsLog := spyHome(t)
 		notes := newNoteLog()
 		cs, _ := connectLive(t, e.Name(), notes, "HOME="+home, "MCP_BRIDGE_LOG_LEVEL=INFO")

@@ -19,10 +19,13 @@ import (
 //   - withGVisor: those plus Docker under gVisor when runsc is installed;
 //   - kubeVariants: pods under the node's runc and under gVisor;
 //   - onEngine: one engine, for a test whose verdict the bridge or the
-//     runtime decides, whatever carries the bytes. Each such test names
-//     its engine so that the suite as a whole covers both (see the table
-//     in the tests' comments); when that engine is not under test, the
-//     first one listed runs it.
+//     runtime decides, whatever carries the bytes (the conformance suites,
+//     the npm servers' and the TypeScript clients' tests, policy, HTTP,
+//     progress). Each names its engine, Docker and Podman in turn, so that
+//     the suite as a whole covers both; when that engine is not under
+//     test, the first one listed runs it. What crosses each engine's
+//     stream (floods, signals, limits, files, egress, packages, handles)
+//     stays on every engine.
 
 // A variant is one engine and OCI runtime a test runs on.
 type variant struct {

@@ -90,7 +90,7 @@ func npmHome(t testing.TB) (home, shared string) {
 }
 
 func TestBridgeWithRealClientAndServers(t *testing.T) {
-	forEachEngine(t, func(t *testing.T, e testEngine) {
+	onEngine(t, "docker", func(t *testing.T, e testEngine) {
 		home, shared := npmHome(t)
 		os.WriteFile(filepath.Join(shared, "notes.txt"), []byte("hello from the host\n"), 0o644)
 		calls := []map[string]any{
@@ -141,7 +141,7 @@ func TestBridgeWithRealClientAndServers(t *testing.T) {
 // TypeScript client: each gets status validation_error with its reason, and
 // the session lives on.
 func TestBridgeValidationErrors(t *testing.T) {
-	forEachEngine(t, func(t *testing.T, e testEngine) {
+	onEngine(t, "docker", func(t *testing.T, e testEngine) {
 		home, _ := npmHome(t)
 		calls := []map[string]any{
 			{"code": "kept = 41"},
@@ -177,7 +177,7 @@ func TestSeedInspectServersExample(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	forEachEngine(t, func(t *testing.T, e testEngine) {
+	onEngine(t, "docker", func(t *testing.T, e testEngine) {
 		home, _ := npmHome(t)
 		r := runTSClient(t, home, e.Name(), []map[string]any{{"code": string(code), "servers": []string{"everything"}}}).Results[0]
 		if r.IsError {
@@ -210,7 +210,7 @@ func TestSeedInspectServersExample(t *testing.T) {
 // TestMemoryAndSavedToolsSurviveRestart saves a memory and a tool through one
 // bridge process and uses them from the next one on the same state directory.
 func TestMemoryAndSavedToolsSurviveRestart(t *testing.T) {
-	forEachEngine(t, func(t *testing.T, e testEngine) {
+	onEngine(t, "podman", func(t *testing.T, e testEngine) {
 		home, _ := npmHome(t)
 		first := runTSClient(t, home, e.Name(), []map[string]any{
 			{"code": "save_memory('project', {'name': 'bridge', 'langs': ['go', 'python']}, metadata={'tag': 't'})\n" +

@@ -38,11 +38,11 @@ const everythingPolicy = `{
 
 // TestPolicyWithTypeScriptClient runs the tool policy with the official
 // TypeScript SDK client, with and without elicitation, against
-// server-everything on every engine: denied tools, a confirmed call
+// server-everything on one engine: denied tools, a confirmed call
 // accepted and one declined, the bound of calls per run_python call, a
 // server that may not be loaded, and the audit records of all of it.
 func TestPolicyWithTypeScriptClient(t *testing.T) {
-	forEachEngine(t, func(t *testing.T, e testEngine) {
+	onEngine(t, "podman", func(t *testing.T, e testEngine) {
 		home, _ := npmHome(t)
 		// The default place of the policy: the state directory.
 		writeFile(t, filepath.Join(home, "MCPs", "policy.json"), everythingPolicy)
@@ -148,7 +148,7 @@ func mustJSON(v any) string {
 // client that can be asked (protocol 2025-11-25): a confirm tool called
 // in one session asks that session's user only, on its own call.
 func TestPolicyConfirmOverHTTP(t *testing.T) {
-	forEachEngine(t, func(t *testing.T, e testEngine) {
+	onEngine(t, "docker", func(t *testing.T, e testEngine) {
 		home, _ := npmHome(t)
 		writeFile(t, filepath.Join(home, "MCPs", "policy.json"), everythingPolicy)
 		b := startHTTPBridge(t, e, httpOpts{env: []string{"HOME=" + home, "MCP_BRIDGE_POOL_SIZE=0"}})

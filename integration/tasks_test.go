@@ -295,7 +295,7 @@ type tsTask struct {
 // extension (@modelcontextprotocol/ext-tasks on the SDK v2 client) runs
 // run_python as a task and settles it, and cancels one.
 func TestTasksTypeScript(t *testing.T) {
-	forEachEngine(t, func(t *testing.T, e testEngine) {
+	onEngine(t, "podman", func(t *testing.T, e testEngine) {
 		token := rand.Text()
 		b := startHTTPBridge(t, e, httpOpts{env: []string{"MCP_BRIDGE_HTTP_TOKEN=" + token, "MCP_BRIDGE_TASK_AFTER=0", "MCP_BRIDGE_POOL_SIZE=1"}})
 		run := func(mode string) tsTask {

@@ -24,13 +24,13 @@ for call in (
     print(json.dumps(await call))`
 
 // TestToolResultsRawWithRealServers runs the bridge binary with
-// MCP_BRIDGE_TOOL_RESULTS=raw on each engine: proxied calls to
+// MCP_BRIDGE_TOOL_RESULTS=raw on one engine: proxied calls to
 // server-everything and server-filesystem return the whole
 // CallToolResult as a dict, as the original bridge did (content, then
 // structuredContent when sent, then isError, always), and a result that
 // is an error is returned, not raised.
 func TestToolResultsRawWithRealServers(t *testing.T) {
-	forEachEngine(t, func(t *testing.T, e testEngine) {
+	onEngine(t, "podman", func(t *testing.T, e testEngine) {
 		home, _ := npmHome(t)
 		cs := connectBridge(t, e.Name(), "HOME="+home, "MCP_BRIDGE_TOOL_RESULTS=raw")
 		text, isErr := runPython(t, cs, map[string]any{"servers": []string{"everything", "filesystem"}, "code": rawResultsCode})
