@@ -36,6 +36,7 @@ const labelTest = engine.LabelBridge + ".test"
 // labels its sandboxes and owned by the bridge's container; stopping the
 // container must remove it.
 func TestBridgeImage(t *testing.T) {
+	t.Parallel()
 	if !slices.Contains(engineNames(), "docker") {
 		t.Skip("docker is not in MCP_TEST_ENGINES")
 	}

@@ -30,6 +30,7 @@ func runCLI(t *testing.T, stdin string, env []string, args ...string) (stdout, s
 }
 
 func TestCLIExec(t *testing.T) {
+	t.Parallel()
 	forEachEngine(t, func(t *testing.T, e testEngine) {
 		rt := []string{"MCP_BRIDGE_RUNTIME=" + e.Name()}
 		if out, errs, code := runCLI(t, "", rt, "exec", "-c", "print(2+2)"); out != "4\n" || code != 0 {
@@ -50,6 +51,7 @@ func TestCLIExec(t *testing.T) {
 }
 
 func TestCLIRejectsBadSettings(t *testing.T) {
+	t.Parallel()
 	_, errs, code := runCLI(t, "", []string{"MCP_BRIDGE_MEMORY=lots"}, "exec", "-c", "print(1)")
 	if code != 125 || !strings.Contains(errs, "MCP_BRIDGE_MEMORY") || !strings.Contains(errs, "lots") {
 		t.Fatalf("stderr %q, code %d; want exit 125 naming MCP_BRIDGE_MEMORY", errs, code)
@@ -57,6 +59,7 @@ func TestCLIRejectsBadSettings(t *testing.T) {
 }
 
 func TestCLIUnreachableEngineOneClearError(t *testing.T) {
+	t.Parallel()
 	_, errs, code := runCLI(t, "", []string{"MCP_BRIDGE_RUNTIME=docker", "DOCKER_HOST=unix:///nonexistent/docker.sock"}, "exec", "-c", "print(1)")
 	if code != 125 || strings.Count(strings.TrimSpace(errs), "\n") != 0 ||
 		!strings.Contains(errs, "no container engine is reachable") || !strings.Contains(errs, "/nonexistent/docker.sock") {
@@ -69,6 +72,7 @@ func TestCLIUnreachableEngineOneClearError(t *testing.T) {
 // numbered, files at their path), or named on stderr as not saved; -json
 // prints the whole result; the exit status is the code's.
 func TestCLIExecKeepsOutputs(t *testing.T) {
+	t.Parallel()
 	forEachEngine(t, func(t *testing.T, e testEngine) {
 		rt := []string{"MCP_BRIDGE_RUNTIME=" + e.Name(), "MCP_BRIDGE_IMAGE=" + dataImage()}
 		dir := t.TempDir()

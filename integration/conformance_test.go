@@ -54,6 +54,7 @@ var (
 // token: dns-rebinding-protection expects its same-host request to be
 // served.
 func TestHTTPConformance(t *testing.T) {
+	t.Parallel()
 	script, err := filepath.Abs(filepath.Join("..", "scripts", "conformance"))
 	if err != nil {
 		t.Fatal(err)

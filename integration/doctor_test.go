@@ -86,6 +86,7 @@ func byCheck(t *testing.T, stdout string) map[string][]doctorCheck {
 // naming two real npm servers and a broken one, then with the broken file
 // gone.
 func TestDoctor(t *testing.T) {
+	t.Parallel()
 	forEachEngine(t, func(t *testing.T, e testEngine) {
 		bin := filepath.Join(nodeDir(t), "node_modules", ".bin")
 		home := t.TempDir()
@@ -167,6 +168,7 @@ func TestDoctor(t *testing.T) {
 // listens: it fails within seconds, naming the address, and skips what
 // needs the engine.
 func TestDoctorDeadEngine(t *testing.T) {
+	t.Parallel()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -188,6 +190,7 @@ func TestDoctorDeadEngine(t *testing.T) {
 // turn: the local Docker daemon and Podman service pass, a dead one fails
 // and its later checks are skipped.
 func TestDoctorSeveralEngines(t *testing.T) {
+	t.Parallel()
 	if !slices.Contains(engineNames(), "docker") || !slices.Contains(engineNames(), "podman") {
 		t.Skip("needs both docker and podman in MCP_TEST_ENGINES")
 	}

@@ -66,6 +66,7 @@ func buildWheel(t testing.TB, name, tag string, files map[string][]byte) []byte 
 // HTTPS index (a PEP 503 simple index served by the test) whose token the
 // bridge adds, trusting the bridge's CA through PIP_CERT.
 func TestEgressClients(t *testing.T) {
+	t.Parallel()
 	forEachEngine(t, func(t *testing.T, e testEngine) {
 		wheel := testWheel(t)
 		sum := sha256.Sum256(wheel)

@@ -97,6 +97,7 @@ print(json.dumps(out))`
 // write or the runtime writes. Names are never used: everything about
 // resolution is the egress package's unit tests, with a fake resolver.
 func TestEgressHostile(t *testing.T) {
+	t.Parallel()
 	forEach(t, withGVisor(engineVariants()), func(t *testing.T, v variant) { checkEgressHostile(t, v.engine, v.env()...) })
 }
 

@@ -25,6 +25,7 @@ import (
 // refused with a 403 naming it. Inside, the token is nowhere: not in the
 // environment, the CA bundle or any file the runtime wrote.
 func TestEgressGateway(t *testing.T) {
+	t.Parallel()
 	forEachEngine(t, func(t *testing.T, e testEngine) { checkEgress(t, goClient(t, e.Name())) })
 	if _, err := exec.LookPath("runsc"); err == nil && slices.Contains(engineNames(), "docker") {
 		t.Run("docker+runsc", func(t *testing.T) { checkEgress(t, goClient(t, "docker", "MCP_BRIDGE_OCI_RUNTIME=runsc")) })

@@ -62,6 +62,7 @@ func callAsync(cs *mcp.ClientSession, args map[string]any) <-chan [2]any {
 // outside while a call runs: the call gets a clear error, the next call a
 // fresh session with a notice.
 func TestFaultContainerKilledDuringCall(t *testing.T) {
+	t.Parallel()
 	forEachEngine(t, func(t *testing.T, e testEngine) {
 		cs, cmd := connectBridgeCmd(t, e.Name())
 		runPython(t, cs, map[string]any{"code": "kept = 1"})
@@ -99,6 +100,7 @@ func TestFaultContainerKilledDuringCall(t *testing.T) {
 // call's timeout (the call times out, the server is restarted) and kills a
 // proxied server mid-call (a clear MCPError); the next calls work.
 func TestFaultProxiedServerHangsOrDies(t *testing.T) {
+	t.Parallel()
 	onEngine(t, "podman", func(t *testing.T, e testEngine) {
 		home, _ := npmHome(t)
 		cs, cmd := connectBridgeCmd(t, e.Name(), "HOME="+home)
@@ -139,6 +141,7 @@ func TestFaultProxiedServerHangsOrDies(t *testing.T) {
 // removed) and another with SIGKILL (its container is removed as an orphan
 // when the next bridge starts its first session).
 func TestFaultBridgeStopped(t *testing.T) {
+	t.Parallel()
 	forEachEngine(t, func(t *testing.T, e testEngine) {
 		cs, cmd := connectBridgeCmd(t, e.Name())
 		runPython(t, cs, map[string]any{"code": "print(1)"})
@@ -166,6 +169,7 @@ func TestFaultBridgeStopped(t *testing.T) {
 // TestFaultClientGoneMidCall closes the client while a call runs: the
 // bridge ends and its container is removed.
 func TestFaultClientGoneMidCall(t *testing.T) {
+	t.Parallel()
 	forEachEngine(t, func(t *testing.T, e testEngine) {
 		cs, cmd := connectBridgeCmd(t, e.Name())
 		runPython(t, cs, map[string]any{"code": "print(1)"})
@@ -195,6 +199,7 @@ func processGone(pid int) bool {
 // working; a line over the limit fails the call in flight with a clear,
 // catchable error, and the restarted server serves the next call.
 func TestFaultProxiedServerPrintsGarbage(t *testing.T) {
+	t.Parallel()
 	onEngine(t, "docker", func(t *testing.T, e testEngine) {
 		dir := nodeDir(t)
 		everything := filepath.Join(dir, "node_modules", ".bin", "mcp-server-everything")

@@ -128,6 +128,7 @@ func checkSpread(t *testing.T, rs map[string]*httpBridge, behind []string, key, 
 // session-prefix configuration SCALING.md shows (testdata/nginx-replicas.conf)
 // serves both kinds of client.
 func TestHandlesBehindNginx(t *testing.T) {
+	t.Parallel()
 	forEachEngine(t, func(t *testing.T, e testEngine) {
 		key, token := rand.Text()+rand.Text(), rand.Text()
 		rs := map[string]*httpBridge{}

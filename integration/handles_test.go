@@ -98,6 +98,7 @@ func removeResumable(t testing.TB, e testEngine, pids ...*httpBridge) {
 // each other's handles; a replica killed in a call loses no sandbox; a
 // sandbox outlives a graceful stop of the replica that started it.
 func TestHandleAcrossReplicas(t *testing.T) {
+	t.Parallel()
 	forEachEngine(t, func(t *testing.T, e testEngine) {
 		key, token := rand.Text()+rand.Text(), rand.Text()
 		r1 := startHTTPBridge(t, e, replicaEnv(key, token, "r1"))
@@ -209,6 +210,7 @@ func TestHandleAcrossReplicas(t *testing.T) {
 // it; a handle whose container was removed says so; a client holding as
 // many handles as MCP_BRIDGE_MAX_HANDLES allows is refused one more.
 func TestHandleEndsAcrossReplicas(t *testing.T) {
+	t.Parallel()
 	forEachEngine(t, func(t *testing.T, e testEngine) {
 		key, token := rand.Text()+rand.Text(), rand.Text()
 		extra := []string{"MCP_BRIDGE_SESSION_IDLE_TIMEOUT=2", "MCP_BRIDGE_MAX_HANDLES=2"}
@@ -299,6 +301,7 @@ func (a *alternating) RoundTrip(r *http.Request) (*http.Response, error) {
 // input-required result (SEP-2322) is answered through whichever replica
 // the client's retry reaches; the call goes on in its sandbox.
 func TestHandleConfirmAcrossReplicas(t *testing.T) {
+	t.Parallel()
 	onEngine(t, "docker", func(t *testing.T, e testEngine) {
 		home, _ := npmHome(t)
 		writeFile(t, filepath.Join(home, "MCPs", "policy.json"), everythingPolicy)
@@ -353,6 +356,7 @@ func TestHandleConfirmAcrossReplicas(t *testing.T) {
 // does not have, or a container that is not a sandbox of this bridge,
 // is refused saying so.
 func TestHandleEngines(t *testing.T) {
+	t.Parallel()
 	names := engineNames()
 	if !slices.Contains(names, "docker") || !slices.Contains(names, "podman") {
 		t.Skip("needs both docker and podman in MCP_TEST_ENGINES")

@@ -194,6 +194,7 @@ except Exception as e:
 // bridge and the next call on the same client must still work, with the
 // state kept unless the case may replace the session (then with a notice).
 func TestHostileCode(t *testing.T) {
+	t.Parallel()
 	vs := withGVisor(engineVariants())
 	forEach(t, vs, func(t *testing.T, v variant) {
 		runHostile(t, v.engine, v.gvisor(), v == vs[0], v.env()...)

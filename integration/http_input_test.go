@@ -15,6 +15,7 @@ import (
 // the directory has changed: the session sees the directory as it is when
 // it starts, and the spare started after the change is given as it is.
 func TestHTTPPoolInputDirFresh(t *testing.T) {
+	t.Parallel()
 	forEachEngine(t, func(t *testing.T, e testEngine) {
 		dir := t.TempDir()
 		write := func(name, text string) {

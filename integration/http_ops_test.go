@@ -19,6 +19,7 @@ import (
 // reachable, the pool's state, and the Prometheus counters of a call and
 // of the sandbox starts; and JSON logs with the call's ids.
 func TestHTTPHealthAndMetrics(t *testing.T) {
+	t.Parallel()
 	const token = "0123456789abcdef-ops-token"
 	onEngine(t, "docker", func(t *testing.T, e testEngine) {
 		b := startHTTPBridge(t, e, httpOpts{env: []string{"MCP_BRIDGE_HTTP_TOKEN=" + token, "MCP_BRIDGE_POOL_SIZE=1", "MCP_BRIDGE_LOG_LEVEL=DEBUG"}})
@@ -84,6 +85,7 @@ func TestHTTPHealthAndMetrics(t *testing.T) {
 // or 503 when too many are in flight), the calls are unaffected, and the
 // bridge's memory stays bounded.
 func TestHTTPMetricsScrapedOften(t *testing.T) {
+	t.Parallel()
 	onEngine(t, "podman", func(t *testing.T, e testEngine) {
 		b := startHTTPBridge(t, e, httpOpts{env: []string{"MCP_BRIDGE_POOL_SIZE=0", "MCP_BRIDGE_HTTP_TOKEN=0123456789abcdef-scrape",
 			"MCP_BRIDGE_HTTP_OPEN_PROBES=1"}})

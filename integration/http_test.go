@@ -30,6 +30,7 @@ const httpToken = "integration-token-0123456789abcdef"
 // Origin, Host), bad input and idle connections, the TypeScript SDK
 // client, a client cancelling a call mid-way, and DELETE during a call.
 func TestHTTPSessions(t *testing.T) {
+	t.Parallel()
 	onEngine(t, "podman", func(t *testing.T, e testEngine) {
 		home := t.TempDir()
 		memoryServers(t, home)
@@ -361,6 +362,7 @@ print('own now', 'made in B' in str(await mcp_memory.read_graph()))`})
 // container is removed, and so is that of a client that vanished mid-call
 // without DELETE.
 func TestHTTPPoolAndIdleExpiry(t *testing.T) {
+	t.Parallel()
 	forEachEngine(t, func(t *testing.T, e testEngine) {
 		cold := startHTTPBridge(t, e, httpOpts{env: []string{"MCP_BRIDGE_POOL_SIZE=0"}})
 		cs := cold.session(t, nil)
@@ -440,6 +442,7 @@ func TestHTTPPoolAndIdleExpiry(t *testing.T) {
 // ends (an error result or a closed connection), the process exits 0
 // within 10 s, and no container of it (session or pool) is left.
 func TestHTTPTLSAndShutdown(t *testing.T) {
+	t.Parallel()
 	onEngine(t, "docker", func(t *testing.T, e testEngine) {
 		certFile, keyFile, roots := selfSignedCert(t, t.TempDir())
 		// A drain longer than the test waits: only the second signal

@@ -19,6 +19,7 @@ import (
 )
 
 func TestMemoryLimitEnforcedAndOOMReported(t *testing.T) {
+	t.Parallel()
 	forEachEngine(t, func(t *testing.T, e testEngine) {
 		spec := pySpec(t, "oom")
 		spec.MemoryBytes = 64 << 20
@@ -39,6 +40,7 @@ func TestMemoryLimitEnforcedAndOOMReported(t *testing.T) {
 }
 
 func TestPidsLimitStopsForkLoop(t *testing.T) {
+	t.Parallel()
 	forEachEngine(t, func(t *testing.T, e testEngine) {
 		spec := pySpec(t, "pids")
 		spec.PidsLimit = 32
@@ -76,6 +78,7 @@ print(err)
 }
 
 func TestStreamsDemultiplexedNothingLost(t *testing.T) {
+	t.Parallel()
 	forEachEngine(t, func(t *testing.T, e testEngine) {
 		// Output written the instant the process starts must arrive:
 		// streams are attached before the container starts.
@@ -102,6 +105,7 @@ for i in range(1024):
 }
 
 func TestStdinEOFReachesContainer(t *testing.T) {
+	t.Parallel()
 	forEachEngine(t, func(t *testing.T, e testEngine) {
 		spec := settings(t).SandboxSpec("stdin", []string{"python3", "-c", "import sys; d = sys.stdin.read(); print(len(d), d.count('\\n'))"})
 		input := strings.Repeat("line of input\n", 100000)
@@ -113,6 +117,7 @@ func TestStdinEOFReachesContainer(t *testing.T) {
 }
 
 func TestExitCodeReported(t *testing.T) {
+	t.Parallel()
 	forEachEngine(t, func(t *testing.T, e testEngine) {
 		r := runPy(t, e, pySpec(t, "exit"), "import sys; sys.exit(7)")
 		if r.status.Code != 7 || r.status.OOMKilled || !strings.Contains(r.status.Err().Error(), "exited with code 7") {
@@ -122,6 +127,7 @@ func TestExitCodeReported(t *testing.T) {
 }
 
 func TestSignalReachesMainProcessThroughInit(t *testing.T) {
+	t.Parallel()
 	forEachEngine(t, func(t *testing.T, e testEngine) {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
@@ -163,6 +169,7 @@ while True:
 }
 
 func TestCloseStopsAndRemoves(t *testing.T) {
+	t.Parallel()
 	forEachEngine(t, func(t *testing.T, e testEngine) {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
@@ -195,6 +202,7 @@ func TestCloseStopsAndRemoves(t *testing.T) {
 // TestOrphansRemovedAtStart kills a bridge process with SIGKILL while its
 // sandbox runs, then checks the next connection removes the container.
 func TestOrphansRemovedAtStart(t *testing.T) {
+	t.Parallel()
 	bin := binary(t)
 	forEachEngine(t, func(t *testing.T, e testEngine) {
 		cmd := exec.Command(bin, "exec", "-timeout", "0", "-c", "import time; print('up', flush=True); time.sleep(300)")

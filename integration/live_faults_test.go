@@ -296,6 +296,7 @@ func truncatedBytes(text string) int {
 // its output capped (1 MiB and a truncation marker), the notifications
 // stay bounded, and the session serves the next call.
 func TestLiveProgressBadInput(t *testing.T) {
+	t.Parallel()
 	const maxOut = 1 << 20
 	onEngine(t, "podman", func(t *testing.T, e testEngine) {
 		b := startRaw(t, e.Name())
@@ -418,6 +419,7 @@ print()`})
 // decodes _meta into float64 and the echo is rounded: 2^53 + 1 comes back
 // as 2^53. That is the SDK's limit, noted in the README, not tested here.)
 func TestLiveProgressTokenEchoedExactly(t *testing.T) {
+	t.Parallel()
 	onEngine(t, "docker", func(t *testing.T, e testEngine) {
 		b := startRaw(t, e.Name())
 		for _, token := range []string{`9007199254740992`, `-9007199254740992`, `123456789012345`, `0`} {
@@ -438,6 +440,7 @@ func TestLiveProgressTokenEchoedExactly(t *testing.T) {
 // as when it is killed). Each time the bridge exits by itself with status
 // 0, its running call stopped, and leaves no container behind.
 func TestLiveClientGoneMidStream(t *testing.T) {
+	t.Parallel()
 	const flood = "import time\nwhile True:\n    print('flowing ' * 20, flush=True)\n    time.sleep(0.002)"
 	forEachEngine(t, func(t *testing.T, e testEngine) {
 		t.Run("go-sdk-close", func(t *testing.T) {

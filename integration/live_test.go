@@ -160,6 +160,7 @@ func livePtr[T any](v T) *T { return &v }
 // shorter request timeout, and an aborted call interrupted with the
 // session's state kept.
 func TestLiveTypeScriptClient(t *testing.T) {
+	t.Parallel()
 	onEngine(t, "docker", func(t *testing.T, e testEngine) {
 		steps := []liveStep{
 			{Args: map[string]any{"code": "x = 0"}},
@@ -326,6 +327,7 @@ func mustLiveCall(t *testing.T, cs *mcp.ClientSession, notes *noteLog, tok any, 
 // (a figure lower than the last one raised to keep progress increasing),
 // heartbeats, and no notification for a call without a token.
 func TestLiveGoClientProgress(t *testing.T) {
+	t.Parallel()
 	onEngine(t, "podman", func(t *testing.T, e testEngine) {
 		notes := newNoteLog()
 		cs, _ := connectLive(t, e.Name(), notes)
@@ -447,6 +449,7 @@ print('end')`})
 // ends (the runtime sends it before the result, as entrypoint/PROTOCOL.md
 // says).
 func TestLiveGoClientReportsNotWithheld(t *testing.T) {
+	t.Parallel()
 	onEngine(t, "podman", func(t *testing.T, e testEngine) {
 		notes := newNoteLog()
 		cs, _ := connectLive(t, e.Name(), notes)
@@ -476,6 +479,7 @@ func TestLiveGoClientReportsNotWithheld(t *testing.T) {
 // the session keeps its state, and the next calls work. On each engine,
 // and on Docker under gVisor when runsc is installed.
 func TestLiveGoClientCancel(t *testing.T) {
+	t.Parallel()
 	forEach(t, withGVisor(engineVariants()), liveCancel)
 }
 
@@ -584,6 +588,7 @@ func spyLines(t *testing.T, path string) []map[string]any {
 // sent notifications/cancelled for that request, the code is interrupted,
 // and the next calls (the server's too) work.
 func TestLiveCancelProxiedCall(t *testing.T) {
+	t.Parallel()
 	onEngine(t, "docker", func(t *testing.T, e testEngine) {
 		home, cancelledLog, callsLog := spyHome(t)
 		notes := newNoteLog()

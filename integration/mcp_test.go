@@ -61,6 +61,7 @@ func runPython(t testing.TB, cs *mcp.ClientSession, args map[string]any) (string
 }
 
 func TestBridgeOverStdio(t *testing.T) {
+	t.Parallel()
 	forEachEngine(t, func(t *testing.T, e testEngine) {
 		cs := connectBridge(t, e.Name())
 		tools, err := cs.ListTools(context.Background(), nil)
@@ -89,6 +90,7 @@ func TestBridgeOverStdio(t *testing.T) {
 // TestBridgeRemovesContainersOnDisconnect checks that closing the client
 // ends the bridge and removes its sandbox container.
 func TestBridgeRemovesContainersOnDisconnect(t *testing.T) {
+	t.Parallel()
 	forEachEngine(t, func(t *testing.T, e testEngine) {
 		cs, cmd := connectBridgeCmd(t, e.Name())
 		pid := cmd.Process.Pid

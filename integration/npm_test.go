@@ -90,6 +90,7 @@ func npmHome(t testing.TB) (home, shared string) {
 }
 
 func TestBridgeWithRealClientAndServers(t *testing.T) {
+	t.Parallel()
 	onEngine(t, "docker", func(t *testing.T, e testEngine) {
 		home, shared := npmHome(t)
 		os.WriteFile(filepath.Join(shared, "notes.txt"), []byte("hello from the host\n"), 0o644)
@@ -141,6 +142,7 @@ func TestBridgeWithRealClientAndServers(t *testing.T) {
 // TypeScript client: each gets status validation_error with its reason, and
 // the session lives on.
 func TestBridgeValidationErrors(t *testing.T) {
+	t.Parallel()
 	onEngine(t, "docker", func(t *testing.T, e testEngine) {
 		home, _ := npmHome(t)
 		calls := []map[string]any{
@@ -173,6 +175,7 @@ func TestBridgeValidationErrors(t *testing.T) {
 // TestSeedInspectServersExample runs the newest original README's "Inspect
 // Available Servers" example against server-everything.
 func TestSeedInspectServersExample(t *testing.T) {
+	t.Parallel()
 	code, err := os.ReadFile(filepath.Join("testdata", "inspect_servers.py"))
 	if err != nil {
 		t.Fatal(err)
@@ -210,6 +213,7 @@ func TestSeedInspectServersExample(t *testing.T) {
 // TestMemoryAndSavedToolsSurviveRestart saves a memory and a tool through one
 // bridge process and uses them from the next one on the same state directory.
 func TestMemoryAndSavedToolsSurviveRestart(t *testing.T) {
+	t.Parallel()
 	onEngine(t, "podman", func(t *testing.T, e testEngine) {
 		home, _ := npmHome(t)
 		first := runTSClient(t, home, e.Name(), []map[string]any{

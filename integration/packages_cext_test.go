@@ -52,6 +52,7 @@ func cextWheel(t *testing.T, minor int) (string, []byte) {
 // a live install (the session's tmpfs): neither is mounted noexec. On
 // every engine, and under gVisor.
 func TestPackagesCExtension(t *testing.T) {
+	t.Parallel()
 	run := func(t *testing.T, name string, more ...string) {
 		before := packageVolumes(t, name)
 		removeNewVolumes(t, name, before)

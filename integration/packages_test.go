@@ -110,6 +110,7 @@ func removeNewVolumes(t testing.TB, name string, before []string) {
 // lacks fails the first call with an error naming it, and the session
 // works once the set is fixed.
 func TestPackageSet(t *testing.T) {
+	t.Parallel()
 	forEach(t, withGVisor(engineVariants()), func(t *testing.T, v variant) { checkPackageSet(t, v.engine, v.env()...) })
 }
 
@@ -160,6 +161,7 @@ except OSError as e:
 // pip option, raise InstallError naming them; the install endpoint, which
 // code could use too, reaches the indexes only.
 func TestLiveInstall(t *testing.T) {
+	t.Parallel()
 	forEach(t, withGVisor(engineVariants()), func(t *testing.T, v variant) { checkLiveInstall(t, v.engine, v.env()...) })
 	if slices.Contains(engineNames(), "docker") {
 		// The official TypeScript SDK's client drives the same.
@@ -238,6 +240,7 @@ func wheelWith(t *testing.T, name string, files map[string][]byte) []byte {
 // bridge), an index that answers garbage, a package that runs code at
 // import, an index that answers slowly.
 func TestPackagesHostile(t *testing.T) {
+	t.Parallel()
 	forEach(t, withGVisor(engineVariants()), func(t *testing.T, v variant) { checkPackagesHostile(t, v.engine, v.env()...) })
 }
 
@@ -312,6 +315,7 @@ func checkPackagesHostile(t *testing.T, name string, more ...string) {
 // install the first time) and says so; a set the index cannot satisfy
 // fails the check with pip's error naming the requirement.
 func TestDoctorPackages(t *testing.T) {
+	t.Parallel()
 	forEachEngine(t, func(t *testing.T, e testEngine) {
 		removeNewVolumes(t, e.Name(), packageVolumes(t, e.Name()))
 		ix := newTestIndex(t, map[string][]byte{"mcpegresstest-1.0-py3-none-any.whl": testWheel(t)})
@@ -332,6 +336,7 @@ func TestDoctorPackages(t *testing.T) {
 // imported, and runtime.install works: nothing is bind-mounted from the
 // bridge's host.
 func TestTLSPackages(t *testing.T) {
+	t.Parallel()
 	if !slices.Contains(engineNames(), "docker") {
 		t.Skip("the TLS daemon is a Docker daemon")
 	}
@@ -355,6 +360,7 @@ func TestTLSPackages(t *testing.T) {
 // wheel whose hash it names installs, another hash fails the set with
 // pip's hash error.
 func TestPackageSetHashes(t *testing.T) {
+	t.Parallel()
 	name := engineNames()[0]
 	removeNewVolumes(t, name, packageVolumes(t, name))
 	wheel := testWheel(t)

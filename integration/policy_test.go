@@ -42,6 +42,7 @@ const everythingPolicy = `{
 // accepted and one declined, the bound of calls per run_python call, a
 // server that may not be loaded, and the audit records of all of it.
 func TestPolicyWithTypeScriptClient(t *testing.T) {
+	t.Parallel()
 	onEngine(t, "podman", func(t *testing.T, e testEngine) {
 		home, _ := npmHome(t)
 		// The default place of the policy: the state directory.
@@ -148,6 +149,7 @@ func mustJSON(v any) string {
 // client that can be asked (protocol 2025-11-25): a confirm tool called
 // in one session asks that session's user only, on its own call.
 func TestPolicyConfirmOverHTTP(t *testing.T) {
+	t.Parallel()
 	onEngine(t, "docker", func(t *testing.T, e testEngine) {
 		home, _ := npmHome(t)
 		writeFile(t, filepath.Join(home, "MCPs", "policy.json"), everythingPolicy)

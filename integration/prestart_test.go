@@ -16,6 +16,7 @@ import (
 // starts no second one, and that MCP_BRIDGE_POOL_SIZE=0 starts none
 // before the first call.
 func TestStdioStartsItsSandboxAtOnce(t *testing.T) {
+	t.Parallel()
 	forEachEngine(t, func(t *testing.T, e testEngine) {
 		owned := func(pid int) []engine.SandboxInfo { return containersOf(t, e, pid) }
 		cs, cmd := connectBridgeCmd(t, e.Name())

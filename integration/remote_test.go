@@ -60,6 +60,7 @@ func tcpProxy(t *testing.T, socket string) string {
 }
 
 func TestEnginesOverTCP(t *testing.T) {
+	t.Parallel()
 	for _, name := range engineNames() {
 		t.Run(name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -79,6 +80,7 @@ func TestEnginesOverTCP(t *testing.T) {
 }
 
 func TestMissingImageNamesImageAndSetting(t *testing.T) {
+	t.Parallel()
 	forEachEngine(t, func(t *testing.T, e testEngine) {
 		spec := pySpec(t, "noimage")
 		spec.Image = "localhost:1/mcp-bridge-test/no-such-image:0"
@@ -96,6 +98,7 @@ func TestMissingImageNamesImageAndSetting(t *testing.T) {
 }
 
 func TestUnknownOCIRuntimeRefused(t *testing.T) {
+	t.Parallel()
 	forEachEngine(t, func(t *testing.T, e testEngine) {
 		spec := pySpec(t, "ociruntime")
 		spec.OCIRuntime = "no-such-runtime"
@@ -120,6 +123,7 @@ func TestUnknownOCIRuntimeRefused(t *testing.T) {
 // TestGVisorUnderDocker runs a sandbox under runsc, registered with dockerd
 // by scripts/provision, and checks it is gVisor's kernel the code sees.
 func TestGVisorUnderDocker(t *testing.T) {
+	t.Parallel()
 	if !slices.Contains(engineNames(), "docker") {
 		t.Skip("docker is not under test")
 	}

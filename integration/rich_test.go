@@ -83,6 +83,7 @@ func checkPNG(t testing.TB, what string, img *mcp.ImageContent) {
 // content, in the data image on every engine: plt.show(), a figure left
 // open, display(); over the limit, a note says how many were dropped.
 func TestRichFigures(t *testing.T) {
+	t.Parallel()
 	forEachEngine(t, func(t *testing.T, e testEngine) {
 		cs := connectBridge(t, e.Name(), "MCP_BRIDGE_IMAGE="+dataImage())
 		res := callRich(t, cs, `import matplotlib.pyplot as plt
@@ -120,6 +121,7 @@ print(len(plt.get_fignums()))`)
 // resources/read serves (through the engine's archive API) for the life of
 // the session; a symbolic link is never followed.
 func TestRichFilesOut(t *testing.T) {
+	t.Parallel()
 	forEachEngine(t, func(t *testing.T, e testEngine) {
 		cs := connectBridge(t, e.Name(), "MCP_BRIDGE_IMAGE="+dataImage())
 		res := callRich(t, cs, `import hashlib, os
@@ -184,6 +186,7 @@ print(hashlib.sha256(big).hexdigest())`)
 // the code reads it and cannot change it; a directory over the limit
 // fails the call with a clear error.
 func TestRichInputDir(t *testing.T) {
+	t.Parallel()
 	in := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(in, "nested"), 0o755); err != nil {
 		t.Fatal(err)
@@ -215,6 +218,7 @@ for p in ("/workspace/in/data.csv", "/workspace/in/new.txt"):
 // TestRichOutputBudget cuts a 1 MiB output to the budget and keeps the
 // whole readable as a resource of the session.
 func TestRichOutputBudget(t *testing.T) {
+	t.Parallel()
 	forEachEngine(t, func(t *testing.T, e testEngine) {
 		cs := connectBridge(t, e.Name())
 		res := callRich(t, cs, `for i in range(1024):
@@ -243,6 +247,7 @@ func TestRichOutputBudget(t *testing.T) {
 // client (node/rich.mjs) on one engine: a figure as image content, a
 // small file embedded, a large one linked and read back whole.
 func TestRichTypeScriptClient(t *testing.T) {
+	t.Parallel()
 	onEngine(t, "podman", func(t *testing.T, e testEngine) {
 		type content struct {
 			Type     string `json:"type"`
@@ -305,6 +310,7 @@ print(hashlib.sha256(blob).hexdigest())`}}
 // images that are not images or too big. Each gets a clear answer and the
 // session lives on.
 func TestRichBadInput(t *testing.T) {
+	t.Parallel()
 	forEachEngine(t, func(t *testing.T, e testEngine) {
 		cs := connectBridge(t, e.Name())
 		steps := []struct {

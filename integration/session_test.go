@@ -51,6 +51,7 @@ func expect(t *testing.T, res *entrypoint.Result, status entrypoint.Status, stdo
 }
 
 func TestSessionStateAndSemantics(t *testing.T) {
+	t.Parallel()
 	forEachEngine(t, func(t *testing.T, e testEngine) {
 		s := newSession(t, e, entrypoint.Options{})
 		// State retention: variables, imports, functions, classes.
@@ -78,6 +79,7 @@ func TestSessionStateAndSemantics(t *testing.T) {
 }
 
 func TestSessionTimeoutKeepsState(t *testing.T) {
+	t.Parallel()
 	forEachEngine(t, func(t *testing.T, e testEngine) {
 		s := newSession(t, e, entrypoint.Options{})
 		execOK(t, s, "survivor = 'yes'", 0)
@@ -92,6 +94,7 @@ func TestSessionTimeoutKeepsState(t *testing.T) {
 // TestSessionForkLoopInterrupted interrupts a fork loop at its timeout and
 // checks that no process of it is left in the container.
 func TestSessionForkLoopInterrupted(t *testing.T) {
+	t.Parallel()
 	forEachEngine(t, func(t *testing.T, e testEngine) {
 		s := newSession(t, e, entrypoint.Options{})
 		execOK(t, s, "marker = 'kept'", 0)
@@ -124,6 +127,7 @@ for st in left: print(st)
 }
 
 func TestSessionIgnoredInterruptKillsAndReplaces(t *testing.T) {
+	t.Parallel()
 	forEachEngine(t, func(t *testing.T, e testEngine) {
 		s := newSession(t, e, entrypoint.Options{InterruptGrace: time.Second})
 		execOK(t, s, "doomed = 1", 0)
@@ -140,6 +144,7 @@ func TestSessionIgnoredInterruptKillsAndReplaces(t *testing.T) {
 }
 
 func TestSessionOutputFloodCapped(t *testing.T) {
+	t.Parallel()
 	forEachEngine(t, func(t *testing.T, e testEngine) {
 		s := newSession(t, e, entrypoint.Options{})
 		start := time.Now()
@@ -154,6 +159,7 @@ func TestSessionOutputFloodCapped(t *testing.T) {
 }
 
 func TestSessionConcurrentRPCs(t *testing.T) {
+	t.Parallel()
 	forEachEngine(t, func(t *testing.T, e testEngine) {
 		var calls atomic.Int64
 		s := newSession(t, e, entrypoint.Options{RPC: func(ctx context.Context, p json.RawMessage) (any, error) {
@@ -177,6 +183,7 @@ print(sum(o["square"] for o in out))`, 0)
 }
 
 func TestSessionContainerDeathReported(t *testing.T) {
+	t.Parallel()
 	forEachEngine(t, func(t *testing.T, e testEngine) {
 		spec := settings(t).SandboxSpec("oom-session", nil)
 		spec.MemoryBytes = 96 << 20

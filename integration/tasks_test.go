@@ -157,6 +157,7 @@ func taskText(res map[string]any) string {
 // sandbox; cancelling keeps the sandbox's state; a replica killed in a
 // task leaves it readable, failed; bad IDs are refused on every replica.
 func TestTasksAcrossReplicas(t *testing.T) {
+	t.Parallel()
 	forEachEngine(t, func(t *testing.T, e testEngine) {
 		home, _ := npmHome(t)
 		writeFile(t, filepath.Join(home, "MCPs", "policy.json"), everythingPolicy)
@@ -295,6 +296,7 @@ type tsTask struct {
 // extension (@modelcontextprotocol/ext-tasks on the SDK v2 client) runs
 // run_python as a task and settles it, and cancels one.
 func TestTasksTypeScript(t *testing.T) {
+	t.Parallel()
 	onEngine(t, "podman", func(t *testing.T, e testEngine) {
 		token := rand.Text()
 		b := startHTTPBridge(t, e, httpOpts{env: []string{"MCP_BRIDGE_HTTP_TOKEN=" + token, "MCP_BRIDGE_TASK_AFTER=0", "MCP_BRIDGE_POOL_SIZE=1"}})

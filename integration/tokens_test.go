@@ -76,6 +76,7 @@ func homeWithServers(t testing.TB, n int) string {
 // real tokenizers for 1, 3 and 20 configured servers: at most 300 tokens,
 // and the same count whatever is configured.
 func TestToolsListTokenBudget(t *testing.T) {
+	t.Parallel()
 	onEngine(t, "podman", func(t *testing.T, e testEngine) {
 		var texts []string
 		for _, n := range []int{1, 3, 20} {

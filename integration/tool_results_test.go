@@ -30,6 +30,7 @@ for call in (
 // structuredContent when sent, then isError, always), and a result that
 // is an error is returned, not raised.
 func TestToolResultsRawWithRealServers(t *testing.T) {
+	t.Parallel()
 	onEngine(t, "podman", func(t *testing.T, e testEngine) {
 		home, _ := npmHome(t)
 		cs := connectBridge(t, e.Name(), "HOME="+home, "MCP_BRIDGE_TOOL_RESULTS=raw")
