@@ -57,7 +57,6 @@ func ownedBy(t testing.TB, e testEngine, pid int, prefix string) bool {
 // local Docker daemon and the Podman service: sessions are spread over
 // both, the least loaded first, and /healthz and /metrics report each.
 func TestEnginesDockerAndPodman(t *testing.T) {
-	t.Parallel()
 	names := engineNames()
 	if !slices.Contains(names, "docker") || !slices.Contains(names, "podman") {
 		t.Skip("needs both docker and podman in MCP_TEST_ENGINES")
@@ -134,7 +133,6 @@ func badEngines(t *testing.T) (silent, dropping string) {
 // good one: the code runs on the good one in bounded time; with no good
 // one, the error names each engine and why, and nothing panics.
 func TestEnginesBadInput(t *testing.T) {
-	t.Parallel()
 	if !slices.Contains(engineNames(), "docker") {
 		t.Skip("needs docker in MCP_TEST_ENGINES")
 	}

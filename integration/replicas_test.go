@@ -102,7 +102,6 @@ func hostPort(url string) string {
 // when one replica stops, the other's sessions go on and a client that
 // starts a new session lands on the one left.
 func TestReplicasBehindNginx(t *testing.T) {
-	t.Parallel()
 	const token = "0123456789abcdef-replicas"
 	e := connect(t, engineNames()[0])
 	t.Parallel()
