@@ -25,7 +25,7 @@ func BenchmarkPackages(b *testing.B) {
 		"(an installer container, pip from the host's wheel, the gateway), 3 sets. `runtime.install` of the same " +
 		"wheel into a live session, 10 after the first (which also brings pip's wheel into the sandbox).")
 	forEachVariant(b, func(b *testing.B, v variant) {
-		removeNewVolumes(b, v.engine, packageVolumes(b, v.engine))
+		takePackageVolumes(b, v.engine)
 		ix := newTestIndex(b, map[string][]byte{"mcpegresstest-1.0-py3-none-any.whl": testWheel(b)})
 		base := append(v.env(), "MCP_BRIDGE_POOL_SIZE=0", "MCP_BRIDGE_PIP_INDEX_URL="+ix.URL+"/simple/")
 		first := map[string]any{"code": "import mcpegresstest\nprint(mcpegresstest.VALUE)", "timeout": 120}

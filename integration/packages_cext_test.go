@@ -54,8 +54,7 @@ func cextWheel(t *testing.T, minor int) (string, []byte) {
 func TestPackagesCExtension(t *testing.T) {
 	t.Parallel()
 	run := func(t *testing.T, name string, more ...string) {
-		before := packageVolumes(t, name)
-		removeNewVolumes(t, name, before)
+		takePackageVolumes(t, name)
 		probe := connectBridge(t, name, more...)
 		text, isErr := runPython(t, probe, map[string]any{"code": "import sys\nprint(sys.version_info[1])"})
 		var minor int

@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -78,8 +79,29 @@ func packageVolumes(t testing.TB, name string) []string {
 	return strings.Fields(string(out))
 }
 
+// packageVolumeLocks holds, per engine, the package volumes for one test
+// at a time: the volumes are the engine's, not a test's (Docker under
+// gVisor shares Docker's), and a test that counts or removes what it made
+// must not see another's.
+var packageVolumeLocks sync.Map // engine name → *sync.Mutex
+
+// takePackageVolumes gives the test the package volumes of the engine
+// called name until it ends: it waits for any other test holding them,
+// and returns those there now; what the test adds is removed when it
+// ends.
+func takePackageVolumes(t testing.TB, name string) []string {
+	t.Helper()
+	mu, _ := packageVolumeLocks.LoadOrStore(name, new(sync.Mutex))
+	mu.(*sync.Mutex).Lock()
+	t.Cleanup(mu.(*sync.Mutex).Unlock)
+	before := packageVolumes(t, name)
+	removeNewVolumes(t, name, before)
+	return before
+}
+
 // removeNewVolumes removes, when the test ends, the package volumes of
-// the engine called name that are not in before.
+// the engine called name that are not in before (the caller holds them:
+// takePackageVolumes).
 func removeNewVolumes(t testing.TB, name string, before []string) {
 	t.Cleanup(func() {
 		for _, v := range packageVolumes(t, name) {
@@ -117,8 +139,7 @@ func TestPackageSet(t *testing.T) {
 // checkPackageSet is TestPackageSet on the engine called name, with more
 // added to the bridge's environment.
 func checkPackageSet(t *testing.T, name string, more ...string) {
-	before := packageVolumes(t, name)
-	removeNewVolumes(t, name, before)
+	before := takePackageVolumes(t, name)
 	ix := newTestIndex(t, map[string][]byte{"mcpegresstest-1.0-py3-none-any.whl": testWheel(t)})
 	env := append([]string{"MCP_BRIDGE_PACKAGES=mcpegresstest", "MCP_BRIDGE_PIP_INDEX_URL=" + ix.URL + "/simple/"}, more...)
 	code := `import mcpegresstest, os
@@ -317,7 +338,7 @@ func checkPackagesHostile(t *testing.T, name string, more ...string) {
 func TestDoctorPackages(t *testing.T) {
 	t.Parallel()
 	forEachEngine(t, func(t *testing.T, e testEngine) {
-		removeNewVolumes(t, e.Name(), packageVolumes(t, e.Name()))
+		takePackageVolumes(t, e.Name())
 		ix := newTestIndex(t, map[string][]byte{"mcpegresstest-1.0-py3-none-any.whl": testWheel(t)})
 		env := []string{"HOME=" + t.TempDir(), "MCP_BRIDGE_RUNTIME=" + e.Name(), "MCP_BRIDGE_PIP_INDEX_URL=" + ix.URL + "/simple/"}
 		out, _, _, _ := runDoctorCLI(t, append(env, "MCP_BRIDGE_PACKAGES=mcpegresstest"), "--json")
@@ -362,7 +383,7 @@ func TestTLSPackages(t *testing.T) {
 func TestPackageSetHashes(t *testing.T) {
 	t.Parallel()
 	name := engineNames()[0]
-	removeNewVolumes(t, name, packageVolumes(t, name))
+	takePackageVolumes(t, name)
 	wheel := testWheel(t)
 	sum := sha256.Sum256(wheel)
 	ix := newTestIndex(t, map[string][]byte{"mcpegresstest-1.0-py3-none-any.whl": wheel})
