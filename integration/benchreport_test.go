@@ -114,7 +114,7 @@ func (r *benchReport) markdown() string {
 		"iteration, so a table's count is its benchmark's b.N. Every figure below comes from ONE `go test` process\n" +
 		"on ONE machine, so the ratios compare like with like. Goals are targets reported against, not test assertions.\n\n")
 	b.WriteString("A quick report, not a gate, for every test run: `MCP_TEST_BENCH_REPORT=1 go test -v -count=1 -tags \"integration $(cat engine/podman_tags.txt)\"\n" +
-		"-run '^TestBenchReport$' ./integration/` (`integration/bench_quick_test.go`, about 40 s for Docker and Podman) measures in one run\n" +
+		"-run '^TestBenchReport$' ./integration/` (`integration/bench_quick_test.go`; 30 to 40 s for Docker and Podman, 10 s more with `MCP_BENCH_RUNSC=1`) measures in one run\n" +
 		"the warm call over the bare attach round trip (item 1c's loop, 500 rounds: (c) and (a) over (0)) and the proxied `echo` over the\n" +
 		"same call made directly (item 3, 200 calls each), and prints each ratio next to the one item 1c or 3 below recorded, with a note\n" +
 		"when it is over 1.25× that. Speed never fails it (a failing call does); it also writes `$MCP_TEST_ARTIFACTS/bench-report.txt`.\n\n")
