@@ -78,7 +78,7 @@ func timedExecute(b testing.TB, ctx context.Context, s *entrypoint.Session, code
 }
 
 // benchSession returns a session on v named name, closed when b ends.
-func benchSession(b *testing.B, v variant, name string) *entrypoint.Session {
+func benchSession(b testing.TB, v variant, name string) *entrypoint.Session {
 	spec := settings(b).SandboxSpec(name, nil)
 	spec.OCIRuntime = v.oci
 	s := entrypoint.New(connect(b, v.engine), &entrypoint.Options{Spec: spec, Logger: testLogger()})
@@ -211,7 +211,7 @@ print(json.dumps(out))`
 // sandboxTimes runs code (a format of one count) on cs for n iterations
 // in all, at most batch per run_python call, and returns the times the
 // code printed.
-func sandboxTimes(b *testing.B, cs *mcp.ClientSession, code string, n, batch int) []time.Duration {
+func sandboxTimes(b testing.TB, cs *mcp.ClientSession, code string, n, batch int) []time.Duration {
 	b.Helper()
 	out := make([]time.Duration, 0, n)
 	for done := 0; done < n; {

@@ -25,7 +25,7 @@ import (
 // inProcessBridge starts a bridge on v in this process, with the receiving
 // middlewares mw, and returns a client connected to it through an
 // in-process pipe with the stdio transport's framing.
-func inProcessBridge(b *testing.B, v variant, mw ...mcp.Middleware) *mcp.ClientSession {
+func inProcessBridge(b testing.TB, v variant, mw ...mcp.Middleware) *mcp.ClientSession {
 	b.Helper()
 	ctx := context.Background()
 	opts := settings(b).Bridge

@@ -113,6 +113,11 @@ func (r *benchReport) markdown() string {
 		"number of iterations (`go test -tags integration -bench … -args -benchplan PLAN`, below), one sample per\n" +
 		"iteration, so a table's count is its benchmark's b.N. Every figure below comes from ONE `go test` process\n" +
 		"on ONE machine, so the ratios compare like with like. Goals are targets reported against, not test assertions.\n\n")
+	b.WriteString("A quick report, not a gate, for every test run: `MCP_TEST_BENCH_REPORT=1 go test -v -count=1 -tags \"integration $(cat engine/podman_tags.txt)\"\n" +
+		"-run '^TestBenchReport$' ./integration/` (`integration/bench_quick_test.go`; 30 to 40 s for Docker and Podman, 10 s more with `MCP_BENCH_RUNSC=1`) measures in one run\n" +
+		"the warm call over the bare attach round trip (item 1c's loop, 500 rounds: (c) and (a) over (0)) and the proxied `echo` over the\n" +
+		"same call made directly (item 3, 200 calls each), and prints each ratio next to the one item 1c or 3 below recorded, with a note\n" +
+		"when it is over 1.25× that. Speed never fails it (a failing call does); it also writes `$MCP_TEST_ARTIFACTS/bench-report.txt`.\n\n")
 	if *benchPlan != "" {
 		fmt.Fprintf(&b, "Iterations (`-benchplan`, PATTERN=BENCHTIME): `%s`.\n\n", strings.Join(strings.Fields(*benchPlan), " "))
 	} else if f := flag.Lookup("test.benchtime"); f != nil {
