@@ -241,6 +241,52 @@ print(b.decode())
 	want(t, res, StatusSuccess, "kagain\n")
 }
 
+// TestEgressOutOfDescriptors: sandbox code holds every descriptor but the
+// one its socket takes, so the connection it opens waits in the
+// endpoint's backlog with no descriptor to be accepted into: it is closed
+// at once (the flood of TestEgressHostile, under load, left connections
+// silent there until others ended), the handler never sees it, and once
+// descriptors are free again connections reach the handler.
+func TestEgressOutOfDescriptors(t *testing.T) {
+	opened := make(chan struct{}, 16)
+	s := newLocal(t, Options{Egress: func(c net.Conn) {
+		defer c.Close()
+		opened <- struct{}{}
+		c.Write([]byte("k"))
+	}})
+	res := exec1(t, s, proxyAddr+`import resource
+soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+resource.setrlimit(resource.RLIMIT_NOFILE, (len(os.listdir("/proc/self/fd")) + 32, hard))
+fill = []
+try:
+    while True:
+        fill.append(os.open("/dev/null", os.O_RDONLY))
+except OSError:
+    pass
+os.close(fill.pop())
+c = socket.socket()
+c.connect((host, port))
+c.settimeout(20)  # a hang, not a speed, is what it catches
+try:
+    got = c.recv(1)
+except socket.timeout:
+    got = "silent"
+c.close()
+for fd in fill:
+    os.close(fd)
+resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+print(got)
+`, 60*time.Second)
+	want(t, res, StatusSuccess, "b''\n")
+	select {
+	case <-opened:
+		t.Fatal("the handler saw the connection that found no descriptor")
+	default:
+	}
+	res = exec1(t, s, proxyAddr+"c = socket.create_connection((host, port))\nprint(c.recv(1))\nc.close()", 30*time.Second)
+	want(t, res, StatusSuccess, "b'k'\n")
+}
+
 // TestEgressHostCloseAndDeadlines: bytes written before the handler's
 // Close arrive, then EOF; a read deadline ends a Read; Read and Write
 // after Close fail.

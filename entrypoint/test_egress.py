@@ -38,15 +38,16 @@ class EgressTest(unittest.TestCase):
         self.net = []  # net_* frames read while waiting for a call
         self.run_code(CONNECT)
 
-    def run_code(self, source):
+    def run_code(self, source, timeout=None):
         """Runs a call; returns its stdout. net_* frames read meanwhile go
-        to self.net."""
+        to self.net; timeout (seconds) bounds the wait for each frame,
+        when given."""
         self.ids += 1
         id = "call-%d" % self.ids
         self.rt.exec(source, id)
         outs = []
         while True:
-            frame = self.rt.recv()
+            frame = self.rt.recv() if timeout is None else self.rt.recv(timeout)
             if frame["t"].startswith("net_"):
                 self.net.append(frame)
             elif frame["t"] == "out" and frame["id"] == id:
@@ -215,6 +216,46 @@ class EgressTest(unittest.TestCase):
         self.assertEqual(out, "[b'', b'', b'', b'']\n")
         opens = [f for f in self.net if f["t"] == "net_open"]
         self.assertEqual(len(opens), egress.MAX_CONNS)
+
+    def test_out_of_descriptors(self):
+        # User code takes every descriptor but the one its own socket
+        # needs: the connection is complete in the kernel, waiting in the
+        # listener's backlog, and the runtime has no descriptor to accept
+        # it into. It is closed at once, never announced, instead of
+        # waiting (silent) until user code frees a descriptor; once it
+        # does, connections are served again.
+        out = self.run_code(
+            code(
+                """
+                import resource, time
+                soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+                resource.setrlimit(resource.RLIMIT_NOFILE, (len(os.listdir("/proc/self/fd")) + 32, hard))
+                fill = []
+                try:
+                    while True:
+                        fill.append(os.open("/dev/null", os.O_RDONLY))
+                except OSError:
+                    pass
+                os.close(fill.pop())
+                c = socket.socket()
+                c.connect((_u.hostname, _u.port))
+                c.settimeout(10)  # a hang, not a speed, is what it catches
+                try:
+                    got = c.recv(1)
+                except socket.timeout:
+                    got = "silent"
+                c.close()
+                for fd in fill:
+                    os.close(fd)
+                resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+                print(got)
+                """
+            ),
+            timeout=30,
+        )
+        self.assertEqual(out, "b''\n")
+        self.assertEqual([f for f in self.net if f["t"] == "net_open"], [])
+        self.open_conn()
 
 
 class ReadFramesTest(unittest.TestCase):

@@ -90,16 +90,26 @@ print(json.dumps(out))`
 // head, a redirect to a host not allowed, a server that stalls (cut at
 // idle_timeout), a 1 GiB download of known length (refused before its
 // body) and one of unknown length (cut at max_bytes_per_call, the result
-// saying so), 1,000 connections at once (max_connections holds, calls are
-// answered as usual), and the sandbox itself: no raw sockets, no
-// interface but loopback and no route (a DNS query has nothing to carry
-// it; the test does not send one), and no private key anywhere code can
-// write or the runtime writes. Names are never used: everything about
+// saying so), 1,000 connections at once (max_connections holds, none is
+// left unanswered past the README's bound, calls are answered as usual),
+// and the sandbox itself: no raw sockets, no interface but loopback and
+// no route (a DNS query has nothing to carry it; the test does not send
+// one), and no private key anywhere code can write or the runtime writes. Names are never used: everything about
 // resolution is the egress package's unit tests, with a fake resolver.
 func TestEgressHostile(t *testing.T) {
 	t.Parallel()
 	forEach(t, withGVisor(engineVariants()), func(t *testing.T, v variant) { checkEgressHostile(t, v.engine, v.env()...) })
 }
+
+// egressAnswerBound is the bound README.md states on a connection to the
+// proxy endpoint: answered or closed within 10 s of reaching it (the
+// gateway's wait for a request's head). egressAnswerSlack is what a
+// loaded machine may add to it, frames crossing late: the flood of
+// TestEgressHostile counts a connection answered later as silent.
+const (
+	egressAnswerBound = 10 * time.Second
+	egressAnswerSlack = 20 * time.Second
+)
 
 // hostileServer is the loopback HTTP server of TestEgressHostile.
 func hostileServer(t *testing.T) *httptest.Server {
@@ -222,7 +232,7 @@ except Exception as e:
 	}
 
 	// 1,000 connections at once, held open across calls.
-	flood := `import os, selectors, socket, time
+	flood := fmt.Sprintf(`import os, selectors, socket, time
 proxy = os.environ["HTTP_PROXY"].rsplit(":", 1)
 addr = (proxy[0].split("//")[1], int(proxy[1]))
 sel = selectors.DefaultSelector()  # before the flood takes every descriptor
@@ -233,20 +243,23 @@ for i in range(1000):
     except OSError:
         failed += 1
 count = {"refused": 0, "closed": 0, "held": 0, "silent": 0, "other": 0}
-# Each connection's first answer, as it comes: refused (429), closed (past
-# the runtime's bound), held (by the gateway, waiting for a request: its
-# 400 once it stopped waiting, 10 s after it took the connection), or
-# silent when nothing came within one deadline well past the 10 s,
-# however loaded the machine.
-held_at = []
+# Each connection's first answer, as it comes: refused (429), closed (by
+# the runtime: past its bound, or with every descriptor taken), held (by
+# the gateway, waiting for a request: its 400 once it stopped waiting,
+# 10 s after it took the connection), or silent when nothing came within
+# the bound the README states (%[1]d s) and a loaded machine's slack
+# (%[2]d s) once all were opened.
+held_at, last = [], 0.0
 for s in flood:
     s.setblocking(False)
     sel.register(s, selectors.EVENT_READ)
-left, deadline = len(flood), time.monotonic() + 45
+opened = time.monotonic()
+left, deadline = len(flood), opened + %[1]d + %[2]d
 while left and time.monotonic() < deadline:
     for key, _ in sel.select(max(0.01, deadline - time.monotonic())):
         sel.unregister(key.fileobj)
         left -= 1
+        last = time.monotonic() - opened
         try:
             first = key.fileobj.recv(64)
         except OSError:
@@ -264,21 +277,23 @@ count["silent"] = left
 # the 10 s before its 400 (9 s here: its answer may be read late).
 most = max([sum(1 for b in held_at if a <= b <= a + 9) for a in held_at] or [0])
 refused, closed, held, silent = count["refused"], count["closed"], count["held"], count["silent"]
-print(len(flood), failed, refused, closed, held, silent, most)`
-	text, isErr = runPython(t, cs, map[string]any{"code": flood, "timeout": 90})
+print(len(flood), failed, refused, closed, held, silent, most, "%%.1f" %% last)`, int(egressAnswerBound/time.Second), int(egressAnswerSlack/time.Second))
+	text, isErr = runPython(t, cs, map[string]any{"code": flood, "timeout": 100})
 	var opened, failed, refused, closed, held, silent, most int
-	if _, err := fmt.Sscan(text, &opened, &failed, &refused, &closed, &held, &silent, &most); isErr || err != nil || opened+failed != 1000 || refused == 0 {
+	var last float64
+	if _, err := fmt.Sscan(text, &opened, &failed, &refused, &closed, &held, &silent, &most, &last); isErr || err != nil || opened+failed != 1000 || refused == 0 {
 		t.Fatalf("the flood: %q (%v)", text, err)
 	}
 	if most < 1 || most > 16 || silent > 0 || refused+closed+held != opened {
-		t.Errorf("the flood: at most %d connections held by the gateway at once (max_connections 16; %d in all), %d refused, %d closed, %d silent past 45 s, of %d opened",
-			most, held, refused, closed, silent, opened)
+		t.Errorf("the flood: at most %d connections held by the gateway at once (max_connections 16; %d in all), %d refused, %d closed, %d silent %v after all were opened, of %d opened",
+			most, held, refused, closed, silent, egressAnswerBound+egressAnswerSlack, opened)
 	}
 	start := time.Now()
 	if text, isErr := runPython(t, cs, map[string]any{"code": "print(6 * 7)"}); isErr || text != "42" {
 		t.Fatalf("a call while 1,000 connections are held: %q", text)
 	}
-	t.Logf("%s: a call while the flood is held took %v (%d connections opened: %d held, at most %d at once, %d refused with 429, %d closed)", name, time.Since(start), opened, held, most, refused, closed)
+	t.Logf("%s: a call while the flood is held took %v (%d connections opened: %d held, at most %d at once, %d refused with 429, %d closed; the last answered %.1f s after all were opened)",
+		name, time.Since(start), opened, held, most, refused, closed, last)
 	if text, _ := runPython(t, cs, map[string]any{"code": "for s in flood: s.close()\nprint('closed')"}); text != "closed" {
 		t.Fatalf("closing the flood: %q", text)
 	}

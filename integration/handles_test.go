@@ -213,7 +213,9 @@ func TestHandleEndsAcrossReplicas(t *testing.T) {
 	t.Parallel()
 	forEachEngine(t, func(t *testing.T, e testEngine) {
 		key, token := rand.Text()+rand.Text(), rand.Text()
-		extra := []string{"MCP_BRIDGE_SESSION_IDLE_TIMEOUT=2", "MCP_BRIDGE_MAX_HANDLES=2"}
+		// No warm pool: the running sandboxes are the handles' (a warm
+		// one carries the resumable label too, and may start any time).
+		extra := []string{"MCP_BRIDGE_SESSION_IDLE_TIMEOUT=2", "MCP_BRIDGE_MAX_HANDLES=2", "MCP_BRIDGE_POOL_SIZE=0"}
 		r1 := startHTTPBridge(t, e, replicaEnv(key, token, "r1", extra...))
 		r2 := startHTTPBridge(t, e, replicaEnv(key, token, "r2", extra...))
 		removeResumable(t, e, r1, r2)
@@ -236,8 +238,16 @@ func TestHandleEndsAcrossReplicas(t *testing.T) {
 		if err := e.(engine.Resumer).RemoveSandbox(ctx, "", removedID); err != nil {
 			t.Fatal(err)
 		}
-		// Both idle past the timeout: the one left ends itself.
-		time.Sleep(4 * time.Second)
+		// Both idle past the timeout: the one left ends itself (its
+		// container stops), however late a loaded machine lets it.
+		waitFor(t, time.Minute, "the sandbox left ending itself after its 2 s idle timeout", func() bool {
+			for _, c := range containersOf(t, e, r1.pid) {
+				if c.State == "running" && c.Labels[engine.LabelResumable] != "" {
+					return false
+				}
+			}
+			return true
+		})
 		texts := map[string]string{}
 		for _, h := range []string{idle, removed} {
 			text, isErr, _ := runIn(t, c2, h, "print(x)", 30)

@@ -9,9 +9,11 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -159,8 +161,27 @@ func taskText(res map[string]any) string {
 func TestTasksAcrossReplicas(t *testing.T) {
 	t.Parallel()
 	forEachEngine(t, func(t *testing.T, e testEngine) {
+		// The first task runs until r2 has seen it running, however
+		// loaded the engine: it waits on a gate, a loopback server the
+		// policy lets it reach through the egress gateway.
+		gate := make(chan struct{})
+		open := sync.OnceFunc(func() { close(gate) })
+		gateSrv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			select {
+			case <-gate:
+			case <-r.Context().Done():
+			}
+		}))
+		t.Cleanup(gateSrv.Close)
+		t.Cleanup(open) // first: the server's Close waits for its requests
+		gateHost := strings.TrimPrefix(gateSrv.URL, "http://")
+		var policy map[string]any
+		json.Unmarshal([]byte(everythingPolicy), &policy)
+		policy["network"] = map[string]any{"allow": []string{gateHost}}
+		policyText, _ := json.Marshal(policy)
+
 		home, _ := npmHome(t)
-		writeFile(t, filepath.Join(home, "MCPs", "policy.json"), everythingPolicy)
+		writeFile(t, filepath.Join(home, "MCPs", "policy.json"), string(policyText))
 		key, token := rand.Text()+rand.Text(), rand.Text()
 		env := []string{"HOME=" + home, "MCP_BRIDGE_TASK_AFTER=0"}
 		r1 := startHTTPBridge(t, e, replicaEnv(key, token, "r1", env...))
@@ -168,12 +189,12 @@ func TestTasksAcrossReplicas(t *testing.T) {
 		removeResumable(t, e, r1, r2)
 		c1, c2 := taskClientOf(t, r1), taskClientOf(t, r2)
 
-		// Made on r1, followed on r2: progress and output while it runs,
-		// then the whole result with the handle it minted.
-		// The task runs long enough (10 s) for r2 to read its record
-		// through a loaded engine while it runs (4 s were not, once, on
-		// Podman in CI).
-		res := c1.call(map[string]any{"code": "from mcp import runtime\nimport time\nx = 1\nprint('begun', flush=True)\nruntime.report_progress(1, 4, 'a quarter')\ntime.sleep(10)\nprint('ended')", "timeout": 60})
+		// Made on r1, followed on r2: progress and output while it runs
+		// (until the gate opens: a fixed 4 s were not long enough, once,
+		// for r2 to read its record through a loaded engine on Podman in
+		// CI), then the whole result with the handle it minted.
+		res := c1.call(map[string]any{"code": "from mcp import runtime\nimport urllib.request\nx = 1\nprint('begun', flush=True)\nruntime.report_progress(1, 4, 'a quarter')\n" +
+			"urllib.request.urlopen('http://" + gateHost + "/', timeout=150).read()\nprint('ended')", "timeout": 180})
 		id, _ := res["taskId"].(string)
 		if res["resultType"] != "task" || id == "" {
 			t.Fatalf("tools/call on r1: %v", res)
@@ -185,6 +206,7 @@ func TestTasksAcrossReplicas(t *testing.T) {
 		if running["status"] != "working" {
 			t.Fatalf("r2 never saw the task running with its progress: %v", running)
 		}
+		open()
 		done := c2.await(id, time.Minute, status("completed", "failed", "cancelled"))
 		sc, _ := done["result"].(map[string]any)["structuredContent"].(map[string]any)
 		h, _ := sc["session"].(string)

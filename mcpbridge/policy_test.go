@@ -1,12 +1,14 @@
 package mcpbridge
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -276,10 +278,22 @@ print(await asyncio.gather(mcp_stub.get_sum(a=5, b=5), mcp_stub.get_sum(a=6, b=6
 // the code goes on without the tool (refused), the call ends, and the
 // late answer matches nothing.
 func TestPolicyLateAnswerByInputRequests(t *testing.T) {
-	cs, _ := policyBridgeOn(t, stubPolicy, func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-		time.Sleep(3 * time.Second)
+	var auditPath atomic.Pointer[string]
+	cs, path := policyBridgeOn(t, stubPolicy, func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		// Answered once the call that asked has ended (its timeout is
+		// 1 s), however long that takes: its record is written then.
+		for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
+			if data, _ := os.ReadFile(*auditPath.Load()); bytes.Contains(data, []byte(`"event":"run_python"`)) {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Error("the call that asked did not end within a minute of its 1 s timeout")
+				break
+			}
+		}
 		return &mcp.ElicitResult{Action: "accept"}, nil
 	}, "2026-07-28")
+	auditPath.Store(&path)
 	began := time.Now()
 	res, text, _ := call(t, cs, map[string]any{"servers": []string{"stub"}, "timeout": 1, "code": "print(await mcp_stub.get_sum(a=1, b=1))"})
 	if !res.IsError || !strings.Contains(text, "matches no call waiting for one") || time.Since(began) > 30*time.Second {

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -360,12 +361,14 @@ except MCPError as e:
 // errors naming the settings; a task nobody polls ends its time to live
 // and is forgotten, its memory freed; a burst of polls changes nothing.
 func TestTaskBoundsAndTTL(t *testing.T) {
-	hb := serveBridge(t, Options{Tasks: TaskOptions{After: time.Nanosecond, TTL: 8 * time.Second, Max: 3, MaxPerSandbox: 2}}, HTTPOptions{}, false)
+	const ttl = 8 * time.Second
+	hb := serveBridge(t, Options{Tasks: TaskOptions{After: time.Nanosecond, TTL: ttl, Max: 3, MaxPerSandbox: 2}}, HTTPOptions{}, false)
 	_, msg := taskRPC(t, hb, "", "tools/call", map[string]any{"name": "run_python", "arguments": map[string]any{"code": "x = 1"}}, false)
 	h := msg["result"].(map[string]any)["structuredContent"].(map[string]any)["session"].(string)
-	// Long enough to be running when the second is polled, however loaded
-	// the machine.
-	first := runTaskCall(t, hb, "", map[string]any{"code": "import time\ntime.sleep(5)", "session": h})["taskId"].(string)
+	// Running until released, however loaded the machine: the second
+	// waits behind it.
+	release := filepath.Join(t.TempDir(), "release")
+	first := runTaskCall(t, hb, "", map[string]any{"code": "import os, time\nwhile not os.path.exists(" + pyQuote(release) + "):\n    time.sleep(0.01)", "session": h})["taskId"].(string)
 	second := runTaskCall(t, hb, "", map[string]any{"code": "print('second')", "session": h})["taskId"].(string)
 	if m := pollTask(t, hb, "", second, taskWorking, taskCompleted)["statusMessage"].(string); !strings.Contains(m, "waiting for the call before it") {
 		t.Fatalf("a task behind a running one: %q", m)
@@ -390,12 +393,25 @@ func TestTaskBoundsAndTTL(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+	if err := os.WriteFile(release, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	if got := resultText(pollTask(t, hb, "", second, taskCompleted)["result"].(map[string]any)); got != "second" {
 		t.Fatalf("the queued task after 400 polls: %q", got)
 	}
 	pollTask(t, hb, "", first, taskCompleted)
 	pollTask(t, hb, "", third, taskCompleted)
-	time.Sleep(8200 * time.Millisecond) // the TTL: long enough for 400 polls under -race on a loaded machine
+	// The TTL (long enough for 400 polls under -race on a loaded machine)
+	// ends, counted from each task's end: nobody polls them meanwhile.
+	waitForWithin(t, ttl+time.Minute, "the three tasks past their time to live", func() bool {
+		all, now := hb.b.tasks.all(), time.Now()
+		for _, task := range all {
+			if !task.expired(now) {
+				return false
+			}
+		}
+		return len(all) == 3
+	})
 	_, msg = taskRPC(t, hb, "", methodTasksGet, map[string]any{"taskId": first}, true)
 	if e, _ := msg["error"].(map[string]any); e["code"] != float64(-32602) || !strings.Contains(e["message"].(string), "expired") {
 		t.Fatalf("a task past its time to live: %v", msg)

@@ -8,10 +8,17 @@ import (
 // waitFor polls cond until it holds, failing the test after a while.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
+	waitForWithin(t, 20*time.Second, what, cond)
+}
+
+// waitForWithin polls cond until it holds, failing the test once timeout
+// has passed.
+func waitForWithin(t *testing.T, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
 	for !cond() {
 		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
+			t.Fatalf("timed out waiting for %s (%v)", what, timeout)
 		}
 		time.Sleep(time.Millisecond)
 	}

@@ -20,8 +20,16 @@ frames arrives in one piece), and wakes the loop for the rest. Every write
 of a connection's bytes happens under the lock. So a connection whose user
 code does not read, or a flood of them, never holds up calls, interrupts
 or RPCs.
+
+No connection is left waiting for a place: past MAX_CONNS it is closed
+as soon as it is accepted, and so is one that finds every descriptor
+taken (user code's sockets count against the same RLIMIT_NOFILE): the
+loop keeps a spare descriptor, which it frees for a moment to accept such
+a connection and close it, rather than leave it in the listener's backlog,
+unanswered, until a descriptor frees.
 """
 
+import errno
 import os
 import selectors
 import socket
@@ -46,7 +54,8 @@ ACK_BATCH = 64 << 10
 # MAX_CONNS bounds the connections open at once; further ones are closed
 # as soon as they are accepted.
 MAX_CONNS = 256
-# ACCEPT_PAUSE is how long the loop pauses after a failed accept (seconds).
+# ACCEPT_PAUSE is how long the loop pauses after a failed accept it cannot
+# act on (seconds).
 ACCEPT_PAUSE = 0.05
 # BUNDLE is where the CA bundle goes when the host sends a CA.
 BUNDLE_DIR = "/tmp/mcp-egress"
@@ -103,6 +112,7 @@ class Egress:
         self.port = None
         self.sel = None
         self.wake_r = self.wake_w = None
+        self.spare = None  # the spare descriptor (see shed) and its identity
 
     # ------------------------------------------------------------ start
 
@@ -120,6 +130,7 @@ class Egress:
         self.wake_r, self.wake_w = socket.socketpair()
         self.wake_r.setblocking(False)
         self.wake_w.setblocking(False)
+        self.keep_spare()
         self.sel = selectors.DefaultSelector()
         self.sel.register(listener, selectors.EVENT_READ, None)
         # A second endpoint, whose connections the host hands to its
@@ -290,7 +301,10 @@ class Egress:
                 channel.log("egress loop: %r" % (e,))
 
     def refresh(self):
-        """Updates the registration of the connections whose state changed."""
+        """Updates the registration of the connections whose state changed,
+        and takes a spare descriptor again if shed could not."""
+        if self.spare is None:
+            self.keep_spare()
         with self.lock:
             dirty, self.dirty = self.dirty, set()
             conns = [self.conns[cid] for cid in dirty if cid in self.conns]
@@ -325,15 +339,18 @@ class Egress:
     def accept(self, listener, install):
         """Accepts the connections waiting on listener (a few at a time),
         each within MAX_CONNS announced with net_open (saying install for
-        the install endpoint's), the others closed at once."""
+        the install endpoint's), the others closed at once; when no
+        descriptor is free, shed closes those waiting."""
         for _ in range(64):
             try:
                 sock, _ = listener.accept()
             except (BlockingIOError, InterruptedError):
                 return
             except OSError as e:
-                # Out of descriptors, say: the listener stays readable, so
-                # the loop pauses instead of spinning on it.
+                if e.errno in (errno.EMFILE, errno.ENFILE) and self.shed(listener):
+                    return
+                # The listener stays readable, so the loop pauses instead
+                # of spinning on it.
                 channel.log("accepting an egress connection: %s" % e)
                 time.sleep(ACCEPT_PAUSE)
                 return
@@ -352,6 +369,48 @@ class Egress:
             if install:
                 frame["install"] = True
             self.chan.send(frame)
+
+    def shed(self, listener):
+        """Closes the connections waiting in listener's backlog, none of
+        which has a descriptor to be accepted into: the spare one is freed
+        to accept each and close it at once, then taken again. Returns
+        False when it could not (no spare, or another thread took the
+        descriptor freed); the spare is taken again later (refresh)."""
+        if self.spare is None:
+            return False
+        fd, ident = self.spare
+        self.spare = None
+        try:
+            if file_id(fd) != ident:
+                return False  # user code closed it: the number is not ours
+            os.close(fd)
+        except OSError:
+            return False
+        shed = 0
+        try:
+            for _ in range(1024):  # the rest, if any, at the loop's next turn
+                try:
+                    sock, _ = listener.accept()
+                except (BlockingIOError, InterruptedError):
+                    break
+                except OSError:
+                    return False
+                sock.close()
+                shed += 1
+            return True
+        finally:
+            self.keep_spare()
+            if shed:
+                channel.log("closed %d egress connection(s) at once: every descriptor is taken" % shed)
+
+    def keep_spare(self):
+        """Takes a spare descriptor, a duplicate of the wake-up socket's,
+        for shed; none while every descriptor is taken."""
+        try:
+            fd = os.dup(self.wake_r.fileno())
+        except OSError:
+            return
+        self.spare = (fd, file_id(fd))
 
     def read(self, conn):
         """Reads what user code wrote and sends it, within the credit."""
@@ -401,6 +460,12 @@ class Egress:
             except (KeyError, ValueError):
                 pass
         conn.sock.close()
+
+
+def file_id(fd):
+    """The device and inode of descriptor fd."""
+    st = os.fstat(fd)
+    return (st.st_dev, st.st_ino)
 
 
 def drain(sock):
