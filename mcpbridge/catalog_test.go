@@ -77,7 +77,7 @@ func TestSearchFromCatalogAndNotes(t *testing.T) {
 hits = runtime.search_tool_docs_sync('add two numbers', limit=10)
 print([h['server'] + '.' + h['tool'] for h in hits])
 print(len(hits.notes))`
-	cs, _ := connectClientWith(t, defaultConfig(), reg)
+	cs, _ := connectClient(t, Options{Registry: reg})
 	_, text, _ := call(t, cs, map[string]any{"code": search})
 	if !strings.Contains(text, ".get-sum'") || !strings.Contains(text, "search_tool_docs: server 'broken' was not searched") ||
 		!strings.Contains(text, "search_tool_docs: server 'sleepy' is still starting") {
@@ -90,7 +90,7 @@ print(len(hits.notes))`
 	// A new bridge on the same state directory answers from the catalog
 	// at once, sleepy included once its start finished.
 	time.Sleep(3 * time.Second)
-	cs2, _ := connectClientWith(t, defaultConfig(), discovery.NewRegistry(discovery.Options{Home: home, Cwd: t.TempDir(), AllowSelf: true}))
+	cs2, _ := connectClient(t, Options{Registry: discovery.NewRegistry(discovery.Options{Home: home, Cwd: t.TempDir(), AllowSelf: true})})
 	began := time.Now()
 	_, text, _ = call(t, cs2, map[string]any{"code": search})
 	if !strings.Contains(text, "'sleepy.get-sum'") || strings.Contains(text, "still starting") {

@@ -84,16 +84,17 @@ func (m *memoryEngine) SandboxMemory(_ context.Context, engineName, ref string) 
 // figure onto the console, read in the background, not once per snapshot.
 func TestConsoleMemory(t *testing.T) {
 	eng := &memoryEngine{Local: enginetest.Local{T: t}}
-	cs, _, srv := servedConsole(t, eng, &Options{Registry: stubRegistry(t)}, nil, nil)
+	f := newFixture(t, fixtureOptions{Engine: eng, Options: Options{Registry: stubRegistry(t)}, HTTP: &HTTPOptions{ConsoleToken: testConsoleToken}})
+	cs := f.connectInMemory(t)
 	if res, text, _ := call(t, cs, map[string]any{"code": "print(1)"}); res.IsError || text != "1" {
 		t.Fatalf("call: %q", text)
 	}
 	waitFor(t, "the memory figure", func() bool {
-		snap := consoleState(t, srv)
+		snap := consoleState(t, f.srv)
 		return len(snap.Sessions) == 1 && snap.Sessions[0].Memory == 42<<20
 	})
 	for range 20 {
-		consoleState(t, srv)
+		consoleState(t, f.srv)
 	}
 	if n := eng.reads.Load(); n > 3 {
 		t.Errorf("%d memory reads for about 25 snapshots in well under %v; want one pass per %v", n, memoryEvery, memoryEvery)

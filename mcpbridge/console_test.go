@@ -22,7 +22,7 @@ const (
 
 // consoleGet sends GET path to hb with headers and returns the response
 // and its body.
-func consoleGet(t *testing.T, hb *httpBridge, path string, headers map[string]string) (*http.Response, string) {
+func consoleGet(t *testing.T, hb *fixture, path string, headers map[string]string) (*http.Response, string) {
 	t.Helper()
 	req, _ := http.NewRequest(http.MethodGet, hb.srv.URL+path, nil)
 	for k, v := range headers {

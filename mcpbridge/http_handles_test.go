@@ -12,20 +12,6 @@ import (
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/handle"
 )
 
-// connectStateless connects a go-sdk client on protocol 2026-07-28 (no
-// MCP session), with token when set.
-func (hb *httpBridge) connectStateless(t *testing.T, token string) *mcp.ClientSession {
-	t.Helper()
-	cs, err := hb.connectVersion(t, token, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if v := cs.InitializeResult().ProtocolVersion; v != protocolStateless {
-		t.Fatalf("negotiated protocol %s, want %s", v, protocolStateless)
-	}
-	return cs
-}
-
 // TestHandleKeepsState: under 2026-07-28 a call without a handle starts a
 // sandbox and gives its handle, once; a call with it continues there;
 // another call without one starts another sandbox.

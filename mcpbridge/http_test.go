@@ -175,15 +175,15 @@ func TestHTTPSessionEnds(t *testing.T) {
 	for _, tt := range []struct {
 		name string
 		idle time.Duration
-		end  func(t *testing.T, hb *httpBridge, cs *mcp.ClientSession)
+		end  func(t *testing.T, hb *fixture, cs *mcp.ClientSession)
 	}{
-		{"delete", 0, func(t *testing.T, hb *httpBridge, cs *mcp.ClientSession) {
+		{"delete", 0, func(t *testing.T, hb *fixture, cs *mcp.ClientSession) {
 			resp, body := hb.do(t, context.Background(), http.MethodDelete, hb.url, nil, map[string]string{"Mcp-Session-Id": cs.ID()})
 			if resp.StatusCode != http.StatusNoContent {
 				t.Fatalf("DELETE: %d %q", resp.StatusCode, body)
 			}
 		}},
-		{"idle", 400 * time.Millisecond, func(*testing.T, *httpBridge, *mcp.ClientSession) {}},
+		{"idle", 400 * time.Millisecond, func(*testing.T, *fixture, *mcp.ClientSession) {}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			hb := serveBridge(t, Options{}, HTTPOptions{SessionIdleTimeout: tt.idle}, false)

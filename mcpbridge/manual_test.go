@@ -11,7 +11,7 @@ import (
 )
 
 func TestCapabilitiesResource(t *testing.T) {
-	cs, _ := connectClient(t, defaultConfig())
+	cs, _ := connectClient(t, Options{})
 	ctx := context.Background()
 	list, err := cs.ListResources(ctx, nil)
 	if err != nil || len(list.Resources) != 1 || list.Resources[0].URI != capabilitiesURI {

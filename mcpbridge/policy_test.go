@@ -11,9 +11,6 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine/enginetest"
-	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/audit"
 )
 
 // policyBridge connects a client (with elicitation answered by answer
@@ -23,44 +20,18 @@ func policyBridge(t *testing.T, text string, answer func(context.Context, *mcp.E
 	return policyBridgeOn(t, text, answer, elicitMaxProtocol)
 }
 
-// policyFiles writes the policy text to a file of a new directory and
-// opens an audit log beside it: their paths, and the log.
-func policyFiles(t *testing.T, text string) (policyPath, auditPath string, alog *audit.Log) {
-	t.Helper()
-	dir := t.TempDir()
-	policyPath = filepath.Join(dir, "policy.json")
-	write(t, policyPath, text)
-	auditPath = filepath.Join(dir, "audit.jsonl")
-	alog, err := audit.Open(auditPath, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { alog.Close() })
-	return policyPath, auditPath, alog
-}
-
 // policyBridgeOn is policyBridge with the client on protocol version.
 func policyBridgeOn(t *testing.T, text string, answer func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error), version string) (*mcp.ClientSession, string) {
 	t.Helper()
-	policyPath, auditPath, alog := policyFiles(t, text)
-	var copts *mcp.ClientOptions
-	if answer != nil {
-		copts = &mcp.ClientOptions{ElicitationHandler: answer}
-	}
-	opts := Options{Registry: stubRegistry(t), PolicyFile: policyPath, Audit: alog}
-	br := New(enginetest.Local{T: t}, &opts)
-	t.Cleanup(func() { br.Close() })
-	st, ct := mcp.NewInMemoryTransports()
-	if _, err := br.Server().Connect(context.Background(), st, nil); err != nil {
-		t.Fatal(err)
-	}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, copts).
-		Connect(context.Background(), ct, &mcp.ClientSessionOptions{ProtocolVersion: version})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cs.Close() })
-	return cs, auditPath
+	f := newFixture(t, policyFixture(t, text, answer, version))
+	return f.connectInMemory(t), f.auditPath
+}
+
+// policyFixture is a bridge on the stub servers under the policy text,
+// with an audit log, whose clients answer elicitation with answer (when
+// set) on protocol version.
+func policyFixture(t *testing.T, text string, answer func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error), version string) fixtureOptions {
+	return fixtureOptions{Options: Options{Registry: stubRegistry(t)}, Policy: text, Client: mcp.ClientOptions{ElicitationHandler: answer}, Protocol: version}
 }
 
 // auditRecords reads the audit log at path.

@@ -5,33 +5,21 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/discovery"
 )
 
 // progressClient connects a client that records the progress
 // notifications it receives.
 func progressClient(t *testing.T) (*mcp.ClientSession, func() []*mcp.ProgressNotificationParams) {
 	t.Helper()
-	var mu sync.Mutex
-	var got []*mcp.ProgressNotificationParams
-	copts := &mcp.ClientOptions{ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
-		mu.Lock()
-		defer mu.Unlock()
-		got = append(got, req.Params)
-	}}
-	opts := Options{Registry: discovery.NewRegistry(discovery.Options{Home: t.TempDir(), Cwd: t.TempDir()})}
-	cs, _ := connectOver(t, opts, copts, func(ct mcp.Transport) mcp.Transport { return ct })
-	return cs, func() []*mcp.ProgressNotificationParams {
-		mu.Lock()
-		defer mu.Unlock()
-		return append([]*mcp.ProgressNotificationParams(nil), got...)
-	}
+	var got notes[*mcp.ProgressNotificationParams]
+	cs := newFixture(t, fixtureOptions{Client: mcp.ClientOptions{
+		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) { got.add(req.Params) },
+	}}).connectInMemory(t)
+	return cs, got.all
 }
 
 // callWithToken calls run_python with code and a progress token.

@@ -30,7 +30,7 @@ func stubRegistry(t *testing.T) *discovery.Registry {
 }
 
 func TestProxiedServers(t *testing.T) {
-	cs, _ := connectClientWith(t, defaultConfig(), stubRegistry(t))
+	cs, _ := connectClient(t, Options{Registry: stubRegistry(t)})
 	run := func(args map[string]any) (string, bool) {
 		t.Helper()
 		res, text, _ := call(t, cs, args)

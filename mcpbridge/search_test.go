@@ -16,7 +16,7 @@ func TestSearchWithOperatorKeywords(t *testing.T) {
 hits = runtime.search_tool_docs_sync('zorblax the quokka', limit=3)
 print([h['server'] + '.' + h['tool'] for h in hits])
 print(list(hits.notes))`
-	cs, _ := connectClientWith(t, defaultConfig(), reg)
+	cs, _ := connectClient(t, Options{Registry: reg})
 	if _, text, _ := call(t, cs, map[string]any{"code": search}); strings.Contains(text, "stub.echo'") {
 		t.Fatalf("found without keywords:\n%s", text)
 	}

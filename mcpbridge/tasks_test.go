@@ -13,8 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine/enginetest"
-	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/discovery"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/handle"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -24,7 +22,7 @@ import (
 // hb, declaring the Tasks extension when declare is set, with the headers
 // the protocol asks for; it returns the HTTP status and the JSON-RPC
 // response.
-func taskRPC(t *testing.T, hb *httpBridge, token, method string, params map[string]any, declare bool) (int, map[string]any) {
+func taskRPC(t *testing.T, hb *fixture, token, method string, params map[string]any, declare bool) (int, map[string]any) {
 	t.Helper()
 	caps := map[string]any{}
 	if declare {
@@ -69,7 +67,7 @@ func taskRPC(t *testing.T, hb *httpBridge, token, method string, params map[stri
 
 // runTaskCall calls run_python with args as a client that declares the
 // extension and returns the result (a task, or a plain result).
-func runTaskCall(t *testing.T, hb *httpBridge, token string, args map[string]any) map[string]any {
+func runTaskCall(t *testing.T, hb *fixture, token string, args map[string]any) map[string]any {
 	t.Helper()
 	_, msg := taskRPC(t, hb, token, "tools/call", map[string]any{"name": "run_python", "arguments": args}, true)
 	res, ok := msg["result"].(map[string]any)
@@ -81,7 +79,7 @@ func runTaskCall(t *testing.T, hb *httpBridge, token string, args map[string]any
 
 // pollTask polls tasks/get until the task's status is one of want (or
 // 20 s), and returns its last result.
-func pollTask(t *testing.T, hb *httpBridge, token, id string, want ...string) map[string]any {
+func pollTask(t *testing.T, hb *fixture, token, id string, want ...string) map[string]any {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for {
@@ -438,14 +436,10 @@ type rawConn struct {
 	id   int64
 }
 
-// rawSession connects a rawConn to b.
-func rawSession(t *testing.T, b *Bridge) *rawConn {
+// rawSession connects a rawConn to the bridge of f.
+func (f *fixture) rawSession(t *testing.T) *rawConn {
 	t.Helper()
-	st, ct := mcp.NewInMemoryTransports()
-	if _, err := b.Server().Connect(context.Background(), st, nil); err != nil {
-		t.Fatal(err)
-	}
-	conn, err := ct.Connect(context.Background())
+	conn, err := f.serve(t).Connect(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -494,10 +488,8 @@ func (c *rawConn) call(method string, params map[string]any) (map[string]any, ma
 // TestTaskOfAnMCPSession: over one MCP session (stdio), a task is bound
 // to the session: its ID is followed there, and not through another.
 func TestTaskOfAnMCPSession(t *testing.T) {
-	opts := Options{Registry: discovery.NewRegistry(discovery.Options{Home: t.TempDir(), Cwd: t.TempDir()}), Tasks: TaskOptions{After: time.Nanosecond}}
-	b := New(enginetest.Local{T: t}, &opts)
-	t.Cleanup(func() { b.Close() })
-	c, other := rawSession(t, b), rawSession(t, b)
+	f := newFixture(t, fixtureOptions{Options: Options{Tasks: TaskOptions{After: time.Nanosecond}}})
+	c, other := f.rawSession(t), f.rawSession(t)
 	res, e := c.call("tools/call", map[string]any{"name": "run_python", "arguments": map[string]any{"code": "x = 6\nprint(x * 7)"}})
 	id, _ := res["taskId"].(string)
 	if e != nil || res["resultType"] != "task" || !strings.HasPrefix(id, sessionTaskPrefix) {

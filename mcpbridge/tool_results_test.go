@@ -54,7 +54,7 @@ func TestToolResults(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run("mode="+tt.mode, func(t *testing.T) {
-			cs, _ := connectClientWith(t, Options{ToolResults: tt.mode}, stubRegistry(t))
+			cs, _ := connectClient(t, Options{ToolResults: tt.mode, Registry: stubRegistry(t)})
 			res, text, _ := call(t, cs, map[string]any{"servers": []string{"stub"}, "code": toolResultsCode})
 			if res.IsError {
 				t.Fatalf("the call failed: %s", text)
