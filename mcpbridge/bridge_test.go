@@ -37,6 +37,7 @@ func call(t *testing.T, cs *mcp.ClientSession, args any) (*mcp.CallToolResult, s
 }
 
 func TestRunPythonStatePersists(t *testing.T) {
+	t.Parallel()
 	cs, _ := connectClient(t, Options{})
 	res, text, sc := call(t, cs, map[string]any{"code": "x = 20\nprint('set')"})
 	if res.IsError || text != "set" || sc["summary"] != nil || sc["status"] != nil {
@@ -59,6 +60,7 @@ func TestRunPythonStatePersists(t *testing.T) {
 // with a timeout: each is reported as such, and the session keeps its
 // state.
 func TestRunPythonFailureKeepsState(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		name     string
 		args     map[string]any
@@ -88,6 +90,7 @@ func TestRunPythonFailureKeepsState(t *testing.T) {
 }
 
 func TestRunPythonValidation(t *testing.T) {
+	t.Parallel()
 	cs, _ := connectClient(t, Options{})
 	tests := []struct {
 		args any
@@ -111,6 +114,7 @@ func TestRunPythonValidation(t *testing.T) {
 }
 
 func TestToolsListIsSmallAndNamesNoServer(t *testing.T) {
+	t.Parallel()
 	cs, _ := connectClient(t, Options{})
 	res, err := cs.ListTools(context.Background(), nil)
 	if err != nil {
@@ -128,6 +132,7 @@ func TestToolsListIsSmallAndNamesNoServer(t *testing.T) {
 }
 
 func TestTOONMode(t *testing.T) {
+	t.Parallel()
 	cs, _ := connectClient(t, Options{OutputMode: OutputTOON})
 	_, text, sc := call(t, cs, map[string]any{"code": "print('hi')"})
 	if text != "```toon\nstatus: success\nsummary: Success\nexitCode: 0\nstdout[1]: hi\n```" || sc["status"] != "success" || sc["stdout"] == nil {

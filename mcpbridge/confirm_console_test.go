@@ -47,6 +47,7 @@ func answerOnConsole(t *testing.T, br *Bridge, srv *httptest.Server, answer, ope
 // an operator, who approves one call and declines another; the client
 // is not asked; the audit records say where and by whom.
 func TestConsoleApprovals(t *testing.T) {
+	t.Parallel()
 	var clientAsked atomic.Int32
 	cs, br, srv, auditPath := consoleBridge(t, `{"servers": {"stub": {"confirm": ["get-sum"], "confirm_via": ["console"]}}}`,
 		func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
@@ -97,6 +98,7 @@ except MCPError as e:
 // TestConsoleApprovalsClientFirst: a rule naming both asks both; the
 // client's answer wins here, and the question leaves the console.
 func TestConsoleApprovalsClientFirst(t *testing.T) {
+	t.Parallel()
 	cs, br, _, auditPath := consoleBridge(t, `{"confirm_via": ["client", "console"], "servers": {"stub": {"confirm": ["get-sum"]}}}`,
 		func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 			return &mcp.ElicitResult{Action: "accept"}, nil
@@ -117,6 +119,7 @@ func TestConsoleApprovalsClientFirst(t *testing.T) {
 // TestConsoleOnlyWithoutConsole: a rule naming the console only, on a
 // bridge serving none, refuses the call saying so.
 func TestConsoleOnlyWithoutConsole(t *testing.T) {
+	t.Parallel()
 	cs, _ := policyBridge(t, `{"servers": {"stub": {"confirm": ["get-sum"], "confirm_via": ["console"]}}}`, nil)
 	_, text, _ := call(t, cs, map[string]any{"servers": []string{"stub"}, "code": "try:\n    await mcp_stub.get_sum(a=1, b=2)\nexcept MCPError as e:\n    print(e)"})
 	if !strings.Contains(text, "needs an operator's answer on the console") || !strings.Contains(text, "MCP_BRIDGE_CONSOLE_TOKEN") {
@@ -127,6 +130,7 @@ func TestConsoleOnlyWithoutConsole(t *testing.T) {
 // TestConsoleQuestionUnanswered: a question nobody answers ends with the
 // call's timeout, leaves the console, and its audit record says so.
 func TestConsoleQuestionUnanswered(t *testing.T) {
+	t.Parallel()
 	cs, br, _, auditPath := consoleBridge(t, `{"servers": {"stub": {"confirm": ["get-sum"], "confirm_via": ["console"]}}}`, nil)
 	res, text, _ := call(t, cs, map[string]any{"servers": []string{"stub"}, "timeout": 1, "code": "print(await mcp_stub.get_sum(a=1, b=2))"})
 	if !res.IsError || strings.Contains(text, "'sum'") {
@@ -175,6 +179,7 @@ func answerQuestion(t *testing.T, srv string, client *http.Client, id, answer, o
 // declines the second question and a late tasks/update accepting it
 // changes nothing.
 func TestConsoleRacesTaskUpdate(t *testing.T) {
+	t.Parallel()
 	hb := newFixture(t, fixtureOptions{Engine: newTrackingEngine(t), Options: Options{Registry: stubRegistry(t), Tasks: TaskOptions{After: time.Nanosecond}},
 		Policy: `{"confirm_via": ["client", "console"], "servers": {"stub": {"confirm": ["get-sum"]}}}`, HTTP: &HTTPOptions{ConsoleToken: testConsoleToken}})
 	const rounds = 20

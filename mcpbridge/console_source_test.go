@@ -20,6 +20,7 @@ import (
 // the console's engine table has that engine's row, and each session
 // names it.
 func TestConsoleSnapshotOneEngine(t *testing.T) {
+	t.Parallel()
 	cs, _, srv, _ := consoleBridge(t, `{}`, nil)
 	if res, text, _ := call(t, cs, map[string]any{"code": "print(1)"}); res.IsError || text != "1" {
 		t.Fatalf("call: %q", text)
@@ -55,6 +56,7 @@ func consoleState(t *testing.T, srv *httptest.Server) console.Snapshot {
 // 2026-07-28) is listed with the MCP sessions, named by its handle,
 // redacted.
 func TestConsoleListsHandles(t *testing.T) {
+	t.Parallel()
 	hb := serveBridge(t, Options{}, HTTPOptions{ConsoleToken: testConsoleToken}, false)
 	cs := hb.connectStateless(t, "")
 	_, _, sc := call(t, cs, map[string]any{"code": "x = 1"})

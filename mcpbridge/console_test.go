@@ -42,6 +42,7 @@ func consoleGet(t *testing.T, hb *fixture, path string, headers map[string]strin
 // TestConsoleOff: without a console token /console is 404, and a console
 // token equal to the clients' is refused at start.
 func TestConsoleOff(t *testing.T) {
+	t.Parallel()
 	hb := serveBridge(t, Options{}, HTTPOptions{Token: testClientToken}, false)
 	for _, h := range []map[string]string{nil, {"Authorization": "Bearer " + testClientToken}} {
 		if resp, _ := consoleGet(t, hb, console.Path, h); resp.StatusCode != http.StatusNotFound {
@@ -59,6 +60,7 @@ func TestConsoleOff(t *testing.T) {
 // page and as JSON strings in the events; the clients' token and a
 // foreign Host do not open it.
 func TestConsoleShowsCalls(t *testing.T) {
+	t.Parallel()
 	alog, err := audit.Open(filepath.Join(t.TempDir(), "audit.log"), nil)
 	if err != nil {
 		t.Fatal(err)

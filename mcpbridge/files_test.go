@@ -481,6 +481,7 @@ func TestRichPayload(t *testing.T) {
 // TestFilesResource reads files out through a client: an unknown one is
 // not found, and the template is listed.
 func TestFilesResource(t *testing.T) {
+	t.Parallel()
 	cs, _ := connectClient(t, Options{})
 	ctx := context.Background()
 	tmpls, err := cs.ListResourceTemplates(ctx, nil)

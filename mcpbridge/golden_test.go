@@ -53,6 +53,7 @@ var update = flag.Bool("update", false, "rewrite the golden files")
 // With -update, the expected files are rewritten from what the bridge
 // returns now.
 func TestGolden(t *testing.T) {
+	t.Parallel()
 	files, err := filepath.Glob(filepath.Join("testdata", "golden", "*.txtar"))
 	if err != nil {
 		t.Fatal(err)

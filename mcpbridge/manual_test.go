@@ -11,6 +11,7 @@ import (
 )
 
 func TestCapabilitiesResource(t *testing.T) {
+	t.Parallel()
 	cs, _ := connectClient(t, Options{})
 	ctx := context.Background()
 	list, err := cs.ListResources(ctx, nil)

@@ -10,6 +10,7 @@ import (
 )
 
 func TestMemoryAndSavedToolsOutliveTheBridge(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	reg := func() *discovery.Registry {
 		return discovery.NewRegistry(discovery.Options{Home: home, Cwd: t.TempDir()})

@@ -48,6 +48,7 @@ func metricValue(t *testing.T, body, series string) float64 {
 }
 
 func TestMetricsOfCalls(t *testing.T) {
+	t.Parallel()
 	hb := serveBridge(t, Options{}, HTTPOptions{}, false)
 	cs := hb.mustConnect(t)
 	for _, code := range []string{"print('hello')", "x = 1", "raise ValueError('no')"} {
@@ -84,6 +85,7 @@ func TestMetricsOfCalls(t *testing.T) {
 }
 
 func TestMetricsOfPoolStarts(t *testing.T) {
+	t.Parallel()
 	_, b := connectClient(t, Options{PoolSize: 1})
 	h := b.HTTPHandler(nil)
 	deadline := time.Now().Add(30 * time.Second)
@@ -109,6 +111,7 @@ func TestMetricsOfPoolStarts(t *testing.T) {
 }
 
 func TestMetricsOfProxiedCalls(t *testing.T) {
+	t.Parallel()
 	cs, b := connectClient(t, Options{Registry: stubRegistry(t)})
 	if res, text, _ := call(t, cs, map[string]any{"servers": []string{"stub"}, "code": "print(await mcp_stub.echo(message='hi'))\ntry:\n    await mcp_stub.read_text_file(path='/x')\nexcept MCPError as e:\n    print(e)"}); res.IsError {
 		t.Fatalf("proxied calls: %s", text)
@@ -158,6 +161,7 @@ func getHealth(t *testing.T, h http.Handler, method string, headers map[string]s
 }
 
 func TestHealth(t *testing.T) {
+	t.Parallel()
 	b := newFixture(t, fixtureOptions{Options: Options{Version: "v1.2.3-test"}}).b
 	h := b.HTTPHandler(nil)
 	rec, rep := getHealth(t, h, http.MethodGet, nil)
@@ -180,6 +184,7 @@ func TestHealth(t *testing.T) {
 }
 
 func TestHealthAndMetricsNeedTheToken(t *testing.T) {
+	t.Parallel()
 	b := newFixture(t, fixtureOptions{}).b
 	h := b.HTTPHandler(&HTTPOptions{Token: "s3cret"})
 	for _, path := range []string{HealthPath, MetricsPath} {
@@ -207,6 +212,7 @@ func TestHealthAndMetricsNeedTheToken(t *testing.T) {
 }
 
 func TestConcurrentScrapes(t *testing.T) {
+	t.Parallel()
 	hb := serveBridge(t, Options{}, HTTPOptions{}, false)
 	client := hb.srv.Client()
 	var wg sync.WaitGroup
@@ -254,6 +260,7 @@ func (severalEngines) Engines() []engine.EngineState {
 }
 
 func TestHealthAndMetricsOfSeveralEngines(t *testing.T) {
+	t.Parallel()
 	b := newFixture(t, fixtureOptions{Engine: severalEngines{enginetest.Local{T: t}}}).b
 	h := b.HTTPHandler(nil)
 	rec, rep := getHealth(t, h, http.MethodGet, nil)
@@ -283,6 +290,7 @@ func TestHealthAndMetricsOfSeveralEngines(t *testing.T) {
 }
 
 func TestOpenProbes(t *testing.T) {
+	t.Parallel()
 	b := newFixture(t, fixtureOptions{}).b
 	h := b.HTTPHandler(&HTTPOptions{Token: "s3cret-token-0123456", OpenProbes: true})
 	get := func(path, host string) int {

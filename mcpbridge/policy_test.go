@@ -55,6 +55,7 @@ func auditRecords(t *testing.T, path string) []map[string]any {
 const stubPolicy = `{"servers": {"stub": {"deny": ["crash"], "confirm": ["get-sum"]}, "Stub Two": {"load": false}}, "max_tool_calls": 3}`
 
 func TestPolicyOnProxiedCalls(t *testing.T) {
+	t.Parallel()
 	var asked []string
 	cs, auditPath := policyBridge(t, stubPolicy, func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 		asked = append(asked, req.Params.Message)
@@ -137,6 +138,7 @@ except MCPError as e:
 }
 
 func TestPolicyConfirmWithoutElicitation(t *testing.T) {
+	t.Parallel()
 	cs, _ := policyBridge(t, stubPolicy, nil)
 	_, text, _ := call(t, cs, map[string]any{"servers": []string{"stub"}, "code": "try:\n    await mcp_stub.get_sum(a=1, b=1)\nexcept MCPError as e:\n    print(e)"})
 	if !strings.Contains(text, "this MCP client cannot be asked (it has no elicitation capability)") {
@@ -149,6 +151,7 @@ func TestPolicyConfirmWithoutElicitation(t *testing.T) {
 }
 
 func TestPolicyElicitationNeverAnswered(t *testing.T) {
+	t.Parallel()
 	cs, _ := policyBridge(t, stubPolicy, func(ctx context.Context, _ *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 		<-ctx.Done() // never answers; the bridge gives up with the call
 		return nil, ctx.Err()
@@ -161,6 +164,7 @@ func TestPolicyElicitationNeverAnswered(t *testing.T) {
 }
 
 func TestPolicyBrokenFileRefusesEverything(t *testing.T) {
+	t.Parallel()
 	cs, _ := policyBridge(t, `{"servers": {`, nil)
 	_, text, _ := call(t, cs, map[string]any{"code": "from mcp import runtime\ntry:\n    runtime.discovered_servers()\nexcept MCPError as e:\n    print(e)"})
 	if !strings.Contains(text, "is invalid, so every proxied tool call is refused") {
@@ -176,6 +180,7 @@ func TestPolicyBrokenFileRefusesEverything(t *testing.T) {
 }
 
 func TestPolicyMalformedAnswers(t *testing.T) {
+	t.Parallel()
 	for _, answer := range []*mcp.ElicitResult{{Action: "maybe"}, {Action: ""}, {Action: "accept", Content: map[string]any{"unasked": 1}}} {
 		cs, _ := policyBridge(t, stubPolicy, func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) { return answer, nil })
 		_, text, _ := call(t, cs, map[string]any{"servers": []string{"stub"}, "code": "try:\n    print(await mcp_stub.get_sum(a=1, b=1))\nexcept MCPError as e:\n    print(e)"})
@@ -196,6 +201,7 @@ func TestPolicyMalformedAnswers(t *testing.T) {
 // 2026-07-28, which is asked through input-required results: the call
 // waits, its code paused, while the client answers and calls again.
 func TestPolicyConfirmByInputRequests(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	var asked []string
 	cs, auditPath := policyBridgeOn(t, `{"servers": {"stub": {"confirm": ["get-sum"]}}}`, func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
@@ -247,6 +253,7 @@ print(await asyncio.gather(mcp_stub.get_sum(a=5, b=5), mcp_stub.get_sum(a=6, b=6
 // the code goes on without the tool (refused), the call ends, and the
 // late answer matches nothing.
 func TestPolicyLateAnswerByInputRequests(t *testing.T) {
+	t.Parallel()
 	cs, _ := policyBridgeOn(t, stubPolicy, func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 		time.Sleep(3 * time.Second)
 		return &mcp.ElicitResult{Action: "accept"}, nil
@@ -268,6 +275,7 @@ func TestPolicyLateAnswerByInputRequests(t *testing.T) {
 // is one denied audit record, with the rule: the sandbox refuses none
 // itself.
 func TestPolicyDeniedToolsAreRefusedByTheBridge(t *testing.T) {
+	t.Parallel()
 	const text = `{"servers": {"stub": {"allow": ["echo", "get-sum", "crash"], "deny": ["crash", "get-*"]}, "Stub Two": {"load": false}}}`
 	cs, auditPath := policyBridge(t, text, nil)
 	policyFile := filepath.Join(filepath.Dir(auditPath), "policy.json")

@@ -128,6 +128,7 @@ func TestProgressHeartbeat(t *testing.T) {
 }
 
 func TestNoProgressWithoutToken(t *testing.T) {
+	t.Parallel()
 	cs, got := progressClient(t)
 	callWithToken(t, cs, nil, "from mcp import runtime\nimport time\nfor i in range(3):\n    print(i); runtime.report_progress(i); time.sleep(0.15)")
 	if n := got(); len(n) != 0 {
@@ -151,6 +152,7 @@ func TestKeepTailAndLastLines(t *testing.T) {
 }
 
 func TestProgressTokenOfAnyJSONType(t *testing.T) {
+	t.Parallel()
 	for _, token := range []any{"t", float64(7), 2.5, "ünïcode ✓", map[string]any{"k": "v"}, []any{float64(1)}, true} {
 		cs, got := progressClient(t)
 		text := callWithToken(t, cs, token, "print('hi')")
@@ -168,6 +170,7 @@ func TestProgressTokenOfAnyJSONType(t *testing.T) {
 }
 
 func TestProgressBoundedUnderFloods(t *testing.T) {
+	t.Parallel()
 	cs, got := progressClient(t)
 	// 20 MB of output without a newline, invalid UTF-8, and a flood of
 	// reports: the call ends normally, the result keeps the cap, every
@@ -195,6 +198,7 @@ print("end")`)
 }
 
 func TestProgressLastReportNotWithheld(t *testing.T) {
+	t.Parallel()
 	cs, got := progressClient(t)
 	// The last report comes right before the call ends, and one comes
 	// within 50 ms of the one before and is followed by silence: both

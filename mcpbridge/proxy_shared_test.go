@@ -41,6 +41,7 @@ func serverPID(t *testing.T, cs *mcp.ClientSession) string {
 // TestProxiedServersPerSession checks that by default each client
 // session gets its own instance of a server it loads.
 func TestProxiedServersPerSession(t *testing.T) {
+	t.Parallel()
 	a, b := twoClients(t, false)
 	if pa, pb := serverPID(t, a), serverPID(t, b); pa == pb {
 		t.Fatalf("both sessions use server process %s, want one each", pa)
@@ -53,6 +54,7 @@ func TestProxiedServersPerSession(t *testing.T) {
 // other session's call on the same server running to its answer, on the
 // same server process.
 func TestSharedServerSurvivesAnotherSessionsCancel(t *testing.T) {
+	t.Parallel()
 	a, b := twoClients(t, true)
 	pid := serverPID(t, a)
 	if pb := serverPID(t, b); pb != pid {

@@ -30,6 +30,7 @@ func stubRegistry(t *testing.T) *discovery.Registry {
 }
 
 func TestProxiedServers(t *testing.T) {
+	t.Parallel()
 	cs, _ := connectClient(t, Options{Registry: stubRegistry(t)})
 	run := func(args map[string]any) (string, bool) {
 		t.Helper()

@@ -10,6 +10,7 @@ import (
 // own server that its own words do not, and a broken file is named in the
 // search's notes while the search goes on.
 func TestSearchWithOperatorKeywords(t *testing.T) {
+	t.Parallel()
 	reg := stubRegistry(t)
 	path := filepath.Join(reg.StateDir(), "search_keywords.json")
 	search := `from mcp import runtime

@@ -126,6 +126,7 @@ func isAck(r map[string]any) bool {
 // while it runs, then the same result a plain call gives (the handle it
 // minted included), as often as it is read.
 func TestTaskLifecycle(t *testing.T) {
+	t.Parallel()
 	hb := serveBridge(t, Options{Tasks: TaskOptions{After: time.Nanosecond}}, HTTPOptions{}, false)
 	res := runTaskCall(t, hb, "", map[string]any{"code": "from mcp import runtime\nimport time\nprint('started')\nruntime.report_progress(1, 2, 'half way')\ntime.sleep(1.5)\nprint('done')"})
 	id, _ := res["taskId"].(string)
@@ -178,6 +179,7 @@ func TestTaskLifecycle(t *testing.T) {
 // declares the extension, with a timeout above MCP_BRIDGE_TASK_AFTER;
 // code that raises ends completed, with the plain call's isError result.
 func TestTaskOnlyWhenAsked(t *testing.T) {
+	t.Parallel()
 	hb := serveBridge(t, Options{Tasks: TaskOptions{After: 60 * time.Second}, MaxTimeout: 300 * time.Second}, HTTPOptions{}, false)
 	res := runTaskCall(t, hb, "", map[string]any{"code": "print(1)", "timeout": 30})
 	if res["resultType"] == "task" || resultText(res) == "" {
@@ -226,6 +228,7 @@ func TestTaskOnlyWhenAsked(t *testing.T) {
 // acknowledged and change nothing; an update with no question pending
 // is acknowledged and ignored.
 func TestTaskCancelKeepsState(t *testing.T) {
+	t.Parallel()
 	hb := serveBridge(t, Options{Tasks: TaskOptions{After: time.Nanosecond}}, HTTPOptions{}, false)
 	_, msg := taskRPC(t, hb, "", "tools/call", map[string]any{"name": "run_python", "arguments": map[string]any{"code": "x = 1"}}, false)
 	sc, _ := msg["result"].(map[string]any)["structuredContent"].(map[string]any)
@@ -266,6 +269,7 @@ func TestTaskCancelKeepsState(t *testing.T) {
 // and malformed IDs (-32602), a mismatched Mcp-Name (-32020), and the
 // 2025-11-25 methods the extension dropped (-32601).
 func TestTaskRefusals(t *testing.T) {
+	t.Parallel()
 	const token = "0123456789abcdef-token"
 	hb := serveBridge(t, Options{Tasks: TaskOptions{After: time.Nanosecond}}, HTTPOptions{Token: token}, false)
 	res := runTaskCall(t, hb, token, map[string]any{"code": "print(1)"})
@@ -323,6 +327,7 @@ func TestTaskRefusals(t *testing.T) {
 // task wait for input, with the question under a key never reused;
 // tasks/update answers it and the code goes on.
 func TestTaskConfirm(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	policyPath := filepath.Join(dir, "policy.json")
 	write(t, policyPath, `{"servers": {"stub": {"confirm": ["get-sum"]}}}`)
@@ -358,6 +363,7 @@ except MCPError as e:
 // errors naming the settings; a task nobody polls ends its time to live
 // and is forgotten, its memory freed; a burst of polls changes nothing.
 func TestTaskBoundsAndTTL(t *testing.T) {
+	t.Parallel()
 	hb := serveBridge(t, Options{Tasks: TaskOptions{After: time.Nanosecond, TTL: 8 * time.Second, Max: 3, MaxPerSandbox: 2}}, HTTPOptions{}, false)
 	_, msg := taskRPC(t, hb, "", "tools/call", map[string]any{"name": "run_python", "arguments": map[string]any{"code": "x = 1"}}, false)
 	h := msg["result"].(map[string]any)["structuredContent"].(map[string]any)["session"].(string)
@@ -411,6 +417,7 @@ func TestTaskBoundsAndTTL(t *testing.T) {
 // in the sandbox's queue (CI once saw a second task run before the
 // first, which had not reached the queue yet).
 func TestTasksRunInOrder(t *testing.T) {
+	t.Parallel()
 	hb := serveBridge(t, Options{Tasks: TaskOptions{After: time.Nanosecond}}, HTTPOptions{}, false)
 	_, msg := taskRPC(t, hb, "", "tools/call", map[string]any{"name": "run_python", "arguments": map[string]any{"code": "order = []"}}, false)
 	h := msg["result"].(map[string]any)["structuredContent"].(map[string]any)["session"].(string)
@@ -488,6 +495,7 @@ func (c *rawConn) call(method string, params map[string]any) (map[string]any, ma
 // TestTaskOfAnMCPSession: over one MCP session (stdio), a task is bound
 // to the session: its ID is followed there, and not through another.
 func TestTaskOfAnMCPSession(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, fixtureOptions{Options: Options{Tasks: TaskOptions{After: time.Nanosecond}}})
 	c, other := f.rawSession(t), f.rawSession(t)
 	res, e := c.call("tools/call", map[string]any{"name": "run_python", "arguments": map[string]any{"code": "x = 6\nprint(x * 7)"}})
@@ -523,6 +531,7 @@ func TestTaskOfAnMCPSession(t *testing.T) {
 // whole on every status change until all ended; a client that does not
 // declare the extension is refused.
 func TestTaskStatusNotifications(t *testing.T) {
+	t.Parallel()
 	const token = "0123456789abcdef-token"
 	hb := serveBridge(t, Options{Tasks: TaskOptions{After: time.Nanosecond}}, HTTPOptions{Token: token}, false)
 	id := runTaskCall(t, hb, token, map[string]any{"code": "import time\ntime.sleep(1)\nprint('slept')"})["taskId"].(string)

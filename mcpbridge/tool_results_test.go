@@ -30,6 +30,7 @@ const stubMeta = `{"io.modelcontextprotocol/serverInfo": {"name": "stub", "versi
 // raises for an error; raw returns the whole CallToolResult dict, as the
 // original bridge did, errors included, in the original's key order.
 func TestToolResults(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		mode string
 		want []string
