@@ -181,7 +181,7 @@ func answerQuestion(t *testing.T, srv string, client *http.Client, id, answer, o
 func TestConsoleRacesTaskUpdate(t *testing.T) {
 	t.Parallel()
 	hb := newFixture(t, fixtureOptions{Engine: newTrackingEngine(t), Options: Options{Registry: stubRegistry(t), Tasks: TaskOptions{After: time.Nanosecond}},
-		Policy: `{"confirm_via": ["client", "console"], "servers": {"stub": {"confirm": ["get-sum"]}}}`, HTTP: &HTTPOptions{ConsoleToken: testConsoleToken}})
+		Policy: `{"confirm_via": ["client", "console"], "servers": {"stub": {"confirm": ["get-sum"]}}}`, Audit: true, HTTP: &HTTPOptions{ConsoleToken: testConsoleToken}})
 	const rounds = 20
 	res := runTaskCall(t, hb, "", map[string]any{"servers": []string{"stub"}, "code": fmt.Sprintf(`n = 0
 for i in range(%d):

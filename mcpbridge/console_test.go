@@ -11,7 +11,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/audit"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/console"
 )
 
@@ -61,12 +60,7 @@ func TestConsoleOff(t *testing.T) {
 // foreign Host do not open it.
 func TestConsoleShowsCalls(t *testing.T) {
 	t.Parallel()
-	alog, err := audit.Open(filepath.Join(t.TempDir(), "audit.log"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { alog.Close() })
-	hb := serveBridge(t, Options{Audit: alog}, HTTPOptions{Token: testClientToken, ConsoleToken: testConsoleToken}, false)
+	hb := newFixture(t, fixtureOptions{Engine: newTrackingEngine(t), Audit: true, HTTP: &HTTPOptions{Token: testClientToken, ConsoleToken: testConsoleToken}})
 	bearer := map[string]string{"Authorization": "Bearer " + testConsoleToken}
 	if resp, _ := consoleGet(t, hb, console.Path, map[string]string{"Authorization": "Bearer " + testClientToken}); resp.StatusCode != http.StatusUnauthorized {
 		t.Errorf("the clients' token: %d, want 401", resp.StatusCode)

@@ -32,9 +32,11 @@ type fixtureOptions struct {
 	// machine's is found.
 	Options Options
 	// Policy, if set, is the text of the policy file that
-	// Options.PolicyFile then names, in a new directory, with an audit
-	// log opened beside it as Options.Audit (its path: fixture.auditPath).
+	// Options.PolicyFile then names. Zero: no policy file.
 	Policy string
+	// Audit opens an audit log as Options.Audit (its path:
+	// fixture.auditPath), in the policy file's directory. Zero: none.
+	Audit bool
 	// HTTP, if non-nil, serves Bridge.HTTPHandler(HTTP) on an httptest
 	// server (fixture.srv, fixture.url); at the test's end the bridge's
 	// MCP sessions are closed before the server.
@@ -62,7 +64,7 @@ type fixture struct {
 	srv  *httptest.Server // when served over HTTP
 	url  string           // the MCP endpoint on srv
 
-	auditPath string // the audit log's, with a Policy
+	auditPath string // the audit log's, with Audit
 }
 
 // newFixture builds the bridge fo describes.
@@ -77,10 +79,16 @@ func newFixture(t testing.TB, fo fixtureOptions) *fixture {
 	if opts.Registry == nil {
 		opts.Registry = discovery.NewRegistry(discovery.Options{Home: t.TempDir(), Cwd: t.TempDir()})
 	}
+	var dir string // of the policy file and the audit log, side by side
+	if fo.Policy != "" || fo.Audit {
+		dir = t.TempDir()
+	}
 	if fo.Policy != "" {
-		dir := t.TempDir()
-		opts.PolicyFile, f.auditPath = filepath.Join(dir, "policy.json"), filepath.Join(dir, "audit.jsonl")
+		opts.PolicyFile = filepath.Join(dir, "policy.json")
 		write(t, opts.PolicyFile, fo.Policy)
+	}
+	if fo.Audit {
+		f.auditPath = filepath.Join(dir, "audit.jsonl")
 		alog, err := audit.Open(f.auditPath, nil)
 		if err != nil {
 			t.Fatal(err)

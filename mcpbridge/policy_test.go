@@ -31,7 +31,7 @@ func policyBridgeOn(t *testing.T, text string, answer func(context.Context, *mcp
 // with an audit log, whose clients answer elicitation with answer (when
 // set) on protocol version.
 func policyFixture(t *testing.T, text string, answer func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error), version string) fixtureOptions {
-	return fixtureOptions{Options: Options{Registry: stubRegistry(t)}, Policy: text, Client: mcp.ClientOptions{ElicitationHandler: answer}, Protocol: version}
+	return fixtureOptions{Options: Options{Registry: stubRegistry(t)}, Policy: text, Audit: true, Client: mcp.ClientOptions{ElicitationHandler: answer}, Protocol: version}
 }
 
 // auditRecords reads the audit log at path.

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -328,10 +327,8 @@ func TestTaskRefusals(t *testing.T) {
 // tasks/update answers it and the code goes on.
 func TestTaskConfirm(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	policyPath := filepath.Join(dir, "policy.json")
-	write(t, policyPath, `{"servers": {"stub": {"confirm": ["get-sum"]}}}`)
-	hb := serveBridge(t, Options{Registry: stubRegistry(t), PolicyFile: policyPath, Tasks: TaskOptions{After: time.Nanosecond}}, HTTPOptions{}, false)
+	hb := newFixture(t, fixtureOptions{Engine: newTrackingEngine(t), Options: Options{Registry: stubRegistry(t), Tasks: TaskOptions{After: time.Nanosecond}},
+		Policy: `{"servers": {"stub": {"confirm": ["get-sum"]}}}`, HTTP: &HTTPOptions{}})
 	res := runTaskCall(t, hb, "", map[string]any{"servers": []string{"stub"}, "code": `print(await mcp_stub.get_sum(a=40, b=2))
 try:
     await mcp_stub.get_sum(a=1, b=1)
