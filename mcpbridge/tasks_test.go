@@ -360,7 +360,6 @@ except MCPError as e:
 // errors naming the settings; a task nobody polls ends its time to live
 // and is forgotten, its memory freed; a burst of polls changes nothing.
 func TestTaskBoundsAndTTL(t *testing.T) {
-	t.Parallel()
 	hb := serveBridge(t, Options{Tasks: TaskOptions{After: time.Nanosecond, TTL: 8 * time.Second, Max: 3, MaxPerSandbox: 2}}, HTTPOptions{}, false)
 	_, msg := taskRPC(t, hb, "", "tools/call", map[string]any{"name": "run_python", "arguments": map[string]any{"code": "x = 1"}}, false)
 	h := msg["result"].(map[string]any)["structuredContent"].(map[string]any)["session"].(string)
