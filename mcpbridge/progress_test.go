@@ -152,7 +152,6 @@ func TestKeepTailAndLastLines(t *testing.T) {
 }
 
 func TestProgressTokenOfAnyJSONType(t *testing.T) {
-	t.Parallel()
 	for _, token := range []any{"t", float64(7), 2.5, "ünïcode ✓", map[string]any{"k": "v"}, []any{float64(1)}, true} {
 		cs, got := progressClient(t)
 		text := callWithToken(t, cs, token, "print('hi')")
