@@ -10,13 +10,10 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine/enginetest"
-	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/discovery"
 )
 
 // write writes content to path, making its directory.
-func write(t *testing.T, path, content string) {
+func write(t testing.TB, path, content string) {
 	t.Helper()
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		t.Fatal(err)
@@ -24,42 +21,6 @@ func write(t *testing.T, path, content string) {
 	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
 		t.Fatal(err)
 	}
-}
-
-// connectClient runs a bridge on a local-process engine and connects an
-// in-memory MCP client to it.
-func connectClient(t *testing.T, cfg Options) (*mcp.ClientSession, *Bridge) {
-	t.Helper()
-	reg := discovery.NewRegistry(discovery.Options{Home: t.TempDir(), Cwd: t.TempDir()})
-	return connectClientWith(t, cfg, reg)
-}
-
-// connectClientWith is connectClient with the servers of reg.
-func connectClientWith(t *testing.T, opts Options, reg *discovery.Registry) (*mcp.ClientSession, *Bridge) {
-	t.Helper()
-	opts.Registry = reg
-	return connectOver(t, opts, nil, func(ct mcp.Transport) mcp.Transport { return ct })
-}
-
-// connectOver runs a bridge with opts on a local-process engine and
-// connects an in-memory MCP client with copts (nil: none) to it, through
-// the transport wrap makes of the client's end.
-func connectOver(t *testing.T, opts Options, copts *mcp.ClientOptions, wrap func(mcp.Transport) mcp.Transport) (*mcp.ClientSession, *Bridge) {
-	t.Helper()
-	br := New(enginetest.Local{T: t}, &opts)
-	t.Cleanup(func() { br.Close() })
-	st, ct := mcp.NewInMemoryTransports()
-	ctx := context.Background()
-	if _, err := br.Server().Connect(ctx, st, nil); err != nil {
-		t.Fatal(err)
-	}
-	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, copts)
-	cs, err := client.Connect(ctx, wrap(ct), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cs.Close() })
-	return cs, br
 }
 
 func call(t *testing.T, cs *mcp.ClientSession, args any) (*mcp.CallToolResult, string, map[string]any) {
@@ -75,10 +36,9 @@ func call(t *testing.T, cs *mcp.ClientSession, args any) (*mcp.CallToolResult, s
 	return res, text, sc
 }
 
-func defaultConfig() Options { return Options{} }
-
 func TestRunPythonStatePersists(t *testing.T) {
-	cs, _ := connectClient(t, defaultConfig())
+	t.Parallel()
+	cs, _ := connectClient(t, Options{})
 	res, text, sc := call(t, cs, map[string]any{"code": "x = 20\nprint('set')"})
 	if res.IsError || text != "set" || sc["summary"] != nil || sc["status"] != nil {
 		t.Fatalf("first call: %v %q %v", res.IsError, text, sc)
@@ -100,6 +60,7 @@ func TestRunPythonStatePersists(t *testing.T) {
 // with a timeout: each is reported as such, and the session keeps its
 // state.
 func TestRunPythonFailureKeepsState(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		name     string
 		args     map[string]any
@@ -115,7 +76,7 @@ func TestRunPythonFailureKeepsState(t *testing.T) {
 		}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			cs, _ := connectClient(t, defaultConfig())
+			cs, _ := connectClient(t, Options{})
 			call(t, cs, map[string]any{"code": "kept = 'me'"})
 			res, text, sc := call(t, cs, tt.args)
 			if !res.IsError || !tt.reported(text, sc) {
@@ -129,7 +90,8 @@ func TestRunPythonFailureKeepsState(t *testing.T) {
 }
 
 func TestRunPythonValidation(t *testing.T) {
-	cs, _ := connectClient(t, defaultConfig())
+	t.Parallel()
+	cs, _ := connectClient(t, Options{})
 	tests := []struct {
 		args any
 		want string
@@ -152,7 +114,8 @@ func TestRunPythonValidation(t *testing.T) {
 }
 
 func TestToolsListIsSmallAndNamesNoServer(t *testing.T) {
-	cs, _ := connectClient(t, defaultConfig())
+	t.Parallel()
+	cs, _ := connectClient(t, Options{})
 	res, err := cs.ListTools(context.Background(), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -169,9 +132,8 @@ func TestToolsListIsSmallAndNamesNoServer(t *testing.T) {
 }
 
 func TestTOONMode(t *testing.T) {
-	cfg := defaultConfig()
-	cfg.OutputMode = OutputTOON
-	cs, _ := connectClient(t, cfg)
+	t.Parallel()
+	cs, _ := connectClient(t, Options{OutputMode: OutputTOON})
 	_, text, sc := call(t, cs, map[string]any{"code": "print('hi')"})
 	if text != "```toon\nstatus: success\nsummary: Success\nexitCode: 0\nstdout[1]: hi\n```" || sc["status"] != "success" || sc["stdout"] == nil {
 		t.Fatalf("toon: %q, structured %v", text, sc)

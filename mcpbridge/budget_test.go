@@ -12,6 +12,7 @@ import (
 )
 
 func TestOutputBudget(t *testing.T) {
+	t.Parallel()
 	opts := Options{OutputBudget: 4 << 10}
 	cs, _ := connectClient(t, opts)
 	ctx := context.Background()

@@ -84,7 +84,7 @@ func TestSearchFromCatalogAndNotes(t *testing.T) {
 hits = runtime.search_tool_docs_sync('add two numbers', limit=10)
 print([h['server'] + '.' + h['tool'] for h in hits])
 print(len(hits.notes))`
-	cs, _ := connectClientWith(t, defaultConfig(), reg)
+	cs, _ := connectClient(t, Options{Registry: reg})
 	_, text, _ := call(t, cs, map[string]any{"code": search})
 	if !strings.Contains(text, ".get-sum'") || !strings.Contains(text, "search_tool_docs: server 'broken' was not searched") ||
 		!strings.Contains(text, "search_tool_docs: server 'sleepy' is still starting") {
@@ -106,7 +106,7 @@ print(len(hits.notes))`
 	if err := os.Remove(sleepy); err != nil {
 		t.Fatal(err)
 	}
-	cs2, _ := connectClientWith(t, defaultConfig(), discovery.NewRegistry(discovery.Options{Home: home, Cwd: t.TempDir(), AllowSelf: true}))
+	cs2, _ := connectClient(t, Options{Registry: discovery.NewRegistry(discovery.Options{Home: home, Cwd: t.TempDir(), AllowSelf: true})})
 	_, text, _ = call(t, cs2, map[string]any{"code": search})
 	if !strings.Contains(text, "'sleepy.get-sum'") || strings.Contains(text, "server 'sleepy'") || strings.Contains(text, "still starting") {
 		t.Fatalf("search from the catalog:\n%s", text)

@@ -13,9 +13,6 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine"
-	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine/enginetest"
 )
 
 // consoleBridge is policyBridge with the console served: it returns the
@@ -23,34 +20,10 @@ import (
 // path.
 func consoleBridge(t *testing.T, text string, answer func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error)) (*mcp.ClientSession, *Bridge, *httptest.Server, string) {
 	t.Helper()
-	policyPath, auditPath, alog := policyFiles(t, text)
-	var copts *mcp.ClientOptions
-	if answer != nil {
-		copts = &mcp.ClientOptions{ElicitationHandler: answer}
-	}
-	cs, br, srv := servedConsole(t, enginetest.Local{T: t}, &Options{Registry: stubRegistry(t), PolicyFile: policyPath, Audit: alog},
-		copts, &mcp.ClientSessionOptions{ProtocolVersion: elicitMaxProtocol})
-	return cs, br, srv, auditPath
-}
-
-// servedConsole runs a bridge with opts on eng, serves its console and
-// connects an in-memory client (copts and sopts may be nil) to it.
-func servedConsole(t *testing.T, eng engine.Engine, opts *Options, copts *mcp.ClientOptions, sopts *mcp.ClientSessionOptions) (*mcp.ClientSession, *Bridge, *httptest.Server) {
-	t.Helper()
-	br := New(eng, opts)
-	t.Cleanup(func() { br.Close() })
-	srv := httptest.NewServer(br.HTTPHandler(&HTTPOptions{ConsoleToken: testConsoleToken}))
-	t.Cleanup(srv.Close)
-	st, ct := mcp.NewInMemoryTransports()
-	if _, err := br.Server().Connect(context.Background(), st, nil); err != nil {
-		t.Fatal(err)
-	}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, copts).Connect(context.Background(), ct, sopts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cs.Close() })
-	return cs, br, srv
+	fo := policyFixture(t, text, answer, elicitMaxProtocol)
+	fo.HTTP = &HTTPOptions{ConsoleToken: testConsoleToken}
+	f := newFixture(t, fo)
+	return f.connectInMemory(t), f.b, f.srv, f.auditPath
 }
 
 // answerOnConsole waits for a question on br's console and answers it
@@ -74,6 +47,7 @@ func answerOnConsole(t *testing.T, br *Bridge, srv *httptest.Server, answer, ope
 // an operator, who approves one call and declines another; the client
 // is not asked; the audit records say where and by whom.
 func TestConsoleApprovals(t *testing.T) {
+	t.Parallel()
 	var clientAsked atomic.Int32
 	cs, br, srv, auditPath := consoleBridge(t, `{"servers": {"stub": {"confirm": ["get-sum"], "confirm_via": ["console"]}}}`,
 		func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
@@ -124,6 +98,7 @@ except MCPError as e:
 // TestConsoleApprovalsClientFirst: a rule naming both asks both; the
 // client's answer wins here, and the question leaves the console.
 func TestConsoleApprovalsClientFirst(t *testing.T) {
+	t.Parallel()
 	cs, br, _, auditPath := consoleBridge(t, `{"confirm_via": ["client", "console"], "servers": {"stub": {"confirm": ["get-sum"]}}}`,
 		func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 			return &mcp.ElicitResult{Action: "accept"}, nil
@@ -144,6 +119,7 @@ func TestConsoleApprovalsClientFirst(t *testing.T) {
 // TestConsoleOnlyWithoutConsole: a rule naming the console only, on a
 // bridge serving none, refuses the call saying so.
 func TestConsoleOnlyWithoutConsole(t *testing.T) {
+	t.Parallel()
 	cs, _ := policyBridge(t, `{"servers": {"stub": {"confirm": ["get-sum"], "confirm_via": ["console"]}}}`, nil)
 	_, text, _ := call(t, cs, map[string]any{"servers": []string{"stub"}, "code": "try:\n    await mcp_stub.get_sum(a=1, b=2)\nexcept MCPError as e:\n    print(e)"})
 	if !strings.Contains(text, "needs an operator's answer on the console") || !strings.Contains(text, "MCP_BRIDGE_CONSOLE_TOKEN") {
@@ -154,6 +130,7 @@ func TestConsoleOnlyWithoutConsole(t *testing.T) {
 // TestConsoleQuestionUnanswered: a question nobody answers ends with the
 // call's timeout, leaves the console, and its audit record says so.
 func TestConsoleQuestionUnanswered(t *testing.T) {
+	t.Parallel()
 	cs, br, _, auditPath := consoleBridge(t, `{"servers": {"stub": {"confirm": ["get-sum"], "confirm_via": ["console"]}}}`, nil)
 	res, text, _ := call(t, cs, map[string]any{"servers": []string{"stub"}, "timeout": 1, "code": "print(await mcp_stub.get_sum(a=1, b=2))"})
 	if !res.IsError || strings.Contains(text, "'sum'") {
@@ -202,9 +179,9 @@ func answerQuestion(t *testing.T, srv string, client *http.Client, id, answer, o
 // declines the second question and a late tasks/update accepting it
 // changes nothing.
 func TestConsoleRacesTaskUpdate(t *testing.T) {
-	policyPath, auditPath, alog := policyFiles(t, `{"confirm_via": ["client", "console"], "servers": {"stub": {"confirm": ["get-sum"]}}}`)
-	hb := serveBridge(t, Options{Registry: stubRegistry(t), PolicyFile: policyPath, Audit: alog, Tasks: TaskOptions{After: time.Nanosecond}},
-		HTTPOptions{ConsoleToken: testConsoleToken}, false)
+	t.Parallel()
+	hb := newFixture(t, fixtureOptions{Engine: newTrackingEngine(t), Options: Options{Registry: stubRegistry(t), Tasks: TaskOptions{After: time.Nanosecond}},
+		Policy: `{"confirm_via": ["client", "console"], "servers": {"stub": {"confirm": ["get-sum"]}}}`, Audit: true, HTTP: &HTTPOptions{ConsoleToken: testConsoleToken}})
 	const rounds = 20
 	res := runTaskCall(t, hb, "", map[string]any{"servers": []string{"stub"}, "code": fmt.Sprintf(`n = 0
 for i in range(%d):
@@ -272,7 +249,7 @@ except MCPError as e:
 		t.Fatalf("the task: %q, want …%q", got, want)
 	}
 	var via []string
-	for _, rec := range auditRecords(t, auditPath) {
+	for _, rec := range auditRecords(t, hb.auditPath) {
 		if rec["event"] == "tool_call" && rec["rule"] != nil {
 			via = append(via, rec["outcome"].(string)+" "+rec["answered_via"].(string))
 		}

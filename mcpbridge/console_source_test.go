@@ -20,6 +20,7 @@ import (
 // the console's engine table has that engine's row, and each session
 // names it.
 func TestConsoleSnapshotOneEngine(t *testing.T) {
+	t.Parallel()
 	cs, _, srv, _ := consoleBridge(t, `{}`, nil)
 	if res, text, _ := call(t, cs, map[string]any{"code": "print(1)"}); res.IsError || text != "1" {
 		t.Fatalf("call: %q", text)
@@ -55,6 +56,7 @@ func consoleState(t *testing.T, srv *httptest.Server) console.Snapshot {
 // 2026-07-28) is listed with the MCP sessions, named by its handle,
 // redacted.
 func TestConsoleListsHandles(t *testing.T) {
+	t.Parallel()
 	hb := serveBridge(t, Options{}, HTTPOptions{ConsoleToken: testConsoleToken}, false)
 	cs := hb.connectStateless(t, "")
 	_, _, sc := call(t, cs, map[string]any{"code": "x = 1"})
@@ -84,16 +86,17 @@ func (m *memoryEngine) SandboxMemory(_ context.Context, engineName, ref string) 
 // figure onto the console, read in the background, not once per snapshot.
 func TestConsoleMemory(t *testing.T) {
 	eng := &memoryEngine{Local: enginetest.Local{T: t}}
-	cs, _, srv := servedConsole(t, eng, &Options{Registry: stubRegistry(t)}, nil, nil)
+	f := newFixture(t, fixtureOptions{Engine: eng, Options: Options{Registry: stubRegistry(t)}, HTTP: &HTTPOptions{ConsoleToken: testConsoleToken}})
+	cs := f.connectInMemory(t)
 	if res, text, _ := call(t, cs, map[string]any{"code": "print(1)"}); res.IsError || text != "1" {
 		t.Fatalf("call: %q", text)
 	}
 	waitFor(t, "the memory figure", func() bool {
-		snap := consoleState(t, srv)
+		snap := consoleState(t, f.srv)
 		return len(snap.Sessions) == 1 && snap.Sessions[0].Memory == 42<<20
 	})
 	for range 20 {
-		consoleState(t, srv)
+		consoleState(t, f.srv)
 	}
 	if n := eng.reads.Load(); n > 3 {
 		t.Errorf("%d memory reads for about 25 snapshots in well under %v; want one pass per %v", n, memoryEvery, memoryEvery)

@@ -11,7 +11,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/audit"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/console"
 )
 
@@ -22,7 +21,7 @@ const (
 
 // consoleGet sends GET path to hb with headers and returns the response
 // and its body.
-func consoleGet(t *testing.T, hb *httpBridge, path string, headers map[string]string) (*http.Response, string) {
+func consoleGet(t *testing.T, hb *fixture, path string, headers map[string]string) (*http.Response, string) {
 	t.Helper()
 	req, _ := http.NewRequest(http.MethodGet, hb.srv.URL+path, nil)
 	for k, v := range headers {
@@ -42,6 +41,7 @@ func consoleGet(t *testing.T, hb *httpBridge, path string, headers map[string]st
 // TestConsoleOff: without a console token /console is 404, and a console
 // token equal to the clients' is refused at start.
 func TestConsoleOff(t *testing.T) {
+	t.Parallel()
 	hb := serveBridge(t, Options{}, HTTPOptions{Token: testClientToken}, false)
 	for _, h := range []map[string]string{nil, {"Authorization": "Bearer " + testClientToken}} {
 		if resp, _ := consoleGet(t, hb, console.Path, h); resp.StatusCode != http.StatusNotFound {
@@ -59,12 +59,8 @@ func TestConsoleOff(t *testing.T) {
 // page and as JSON strings in the events; the clients' token and a
 // foreign Host do not open it.
 func TestConsoleShowsCalls(t *testing.T) {
-	alog, err := audit.Open(filepath.Join(t.TempDir(), "audit.log"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { alog.Close() })
-	hb := serveBridge(t, Options{Audit: alog}, HTTPOptions{Token: testClientToken, ConsoleToken: testConsoleToken}, false)
+	t.Parallel()
+	hb := newFixture(t, fixtureOptions{Engine: newTrackingEngine(t), Audit: true, HTTP: &HTTPOptions{Token: testClientToken, ConsoleToken: testConsoleToken}})
 	bearer := map[string]string{"Authorization": "Bearer " + testConsoleToken}
 	if resp, _ := consoleGet(t, hb, console.Path, map[string]string{"Authorization": "Bearer " + testClientToken}); resp.StatusCode != http.StatusUnauthorized {
 		t.Errorf("the clients' token: %d, want 401", resp.StatusCode)

@@ -4,37 +4,25 @@ package mcpbridge
 
 import (
 	"context"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/entrypoint"
-	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/discovery"
 )
 
 // eventsClient connects a client that records the log messages it
 // receives.
 func eventsClient(t *testing.T, opts Options) (*mcp.ClientSession, func() []*mcp.LoggingMessageParams) {
 	t.Helper()
-	var mu sync.Mutex
-	var got []*mcp.LoggingMessageParams
-	copts := &mcp.ClientOptions{LoggingMessageHandler: func(_ context.Context, req *mcp.LoggingMessageRequest) {
-		mu.Lock()
-		defer mu.Unlock()
-		got = append(got, req.Params)
-	}}
-	if opts.Registry == nil {
-		opts.Registry = discovery.NewRegistry(discovery.Options{Home: t.TempDir(), Cwd: t.TempDir()})
-	}
-	cs, _ := connectOver(t, opts, copts, func(ct mcp.Transport) mcp.Transport { return ct })
+	var got notes[*mcp.LoggingMessageParams]
+	cs := newFixture(t, fixtureOptions{Options: opts, Client: mcp.ClientOptions{
+		LoggingMessageHandler: func(_ context.Context, req *mcp.LoggingMessageRequest) { got.add(req.Params) },
+	}}).connectInMemory(t)
 	return cs, func() []*mcp.LoggingMessageParams {
-		// Notifications may trail the result a little.
-		time.Sleep(100 * time.Millisecond)
-		mu.Lock()
-		defer mu.Unlock()
-		return append([]*mcp.LoggingMessageParams(nil), got...)
+		time.Sleep(100 * time.Millisecond) // notifications may trail the result a little
+		return got.all()
 	}
 }
 

@@ -481,7 +481,8 @@ func TestRichPayload(t *testing.T) {
 // TestFilesResource reads files out through a client: an unknown one is
 // not found, and the template is listed.
 func TestFilesResource(t *testing.T) {
-	cs, _ := connectClient(t, defaultConfig())
+	t.Parallel()
+	cs, _ := connectClient(t, Options{})
 	ctx := context.Background()
 	tmpls, err := cs.ListResourceTemplates(ctx, nil)
 	if err != nil {

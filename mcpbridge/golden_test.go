@@ -20,8 +20,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/tools/txtar"
-
-	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/discovery"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
@@ -55,6 +53,7 @@ var update = flag.Bool("update", false, "rewrite the golden files")
 // With -update, the expected files are rewritten from what the bridge
 // returns now.
 func TestGolden(t *testing.T) {
+	t.Parallel()
 	files, err := filepath.Glob(filepath.Join("testdata", "golden", "*.txtar"))
 	if err != nil {
 		t.Fatal(err)
@@ -109,7 +108,7 @@ func runGolden(t *testing.T, file string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts := defaultConfig()
+	var opts Options
 	var config []byte
 	var calls []goldenCall
 	want := map[string]string{}
@@ -152,7 +151,11 @@ func runGolden(t *testing.T, file string) {
 		t.Fatalf("%s: call.json with other calls; number them all", file)
 	}
 
-	cs, rec := goldenConnect(t, opts)
+	var rec *recorder
+	cs := newFixture(t, fixtureOptions{Options: opts, Wrap: func(ct mcp.Transport) mcp.Transport {
+		rec = &recorder{Transport: ct, responses: map[string]*jsonrpc.Response{}}
+		return rec
+	}}).connectInMemory(t)
 	got := &txtar.Archive{Comment: ar.Comment}
 	if config != nil {
 		got.Files = append(got.Files, txtar.File{Name: "config", Data: config})
@@ -234,19 +237,6 @@ func applyGoldenConfig(opts *Options, data []byte) error {
 		}
 	}
 	return nil
-}
-
-// goldenConnect is connectClient with a recorder of the responses the
-// client reads.
-func goldenConnect(t *testing.T, opts Options) (*mcp.ClientSession, *recorder) {
-	t.Helper()
-	opts.Registry = discovery.NewRegistry(discovery.Options{Home: t.TempDir(), Cwd: t.TempDir()})
-	var rec *recorder
-	cs, _ := connectOver(t, opts, nil, func(ct mcp.Transport) mcp.Transport {
-		rec = &recorder{Transport: ct, responses: map[string]*jsonrpc.Response{}}
-		return rec
-	})
-	return cs, rec
 }
 
 // A recorder is a client transport that keeps the requests the client

@@ -12,24 +12,11 @@ import (
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/handle"
 )
 
-// connectStateless connects a go-sdk client on protocol 2026-07-28 (no
-// MCP session), with token when set.
-func (hb *httpBridge) connectStateless(t *testing.T, token string) *mcp.ClientSession {
-	t.Helper()
-	cs, err := hb.connectVersion(t, token, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if v := cs.InitializeResult().ProtocolVersion; v != protocolStateless {
-		t.Fatalf("negotiated protocol %s, want %s", v, protocolStateless)
-	}
-	return cs
-}
-
 // TestHandleKeepsState: under 2026-07-28 a call without a handle starts a
 // sandbox and gives its handle, once; a call with it continues there;
 // another call without one starts another sandbox.
 func TestHandleKeepsState(t *testing.T) {
+	t.Parallel()
 	hb := serveBridge(t, Options{}, HTTPOptions{}, false)
 	cs := hb.connectStateless(t, "")
 	res, text, sc := call(t, cs, map[string]any{"code": "x = 41\nprint('set')"})
@@ -57,6 +44,7 @@ func TestHandleKeepsState(t *testing.T) {
 // handles, and one past the limit, are refused each with its own
 // message, and touch nothing.
 func TestHandleRefusals(t *testing.T) {
+	t.Parallel()
 	const token = "0123456789abcdef-token"
 	hb := serveBridge(t, Options{Handles: HandleOptions{MaxPerClient: 2}}, HTTPOptions{Token: token}, false)
 	cs := hb.connectStateless(t, token)
@@ -105,6 +93,7 @@ func TestHandleRefusals(t *testing.T) {
 // TestHandleExpires: a handle whose sandbox stopped idle says so, and
 // starts nothing.
 func TestHandleExpires(t *testing.T) {
+	t.Parallel()
 	hb := serveBridge(t, Options{Handles: HandleOptions{IdleTimeout: 300 * time.Millisecond}}, HTTPOptions{}, false)
 	cs := hb.connectStateless(t, "")
 	_, _, sc := call(t, cs, map[string]any{"code": "x = 1"})
@@ -124,6 +113,7 @@ func TestHandleExpires(t *testing.T) {
 // TestHandleInSession: a 2025-11-25 session honours a handle it is
 // given, and keeps its own sandbox for calls without one.
 func TestHandleInSession(t *testing.T) {
+	t.Parallel()
 	hb := serveBridge(t, Options{}, HTTPOptions{}, false)
 	modern := hb.connectStateless(t, "")
 	_, _, sc := call(t, modern, map[string]any{"code": "x = 'handle'"})
@@ -142,6 +132,7 @@ func TestHandleInSession(t *testing.T) {
 // TestHandleResources: the whole output of a handle's call cut to the
 // budget is read with the handle in its URI, and only with it.
 func TestHandleResources(t *testing.T) {
+	t.Parallel()
 	hb := serveBridge(t, Options{OutputBudget: 4 << 10}, HTTPOptions{}, false)
 	cs := hb.connectStateless(t, "")
 	res, _, sc := call(t, cs, map[string]any{"code": "print('x' * 20000)"})
@@ -168,6 +159,7 @@ func TestHandleResources(t *testing.T) {
 // and without a call are let go, and a call that found one just before
 // is told to call again.
 func TestHandleTableDetached(t *testing.T) {
+	t.Parallel()
 	hb := serveBridge(t, Options{}, HTTPOptions{}, false)
 	b := hb.b
 	idle, live, busy := b.newClientSession(), b.newClientSession(), b.newClientSession()

@@ -18,6 +18,7 @@ import (
 // TestHTTPSessionsAreIsolated runs two clients over HTTP and HTTPS: each
 // session has its own sandbox and state.
 func TestHTTPSessionsAreIsolated(t *testing.T) {
+	t.Parallel()
 	for _, tls := range []bool{false, true} {
 		t.Run(fmt.Sprintf("tls=%v", tls), func(t *testing.T) {
 			hb := serveBridge(t, Options{}, HTTPOptions{}, tls)
@@ -41,6 +42,7 @@ func TestHTTPSessionsAreIsolated(t *testing.T) {
 // TestHTTPFirstCallFromPool serves a new session's first call in the
 // sandbox the pool had started.
 func TestHTTPFirstCallFromPool(t *testing.T) {
+	t.Parallel()
 	hb := serveBridge(t, Options{PoolSize: 1}, HTTPOptions{}, false)
 	p := hb.b.pool
 	waitFor(t, "the pool to fill", func() bool { return p.readyCount() == 1 })
@@ -58,6 +60,7 @@ func TestHTTPFirstCallFromPool(t *testing.T) {
 }
 
 func TestHTTPToken(t *testing.T) {
+	t.Parallel()
 	const token = "http-test-token-0123456789"
 	hb := serveBridge(t, Options{}, HTTPOptions{Token: token}, false)
 	realm := `Bearer realm="` + implementationName + `"`
@@ -100,6 +103,7 @@ func TestHTTPToken(t *testing.T) {
 // TestHTTPHostAndOrigin refuses foreign Hosts (DNS rebinding) and Origins
 // on a loopback server, and serves loopback pages and listed hosts.
 func TestHTTPHostAndOrigin(t *testing.T) {
+	t.Parallel()
 	hb := serveBridge(t, Options{}, HTTPOptions{AllowedHosts: []string{"bridge.test"}}, false)
 	for _, tt := range []struct {
 		name    string
@@ -135,6 +139,7 @@ func TestHTTPHostAndOrigin(t *testing.T) {
 // TestHTTPMaxSessions refuses a session past the limit, serving the
 // others, and opens one again once a session ended.
 func TestHTTPMaxSessions(t *testing.T) {
+	t.Parallel()
 	hb := serveBridge(t, Options{}, HTTPOptions{MaxSessions: 2}, false)
 	a, b := hb.mustConnect(t), hb.mustConnect(t)
 	callText(t, a, "who = 'a'")
@@ -175,15 +180,15 @@ func TestHTTPSessionEnds(t *testing.T) {
 	for _, tt := range []struct {
 		name string
 		idle time.Duration
-		end  func(t *testing.T, hb *httpBridge, cs *mcp.ClientSession)
+		end  func(t *testing.T, hb *fixture, cs *mcp.ClientSession)
 	}{
-		{"delete", 0, func(t *testing.T, hb *httpBridge, cs *mcp.ClientSession) {
+		{"delete", 0, func(t *testing.T, hb *fixture, cs *mcp.ClientSession) {
 			resp, body := hb.do(t, context.Background(), http.MethodDelete, hb.url, nil, map[string]string{"Mcp-Session-Id": cs.ID()})
 			if resp.StatusCode != http.StatusNoContent {
 				t.Fatalf("DELETE: %d %q", resp.StatusCode, body)
 			}
 		}},
-		{"idle", 400 * time.Millisecond, func(*testing.T, *httpBridge, *mcp.ClientSession) {}},
+		{"idle", 400 * time.Millisecond, func(*testing.T, *fixture, *mcp.ClientSession) {}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			hb := serveBridge(t, Options{}, HTTPOptions{SessionIdleTimeout: tt.idle}, false)
@@ -222,6 +227,7 @@ func (r *trickle) Read(p []byte) (int, error) {
 // TestHTTPBadRequests answers requests the bridge cannot serve with an
 // HTTP error, and goes on serving.
 func TestHTTPBadRequests(t *testing.T) {
+	t.Parallel()
 	stop := make(chan struct{})
 	defer close(stop)
 	hb := serveBridge(t, Options{}, HTTPOptions{MaxBodyBytes: 1024, BodyTimeout: 300 * time.Millisecond}, false)
@@ -270,6 +276,7 @@ func TestHTTPBadRequests(t *testing.T) {
 // TestHTTPQueueFull sends three calls at once in a session that queues
 // one: the third is refused, the first two run in order.
 func TestHTTPQueueFull(t *testing.T) {
+	t.Parallel()
 	hb := serveBridge(t, Options{MaxQueuedCalls: 1}, HTTPOptions{}, false)
 	cs := hb.mustConnect(t)
 	callText(t, cs, "order = []")
@@ -316,6 +323,7 @@ func TestHTTPQueueFull(t *testing.T) {
 // TestHTTPClientGoneInterruptsCall drops the HTTP request of a long call:
 // the call is interrupted at once, and the session and its state go on.
 func TestHTTPClientGoneInterruptsCall(t *testing.T) {
+	t.Parallel()
 	hb := serveBridge(t, Options{}, HTTPOptions{}, false)
 	cs := hb.mustConnect(t)
 	callText(t, cs, "kept = 'me'")
@@ -359,6 +367,7 @@ func TestHTTPClientGoneInterruptsCall(t *testing.T) {
 // TestHTTPCloseSessions ends every session at once, as a stopping server
 // does.
 func TestHTTPCloseSessions(t *testing.T) {
+	t.Parallel()
 	hb := serveBridge(t, Options{}, HTTPOptions{}, false)
 	clients := []*mcp.ClientSession{hb.mustConnect(t), hb.mustConnect(t)}
 	for _, cs := range clients {
@@ -380,6 +389,7 @@ func TestHTTPCloseSessions(t *testing.T) {
 }
 
 func TestReplicaPrefixesSessionIDs(t *testing.T) {
+	t.Parallel()
 	hb := serveBridge(t, Options{Replica: "bridge-2"}, HTTPOptions{}, false)
 	a, b := hb.mustConnect(t), hb.mustConnect(t)
 	for _, cs := range []*mcp.ClientSession{a, b} {

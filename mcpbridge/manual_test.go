@@ -11,7 +11,8 @@ import (
 )
 
 func TestCapabilitiesResource(t *testing.T) {
-	cs, _ := connectClient(t, defaultConfig())
+	t.Parallel()
+	cs, _ := connectClient(t, Options{})
 	ctx := context.Background()
 	list, err := cs.ListResources(ctx, nil)
 	if err != nil || len(list.Resources) != 1 || list.Resources[0].URI != capabilitiesURI {

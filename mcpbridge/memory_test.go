@@ -10,11 +10,12 @@ import (
 )
 
 func TestMemoryAndSavedToolsOutliveTheBridge(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	reg := func() *discovery.Registry {
 		return discovery.NewRegistry(discovery.Options{Home: home, Cwd: t.TempDir()})
 	}
-	cs, br := connectClientWith(t, defaultConfig(), reg())
+	cs, br := connectClient(t, Options{Registry: reg()})
 	_, text, _ := call(t, cs, map[string]any{"code": `info = save_memory("plan", {"steps": [1, 2]}, metadata={"by": "test"})
 print(info["key"], info["size"] > 0, memory_exists("plan"), memory_exists("nope"))
 def double(x):
@@ -48,7 +49,7 @@ except MCPError as e:
 		t.Fatalf("memory not on the host: %v", err)
 	}
 
-	cs2, _ := connectClientWith(t, defaultConfig(), reg())
+	cs2, _ := connectClient(t, Options{Registry: reg()})
 	_, text, _ = call(t, cs2, map[string]any{"code": `print(load_memory("plan"), double(21), double.__doc__)
 print(get_memory_info("plan")["metadata"], load_memory("gone", "default"))
 update_memory("plan", "v2")

@@ -17,7 +17,6 @@ import (
 
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine/enginetest"
-	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/discovery"
 )
 
 // scrape returns the metrics the bridge's HTTP handler serves.
@@ -49,6 +48,7 @@ func metricValue(t *testing.T, body, series string) float64 {
 }
 
 func TestMetricsOfCalls(t *testing.T) {
+	t.Parallel()
 	hb := serveBridge(t, Options{}, HTTPOptions{}, false)
 	cs := hb.mustConnect(t)
 	for _, code := range []string{"print('hello')", "x = 1", "raise ValueError('no')"} {
@@ -85,6 +85,7 @@ func TestMetricsOfCalls(t *testing.T) {
 }
 
 func TestMetricsOfPoolStarts(t *testing.T) {
+	t.Parallel()
 	_, b := connectClient(t, Options{PoolSize: 1})
 	h := b.HTTPHandler(nil)
 	deadline := time.Now().Add(30 * time.Second)
@@ -110,7 +111,8 @@ func TestMetricsOfPoolStarts(t *testing.T) {
 }
 
 func TestMetricsOfProxiedCalls(t *testing.T) {
-	cs, b := connectClientWith(t, defaultConfig(), stubRegistry(t))
+	t.Parallel()
+	cs, b := connectClient(t, Options{Registry: stubRegistry(t)})
 	if res, text, _ := call(t, cs, map[string]any{"servers": []string{"stub"}, "code": "print(await mcp_stub.echo(message='hi'))\ntry:\n    await mcp_stub.read_text_file(path='/x')\nexcept MCPError as e:\n    print(e)"}); res.IsError {
 		t.Fatalf("proxied calls: %s", text)
 	}
@@ -159,8 +161,8 @@ func getHealth(t *testing.T, h http.Handler, method string, headers map[string]s
 }
 
 func TestHealth(t *testing.T) {
-	b := New(enginetest.Local{T: t}, &Options{Version: "v1.2.3-test", Registry: discovery.NewRegistry(discovery.Options{Home: t.TempDir(), Cwd: t.TempDir()})})
-	t.Cleanup(func() { b.Close() })
+	t.Parallel()
+	b := newFixture(t, fixtureOptions{Options: Options{Version: "v1.2.3-test"}}).b
 	h := b.HTTPHandler(nil)
 	rec, rep := getHealth(t, h, http.MethodGet, nil)
 	if rec.Code != http.StatusOK || rep.Status != "ok" || rep.Engine != "local" || rep.Sessions != 0 || rep.Version != "v1.2.3-test" {
@@ -174,8 +176,7 @@ func TestHealth(t *testing.T) {
 		t.Fatalf("POST healthz: %d", rec.Code)
 	}
 
-	down := New(unpingableEngine{enginetest.Local{T: t}}, &Options{Registry: discovery.NewRegistry(discovery.Options{Home: t.TempDir(), Cwd: t.TempDir()})})
-	t.Cleanup(func() { down.Close() })
+	down := newFixture(t, fixtureOptions{Engine: unpingableEngine{enginetest.Local{T: t}}}).b
 	rec, rep = getHealth(t, down.HTTPHandler(nil), http.MethodGet, nil)
 	if rec.Code != http.StatusServiceUnavailable || rep.Status != "unavailable" || !strings.Contains(rep.Error, "engine down") {
 		t.Fatalf("healthz of a failing engine: %d %+v", rec.Code, rep)
@@ -183,8 +184,8 @@ func TestHealth(t *testing.T) {
 }
 
 func TestHealthAndMetricsNeedTheToken(t *testing.T) {
-	b := New(enginetest.Local{T: t}, &Options{Registry: discovery.NewRegistry(discovery.Options{Home: t.TempDir(), Cwd: t.TempDir()})})
-	t.Cleanup(func() { b.Close() })
+	t.Parallel()
+	b := newFixture(t, fixtureOptions{}).b
 	h := b.HTTPHandler(&HTTPOptions{Token: "s3cret"})
 	for _, path := range []string{HealthPath, MetricsPath} {
 		for _, auth := range []string{"", "Bearer wrong"} {
@@ -211,6 +212,7 @@ func TestHealthAndMetricsNeedTheToken(t *testing.T) {
 }
 
 func TestConcurrentScrapes(t *testing.T) {
+	t.Parallel()
 	hb := serveBridge(t, Options{}, HTTPOptions{}, false)
 	client := hb.srv.Client()
 	var wg sync.WaitGroup
@@ -258,8 +260,8 @@ func (severalEngines) Engines() []engine.EngineState {
 }
 
 func TestHealthAndMetricsOfSeveralEngines(t *testing.T) {
-	b := New(severalEngines{enginetest.Local{T: t}}, &Options{Registry: discovery.NewRegistry(discovery.Options{Home: t.TempDir(), Cwd: t.TempDir()})})
-	t.Cleanup(func() { b.Close() })
+	t.Parallel()
+	b := newFixture(t, fixtureOptions{Engine: severalEngines{enginetest.Local{T: t}}}).b
 	h := b.HTTPHandler(nil)
 	rec, rep := getHealth(t, h, http.MethodGet, nil)
 	if rec.Code != http.StatusOK || len(rep.Engines) != 2 || rep.Engines[1].Up || rep.Engines[1].Error != "connection refused" ||
@@ -278,8 +280,7 @@ func TestHealthAndMetricsOfSeveralEngines(t *testing.T) {
 		}
 	}
 	// One engine: no engine series and no engines in the health report.
-	one := New(enginetest.Local{T: t}, &Options{Registry: discovery.NewRegistry(discovery.Options{Home: t.TempDir(), Cwd: t.TempDir()})})
-	t.Cleanup(func() { one.Close() })
+	one := newFixture(t, fixtureOptions{}).b
 	if body := scrape(t, one.HTTPHandler(nil)); strings.Contains(body, "mcp_bridge_engine_up") {
 		t.Fatal("a bridge on one engine reports engine_up")
 	}
@@ -289,8 +290,8 @@ func TestHealthAndMetricsOfSeveralEngines(t *testing.T) {
 }
 
 func TestOpenProbes(t *testing.T) {
-	b := New(enginetest.Local{T: t}, &Options{Registry: discovery.NewRegistry(discovery.Options{Home: t.TempDir(), Cwd: t.TempDir()})})
-	t.Cleanup(func() { b.Close() })
+	t.Parallel()
+	b := newFixture(t, fixtureOptions{}).b
 	h := b.HTTPHandler(&HTTPOptions{Token: "s3cret-token-0123456", OpenProbes: true})
 	get := func(path, host string) int {
 		req := httptest.NewRequest(http.MethodGet, path, nil)

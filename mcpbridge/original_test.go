@@ -13,7 +13,8 @@ import "testing"
 // original reads them, and `except RuntimeError` around a failing proxy
 // call (the original's proxies raised RuntimeError).
 func TestOriginalHelperSpellings(t *testing.T) {
-	cs, _ := connectClientWith(t, defaultConfig(), stubRegistry(t))
+	t.Parallel()
+	cs, _ := connectClient(t, Options{Registry: stubRegistry(t)})
 	code := `print(sorted(t["name"] for t in await mcp_stub.list_tools()))
 print(mcp.runtime.query_tool_docs_sync("stub", "ECHO")["tool"])
 print(sorted((await mcp.runtime.query_tool_docs("stub", "Get-Sum", detail="FULL")).keys()))

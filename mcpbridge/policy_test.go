@@ -13,9 +13,6 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine/enginetest"
-	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/audit"
 )
 
 // policyBridge connects a client (with elicitation answered by answer
@@ -25,44 +22,18 @@ func policyBridge(t *testing.T, text string, answer func(context.Context, *mcp.E
 	return policyBridgeOn(t, text, answer, elicitMaxProtocol)
 }
 
-// policyFiles writes the policy text to a file of a new directory and
-// opens an audit log beside it: their paths, and the log.
-func policyFiles(t *testing.T, text string) (policyPath, auditPath string, alog *audit.Log) {
-	t.Helper()
-	dir := t.TempDir()
-	policyPath = filepath.Join(dir, "policy.json")
-	write(t, policyPath, text)
-	auditPath = filepath.Join(dir, "audit.jsonl")
-	alog, err := audit.Open(auditPath, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { alog.Close() })
-	return policyPath, auditPath, alog
-}
-
 // policyBridgeOn is policyBridge with the client on protocol version.
 func policyBridgeOn(t *testing.T, text string, answer func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error), version string) (*mcp.ClientSession, string) {
 	t.Helper()
-	policyPath, auditPath, alog := policyFiles(t, text)
-	var copts *mcp.ClientOptions
-	if answer != nil {
-		copts = &mcp.ClientOptions{ElicitationHandler: answer}
-	}
-	opts := Options{Registry: stubRegistry(t), PolicyFile: policyPath, Audit: alog}
-	br := New(enginetest.Local{T: t}, &opts)
-	t.Cleanup(func() { br.Close() })
-	st, ct := mcp.NewInMemoryTransports()
-	if _, err := br.Server().Connect(context.Background(), st, nil); err != nil {
-		t.Fatal(err)
-	}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, copts).
-		Connect(context.Background(), ct, &mcp.ClientSessionOptions{ProtocolVersion: version})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cs.Close() })
-	return cs, auditPath
+	f := newFixture(t, policyFixture(t, text, answer, version))
+	return f.connectInMemory(t), f.auditPath
+}
+
+// policyFixture is a bridge on the stub servers under the policy text,
+// with an audit log, whose clients answer elicitation with answer (when
+// set) on protocol version.
+func policyFixture(t *testing.T, text string, answer func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error), version string) fixtureOptions {
+	return fixtureOptions{Options: Options{Registry: stubRegistry(t)}, Policy: text, Audit: true, Client: mcp.ClientOptions{ElicitationHandler: answer}, Protocol: version}
 }
 
 // auditRecords reads the audit log at path.
@@ -86,6 +57,7 @@ func auditRecords(t *testing.T, path string) []map[string]any {
 const stubPolicy = `{"servers": {"stub": {"deny": ["crash"], "confirm": ["get-sum"]}, "Stub Two": {"load": false}}, "max_tool_calls": 3}`
 
 func TestPolicyOnProxiedCalls(t *testing.T) {
+	t.Parallel()
 	var asked []string
 	cs, auditPath := policyBridge(t, stubPolicy, func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 		asked = append(asked, req.Params.Message)
@@ -168,6 +140,7 @@ except MCPError as e:
 }
 
 func TestPolicyConfirmWithoutElicitation(t *testing.T) {
+	t.Parallel()
 	cs, _ := policyBridge(t, stubPolicy, nil)
 	_, text, _ := call(t, cs, map[string]any{"servers": []string{"stub"}, "code": "try:\n    await mcp_stub.get_sum(a=1, b=1)\nexcept MCPError as e:\n    print(e)"})
 	if !strings.Contains(text, "this MCP client cannot be asked (it has no elicitation capability)") {
@@ -180,6 +153,7 @@ func TestPolicyConfirmWithoutElicitation(t *testing.T) {
 }
 
 func TestPolicyElicitationNeverAnswered(t *testing.T) {
+	t.Parallel()
 	cs, _ := policyBridge(t, stubPolicy, func(ctx context.Context, _ *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 		<-ctx.Done() // never answers; the bridge gives up with the call
 		return nil, ctx.Err()
@@ -192,6 +166,7 @@ func TestPolicyElicitationNeverAnswered(t *testing.T) {
 }
 
 func TestPolicyBrokenFileRefusesEverything(t *testing.T) {
+	t.Parallel()
 	cs, _ := policyBridge(t, `{"servers": {`, nil)
 	_, text, _ := call(t, cs, map[string]any{"code": "from mcp import runtime\ntry:\n    runtime.discovered_servers()\nexcept MCPError as e:\n    print(e)"})
 	if !strings.Contains(text, "is invalid, so every proxied tool call is refused") {
@@ -207,6 +182,7 @@ func TestPolicyBrokenFileRefusesEverything(t *testing.T) {
 }
 
 func TestPolicyMalformedAnswers(t *testing.T) {
+	t.Parallel()
 	for _, answer := range []*mcp.ElicitResult{{Action: "maybe"}, {Action: ""}, {Action: "accept", Content: map[string]any{"unasked": 1}}} {
 		cs, _ := policyBridge(t, stubPolicy, func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) { return answer, nil })
 		_, text, _ := call(t, cs, map[string]any{"servers": []string{"stub"}, "code": "try:\n    print(await mcp_stub.get_sum(a=1, b=1))\nexcept MCPError as e:\n    print(e)"})
@@ -227,6 +203,7 @@ func TestPolicyMalformedAnswers(t *testing.T) {
 // 2026-07-28, which is asked through input-required results: the call
 // waits, its code paused, while the client answers and calls again.
 func TestPolicyConfirmByInputRequests(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	var asked []string
 	cs, auditPath := policyBridgeOn(t, `{"servers": {"stub": {"confirm": ["get-sum"]}}}`, func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
@@ -278,6 +255,7 @@ print(await asyncio.gather(mcp_stub.get_sum(a=5, b=5), mcp_stub.get_sum(a=6, b=6
 // the code goes on without the tool (refused), the call ends, and the
 // late answer matches nothing.
 func TestPolicyLateAnswerByInputRequests(t *testing.T) {
+	t.Parallel()
 	var auditPath atomic.Pointer[string]
 	cs, path := policyBridgeOn(t, stubPolicy, func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 		// Answered once the call that asked has ended (its timeout is
@@ -311,6 +289,7 @@ func TestPolicyLateAnswerByInputRequests(t *testing.T) {
 // is one denied audit record, with the rule: the sandbox refuses none
 // itself.
 func TestPolicyDeniedToolsAreRefusedByTheBridge(t *testing.T) {
+	t.Parallel()
 	const text = `{"servers": {"stub": {"allow": ["echo", "get-sum", "crash"], "deny": ["crash", "get-*"]}, "Stub Two": {"load": false}}}`
 	cs, auditPath := policyBridge(t, text, nil)
 	policyFile := filepath.Join(filepath.Dir(auditPath), "policy.json")

@@ -11,7 +11,6 @@ import (
 
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine/enginetest"
-	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/discovery"
 )
 
 // verifyNoLeaks fails the test if goroutines started during it outlive
@@ -25,9 +24,7 @@ func verifyNoLeaks(t *testing.T) {
 // poolBridge returns a bridge on eng whose pool has size sessions.
 func poolBridge(t *testing.T, eng engine.Engine, size int, once bool) *Bridge {
 	t.Helper()
-	reg := discovery.NewRegistry(discovery.Options{Home: t.TempDir(), Cwd: t.TempDir()})
-	b := New(eng, &Options{PoolSize: size, PoolOnce: once, Registry: reg})
-	t.Cleanup(func() { b.Close() })
+	b := newFixture(t, fixtureOptions{Engine: eng, Options: Options{PoolSize: size, PoolOnce: once}}).b
 	if b.pool == nil {
 		t.Fatal("no pool")
 	}

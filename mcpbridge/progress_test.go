@@ -5,33 +5,21 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/discovery"
 )
 
 // progressClient connects a client that records the progress
 // notifications it receives.
 func progressClient(t *testing.T) (*mcp.ClientSession, func() []*mcp.ProgressNotificationParams) {
 	t.Helper()
-	var mu sync.Mutex
-	var got []*mcp.ProgressNotificationParams
-	copts := &mcp.ClientOptions{ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
-		mu.Lock()
-		defer mu.Unlock()
-		got = append(got, req.Params)
-	}}
-	opts := Options{Registry: discovery.NewRegistry(discovery.Options{Home: t.TempDir(), Cwd: t.TempDir()})}
-	cs, _ := connectOver(t, opts, copts, func(ct mcp.Transport) mcp.Transport { return ct })
-	return cs, func() []*mcp.ProgressNotificationParams {
-		mu.Lock()
-		defer mu.Unlock()
-		return append([]*mcp.ProgressNotificationParams(nil), got...)
-	}
+	var got notes[*mcp.ProgressNotificationParams]
+	cs := newFixture(t, fixtureOptions{Client: mcp.ClientOptions{
+		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) { got.add(req.Params) },
+	}}).connectInMemory(t)
+	return cs, got.all
 }
 
 // callWithToken calls run_python with code and a progress token.
@@ -140,6 +128,7 @@ func TestProgressHeartbeat(t *testing.T) {
 }
 
 func TestNoProgressWithoutToken(t *testing.T) {
+	t.Parallel()
 	cs, got := progressClient(t)
 	callWithToken(t, cs, nil, "from mcp import runtime\nimport time\nfor i in range(3):\n    print(i); runtime.report_progress(i); time.sleep(0.15)")
 	if n := got(); len(n) != 0 {
@@ -180,6 +169,7 @@ func TestProgressTokenOfAnyJSONType(t *testing.T) {
 }
 
 func TestProgressBoundedUnderFloods(t *testing.T) {
+	t.Parallel()
 	cs, got := progressClient(t)
 	// 20 MB of output without a newline, invalid UTF-8, and a flood of
 	// reports: the call ends normally, the result keeps the cap, every
@@ -207,6 +197,7 @@ print("end")`)
 }
 
 func TestProgressLastReportNotWithheld(t *testing.T) {
+	t.Parallel()
 	cs, got := progressClient(t)
 	// The last report comes right before the call ends, and one comes
 	// within 50 ms of the one before and is followed by silence: both

@@ -1,7 +1,6 @@
 package mcpbridge
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,7 +9,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine/enginetest"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/discovery"
 )
 
@@ -27,23 +25,8 @@ func twoClients(t *testing.T, shared bool) (a, b *mcp.ClientSession) {
 	write(t, filepath.Join(home, "MCPs", "slow.json"), `{"mcpServers": {
 		"slow": {"command": "`+self+`", "env": {"`+stubServerEnv+`": "1", "`+stubSlowEnv+`": "1"}`+sharedJSON+`}
 	}}`)
-	opts := defaultConfig()
-	opts.Registry = discovery.NewRegistry(discovery.Options{Home: home, Cwd: t.TempDir(), AllowSelf: true})
-	br := New(enginetest.Local{T: t}, &opts)
-	t.Cleanup(func() { br.Close() })
-	connect := func() *mcp.ClientSession {
-		st, ct := mcp.NewInMemoryTransports()
-		if _, err := br.Server().Connect(context.Background(), st, nil); err != nil {
-			t.Fatal(err)
-		}
-		cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(context.Background(), ct, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { cs.Close() })
-		return cs
-	}
-	return connect(), connect()
+	f := newFixture(t, fixtureOptions{Options: Options{Registry: discovery.NewRegistry(discovery.Options{Home: home, Cwd: t.TempDir(), AllowSelf: true})}})
+	return f.connectInMemory(t), f.connectInMemory(t)
 }
 
 func serverPID(t *testing.T, cs *mcp.ClientSession) string {
@@ -58,6 +41,7 @@ func serverPID(t *testing.T, cs *mcp.ClientSession) string {
 // TestProxiedServersPerSession checks that by default each client
 // session gets its own instance of a server it loads.
 func TestProxiedServersPerSession(t *testing.T) {
+	t.Parallel()
 	a, b := twoClients(t, false)
 	if pa, pb := serverPID(t, a), serverPID(t, b); pa == pb {
 		t.Fatalf("both sessions use server process %s, want one each", pa)
@@ -70,6 +54,7 @@ func TestProxiedServersPerSession(t *testing.T) {
 // other session's call on the same server running to its answer, on the
 // same server process.
 func TestSharedServerSurvivesAnotherSessionsCancel(t *testing.T) {
+	t.Parallel()
 	a, b := twoClients(t, true)
 	pid := serverPID(t, a)
 	if pb := serverPID(t, b); pb != pid {

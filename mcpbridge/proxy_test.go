@@ -30,7 +30,8 @@ func stubRegistry(t *testing.T) *discovery.Registry {
 }
 
 func TestProxiedServers(t *testing.T) {
-	cs, _ := connectClientWith(t, defaultConfig(), stubRegistry(t))
+	t.Parallel()
+	cs, _ := connectClient(t, Options{Registry: stubRegistry(t)})
 	run := func(args map[string]any) (string, bool) {
 		t.Helper()
 		res, text, _ := call(t, cs, args)

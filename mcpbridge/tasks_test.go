@@ -14,8 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine/enginetest"
-	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/discovery"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/handle"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -25,7 +23,7 @@ import (
 // hb, declaring the Tasks extension when declare is set, with the headers
 // the protocol asks for; it returns the HTTP status and the JSON-RPC
 // response.
-func taskRPC(t *testing.T, hb *httpBridge, token, method string, params map[string]any, declare bool) (int, map[string]any) {
+func taskRPC(t *testing.T, hb *fixture, token, method string, params map[string]any, declare bool) (int, map[string]any) {
 	t.Helper()
 	caps := map[string]any{}
 	if declare {
@@ -70,7 +68,7 @@ func taskRPC(t *testing.T, hb *httpBridge, token, method string, params map[stri
 
 // runTaskCall calls run_python with args as a client that declares the
 // extension and returns the result (a task, or a plain result).
-func runTaskCall(t *testing.T, hb *httpBridge, token string, args map[string]any) map[string]any {
+func runTaskCall(t *testing.T, hb *fixture, token string, args map[string]any) map[string]any {
 	t.Helper()
 	_, msg := taskRPC(t, hb, token, "tools/call", map[string]any{"name": "run_python", "arguments": args}, true)
 	res, ok := msg["result"].(map[string]any)
@@ -82,7 +80,7 @@ func runTaskCall(t *testing.T, hb *httpBridge, token string, args map[string]any
 
 // pollTask polls tasks/get until the task's status is one of want (or
 // 20 s), and returns its last result.
-func pollTask(t *testing.T, hb *httpBridge, token, id string, want ...string) map[string]any {
+func pollTask(t *testing.T, hb *fixture, token, id string, want ...string) map[string]any {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for {
@@ -129,6 +127,7 @@ func isAck(r map[string]any) bool {
 // while it runs, then the same result a plain call gives (the handle it
 // minted included), as often as it is read.
 func TestTaskLifecycle(t *testing.T) {
+	t.Parallel()
 	hb := serveBridge(t, Options{Tasks: TaskOptions{After: time.Nanosecond}}, HTTPOptions{}, false)
 	res := runTaskCall(t, hb, "", map[string]any{"code": "from mcp import runtime\nimport time\nprint('started')\nruntime.report_progress(1, 2, 'half way')\ntime.sleep(1.5)\nprint('done')"})
 	id, _ := res["taskId"].(string)
@@ -181,6 +180,7 @@ func TestTaskLifecycle(t *testing.T) {
 // declares the extension, with a timeout above MCP_BRIDGE_TASK_AFTER;
 // code that raises ends completed, with the plain call's isError result.
 func TestTaskOnlyWhenAsked(t *testing.T) {
+	t.Parallel()
 	hb := serveBridge(t, Options{Tasks: TaskOptions{After: 60 * time.Second}, MaxTimeout: 300 * time.Second}, HTTPOptions{}, false)
 	res := runTaskCall(t, hb, "", map[string]any{"code": "print(1)", "timeout": 30})
 	if res["resultType"] == "task" || resultText(res) == "" {
@@ -229,6 +229,7 @@ func TestTaskOnlyWhenAsked(t *testing.T) {
 // acknowledged and change nothing; an update with no question pending
 // is acknowledged and ignored.
 func TestTaskCancelKeepsState(t *testing.T) {
+	t.Parallel()
 	hb := serveBridge(t, Options{Tasks: TaskOptions{After: time.Nanosecond}}, HTTPOptions{}, false)
 	_, msg := taskRPC(t, hb, "", "tools/call", map[string]any{"name": "run_python", "arguments": map[string]any{"code": "x = 1"}}, false)
 	sc, _ := msg["result"].(map[string]any)["structuredContent"].(map[string]any)
@@ -269,6 +270,7 @@ func TestTaskCancelKeepsState(t *testing.T) {
 // and malformed IDs (-32602), a mismatched Mcp-Name (-32020), and the
 // 2025-11-25 methods the extension dropped (-32601).
 func TestTaskRefusals(t *testing.T) {
+	t.Parallel()
 	const token = "0123456789abcdef-token"
 	hb := serveBridge(t, Options{Tasks: TaskOptions{After: time.Nanosecond}}, HTTPOptions{Token: token}, false)
 	res := runTaskCall(t, hb, token, map[string]any{"code": "print(1)"})
@@ -326,10 +328,9 @@ func TestTaskRefusals(t *testing.T) {
 // task wait for input, with the question under a key never reused;
 // tasks/update answers it and the code goes on.
 func TestTaskConfirm(t *testing.T) {
-	dir := t.TempDir()
-	policyPath := filepath.Join(dir, "policy.json")
-	write(t, policyPath, `{"servers": {"stub": {"confirm": ["get-sum"]}}}`)
-	hb := serveBridge(t, Options{Registry: stubRegistry(t), PolicyFile: policyPath, Tasks: TaskOptions{After: time.Nanosecond}}, HTTPOptions{}, false)
+	t.Parallel()
+	hb := newFixture(t, fixtureOptions{Engine: newTrackingEngine(t), Options: Options{Registry: stubRegistry(t), Tasks: TaskOptions{After: time.Nanosecond}},
+		Policy: `{"servers": {"stub": {"confirm": ["get-sum"]}}}`, HTTP: &HTTPOptions{}})
 	res := runTaskCall(t, hb, "", map[string]any{"servers": []string{"stub"}, "code": `print(await mcp_stub.get_sum(a=40, b=2))
 try:
     await mcp_stub.get_sum(a=1, b=1)
@@ -429,6 +430,7 @@ func TestTaskBoundsAndTTL(t *testing.T) {
 // in the sandbox's queue (CI once saw a second task run before the
 // first, which had not reached the queue yet).
 func TestTasksRunInOrder(t *testing.T) {
+	t.Parallel()
 	hb := serveBridge(t, Options{Tasks: TaskOptions{After: time.Nanosecond}}, HTTPOptions{}, false)
 	_, msg := taskRPC(t, hb, "", "tools/call", map[string]any{"name": "run_python", "arguments": map[string]any{"code": "order = []"}}, false)
 	h := msg["result"].(map[string]any)["structuredContent"].(map[string]any)["session"].(string)
@@ -454,14 +456,10 @@ type rawConn struct {
 	id   int64
 }
 
-// rawSession connects a rawConn to b.
-func rawSession(t *testing.T, b *Bridge) *rawConn {
+// rawSession connects a rawConn to the bridge of f.
+func (f *fixture) rawSession(t *testing.T) *rawConn {
 	t.Helper()
-	st, ct := mcp.NewInMemoryTransports()
-	if _, err := b.Server().Connect(context.Background(), st, nil); err != nil {
-		t.Fatal(err)
-	}
-	conn, err := ct.Connect(context.Background())
+	conn, err := f.serve(t).Connect(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -510,10 +508,9 @@ func (c *rawConn) call(method string, params map[string]any) (map[string]any, ma
 // TestTaskOfAnMCPSession: over one MCP session (stdio), a task is bound
 // to the session: its ID is followed there, and not through another.
 func TestTaskOfAnMCPSession(t *testing.T) {
-	opts := Options{Registry: discovery.NewRegistry(discovery.Options{Home: t.TempDir(), Cwd: t.TempDir()}), Tasks: TaskOptions{After: time.Nanosecond}}
-	b := New(enginetest.Local{T: t}, &opts)
-	t.Cleanup(func() { b.Close() })
-	c, other := rawSession(t, b), rawSession(t, b)
+	t.Parallel()
+	f := newFixture(t, fixtureOptions{Options: Options{Tasks: TaskOptions{After: time.Nanosecond}}})
+	c, other := f.rawSession(t), f.rawSession(t)
 	res, e := c.call("tools/call", map[string]any{"name": "run_python", "arguments": map[string]any{"code": "x = 6\nprint(x * 7)"}})
 	id, _ := res["taskId"].(string)
 	if e != nil || res["resultType"] != "task" || !strings.HasPrefix(id, sessionTaskPrefix) {
@@ -547,6 +544,7 @@ func TestTaskOfAnMCPSession(t *testing.T) {
 // whole on every status change until all ended; a client that does not
 // declare the extension is refused.
 func TestTaskStatusNotifications(t *testing.T) {
+	t.Parallel()
 	const token = "0123456789abcdef-token"
 	hb := serveBridge(t, Options{Tasks: TaskOptions{After: time.Nanosecond}}, HTTPOptions{Token: token}, false)
 	id := runTaskCall(t, hb, token, map[string]any{"code": "import time\ntime.sleep(1)\nprint('slept')"})["taskId"].(string)

@@ -30,6 +30,7 @@ const stubMeta = `{"io.modelcontextprotocol/serverInfo": {"name": "stub", "versi
 // raises for an error; raw returns the whole CallToolResult dict, as the
 // original bridge did, errors included, in the original's key order.
 func TestToolResults(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		mode string
 		want []string
@@ -54,7 +55,7 @@ func TestToolResults(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run("mode="+tt.mode, func(t *testing.T) {
-			cs, _ := connectClientWith(t, Options{ToolResults: tt.mode}, stubRegistry(t))
+			cs, _ := connectClient(t, Options{ToolResults: tt.mode, Registry: stubRegistry(t)})
 			res, text, _ := call(t, cs, map[string]any{"servers": []string{"stub"}, "code": toolResultsCode})
 			if res.IsError {
 				t.Fatalf("the call failed: %s", text)
