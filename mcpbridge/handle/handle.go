@@ -254,6 +254,10 @@ func decode(f form, h string) ([]byte, error) {
 		return nil, bad(fmt.Sprintf("it is %d characters, longer than any %s", len(h), f.what))
 	case !strings.HasPrefix(h, f.prefix):
 		return nil, bad(fmt.Sprintf("a %s begins with %q", f.what, f.prefix))
+	case strings.ContainsAny(h, "\r\n"):
+		// The base64 decoder skips line breaks, even Strict: without
+		// this, one handle would have many spellings.
+		return nil, bad("it holds a line break")
 	}
 	b, err := base64.RawURLEncoding.Strict().DecodeString(h[len(f.prefix):])
 	if err != nil {
