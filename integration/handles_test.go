@@ -59,6 +59,10 @@ func runIn(t testing.TB, cs *mcp.ClientSession, h, code string, timeout int) (st
 	return runWith(t, cs, args)
 }
 
+// letGoCallAgain is what a replica answers a call that came as it let the
+// handle's idle sandbox go (mcpbridge/run_python.go).
+const letGoCallAgain = "let the handle's idle sandbox go as the call came; call again"
+
 // runWith calls run_python with args and returns the text, whether it is
 // an error, and the handle the result mints.
 func runWith(t testing.TB, cs *mcp.ClientSession, args map[string]any) (string, bool, string) {
@@ -68,6 +72,15 @@ func runWith(t testing.TB, cs *mcp.ClientSession, args map[string]any) (string, 
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "run_python", Arguments: args})
 	if err != nil {
 		t.Fatalf("run_python: %v", err)
+	}
+	// A replica that let the handle's idle sandbox go just as the call
+	// came says so and asks for the call again, its state kept: a client
+	// does as told, once.
+	if text := res.Content[0].(*mcp.TextContent).Text; res.IsError && strings.Contains(text, letGoCallAgain) {
+		t.Logf("the replica let the sandbox go as the call came; calling again: %q", text)
+		if res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "run_python", Arguments: args}); err != nil {
+			t.Fatalf("run_python, called again: %v", err)
+		}
 	}
 	var sc struct {
 		Session string `json:"session"`
