@@ -57,10 +57,15 @@ func sameAuthority(header, host string, port, def int) bool {
 
 // exchange sends req to the host on up (its responses read through ubr)
 // with the policy's headers, and its response back to conn; last closes
-// the connection after it.
+// the connection after it. A method the policy refuses for the host
+// (CheckMethod) is answered with a 403.
 func (c *Client) exchange(conn net.Conn, ubr *bufio.Reader, up net.Conn, req *http.Request, host string, port int, cv *conversation, last bool) error {
 	for _, h := range hopHeaders {
 		req.Header.Del(h)
+	}
+	if d := cv.network.CheckMethod(host, port, req.Method); !d.Allowed {
+		cv.answer(conn, http.StatusForbidden, outcomeDenied, d.Reason+cv.note)
+		return errors.New(d.Reason)
 	}
 	for _, h := range cv.network.Inject(host, port) {
 		req.Header.Set(h.Name, h.Value.Reveal())

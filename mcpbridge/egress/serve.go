@@ -88,9 +88,9 @@ func (c *Client) networkOf(p *policy.Policy) (*policy.Network, error) {
 	if c.install == nil {
 		return p.Network(), nil
 	}
-	n, err := p.InstallNetwork(c.install)
+	n, err := p.InstallNetwork(*c.install)
 	if err != nil {
-		return nil, fmt.Errorf("the package index hosts: %w", err)
+		return nil, fmt.Errorf("the package install hosts: %w", err)
 	}
 	return n, nil
 }
