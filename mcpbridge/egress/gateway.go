@@ -71,7 +71,8 @@ type Options struct {
 	// CA signs the certificates the gateway shows sandbox code for the
 	// hosts it adds a secret to. Zero: a CA made by New, kept in memory.
 	CA *CA
-	// Audit receives an egress record of every connection. Zero: none.
+	// Audit receives an egress record of every connection, and of every
+	// request of an intercepted one. Zero: none.
 	Audit *audit.Log
 	// Metrics receive counts. Zero: none.
 	Metrics Metrics

@@ -161,9 +161,30 @@ func echoHeaders(w http.ResponseWriter, r *http.Request) {
 	fmt.Fprintf(w, "auth=%q path=%s host=%s", r.Header.Get("Authorization"), r.URL.Path, r.Host)
 }
 
+// authLog is a handler that records the Authorization header of each
+// request, then answers as echoHeaders (whose echo the gateway masks).
+type authLog struct {
+	mu   sync.Mutex
+	seen []string
+}
+
+func (l *authLog) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	l.mu.Lock()
+	l.seen = append(l.seen, r.Header.Get("Authorization"))
+	l.mu.Unlock()
+	echoHeaders(w, r)
+}
+
+func (l *authLog) all() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return strings.Join(l.seen, ",")
+}
+
 func TestPlainHTTPAllowedWithSecret(t *testing.T) {
 	t.Setenv("EGRESS_TEST_TOKEN", "s3cret-value")
-	srv := httptest.NewServer(http.HandlerFunc(echoHeaders))
+	seen := &authLog{}
+	srv := httptest.NewServer(seen)
 	defer srv.Close()
 	hp := strings.TrimPrefix(srv.URL, "http://")
 	r := newRig(t, fmt.Sprintf(`{"allow": [%q], "inject": [{"host": %q, "header": "Authorization", "value": "Bearer ${EGRESS_TEST_TOKEN}"}]}`, hp, hp), nil)
@@ -175,8 +196,12 @@ func TestPlainHTTPAllowedWithSecret(t *testing.T) {
 	}
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if want := `auth="Bearer s3cret-value" path=/data`; !strings.HasPrefix(string(body), want) {
-		t.Fatalf("the server saw %q, want %q", body, want)
+	if got := seen.all(); got != "Bearer s3cret-value" {
+		t.Fatalf("the server saw Authorization %q", got)
+	}
+	// The server's echo reaches the sandbox masked.
+	if want := `auth="` + strings.Repeat("*", len("Bearer s3cret-value")) + `" path=/data`; !strings.HasPrefix(string(body), want) {
+		t.Fatalf("the sandbox read %q, want %q", body, want)
 	}
 	rec := r.records(1)
 	if strings.Contains(rec, "s3cret") || strings.Contains(rec, "hidden") {
@@ -287,7 +312,8 @@ func TestTunnelEndToEnd(t *testing.T) {
 
 func TestInterceptAddsSecretOverTLS(t *testing.T) {
 	t.Setenv("EGRESS_TEST_TOKEN", "tls-s3cret")
-	srv := httptest.NewTLSServer(http.HandlerFunc(echoHeaders))
+	seen := &authLog{}
+	srv := httptest.NewTLSServer(seen)
 	defer srv.Close()
 	hp := strings.TrimPrefix(srv.URL, "https://")
 	upstreamRoots := x509.NewCertPool()
@@ -305,9 +331,12 @@ func TestInterceptAddsSecretOverTLS(t *testing.T) {
 		}
 		body, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		if want := fmt.Sprintf(`auth="token tls-s3cret" path=/api/%d`, i); !strings.HasPrefix(string(body), want) {
-			t.Fatalf("request %d: the server saw %q, want %q", i, body, want)
+		if want := fmt.Sprintf(`auth="%s" path=/api/%d`, strings.Repeat("*", len("token tls-s3cret")), i); !strings.HasPrefix(string(body), want) {
+			t.Fatalf("request %d: the sandbox read %q, want %q", i, body, want)
 		}
+	}
+	if got := seen.all(); got != "token tls-s3cret,token tls-s3cret" {
+		t.Fatalf("the server saw Authorization %q", got)
 	}
 	// The sandbox, trusting only its system roots, refuses the gateway's
 	// certificate: it must be given the CA.
@@ -545,6 +574,9 @@ func TestInstallClient(t *testing.T) {
 		go c.Serve(gateway)
 		go io.WriteString(sandbox, request)
 		reply, _ := io.ReadAll(sandbox)
+		if strings.Contains(string(reply), "index-s3cret") {
+			t.Errorf("the answer shows the index's token: %q", reply)
+		}
 		line, _, _ := strings.Cut(string(reply), "\r\n")
 		return line
 	}

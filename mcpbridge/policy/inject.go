@@ -1,7 +1,8 @@
 package policy
 
 // The inject rules once parsed: which headers a request to a host gets,
-// and which methods may carry them.
+// which methods may carry them, and what the host's answers must not
+// show.
 
 import (
 	"fmt"
@@ -25,17 +26,38 @@ func (n *Network) HasInject(host string, port int) bool {
 	return len(n.matchingInject(host, port)) > 0
 }
 
+// Masks returns what the answers of host:port must not show, longest
+// first: each ${NAME} expansion of the values its inject rules add, and
+// each whole value of 8 bytes or more (a short value written in the
+// file, such as an API version, is ordinary text). The gateway replaces
+// every occurrence with a mask of the same length.
+func (n *Network) Masks(host string, port int) []Secret {
+	var out []Secret
+	for _, r := range n.matchingInject(host, port) {
+		out = append(out, r.masks...)
+	}
+	return out
+}
+
 // CheckMethod decides whether a request of method may go to host:port,
-// a host the connection was allowed to: on an install network
-// (InstallNetwork), every method but GET and HEAD, the methods pip
-// fetches with, to an index host with an inject rule is refused. Any
-// method goes to other hosts.
+// a host the connection was allowed to: to a host with an inject rule,
+// TRACE and TRACK are refused (they echo the request, its secret
+// included, back to the sandbox); on an install network
+// (InstallNetwork), so is every method but GET and HEAD, the methods pip
+// fetches with, to an index host with an inject rule. Any method goes to
+// other hosts.
 func (n *Network) CheckMethod(host string, port int, method string) Decision {
-	if n.install == nil || !n.HasInject(host, port) || method == http.MethodGet || method == http.MethodHead {
+	if !n.HasInject(host, port) {
 		return Decision{Allowed: true}
 	}
 	target := hostPort(strings.Trim(host, "[]"), port)
-	return refuse("", fmt.Sprintf("%s: %s is refused: package installs send the index's credentials with GET and HEAD only", target, method))
+	switch m := strings.ToUpper(method); {
+	case m == "TRACE" || m == "TRACK":
+		return refuse("", fmt.Sprintf("%s: %s is refused to a host the gateway adds a secret to: it would echo the secret back", target, method))
+	case n.install != nil && method != http.MethodGet && method != http.MethodHead:
+		return refuse("", fmt.Sprintf("%s: %s is refused: package installs send the index's credentials with GET and HEAD only", target, method))
+	}
+	return Decision{Allowed: true}
 }
 
 func (n *Network) matchingInject(host string, port int) []*injectRule {

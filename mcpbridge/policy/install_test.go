@@ -76,9 +76,9 @@ func TestInstallNetwork(t *testing.T) {
 	}
 }
 
-// TestCheckMethod: an install sends only GET and HEAD to an index with
-// an inject rule, and any method to a host without; a sandbox's own
-// network any method.
+// TestCheckMethod: to a host with an inject rule TRACE and TRACK are
+// refused; an install sends only GET and HEAD to an index with one, and
+// any method to a host without.
 func TestCheckMethod(t *testing.T) {
 	p, err := parseWith([]byte(`{"network": {"allow": ["api.example.org", "plain.example.org"],
 		"inject": [{"host": "api.example.org", "header": "Authorization", "value": "Bearer ${TOKEN}"},
@@ -98,7 +98,10 @@ func TestCheckMethod(t *testing.T) {
 		why    string // "": allowed
 	}{
 		{own, "api.example.org", "GET", ""},
-		{own, "api.example.org", "POST", ""}, // an API's secret goes with any method
+		{own, "api.example.org", "POST", ""}, // an API's secret goes with any method but the echoing ones
+		{own, "api.example.org", "TRACE", "TRACE is refused to a host the gateway adds a secret to"},
+		{own, "api.example.org", "track", "track is refused"},
+		{own, "plain.example.org", "TRACE", ""}, // no secret to echo
 		{install, "mirror.internal", "GET", ""},
 		{install, "mirror.internal", "HEAD", ""},
 		{install, "mirror.internal", "POST", "mirror.internal:443: POST is refused: package installs send the index's credentials with GET and HEAD only"},
@@ -111,5 +114,33 @@ func TestCheckMethod(t *testing.T) {
 		if d.Allowed != (tt.why == "") || !strings.Contains(d.Reason, tt.why) {
 			t.Errorf("CheckMethod(%s, %s) = %+v, want %q", tt.host, tt.method, d, tt.why)
 		}
+	}
+}
+
+// TestMasks: what a host's answers must not show is each ${NAME}
+// expansion of its inject values, and each whole value of 8 bytes or
+// more; a short value written in the file is not masked, and another
+// host's values are not its.
+func TestMasks(t *testing.T) {
+	p, err := parseWith([]byte(`{"network": {"allow": ["api.example.org"],
+		"inject": [{"host": "api.example.org", "header": "Authorization", "value": "Bearer ${TOKEN}"},
+		           {"host": "api.example.org", "header": "X-Api-Version", "value": "v3"},
+		           {"host": "api.example.org", "header": "X-Key", "value": "literal-key-in-file"},
+		           {"host": "api.example.org", "header": "X-Pin", "value": "${PIN}"},
+		           {"host": "other.example.org", "header": "X-Other", "value": "${OTHER}"}]}}`), "p.json",
+		env("TOKEN", secretToken, "PIN", "4711", "OTHER", "other-secret-value"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, s := range p.Network().Masks("api.example.org", 443) {
+		got = append(got, s.Reveal())
+	}
+	want := []string{"Bearer " + secretToken, secretToken, "literal-key-in-file", "4711"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("masks %q, want %q", got, want)
+	}
+	if m := p.Network().Masks("plain.example.org", 443); len(m) != 0 {
+		t.Errorf("a host without a rule has masks: %d", len(m))
 	}
 }

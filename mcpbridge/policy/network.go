@@ -162,6 +162,7 @@ type injectRule struct {
 	host   entry
 	header string
 	value  Secret
+	masks  []Secret // what answers must not show (maskValues)
 }
 
 // String summarizes n without any injected value.
