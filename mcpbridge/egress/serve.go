@@ -305,9 +305,18 @@ func (c *Client) dial(n *policy.Network, addrs []netip.Addr, port int) (net.Conn
 }
 
 // decideAndDial resolves and dials host:port for cv, recording what it
-// learns; on failure it answers conn and returns nil.
+// learns; on failure it answers conn and returns nil. Once the call's
+// bytes have reached max_bytes_per_call no connection is made.
 func (c *Client) decideAndDial(conn net.Conn, host string, port int, cv *conversation) net.Conn {
 	cv.Host, cv.Port = host, port
+	if limit := cv.network.MaxBytesPerCall(); c.callUsed.Load() >= limit {
+		// Spent: a connection made now could carry what its handshake
+		// and head hold before any byte is counted against the call.
+		c.overBudget(cv, fmt.Sprintf("refused: the call's bytes through the gateway had reached max_bytes_per_call (%d)", limit))
+		cv.answer(conn, http.StatusForbidden, outcomeDenied, fmt.Sprintf("%s: the call's bytes through the gateway have reached max_bytes_per_call (%d): no connection is made until the next call%s",
+			net.JoinHostPort(host, strconv.Itoa(port)), limit, cv.note))
+		return nil
+	}
 	addrs, rule, err := c.resolve(cv.network, host, port)
 	cv.Rule = rule
 	if err != nil {
