@@ -223,7 +223,10 @@ except Exception as e:
 			"InstallError True installing nosuchpkg>=2: pip exited with 1: "},
 		{"try:\n    await runtime.install('--index-url=http://127.0.0.1:9/simple/')\nexcept runtime.InstallError as e:\n    print(e)",
 			"pip options are not allowed"},
+		// Open while an install is answered, it reaches the index hosts
+		// only.
 		{`import mcp_sandbox_runtime as rt, urllib.request, urllib.error
+rt.rpc_sync({"type": "install", "requirements": ["mcpegresstest"], "have_wheel": True})
 opener = urllib.request.build_opener(urllib.request.ProxyHandler({"http": rt.install_endpoint()}))
 try:
     opener.open("http://127.0.0.2:9/", timeout=20)

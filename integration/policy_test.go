@@ -75,7 +75,7 @@ for route in (lambda: mcp_everything.get_env(), lambda: runtime.call_tool('every
 		}
 		want(0, r[0].Text == "('everything', 'filesystem')")
 		want(1, r[1].IsError && strings.Contains(r[1].Text, `the server 'memory' may not be loaded: servers["memory"].load is false`))
-		denied := `refused by the tool policy: everything.get-env is denied: servers["everything"].deny "get-env" (in ` + filepath.Join(home, "MCPs", "policy.json") + ")"
+		denied := `refused by the tool policy: everything.get-env is denied: servers["everything"].deny "get-env" (in policy.json)`
 		want(2, strings.HasPrefix(r[2].Text, "False False True\n[]\n") && strings.Count(r[2].Text, denied) == 2)
 		want(3, strings.HasPrefix(r[3].Text, "The sum of 40 and 2 is 42.\nrefused by the tool policy: everything.get-sum was declined by the user (decline)"))
 		want(4, strings.HasPrefix(r[4].Text, "ok 0\nok 1\nok 2\nok 3\nrefused by the tool policy: more than 4 proxied tool calls in one run_python call"))

@@ -9,6 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/entrypoint"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/policy"
 )
 
 // newClientSession returns a client session whose sandbox is not started;
@@ -48,9 +49,17 @@ func (b *Bridge) buildClientSession(newSession func(*entrypoint.Options) *entryp
 		cs.egress = b.egress.NewClient(name)
 		opts.Egress = cs.egress.Serve
 		opts.EgressCA = b.egress.CA()
-		// runtime.install: pip's connections reach the indexes only, and
+		// runtime.install: pip's connections reach the indexes and their
+		// file hosts only, while the call that asked for it runs, and
 		// what it installs goes to a tmpfs of the sandbox's own.
-		opts.EgressInstall = serveInstall(cs, b.egress.NewInstallClient(name, b.opts.Packages.IndexHosts()))
+		ic := b.egress.NewInstallClient(name, policy.InstallHosts{Index: b.opts.Packages.IndexHosts(), Files: b.opts.Packages.FileHosts()})
+		cs.install = newInstallGate(ic, func() any {
+			if ci := cs.current.Load(); ci != nil {
+				return ci
+			}
+			return nil // not a typed nil: no call runs
+		})
+		opts.EgressInstall = cs.install.serve
 		opts.Spec.SiteBytes = b.opts.Packages.SessionMax()
 	}
 	if b.packages != nil {

@@ -3,31 +3,39 @@ package mcpbridge
 import (
 	"errors"
 	"fmt"
-	"net"
-	"time"
 
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine"
-	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/egress"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/packages"
 )
 
-// installWindow is how long after answering runtime.install the bridge
-// serves the connections of that sandbox's install endpoint: pip's run
-// (the runtime bounds it to 15 minutes) and a margin. Outside it they are
-// closed at once, so that code cannot use the endpoint to reach the
-// indexes when no install runs.
-const installWindow = 16 * time.Minute
+// errInstallOutsideCall reports a runtime.install asked while no
+// run_python call of the session runs (code a call left running).
+var errInstallOutsideCall = errors.New("runtime.install runs within a run_python call: no call of this session is running")
 
-// serveInstall returns the handler of cs's install endpoint: ic's, within
-// installWindow of an install request of cs, else a closed connection.
-func serveInstall(cs *clientSession, ic *egress.Client) func(net.Conn) {
-	return func(c net.Conn) {
-		if time.Now().UnixNano() > cs.installUntil.Load() {
-			c.Close()
-			return
+// install answers runtime.install for the client session cs: the plan of
+// an install of reqs (installPlan), opening the endpoint for the call in
+// progress; or, with op "ended", the runtime's report that a pip it
+// started ended.
+func (b *Bridge) install(cs *clientSession, op string, reqs []string, haveWheel bool) (any, error) {
+	ci := cs.current.Load()
+	if op == "ended" {
+		if cs.install != nil && ci != nil {
+			cs.install.ended(ci)
 		}
-		ic.Serve(c)
+		return map[string]any{}, nil
 	}
+	plan, err := b.installPlan(reqs, haveWheel)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case cs.install == nil:
+		return nil, errNoGateway
+	case ci == nil:
+		return nil, errInstallOutsideCall
+	}
+	cs.install.open(ci)
+	return plan, nil
 }
 
 // errNoGateway reports an install asked of a bridge whose egress gateway,

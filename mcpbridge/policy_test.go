@@ -104,7 +104,7 @@ except MCPError as e:
 		t.Fatalf("questions: %q", asked)
 	}
 	text = run(map[string]any{"code": "for i in range(4):\n    try:\n        await mcp_stub.echo(message=str(i))\n        print('ok', i)\n    except MCPError as e:\n        print(e)"})
-	if text != "ok 0\nok 1\nok 2\nrefused by the tool policy: more than 3 proxied tool calls in one run_python call (max_tool_calls (in "+filepath.Dir(auditPath)+"/policy.json))" {
+	if text != "ok 0\nok 1\nok 2\nrefused by the tool policy: more than 3 proxied tool calls in one run_python call (max_tool_calls (in policy.json))" {
 		t.Fatalf("quota: %q", text)
 	}
 	if text := run(map[string]any{"code": "print(await mcp_stub.echo(message='next call'))"}); text != "next call" {
@@ -309,7 +309,7 @@ for route, fn in routes:
     except MCPError as e:
         print(route, type(e).__name__, isinstance(e, AttributeError), e)
 print(await mcp_stub.echo(message='still fine'))`})
-	note := " (in " + policyFile + ")"
+	note := " (in " + filepath.Base(policyFile) + ")"
 	want := strings.Join([]string{
 		"['echo'] False",
 		`proxy MCPToolDenied True refused by the tool policy: stub.crash is denied: servers["stub"].deny "crash"` + note,

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
-	"time"
 
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/pyname"
 )
@@ -96,12 +95,7 @@ func (b *Bridge) rpcHandler(cs *clientSession) func(context.Context, json.RawMes
 			}
 			return map[string]any{"name": req.Name}, nil
 		case "install":
-			plan, err := b.installPlan(req.Requirements, req.HaveWheel)
-			if err != nil {
-				return nil, err
-			}
-			cs.installUntil.Store(time.Now().Add(installWindow).UnixNano())
-			return plan, nil
+			return b.install(cs, req.Op, req.Requirements, req.HaveWheel)
 		default:
 			return nil, fmt.Errorf("unknown request type %q", req.Type)
 		}

@@ -138,8 +138,10 @@ func (b *Bridge) execute(ctx context.Context, req *mcp.CallToolRequest, cs *clie
 		msg := "this replica let the handle's idle sandbox go as the call came; call again (the sandbox and its state are kept)"
 		return outcome{status: statusError, summary: "Not run: " + msg, err: msg}.toolResult(mode), 0
 	}
-	cs.current.Store(&callInfo{ctx: ctx, ss: req.Session, ask: ask})
+	ci := &callInfo{ctx: ctx, ss: req.Session, ask: ask}
+	cs.current.Store(ci)
 	defer cs.current.Store(nil)
+	defer cs.install.end(ci) // an install endpoint it opened closes with it
 	var endLive func()
 	call.OnOutput, endLive = b.live.Load().begin(cs.name, args.code, call.OnOutput)
 	defer endLive()

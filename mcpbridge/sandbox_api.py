@@ -500,6 +500,24 @@ def install_plan(plan, pip_dir):
     return [sys.executable, "-m", "pip"] + [str(a) for a in plan["args"]], env
 
 
+def install_ended_sync():
+    """Tells the host that the pip of an install it answered ended, so
+    that it closes the install endpoint once none runs (it closes it when
+    the call ends in any case); never raises."""
+    try:
+        rt.rpc_sync({"type": "install", "op": "ended"})
+    except Exception:
+        pass
+
+
+async def install_ended():
+    """install_ended_sync, awaiting the host instead of blocking."""
+    try:
+        await rt.rpc({"type": "install", "op": "ended"})
+    except Exception:
+        pass
+
+
 def install_requirements(requirements):
     """The requirements as strings, or TypeError."""
     for r in requirements:
@@ -563,13 +581,16 @@ def install_sync(*requirements):
         plan = rt.rpc_sync({"type": "install", "requirements": reqs, "have_wheel": wheel is not None})
     except rt.RPCError as e:
         raise InstallError(str(e)) from None
-    cmd, env = install_plan(plan, wheel)
-    before = site_entries(plan)
     try:
-        p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=INSTALL_TIMEOUT)
-    except subprocess.TimeoutExpired:
-        remove_new(plan, before)
-        raise InstallError("installing %s: pip did not finish within %d s" % (", ".join(reqs), INSTALL_TIMEOUT)) from None
+        cmd, env = install_plan(plan, wheel)
+        before = site_entries(plan)
+        try:
+            p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=INSTALL_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            remove_new(plan, before)
+            raise InstallError("installing %s: pip did not finish within %d s" % (", ".join(reqs), INSTALL_TIMEOUT)) from None
+    finally:
+        install_ended_sync()
     return install_done(plan, p.returncode, p.stdout, p.stderr, before)
 
 
@@ -581,16 +602,19 @@ async def install(*requirements):
         plan = await rt.rpc({"type": "install", "requirements": reqs, "have_wheel": wheel is not None})
     except rt.RPCError as e:
         raise InstallError(str(e)) from None
-    cmd, env = install_plan(plan, wheel)
-    before = site_entries(plan)
-    proc = await asyncio.create_subprocess_exec(*cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
     try:
-        out, err = await asyncio.wait_for(proc.communicate(), INSTALL_TIMEOUT)
-    except asyncio.TimeoutError:
-        proc.kill()
-        await proc.wait()
-        remove_new(plan, before)
-        raise InstallError("installing %s: pip did not finish within %d s" % (", ".join(reqs), INSTALL_TIMEOUT)) from None
+        cmd, env = install_plan(plan, wheel)
+        before = site_entries(plan)
+        proc = await asyncio.create_subprocess_exec(*cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+        try:
+            out, err = await asyncio.wait_for(proc.communicate(), INSTALL_TIMEOUT)
+        except asyncio.TimeoutError:
+            proc.kill()
+            await proc.wait()
+            remove_new(plan, before)
+            raise InstallError("installing %s: pip did not finish within %d s" % (", ".join(reqs), INSTALL_TIMEOUT)) from None
+    finally:
+        await install_ended()
     return install_done(plan, proc.returncode, out.decode("utf-8", "replace"), err.decode("utf-8", "replace"), before)
 
 

@@ -60,8 +60,8 @@ func New(eng engine.Engine, opts *Options) *Bridge {
 			b.log.Error("a package set is configured but the egress gateway, through which it is installed, cannot start")
 		} else {
 			b.packages = packages.NewStore(&packages.StoreOptions{Packages: &b.opts.Packages, Engine: eng, Spec: o.Session.Spec, Logger: b.log,
-				Network: func(session string, hosts []string) (packages.Installer, []byte) {
-					return b.egress.NewInstallClient(session, hosts), b.egress.CA()
+				Network: func(session string, index, files []string) (packages.Installer, []byte) {
+					return b.egress.NewInstallClient(session, policy.InstallHosts{Index: index, Files: files}), b.egress.CA()
 				}})
 		}
 	}

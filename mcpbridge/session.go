@@ -43,10 +43,9 @@ type clientSession struct {
 	serversSynced atomic.Bool
 	// dropped says the bridge let its idle sandbox go (handleTable.detached).
 	dropped atomic.Bool
-	// installUntil is when its runtime's install endpoint stops being
-	// served (Unix nanoseconds): installWindow after the bridge last
-	// answered one of its runtime.install requests; before the first, 0.
-	installUntil atomic.Int64
+	// install is its runtime's install endpoint, open while an install
+	// of its current call may run (nil: no gateway).
+	install *installGate
 
 	// halted is cancelled to interrupt the session's calls when its MCP
 	// session ends (DELETE, shutdown): closing an MCP session waits for
@@ -73,6 +72,7 @@ func (cs *clientSession) close() {
 	go func() { defer wg.Done(); cs.session.Close() }()
 	go func() { defer wg.Done(); cs.own.close() }()
 	wg.Wait()
+	cs.install.close()
 	cs.egress.Close()
 }
 
@@ -85,6 +85,7 @@ func (cs *clientSession) leave() {
 	go func() { defer wg.Done(); cs.session.Leave() }()
 	go func() { defer wg.Done(); cs.own.close() }()
 	wg.Wait()
+	cs.install.close()
 	cs.egress.Close()
 }
 

@@ -122,6 +122,42 @@ class PackageInstallTest(APITest):
         with self.assertRaises(self.runtime.InstallError):
             run(self.runtime.install("-e ."))
 
+    def test_reports_pip_ended(self):
+        # Once the host answered, the install reports its end whatever
+        # happens (here: no install endpoint in this stand-in), so that
+        # the host closes the endpoint before the call ends.
+        import base64
+        import zipfile
+
+        empty = io.BytesIO()
+        with zipfile.ZipFile(empty, "w") as z:
+            z.writestr("pip/__init__.py", "")
+        plan = {"requirements": ["x"], "target": "/nonexistent", "args": [], "wheel_name": "pip-0-py3-none-any.whl",
+                "wheel": base64.b64encode(empty.getvalue()).decode()}
+        self.answer(lambda payload: plan if payload.get("op") is None else {})
+        old_dir = api.PIP_DIR
+        import tempfile
+
+        api.PIP_DIR = tempfile.mkdtemp()
+        self.addCleanup(setattr, api, "PIP_DIR", old_dir)
+        with self.assertRaises(self.runtime.InstallError):
+            self.runtime.install_sync("x")
+        self.assertEqual(HOST.payloads[-1], {"type": "install", "op": "ended"})
+        HOST.payloads = []
+        with self.assertRaises(self.runtime.InstallError):
+            run(self.runtime.install("x"))
+        self.assertEqual([p.get("op") for p in HOST.payloads], [None, "ended"])
+        # A refused install (no plan) opened nothing: nothing to report.
+        HOST.payloads = []
+
+        def refuse(payload):
+            raise RPCError("refused")
+
+        self.answer(refuse)
+        with self.assertRaises(self.runtime.InstallError):
+            self.runtime.install_sync("x")
+        self.assertEqual(len(HOST.payloads), 1)
+
     def test_pip_failures_and_success(self):
         plan = {"requirements": ["nosuchpkg>=2"], "target": "/opt/mcp-site"}
         with self.assertRaises(api.InstallError) as cm:

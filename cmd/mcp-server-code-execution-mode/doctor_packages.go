@@ -46,8 +46,8 @@ func (d *doctor) checkPackages(ctx context.Context, cfg *config.Config) {
 		return
 	}
 	store := packages.NewStore(&packages.StoreOptions{Packages: &o, Engine: eng, Spec: cfg.Session.Spec, Logger: d.log,
-		Network: func(session string, hosts []string) (packages.Installer, []byte) {
-			return gw.NewInstallClient(session, hosts), gw.CA()
+		Network: func(session string, index, files []string) (packages.Installer, []byte) {
+			return gw.NewInstallClient(session, policy.InstallHosts{Index: index, Files: files}), gw.CA()
 		}})
 	image := cfg.Session.Spec.WithDefaults().Image
 	ready, err := store.Ensure(ctx, image)

@@ -174,6 +174,9 @@ type Egress struct {
 	Rule     string // the policy entry that decided; "": none
 	Reason   string // why a connection was denied or failed; "": none
 	Session  string // the bridge's client session; "": none
+	// Masked counts the occurrences of an injected secret the gateway
+	// masked in the answer (its head and body) before the sandbox saw it.
+	Masked int64
 }
 
 // Egress writes the record of a connection through the egress gateway; a
@@ -195,6 +198,9 @@ func (a *Log) Egress(r Egress) {
 		if v != "" {
 			rec[k] = v
 		}
+	}
+	if r.Masked > 0 {
+		rec["masked"] = r.Masked
 	}
 	addSession(rec, r.Session, "")
 	a.write(rec)

@@ -79,6 +79,7 @@ const (
 	EnvPackagesFile        = "MCP_BRIDGE_PACKAGES_FILE"
 	EnvPipIndexURL         = "MCP_BRIDGE_PIP_INDEX_URL"
 	EnvPipExtraIndex       = "MCP_BRIDGE_PIP_EXTRA_INDEX_URL"
+	EnvPipFileHosts        = "MCP_BRIDGE_PIP_FILE_HOSTS"
 	EnvPipAllowSdist       = "MCP_BRIDGE_PIP_ALLOW_SDIST"
 	EnvPipWheel            = "MCP_BRIDGE_PIP_WHEEL"
 	EnvPackagesCache       = "MCP_BRIDGE_PACKAGES_CACHE_MAX"

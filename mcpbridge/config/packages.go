@@ -14,7 +14,8 @@ const maxPackagesFileBytes = 1 << 20
 
 // packageOptions reads the package settings: the set every sandbox gets
 // (MCP_BRIDGE_PACKAGES or MCP_BRIDGE_PACKAGES_FILE, not both), the
-// indexes, builds from source, the bounds and pip's wheel.
+// indexes and the hosts of their files, builds from source, the bounds
+// and pip's wheel.
 func (r *reader) packageOptions() packages.Options {
 	var o packages.Options
 	switch list, file := r.get(EnvPackages), r.path(EnvPackagesFile); {
@@ -41,6 +42,14 @@ func (r *reader) packageOptions() packages.Options {
 			continue
 		}
 		o.ExtraIndexURLs = append(o.ExtraIndexURLs, v)
+	}
+	for _, v := range strings.FieldsFunc(r.get(EnvPipFileHosts), func(c rune) bool { return c == ',' || c == ' ' || c == '\t' }) {
+		h, err := packages.CheckFileHost(v)
+		if err != nil {
+			r.errs = append(r.errs, fmt.Errorf("%s: %v", EnvPipFileHosts, err))
+			continue
+		}
+		o.ExtraFileHosts = append(o.ExtraFileHosts, h)
 	}
 	o.AllowSdist = r.flag(EnvPipAllowSdist)
 	o.CacheMaxBytes = r.size(EnvPackagesCache, 64<<20, 1<<50, "want a size of at least 64m, such as 10g")

@@ -17,7 +17,7 @@ func TestPackageSettings(t *testing.T) {
 	c, err := Load(envOf(map[string]string{
 		EnvPackages: "pandas  numpy>=1.20,<2", EnvPipIndexURL: "http://127.0.0.1:8080/simple/",
 		EnvPipExtraIndex: "https://a.example/simple/, https://b.example/simple/", EnvPipAllowSdist: "1",
-		EnvPackagesCache: "20g", EnvPackagesSession: "64m", EnvPipWheel: wheel,
+		EnvPackagesCache: "20g", EnvPackagesSession: "64m", EnvPipWheel: wheel, EnvPipFileHosts: "files.example.org, 10.0.0.5:8443",
 	}))
 	if err != nil {
 		t.Fatal(err)
@@ -25,7 +25,8 @@ func TestPackageSettings(t *testing.T) {
 	p := c.Bridge.Packages
 	if len(p.Requirements) != 2 || p.Requirements[0].String() != "numpy>=1.20,<2" || p.Requirements[1].String() != "pandas" ||
 		p.Index() != "http://127.0.0.1:8080/simple/" || len(p.ExtraIndexURLs) != 2 || !p.AllowSdist ||
-		p.CacheMax() != 20<<30 || p.SessionMax() != 64<<20 || p.PipWheel != wheel {
+		p.CacheMax() != 20<<30 || p.SessionMax() != 64<<20 || p.PipWheel != wheel ||
+		strings.Join(p.ExtraFileHosts, " ") != "files.example.org:443 10.0.0.5:8443" {
 		t.Fatalf("package settings: %+v", p)
 	}
 	c, err = Load(envOf(map[string]string{EnvPackagesFile: reqFile}))
@@ -53,6 +54,7 @@ func TestPackageSettings(t *testing.T) {
 		{map[string]string{EnvPipIndexURL: "https://user:secret@pypi.internal/simple/"}, "inject rule"},
 		{map[string]string{EnvPipExtraIndex: "https://a.example/simple/?x=1"}, "no query"},
 		{map[string]string{EnvPipAllowSdist: "maybe"}, EnvPipAllowSdist},
+		{map[string]string{EnvPipFileHosts: "https://files.example.org/"}, EnvPipFileHosts},
 		{map[string]string{EnvPackagesCache: "1k"}, EnvPackagesCache},
 		{map[string]string{EnvPipWheel: filepath.Join(dir, "nothing.whl")}, EnvPipWheel},
 	} {

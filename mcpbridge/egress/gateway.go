@@ -14,6 +14,7 @@ import (
 	"log/slog"
 	"net"
 	"net/netip"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -70,7 +71,8 @@ type Options struct {
 	// CA signs the certificates the gateway shows sandbox code for the
 	// hosts it adds a secret to. Zero: a CA made by New, kept in memory.
 	CA *CA
-	// Audit receives an egress record of every connection. Zero: none.
+	// Audit receives an egress record of every connection, and of every
+	// request of an intercepted one. Zero: none.
 	Audit *audit.Log
 	// Metrics receive counts. Zero: none.
 	Metrics Metrics
@@ -118,7 +120,7 @@ func (g *Gateway) CA() []byte { return g.opts.CA.CertPEM() }
 type Client struct {
 	g       *Gateway
 	session string
-	install []string // an install client's hosts (NewInstallClient); nil for others
+	install *policy.InstallHosts // an install client's hosts (NewInstallClient); nil for others
 
 	open     atomic.Int64           // connections open
 	callUsed atomic.Int64           // bytes of the current call
@@ -134,13 +136,16 @@ func (g *Gateway) NewClient(session string) *Client {
 	return &Client{g: g, session: session, conns: map[net.Conn]struct{}{}}
 }
 
-// NewInstallClient returns the gateway's side of a package install of
-// session: its connections reach only hosts ("host:port": the package
-// indexes and the hosts their files are on), whatever the policy's
-// network section allows (policy.InstallNetwork).
-func (g *Gateway) NewInstallClient(session string, hosts []string) *Client {
+// NewInstallClient returns the gateway's side of the package installs of
+// session: its connections reach only hosts (the package indexes and the
+// hosts their files are on), whatever the policy's network section
+// allows, and an index's secret goes with GET and HEAD only
+// (policy.InstallNetwork). Its byte budget is one install's: BeginCall
+// starts each.
+func (g *Gateway) NewInstallClient(session string, hosts policy.InstallHosts) *Client {
 	c := g.NewClient(session)
-	c.install = append([]string{}, hosts...)
+	hosts.Index, hosts.Files = slices.Clone(hosts.Index), slices.Clone(hosts.Files)
+	c.install = &hosts
 	return c
 }
 

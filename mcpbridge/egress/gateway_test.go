@@ -161,9 +161,30 @@ func echoHeaders(w http.ResponseWriter, r *http.Request) {
 	fmt.Fprintf(w, "auth=%q path=%s host=%s", r.Header.Get("Authorization"), r.URL.Path, r.Host)
 }
 
+// authLog is a handler that records the Authorization header of each
+// request, then answers as echoHeaders (whose echo the gateway masks).
+type authLog struct {
+	mu   sync.Mutex
+	seen []string
+}
+
+func (l *authLog) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	l.mu.Lock()
+	l.seen = append(l.seen, r.Header.Get("Authorization"))
+	l.mu.Unlock()
+	echoHeaders(w, r)
+}
+
+func (l *authLog) all() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return strings.Join(l.seen, ",")
+}
+
 func TestPlainHTTPAllowedWithSecret(t *testing.T) {
 	t.Setenv("EGRESS_TEST_TOKEN", "s3cret-value")
-	srv := httptest.NewServer(http.HandlerFunc(echoHeaders))
+	seen := &authLog{}
+	srv := httptest.NewServer(seen)
 	defer srv.Close()
 	hp := strings.TrimPrefix(srv.URL, "http://")
 	r := newRig(t, fmt.Sprintf(`{"allow": [%q], "inject": [{"host": %q, "header": "Authorization", "value": "Bearer ${EGRESS_TEST_TOKEN}"}]}`, hp, hp), nil)
@@ -175,8 +196,12 @@ func TestPlainHTTPAllowedWithSecret(t *testing.T) {
 	}
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if want := `auth="Bearer s3cret-value" path=/data`; !strings.HasPrefix(string(body), want) {
-		t.Fatalf("the server saw %q, want %q", body, want)
+	if got := seen.all(); got != "Bearer s3cret-value" {
+		t.Fatalf("the server saw Authorization %q", got)
+	}
+	// The server's echo reaches the sandbox masked.
+	if want := `auth="` + strings.Repeat("*", len("Bearer s3cret-value")) + `" path=/data`; !strings.HasPrefix(string(body), want) {
+		t.Fatalf("the sandbox read %q, want %q", body, want)
 	}
 	rec := r.records(1)
 	if strings.Contains(rec, "s3cret") || strings.Contains(rec, "hidden") {
@@ -287,7 +312,8 @@ func TestTunnelEndToEnd(t *testing.T) {
 
 func TestInterceptAddsSecretOverTLS(t *testing.T) {
 	t.Setenv("EGRESS_TEST_TOKEN", "tls-s3cret")
-	srv := httptest.NewTLSServer(http.HandlerFunc(echoHeaders))
+	seen := &authLog{}
+	srv := httptest.NewTLSServer(seen)
 	defer srv.Close()
 	hp := strings.TrimPrefix(srv.URL, "https://")
 	upstreamRoots := x509.NewCertPool()
@@ -305,9 +331,12 @@ func TestInterceptAddsSecretOverTLS(t *testing.T) {
 		}
 		body, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		if want := fmt.Sprintf(`auth="token tls-s3cret" path=/api/%d`, i); !strings.HasPrefix(string(body), want) {
-			t.Fatalf("request %d: the server saw %q, want %q", i, body, want)
+		if want := fmt.Sprintf(`auth="%s" path=/api/%d`, strings.Repeat("*", len("token tls-s3cret")), i); !strings.HasPrefix(string(body), want) {
+			t.Fatalf("request %d: the sandbox read %q, want %q", i, body, want)
 		}
+	}
+	if got := seen.all(); got != "token tls-s3cret,token tls-s3cret" {
+		t.Fatalf("the server saw Authorization %q", got)
 	}
 	// The sandbox, trusting only its system roots, refuses the gateway's
 	// certificate: it must be given the CA.
@@ -520,18 +549,34 @@ func TestReplyHeadInOneWrite(t *testing.T) {
 
 // TestInstallClient: an install client's connections reach the index
 // hosts it was given, which the policy's network section does not name,
-// and no host that is neither an index nor allowed.
+// and no host that is neither an index nor a file host, even one the
+// section allows; an index's secret goes with GET and HEAD only, any
+// other method refused with a 403 saying why, before the index sees it.
 func TestInstallClient(t *testing.T) {
-	srv := httptest.NewServer(http.HandlerFunc(echoHeaders))
+	t.Setenv("EGRESS_INDEX_TOKEN", "index-s3cret-token")
+	var mu sync.Mutex
+	var seen []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		seen = append(seen, r.Method+" "+r.Header.Get("Authorization"))
+		mu.Unlock()
+		echoHeaders(w, r)
+	}))
 	defer srv.Close()
+	allowed := httptest.NewServer(http.HandlerFunc(echoHeaders))
+	defer allowed.Close()
 	hp := strings.TrimPrefix(srv.URL, "http://")
-	r := newRig(t, `{"allow": ["api.example.test"]}`, nil)
-	ic := r.gw.NewInstallClient("session-1", []string{hp})
+	ahp := strings.TrimPrefix(allowed.URL, "http://")
+	r := newRig(t, fmt.Sprintf(`{"allow": ["api.example.test", %q], "inject": [{"host": %q, "header": "Authorization", "value": "Bearer ${EGRESS_INDEX_TOKEN}"}]}`, ahp, hp), nil)
+	ic := r.gw.NewInstallClient("session-1", policy.InstallHosts{Index: []string{hp}})
 	ask := func(c *Client, request string) string {
 		sandbox, gateway := net.Pipe()
 		go c.Serve(gateway)
 		go io.WriteString(sandbox, request)
 		reply, _ := io.ReadAll(sandbox)
+		if strings.Contains(string(reply), "index-s3cret") {
+			t.Errorf("the answer shows the index's token: %q", reply)
+		}
 		line, _, _ := strings.Cut(string(reply), "\r\n")
 		return line
 	}
@@ -542,8 +587,37 @@ func TestInstallClient(t *testing.T) {
 	if line := ask(r.client, get); !strings.HasPrefix(line, "HTTP/1.1 403 ") {
 		t.Fatalf("the index through the sandbox's own client: %q", line)
 	}
+	for _, m := range []string{"POST", "PUT", "DELETE", "TRACE"} {
+		req := m + " " + srv.URL + "/upload HTTP/1.1\r\nHost: " + hp + "\r\nContent-Length: 4\r\n\r\ndata"
+		if line := ask(ic, req); !strings.HasPrefix(line, "HTTP/1.1 403 ") || !strings.Contains(line, m+" is refused") {
+			t.Errorf("%s to the index through the install client: %q", m, line)
+		}
+	}
+	mu.Lock()
+	if got := strings.Join(seen, ","); got != "GET Bearer index-s3cret-token" {
+		t.Errorf("the index saw %q", got)
+	}
+	mu.Unlock()
 	r.resolver.table["other.example.test"] = []netip.Addr{netip.MustParseAddr("93.184.216.34")}
 	if line := ask(ic, "GET http://other.example.test/ HTTP/1.1\r\nHost: other.example.test\r\n\r\n"); !strings.HasPrefix(line, "HTTP/1.1 403 ") {
 		t.Fatalf("a host neither an index nor allowed, through the install client: %q", line)
+	}
+	if line := ask(ic, "GET "+allowed.URL+"/ HTTP/1.1\r\nHost: "+ahp+"\r\n\r\n"); !strings.HasPrefix(line, "HTTP/1.1 403 ") {
+		t.Fatalf("a host the section allows, through the install client: %q", line)
+	}
+}
+
+// TestPolicyNamedByBaseName: a refusal the sandbox reads names the policy
+// file by its base name, not where it is.
+func TestPolicyNamedByBaseName(t *testing.T) {
+	r := newRig(t, `{"allow": ["api.example.test"]}`, nil)
+	line := r.raw("GET http://127.0.0.1:9/ HTTP/1.1\r\nHost: 127.0.0.1:9\r\n\r\n")
+	if !strings.HasPrefix(line, "HTTP/1.1 403 ") || !strings.Contains(line, "(in policy.json)") || strings.Contains(line, r.dir) {
+		t.Errorf("a refusal: %q", line)
+	}
+	os.WriteFile(r.policy, []byte(`{"network": {"allow": [}`), 0o600)
+	line = r.raw("GET http://127.0.0.1:9/ HTTP/1.1\r\nHost: 127.0.0.1:9\r\n\r\n")
+	if !strings.HasPrefix(line, "HTTP/1.1 403 ") || !strings.Contains(line, "policy.json") || strings.Contains(line, r.dir) {
+		t.Errorf("a broken policy's refusal: %q", line)
 	}
 }

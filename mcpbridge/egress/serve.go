@@ -31,7 +31,20 @@ const (
 type conversation struct {
 	audit.Egress
 	network *policy.Network
-	note    string // where the policy is, for refusals: " (in FILE)"
+	note    string  // which policy file, for refusals: " (in NAME)"
+	mask    *masker // the secrets its answers must not show; nil: none
+	// requests says its requests were recorded each on its own (an
+	// intercepted tunnel's): the connection has no record of its own.
+	requests bool
+}
+
+// request returns a conversation for one request of the connection cv:
+// its target and policy, its own counts, method, path and outcome.
+func (cv *conversation) request() *conversation {
+	rq := &conversation{network: cv.network, note: cv.note}
+	rq.Began, rq.Session = time.Now(), cv.Session
+	rq.Host, rq.Port, rq.Address, rq.Rule = cv.Host, cv.Port, cv.Address, cv.Rule
+	return rq
 }
 
 // Serve handles one connection sandbox code opened to its proxy
@@ -88,21 +101,28 @@ func (c *Client) networkOf(p *policy.Policy) (*policy.Network, error) {
 	if c.install == nil {
 		return p.Network(), nil
 	}
-	n, err := p.InstallNetwork(c.install)
+	n, err := p.InstallNetwork(*c.install)
 	if err != nil {
-		return nil, fmt.Errorf("the package index hosts: %w", err)
+		return nil, fmt.Errorf("the package install hosts: %w", err)
 	}
 	return n, nil
 }
 
 // answer refuses the connection conn with status and why, and records
-// the outcome (denied, or error where the gateway failed).
+// the outcome (denied, or error where the gateway failed). A secret the
+// host's answer quoted (in an error the gateway reports) is masked.
 func (cv *conversation) answer(conn net.Conn, status int, outcome, why string) {
+	if cv.mask != nil {
+		var n int
+		why, n = cv.mask.maskString(why)
+		cv.Masked += int64(n)
+	}
 	cv.Outcome, cv.Reason = outcome, why
 	refuse(conn, status, why)
 }
 
-// finish writes cv's record and counts it.
+// finish counts the connection cv and writes its record, unless its
+// requests were recorded each on its own.
 func (c *Client) finish(cv *conversation) {
 	if cv.Outcome == "" {
 		cv.Outcome = outcomeAllowed
@@ -110,9 +130,20 @@ func (c *Client) finish(cv *conversation) {
 	if m := c.g.opts.Metrics; m != nil {
 		m.Connection(cv.Outcome)
 	}
+	if !cv.requests {
+		c.record(cv)
+	}
+}
+
+// record writes the egress record of cv, a connection or one of its
+// requests, and logs it when it was refused or failed.
+func (c *Client) record(cv *conversation) {
+	if cv.Outcome == "" {
+		cv.Outcome = outcomeAllowed
+	}
 	c.g.opts.Audit.Egress(cv.Egress)
 	if cv.Outcome != outcomeAllowed {
-		c.g.log.Info("egress refused", "session", c.session, "host", cv.Host, "port", cv.Port, "outcome", cv.Outcome, "reason", cv.Reason)
+		c.g.log.Info("egress refused", "session", c.session, "host", cv.Host, "port", cv.Port, "method", cv.Method, "outcome", cv.Outcome, "reason", cv.Reason)
 	}
 }
 
@@ -274,9 +305,18 @@ func (c *Client) dial(n *policy.Network, addrs []netip.Addr, port int) (net.Conn
 }
 
 // decideAndDial resolves and dials host:port for cv, recording what it
-// learns; on failure it answers conn and returns nil.
+// learns; on failure it answers conn and returns nil. Once the call's
+// bytes have reached max_bytes_per_call no connection is made.
 func (c *Client) decideAndDial(conn net.Conn, host string, port int, cv *conversation) net.Conn {
 	cv.Host, cv.Port = host, port
+	if limit := cv.network.MaxBytesPerCall(); c.callUsed.Load() >= limit {
+		// Spent: a connection made now could carry what its handshake
+		// and head hold before any byte is counted against the call.
+		c.overBudget(cv, fmt.Sprintf("refused: the call's bytes through the gateway had reached max_bytes_per_call (%d)", limit))
+		cv.answer(conn, http.StatusForbidden, outcomeDenied, fmt.Sprintf("%s: the call's bytes through the gateway have reached max_bytes_per_call (%d): no connection is made until the next call%s",
+			net.JoinHostPort(host, strconv.Itoa(port)), limit, cv.note))
+		return nil
+	}
 	addrs, rule, err := c.resolve(cv.network, host, port)
 	cv.Rule = rule
 	if err != nil {

@@ -54,11 +54,21 @@ func (c *Client) tunnel(conn net.Conn, br *bufio.Reader, req *http.Request, cv *
 		cv.Outcome, cv.Reason = outcomeDenied, why
 		return
 	}
+	// The ClientHello is the code's bytes like any other (its extensions
+	// can carry tens of kilobytes of anything): the call pays for it.
+	if err := c.spend(int64(len(hello)), cv); err != nil {
+		cv.Outcome, cv.Reason = outcomeError, err.Error()
+		return
+	}
+	cv.Sent += int64(len(hello))
+	if m := c.g.opts.Metrics; m != nil {
+		m.Bytes("out", int64(len(hello)))
+	}
+	up.SetWriteDeadline(time.Now().Add(cv.network.IdleTimeout()))
 	if _, err := up.Write(hello); err != nil {
 		cv.Outcome, cv.Reason = outcomeError, "writing to the host: "+err.Error()
 		return
 	}
-	cv.Sent += int64(len(hello))
 	c.splice(conn, br, up, cv)
 }
 

@@ -59,7 +59,7 @@ func (s *Store) install(ctx context.Context, vols engine.Volumes, key, image str
 	}
 	site := randomSite()
 	session := "packages-" + key[:8]
-	ic, ca := s.opts.Network(session, o.IndexHosts())
+	ic, ca := s.opts.Network(session, o.IndexHosts(), o.FileHosts())
 	if ic == nil {
 		return nil, fmt.Errorf("%w: no egress gateway to install through", ErrInstall)
 	}

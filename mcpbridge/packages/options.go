@@ -2,6 +2,7 @@ package packages
 
 import (
 	"fmt"
+	"net"
 	"net/url"
 	"path/filepath"
 	"slices"
@@ -35,6 +36,12 @@ type Options struct {
 	// ExtraIndexURLs are more indexes pip looks in
 	// (MCP_BRIDGE_PIP_EXTRA_INDEX_URL). Zero: none.
 	ExtraIndexURLs []string
+	// ExtraFileHosts are the hosts ("host:port") where an index other than
+	// PyPI keeps the files its pages link (MCP_BRIDGE_PIP_FILE_HOSTS, a
+	// port of 443 when none is written): installs reach them too, never
+	// with a secret. Zero: none (PyPI's files.pythonhosted.org comes with
+	// PyPI).
+	ExtraFileHosts []string
 	// AllowSdist lets pip build packages that have no wheel, running
 	// their build code (MCP_BRIDGE_PIP_ALLOW_SDIST). Zero: wheels only.
 	AllowSdist bool
@@ -129,6 +136,39 @@ func wheelVersion(path string) []int {
 		out = append(out, n)
 	}
 	return out
+}
+
+// CheckFileHost checks s, a file host as MCP_BRIDGE_PIP_FILE_HOSTS
+// names it ("files.example.org", "10.0.0.5:8443", "[2001:db8::1]:443"),
+// and returns it as "host:port", 443 when no port is written.
+func CheckFileHost(s string) (string, error) {
+	if strings.ContainsAny(s, "/@ \t") || s == "" {
+		return "", fmt.Errorf("%q: a file host is a host name or address with an optional :port, no scheme or path", s)
+	}
+	host, port := s, "443"
+	switch {
+	case strings.HasPrefix(s, "["):
+		if h, p, err := net.SplitHostPort(s); err == nil {
+			host, port = h, p
+		} else if strings.HasSuffix(s, "]") {
+			host = s[1 : len(s)-1]
+		}
+		if ip := net.ParseIP(host); ip == nil || ip.To4() != nil {
+			return "", fmt.Errorf("%q: want an IPv6 address in brackets, with an optional :port", s)
+		}
+	case strings.Count(s, ":") == 1:
+		host, port, _ = strings.Cut(s, ":")
+	case strings.Contains(s, ":"):
+		return "", fmt.Errorf("%q: write an IPv6 address in brackets (\"[2001:db8::1]:443\")", s)
+	}
+	n, err := strconv.Atoi(port)
+	if err != nil || n < 1 || n > 65535 {
+		return "", fmt.Errorf("%q: the port is not from 1 to 65535", s)
+	}
+	if host == "" || strings.ContainsAny(host, "[]") {
+		return "", fmt.Errorf("%q: want a host name or address, with an optional :port", s)
+	}
+	return net.JoinHostPort(strings.ToLower(host), strconv.Itoa(n)), nil
 }
 
 // CheckIndexURL reports whether s can be an index URL: http or https, a

@@ -73,8 +73,9 @@ type StoreOptions struct {
 	// container is made from.
 	Spec engine.Spec
 	// Network returns the gateway's side of an install that may reach
-	// only hosts, and the CA the installer must trust. Required.
-	Network func(session string, hosts []string) (Installer, []byte)
+	// only the index hosts and the file hosts ("host:port"), and the CA
+	// the installer must trust. Required.
+	Network func(session string, index, files []string) (Installer, []byte)
 	// Logger receives reports. Zero: discarded.
 	Logger *slog.Logger
 }
@@ -252,8 +253,8 @@ func validSite(site string) bool {
 	return err == nil
 }
 
-// IndexHosts returns the hosts ("host:port") installs may reach: each
-// index's, and PyPI's file host with PyPI.
+// IndexHosts returns the hosts ("host:port") of the indexes installs
+// use: the only ones an install gives a secret to (an inject rule's).
 func (o *Options) IndexHosts() []string {
 	var hosts []string
 	for _, raw := range append([]string{o.Index()}, o.ExtraIndexURLs...) {
@@ -266,11 +267,22 @@ func (o *Options) IndexHosts() []string {
 			port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
 		}
 		hosts = append(hosts, net.JoinHostPort(u.Hostname(), port))
-		if strings.EqualFold(u.Hostname(), "pypi.org") {
-			hosts = append(hosts, "files.pythonhosted.org:443")
-		}
 	}
 	return hosts
+}
+
+// FileHosts returns the hosts ("host:port") the indexes keep their
+// files on, which installs reach too: PyPI's with PyPI, and
+// ExtraFileHosts.
+func (o *Options) FileHosts() []string {
+	var hosts []string
+	for _, raw := range append([]string{o.Index()}, o.ExtraIndexURLs...) {
+		if u, err := url.Parse(raw); err == nil && strings.EqualFold(u.Hostname(), "pypi.org") {
+			hosts = append(hosts, "files.pythonhosted.org:443")
+			break
+		}
+	}
+	return append(hosts, o.ExtraFileHosts...)
 }
 
 // pipArgs returns pip's arguments for an install into target of the

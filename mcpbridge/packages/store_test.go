@@ -83,7 +83,7 @@ func newTestStore(t *testing.T, eng engine.Engine, reqs string) *Store {
 		t.Fatal(err)
 	}
 	return NewStore(&StoreOptions{Packages: &Options{Requirements: r, IndexURL: "http://127.0.0.1:9/simple/", PipWheel: "/nonexistent/pip-23.0.1-py3-none-any.whl"},
-		Engine: eng, Network: func(string, []string) (Installer, []byte) { return closer{}, nil }})
+		Engine: eng, Network: func(string, []string, []string) (Installer, []byte) { return closer{}, nil }})
 }
 
 func TestKeyChangesWithTheConfiguration(t *testing.T) {
@@ -171,9 +171,15 @@ func TestEnsureBacksOff(t *testing.T) {
 }
 
 func TestPipPlan(t *testing.T) {
-	o := &Options{IndexURL: "https://pypi.org/simple/", ExtraIndexURLs: []string{"http://127.0.0.1:8080/simple/"}}
-	if got := strings.Join(o.IndexHosts(), " "); got != "pypi.org:443 files.pythonhosted.org:443 127.0.0.1:8080" {
+	o := &Options{IndexURL: "https://pypi.org/simple/", ExtraIndexURLs: []string{"http://127.0.0.1:8080/simple/"}, ExtraFileHosts: []string{"files.example.org:443"}}
+	if got := strings.Join(o.IndexHosts(), " "); got != "pypi.org:443 127.0.0.1:8080" {
 		t.Errorf("index hosts: %s", got)
+	}
+	if got := strings.Join(o.FileHosts(), " "); got != "files.pythonhosted.org:443 files.example.org:443" {
+		t.Errorf("file hosts: %s", got)
+	}
+	if got := (&Options{IndexURL: "https://pypi.internal/simple/"}).FileHosts(); len(got) != 0 {
+		t.Errorf("file hosts without PyPI: %q", got)
 	}
 	args := strings.Join(o.pipArgs("/w/pip.whl", "/opt/mcp-packages/site-x", "/w/req.txt"), " ")
 	for _, want := range []string{"/w/pip.whl/pip install", "--target /opt/mcp-packages/site-x", "--index-url https://pypi.org/simple/",

@@ -152,12 +152,17 @@ type Network struct {
 	// to special-purpose addresses: the package indexes an operator named
 	// (InstallNetwork).
 	trusted map[string]bool
+	// install holds an install network's index hosts (InstallNetwork):
+	// the only ones its inject rules add to, on GET and HEAD only. Nil
+	// for a policy's own network.
+	install []entry
 }
 
 type injectRule struct {
 	host   entry
 	header string
 	value  Secret
+	masks  []Secret // what answers must not show (maskValues)
 }
 
 // String summarizes n without any injected value.
@@ -207,42 +212,6 @@ func (p *Policy) Network() *Network {
 	default:
 		return refusingNetwork("there is no network section in the policy" + p.SourceNote())
 	}
-}
-
-// installMinBytes is the least a package install may move in a call,
-// whatever the policy's max_bytes_per_call: wheels of the usual data
-// libraries are tens of megabytes each.
-const installMinBytes = 4 << 30
-
-// InstallNetwork returns the network package installs get: hosts
-// ("host:port": the package indexes and the hosts their pages link files
-// on), whatever addresses their names resolve to (the operator named
-// them: a company mirror on a private address, an index on loopback),
-// besides what the policy's network section allows (as it allows it: a
-// file host of another index goes there), with its deny entries, inject
-// rules (a private index's credentials) and timeouts. Without a network
-// section installs still reach their hosts; a section that did not parse
-// refuses them too, as it refuses all egress.
-func (p *Policy) InstallNetwork(hosts []string) (*Network, error) {
-	if p != nil && p.NetworkSection != nil && p.network == nil {
-		return p.Network(), nil
-	}
-	index, err := parseEntries("index", hosts)
-	if err != nil {
-		return nil, err
-	}
-	base := p.Network() // the policy's, or one with the defaults
-	trusted := map[string]bool{}
-	for _, e := range index {
-		trusted[e.raw] = true
-	}
-	var allow []entry
-	if base.refuseAll == "" {
-		allow = base.allow
-	}
-	return &Network{allow: append(index, allow...), deny: base.deny, inject: base.inject, trusted: trusted,
-		maxConns: base.maxConns, maxBytes: max(base.maxBytes, installMinBytes),
-		connectTimeout: base.connectTimeout, idleTimeout: base.idleTimeout}, nil
 }
 
 func refusingNetwork(reason string) *Network {
@@ -587,46 +556,6 @@ func special(a netip.Addr) string {
 		return "a reserved IPv6 address"
 	}
 	return ""
-}
-
-// Inject returns the headers to add to requests for host:port, in the
-// order of the inject rules.
-func (n *Network) Inject(host string, port int) []Header {
-	var out []Header
-	for _, r := range n.matchingInject(host, port) {
-		out = append(out, Header{Name: r.header, Value: r.value})
-	}
-	return out
-}
-
-// HasInject reports whether a rule injects headers for host:port.
-func (n *Network) HasInject(host string, port int) bool {
-	return len(n.matchingInject(host, port)) > 0
-}
-
-func (n *Network) matchingInject(host string, port int) []*injectRule {
-	if n.refuseAll != "" || len(n.inject) == 0 || host == "" || IsNumericIPv4Spelling(host) {
-		return nil
-	}
-	if h, ok := strings.CutPrefix(host, "["); ok {
-		host = strings.TrimSuffix(h, "]")
-	}
-	a, err := netip.ParseAddr(host)
-	isIP := err == nil
-	name := normalizeName(host)
-	var out []*injectRule
-	for i := range n.inject {
-		r := &n.inject[i]
-		// A rule without a port adds its secret on 443 only: never in
-		// plain text unless a port is written.
-		if r.host.port == 0 && port != defaultPorts[1] || r.host.port != 0 && r.host.port != port {
-			continue
-		}
-		if isIP && r.host.matchAddr(a) || !isIP && r.host.matchName(name) {
-			out = append(out, r)
-		}
-	}
-	return out
 }
 
 func refuse(rule, reason string) Decision { return Decision{Rule: rule, Reason: reason} }

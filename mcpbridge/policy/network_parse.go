@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net/netip"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -320,7 +321,7 @@ func parseInject(i int, spec InjectSpec, lookup func(string) (string, bool)) (in
 	if spec.Value.p == nil {
 		return injectRule{}, netErr("inject", spec.Host, "%s: value is missing", where)
 	}
-	v, err := expandEnv(spec.Value.Reveal(), lookup)
+	v, expansions, err := expandEnv(spec.Value.Reveal(), lookup)
 	if err != nil {
 		return injectRule{}, netErr("inject", spec.Host, "%s: value: %w", where, err)
 	}
@@ -330,7 +331,29 @@ func parseInject(i int, spec InjectSpec, lookup func(string) (string, bool)) (in
 	if badValueByte(v) {
 		return injectRule{}, netErr("inject", spec.Host, "%s: value holds a control character (CR, LF, NUL or another); it is not shown", where)
 	}
-	return injectRule{host: h, header: spec.Header, value: NewSecret(v)}, nil
+	return injectRule{host: h, header: spec.Header, value: NewSecret(v), masks: maskValues(v, expansions)}, nil
+}
+
+// minWholeMask is the least length of a whole header value masked in
+// answers (besides its ${NAME} expansions, always masked): shorter
+// values written in the file ("v3", "json") are ordinary text.
+const minWholeMask = 8
+
+// maskValues returns what the gateway masks in the answers of a rule's
+// hosts: each ${NAME} expansion of its value v, and v itself when it is
+// minWholeMask bytes or more; each once, longest first.
+func maskValues(v string, expansions []string) []Secret {
+	vals := slices.Clone(expansions)
+	if len(v) >= minWholeMask {
+		vals = append(vals, v)
+	}
+	slices.SortFunc(vals, func(a, b string) int { return len(b) - len(a) })
+	vals = slices.Compact(vals)
+	out := make([]Secret, len(vals))
+	for i, x := range vals {
+		out[i] = NewSecret(x)
+	}
+	return out
 }
 
 // isToken reports whether s is an HTTP token (RFC 9110 tchar).
@@ -357,39 +380,42 @@ func badValueByte(v string) bool {
 	return false
 }
 
-// expandEnv substitutes each ${NAME} in s from lookup. A name that is
-// not set, is empty or holds a control character is an error naming
-// it, never showing a value; "$" not followed by "{" stays as written.
-func expandEnv(s string, lookup func(string) (string, bool)) (string, error) {
+// expandEnv substitutes each ${NAME} in s from lookup and returns the
+// result and the values substituted. A name that is not set, is empty or
+// holds a control character is an error naming it, never showing a
+// value; "$" not followed by "{" stays as written.
+func expandEnv(s string, lookup func(string) (string, bool)) (string, []string, error) {
 	var b strings.Builder
+	var expansions []string
 	for {
 		i := strings.Index(s, "${")
 		if i < 0 {
 			b.WriteString(s)
-			return b.String(), nil
+			return b.String(), expansions, nil
 		}
 		b.WriteString(s[:i])
 		s = s[i+2:]
 		end := strings.IndexByte(s, '}')
 		if end < 0 {
-			return "", errors.New("a ${ is not closed by }")
+			return "", nil, errors.New("a ${ is not closed by }")
 		}
 		name := s[:end]
 		s = s[end+1:]
 		if !isEnvName(name) {
-			return "", fmt.Errorf("${%.40s} does not name an environment variable (want letters, digits and _, not first a digit)", name)
+			return "", nil, fmt.Errorf("${%.40s} does not name an environment variable (want letters, digits and _, not first a digit)", name)
 		}
 		v, ok := lookup(name)
 		if !ok {
-			return "", fmt.Errorf("the environment variable %s is not set", name)
+			return "", nil, fmt.Errorf("the environment variable %s is not set", name)
 		}
 		if v == "" {
-			return "", fmt.Errorf("the environment variable %s is empty", name)
+			return "", nil, fmt.Errorf("the environment variable %s is empty", name)
 		}
 		if badValueByte(v) {
-			return "", fmt.Errorf("the environment variable %s holds a control character (CR, LF, NUL or another); its value is not shown", name)
+			return "", nil, fmt.Errorf("the environment variable %s holds a control character (CR, LF, NUL or another); its value is not shown", name)
 		}
 		b.WriteString(v)
+		expansions = append(expansions, v)
 	}
 }
 

@@ -425,11 +425,12 @@ func (p *Policy) Visible(server string, tools []*mcp.Tool) []*mcp.Tool {
 	return out
 }
 
-// SourceNote names the policy file for a message: " (in FILE)", or ""
-// without one.
+// SourceNote names the policy file for a message, which sandbox code
+// may see: " (in NAME)", its base name (where it is, is the operator's:
+// the log says it), or "" without one.
 func (p *Policy) SourceNote() string {
 	if p == nil || p.source == "" {
 		return ""
 	}
-	return " (in " + p.source + ")"
+	return " (in " + path.Base(p.source) + ")"
 }

@@ -113,15 +113,19 @@ func (f *File[T]) Current() (T, error) {
 	return f.v, f.err
 }
 
-// load reads and parses the file of stamp st.
+// load reads and parses the file of stamp st. Its errors name the file
+// by its base name: sandbox code sees them (a proxied call or a
+// connection refused by a broken policy), and where the file is belongs
+// to the operator, whose log OnLoad gives the path.
 func (f *File[T]) load(st stamp, statErr error) (v T, err error) {
 	o := &f.opts
+	name := filepath.Base(f.path)
 	if statErr != nil {
-		return v, f.fail("%s %s: %v", o.What, f.path, statErr)
+		return v, f.fail("%s %s: %v", o.What, name, bare(statErr))
 	}
 	if !st.found {
 		if f.explicit {
-			return v, f.fail("%s %s does not exist (%s names it)%s", o.What, f.path, o.Env, o.MissingRefusal)
+			return v, f.fail("%s %s does not exist (%s names it)%s", o.What, name, o.Env, o.MissingRefusal)
 		}
 		return v, nil
 	}
@@ -132,9 +136,18 @@ func (f *File[T]) load(st stamp, statErr error) (v T, err error) {
 	v, err = o.Parse(data, f.path)
 	if err != nil {
 		var zero T
-		return zero, f.fail("%s %s is invalid%s: %v", o.What, f.path, o.InvalidRefusal, err)
+		return zero, f.fail("%s %s is invalid%s: %v", o.What, name, o.InvalidRefusal, err)
 	}
 	return v, nil
+}
+
+// bare returns err without the path a *fs.PathError adds.
+func bare(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }
 
 // fail formats an error of the file, wrapping the sentinel when set.
@@ -178,19 +191,20 @@ func inodeOf(fi fs.FileInfo) uint64 {
 
 // readFile reads the regular file at path, at most limit+1 bytes (a
 // caller tells an oversized file by its length); its errors call the
-// file what.
+// file what and name it by its base name.
 func readFile(path, what string, limit int64) ([]byte, error) {
+	name := filepath.Base(path)
 	file, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("%s %s: %v", what, path, err)
+		return nil, fmt.Errorf("%s %s: %v", what, name, bare(err))
 	}
 	defer file.Close()
 	if fi, err := file.Stat(); err == nil && !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s %s is not a regular file", what, path)
+		return nil, fmt.Errorf("%s %s is not a regular file", what, name)
 	}
 	data, err := io.ReadAll(io.LimitReader(file, limit+1))
 	if err != nil {
-		return nil, fmt.Errorf("reading %s %s: %v", what, path, err)
+		return nil, fmt.Errorf("reading %s %s: %v", what, name, bare(err))
 	}
 	return data, nil
 }

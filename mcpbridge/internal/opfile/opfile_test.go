@@ -49,7 +49,7 @@ func TestFile(t *testing.T) {
 		t.Fatalf("changed: %q", v)
 	}
 	write("bad")
-	if v, err := f.Current(); v != nil || err == nil || err.Error() != "words file "+f.Path()+" is invalid: a bad word" {
+	if v, err := f.Current(); v != nil || err == nil || err.Error() != "words file "+filepath.Base(f.Path())+" is invalid: a bad word" {
 		t.Fatalf("broken: %q, %v", v, err)
 	}
 	write("ok")
@@ -66,10 +66,10 @@ func TestFile(t *testing.T) {
 	missing := New(Options[[]string]{Path: filepath.Join(dir, "none"), What: "words file", Env: "WORDS", Parse: words,
 		MissingRefusal: "; nothing works", Sentinel: errRefused})
 	_, err := missing.Current()
-	if !errors.Is(err, errRefused) || !strings.HasSuffix(err.Error(), "does not exist (WORDS names it); nothing works") {
+	if !errors.Is(err, errRefused) || !strings.HasSuffix(err.Error(), "does not exist (WORDS names it); nothing works") || strings.Contains(err.Error(), dir) {
 		t.Errorf("named and missing: %v", err)
 	}
-	if _, err := New(Options[[]string]{Path: dir, What: "words file", Parse: words}).Current(); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+	if _, err := New(Options[[]string]{Path: dir, What: "words file", Parse: words}).Current(); err == nil || !strings.Contains(err.Error(), "not a regular file") || strings.Contains(err.Error(), filepath.Dir(dir)) {
 		t.Errorf("a directory: %v", err)
 	}
 	var none *File[[]string]
