@@ -90,9 +90,12 @@ type Options struct {
 	// (MCP_BRIDGE_CONSOLE_SECURE_COOKIE). Zero: Secure when this server
 	// speaks TLS itself.
 	SecureCookie bool
-	// SignInsByMinute bounds the failed sign-ins (and wrong bearer
-	// tokens) accepted in a minute, for all clients together; past it
-	// every attempt gets 429 until the minute ends. Zero: 10.
+	// SignInsByMinute bounds the wrong tokens (at sign-in or as a
+	// bearer) accepted in a minute from one remote address (an IPv6
+	// address by its /64); past it that address's wrong tokens get 429
+	// until its minute ends. The token is compared first: a right one is
+	// never refused, so clients behind one proxy (one address) cannot
+	// lock an operator out. Zero: 10.
 	SignInsByMinute int
 	// Done, when closed, ends the event streams (the bridge closing).
 	// Zero: never.

@@ -247,8 +247,8 @@ func TestSignInSecureCookieBehindProxy(t *testing.T) {
 }
 
 // TestSignInRefused: a wrong token, the clients' token, no name or a
-// foreign origin do not sign in; past the failures of a minute even the
-// right token gets 429.
+// foreign origin do not sign in; past the wrong tokens of a minute a
+// wrong one gets 429, the right one still signs in.
 func TestSignInRefused(t *testing.T) {
 	srv, _ := serveConsole(t, Options{SignInsByMinute: 3}, false)
 	same := map[string]string{"Origin": srv.URL}
@@ -263,7 +263,7 @@ func TestSignInRefused(t *testing.T) {
 		{map[string]string{"Origin": "https://evil.example"}, url.Values{"token": {testToken}, "name": {"Ada"}}, http.StatusForbidden},
 		{nil, url.Values{"token": {testToken}, "name": {"Ada"}}, http.StatusForbidden},
 		{same, url.Values{"token": {testToken + "x"}, "name": {"Ada"}}, http.StatusUnauthorized},
-		{same, url.Values{"token": {testToken}, "name": {"Ada"}}, http.StatusTooManyRequests},
+		{same, url.Values{"token": {testToken + "y"}, "name": {"Ada"}}, http.StatusTooManyRequests},
 	}
 	for i, c := range cases {
 		resp, body := request(t, srv, http.MethodPost, signInPath, c.headers, c.form)
@@ -274,9 +274,13 @@ func TestSignInRefused(t *testing.T) {
 			t.Errorf("case %d set a cookie", i)
 		}
 	}
-	if resp, _ := request(t, srv, http.MethodGet, statePath, bearerOf(testToken), nil); resp.StatusCode != http.StatusTooManyRequests {
-		t.Errorf("a bearer past the limit: %d, want 429", resp.StatusCode)
+	if resp, _ := request(t, srv, http.MethodGet, statePath, bearerOf("wrong"), nil); resp.StatusCode != http.StatusTooManyRequests {
+		t.Errorf("a wrong bearer past the limit: %d, want 429", resp.StatusCode)
 	}
+	if resp, _ := request(t, srv, http.MethodGet, statePath, bearerOf(testToken), nil); resp.StatusCode != http.StatusOK {
+		t.Errorf("the right bearer past the limit: %d, want 200", resp.StatusCode)
+	}
+	signIn(t, srv, "Ada")
 }
 
 // TestSignOut needs the session's CSRF token and the page's origin, and
