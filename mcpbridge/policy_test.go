@@ -87,7 +87,7 @@ func TestPolicyOnProxiedCalls(t *testing.T) {
 	var asked []string
 	cs, auditPath := policyBridge(t, stubPolicy, func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 		asked = append(asked, req.Params.Message)
-		if strings.Contains(req.Params.Message, `"a": 40`) {
+		if strings.Contains(req.Params.Message, `"a" = 40`) {
 			return &mcp.ElicitResult{Action: "accept"}, nil
 		}
 		return &mcp.ElicitResult{Action: "decline"}, nil
@@ -231,7 +231,7 @@ func TestPolicyConfirmByInputRequests(t *testing.T) {
 		mu.Lock()
 		asked = append(asked, req.Params.Message)
 		mu.Unlock()
-		if strings.Contains(req.Params.Message, `"a": 1,`) {
+		if strings.Contains(req.Params.Message, "\"a\" = 1\n") {
 			return &mcp.ElicitResult{Action: "decline"}, nil
 		}
 		return &mcp.ElicitResult{Action: "accept"}, nil

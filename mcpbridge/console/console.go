@@ -22,6 +22,7 @@ import (
 	"embed"
 	"errors"
 	"html/template"
+	"io"
 	"io/fs"
 	"log/slog"
 	"net/http"
@@ -39,6 +40,7 @@ const (
 	statePath   = Path + "/state"
 	assetsPath  = Path + "/assets/"
 	answerPath  = Path + "/answer"
+	argsPath    = Path + "/arguments"
 )
 
 // MinTokenLength is the shortest console token accepted: as long as the
@@ -148,6 +150,10 @@ type Source interface {
 	// the call goes on when approve is set, else gets the refusal. An
 	// error says there is no such question (answered, or its call ended).
 	Answer(id string, approve bool, operator string) error
+	// Arguments returns the function that writes the whole arguments of
+	// the question id as JSON (secrets redacted, format characters
+	// escaped), or an error when there is no such question.
+	Arguments(id string) (func(io.Writer) error, error)
 }
 
 // Errors of New.
@@ -252,6 +258,8 @@ func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		c.serveState(w, r)
 	case r.URL.Path == eventsPath:
 		c.serveEvents(w, r)
+	case r.URL.Path == argsPath:
+		c.serveArguments(w, r)
 	default:
 		if c.serveAction(w, r) {
 			return
