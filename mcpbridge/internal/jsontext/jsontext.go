@@ -239,3 +239,27 @@ func EscapeFormat(s string) string {
 	}
 	return b.String()
 }
+
+// EscapeCf returns s with every character of Unicode category Cf (bidi
+// controls, zero-width characters) written as its \u escape, and all
+// else as it is: for text shown as lines (code, output) whose layout
+// such a character could change.
+func EscapeCf(s string) string {
+	if !strings.ContainsFunc(s, func(r rune) bool { return unicode.Is(unicode.Cf, r) }) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if !unicode.Is(unicode.Cf, r) {
+			b.WriteRune(r)
+			continue
+		}
+		if r > 0xffff {
+			r1, r2 := utf16Pair(r)
+			fmt.Fprintf(&b, `\u%04x\u%04x`, r1, r2)
+		} else {
+			fmt.Fprintf(&b, `\u%04x`, r)
+		}
+	}
+	return b.String()
+}
