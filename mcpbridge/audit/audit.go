@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/internal/jsontext"
 )
 
 // Defaults of Options.
@@ -117,7 +119,10 @@ func (a *Log) write(rec map[string]any) {
 	if err != nil {
 		line, _ = json.Marshal(map[string]any{"time": rec["time"], "event": rec["event"], "error": "record not encodable: " + err.Error()})
 	}
-	line = append(line, '\n')
+	// A bidi control or zero-width character (only ever inside a JSON
+	// string) is written as its escape: the record means the same, and
+	// reads as it is in a terminal or on the console.
+	line = append([]byte(jsontext.EscapeCf(string(line))), '\n')
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.tee != nil {
