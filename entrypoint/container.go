@@ -27,6 +27,7 @@ type container struct {
 	log     *slog.Logger
 	rpc     RPCHandler
 	rpcSem  chan struct{}
+	rpcHeld *sandboxBudget // the payload bytes its RPCs in flight hold
 	python  string
 	version string
 	// inputPrint is the fingerprint of the input copied in ("": none);
@@ -98,8 +99,8 @@ func newContainer(sb engine.Sandbox, opts *Options, log *slog.Logger) *container
 	cctx, cancel := context.WithCancel(context.Background())
 	ctr := &container{
 		sb: sb, log: log, rpc: opts.RPC,
-		rpcSem: make(chan struct{}, opts.maxRPCs()),
-		ctx:    cctx, cancel: cancel,
+		rpcSem: make(chan struct{}, opts.maxRPCs()), rpcHeld: opts.RPCBudget.forSandbox(),
+		ctx: cctx, cancel: cancel,
 		dead:   make(chan struct{}),
 		stderr: &engine.LineTail{Max: 20},
 	}
@@ -329,7 +330,7 @@ func (ctr *container) dispatch(f frame, readySeen *bool, ready chan<- frame) err
 			ctx = ctr.call.ctx
 		}
 		ctr.mu.Unlock()
-		go ctr.serveRPC(ctx, f)
+		go ctr.serveRPC(ctx, f.RPCID, f.Payload)
 	case frameNetOpen, frameNetData, frameNetClose, frameNetAck:
 		return ctr.egress.dispatch(f)
 	}
@@ -346,13 +347,22 @@ func (ctr *container) current(id string) *callState {
 	return ctr.call
 }
 
-// serveRPC answers one RPC request through the handler.
-func (ctr *container) serveRPC(ctx context.Context, f frame) {
+// serveRPC answers one RPC request (id, payload) through the handler,
+// its payload counted in the sandbox's RPC budget meanwhile; nothing
+// here holds the payload past the handler's use of it.
+func (ctr *container) serveRPC(ctx context.Context, id int64, payload json.RawMessage) {
 	defer func() { <-ctr.rpcSem }()
-	reply := rpcResultFrame{T: frameRPCResult, ID: f.RPCID}
-	if ctr.rpc == nil {
+	reply := rpcResultFrame{T: frameRPCResult, ID: id}
+	n := int64(len(payload))
+	taken, budgetErr := ctr.rpcHeld.take(n)
+	if taken {
+		defer ctr.rpcHeld.give(n)
+	}
+	if budgetErr != nil {
+		reply.Error = budgetErr.Error()
+	} else if ctr.rpc == nil {
 		reply.Error = "this sandbox has no RPC handler"
-	} else if res, err := ctr.callHandler(ctx, f.Payload); err != nil {
+	} else if res, err := ctr.callHandler(ctx, payload); err != nil {
 		reply.Error = err.Error()
 	} else if raw, err := json.Marshal(res); err != nil {
 		reply.Error = "encoding the RPC result: " + err.Error()
@@ -362,7 +372,7 @@ func (ctr *container) serveRPC(ctx context.Context, f frame) {
 		reply.OK, reply.Result = true, raw
 	}
 	if err := ctr.send(reply); err != nil {
-		ctr.log.Debug("answering an RPC", "id", f.RPCID, "err", err)
+		ctr.log.Debug("answering an RPC", "id", id, "err", err)
 	}
 }
 

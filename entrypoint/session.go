@@ -36,6 +36,10 @@ const (
 
 // Options configure a Session. The zero value is ready to use.
 type Options struct {
+	// RPCBudget bounds the RPC payload bytes held in flight, shared by
+	// the sessions of one bridge (rpc_budget.go). Zero: the defaults
+	// (256 MiB, 32 MiB a sandbox), for this session alone.
+	RPCBudget *RPCBudget
 	// Spec is the sandbox's spec; its Cmd is replaced by the command
 	// that starts the runtime. Zero: the engine's defaults.
 	Spec engine.Spec

@@ -65,7 +65,7 @@ for route in (lambda: mcp_everything.get_env(), lambda: runtime.call_tool('every
 			{"code": "for i in range(5):\n    try:\n        await mcp_everything.echo(message=f'secret {i}')\n        print('ok', i)\n    except MCPError as e:\n        print(e)"},
 		}
 		var res tsPolicyResult
-		runNode(t, "policy.mjs", append(env, "POLICY_ELICIT=accept-if:\"a\": 40"), calls, &res)
+		runNode(t, "policy.mjs", append(env, "POLICY_ELICIT=accept-if:\"a\" = 40"), calls, &res)
 		r := res.Results
 		want := func(i int, cond bool) {
 			t.Helper()
@@ -185,7 +185,7 @@ func TestPolicyConfirmOverHTTP(t *testing.T) {
 		}
 		mu.Lock()
 		defer mu.Unlock()
-		if len(asked["a"]) != 1 || len(asked["b"]) != 0 || !strings.Contains(asked["a"][0], `"a": 20`) {
+		if len(asked["a"]) != 1 || len(asked["b"]) != 0 || !strings.Contains(asked["a"][0], `"a" = 20`) {
 			t.Fatalf("questions: %q", asked)
 		}
 	})

@@ -123,7 +123,8 @@ func (b *Bridge) existing(ss *mcp.ServerSession) *clientSession {
 }
 
 // load starts the named servers and, when any is new to the session,
-// installs their proxies in its interpreter.
+// installs their proxies in its interpreter and, for a handle's sandbox,
+// records them as granted (grants.go).
 func (b *Bridge) load(ctx context.Context, cs *clientSession, servers []string) error {
 	if len(servers) == 0 {
 		return nil
@@ -132,8 +133,9 @@ func (b *Bridge) load(ctx context.Context, cs *clientSession, servers []string) 
 		return err
 	}
 	if !cs.state.add(servers) {
-		return nil
+		return b.recordGrants(ctx, cs) // one that failed before
 	}
+	cs.grantsDirty.Store(true)
 	res, err := cs.session.Execute(ctx, b.configureCode(cs, cs.state.servers()), installTimeout)
 	if err != nil {
 		return err
@@ -141,7 +143,9 @@ func (b *Bridge) load(ctx context.Context, cs *clientSession, servers []string) 
 	if res.Status != entrypoint.StatusSuccess {
 		return fmt.Errorf("installing the server proxies: %s %s", res.ExceptionType, res.ExceptionMessage)
 	}
-	return nil
+	// A handle's granted servers are part of its authenticated state,
+	// for the replicas that resume it.
+	return b.recordGrants(ctx, cs)
 }
 
 // syncSavedTools defines in the session's interpreter the tools saved

@@ -2,18 +2,13 @@ package mcpbridge
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/audit"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/policy"
 )
-
-// maxConfirmArgs bounds the arguments shown in a confirmation question.
-const maxConfirmArgs = 2 << 10
 
 // Confirmation outcomes, as audit records spell them.
 const (
@@ -40,12 +35,15 @@ func (b *Bridge) confirmByClient(ctx context.Context, ci *callInfo, p *policy.Po
 			"(%s); the policy's \"confirm_without_elicitation\": \"allow\" runs such tools unasked",
 			ErrPolicy, server, tool, v.Rule, why)
 	}
+	msg, err := confirmMessage(server, tool, args, p, codeLineOf(ctx))
+	if err != nil {
+		return outcomeDeclined, fmt.Errorf("%w: %s.%s needs a person's confirmation (%s) and cannot be shown: %v", ErrPolicy, server, tool, v.Rule, err)
+	}
 	params := &mcp.ElicitParams{
-		Message:         confirmMessage(server, tool, args, p),
+		Message:         msg,
 		RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{}},
 	}
 	var res *mcp.ElicitResult
-	var err error
 	if ci.ask != nil {
 		res, err = ci.ask(ctx, params)
 	} else {
@@ -91,16 +89,45 @@ func cannotElicit(ss *mcp.ServerSession, byResult bool) string {
 	return ""
 }
 
-// confirmMessage is the question shown to the user: the server, the tool
-// and the arguments (redacted as in audit records, at most 2 KiB).
-func confirmMessage(server, tool string, args map[string]any, p *policy.Policy) string {
-	data, err := json.MarshalIndent(audit.Redact(args, p.Redacts), "", "  ")
-	shown := string(data)
+// confirmMessage is the question shown to the user: the server, the
+// tool, every top-level argument (redacted as in audit records, each
+// value cut to its share with its whole length stated, format characters
+// escaped: showArguments) and, when the sandbox says which (line > 0),
+// the line of code that asks, labelled as the sandbox's claim. It fails
+// when the arguments cannot be shown whole enough (errTooManyArguments).
+func confirmMessage(server, tool string, args map[string]any, p *policy.Policy, line int) (string, error) {
+	shown, err := showArguments(args, p.Redacts)
 	if err != nil {
-		shown = "(arguments not shown: " + err.Error() + ")"
-	} else if len(shown) > maxConfirmArgs {
-		shown = strings.ToValidUTF8(shown[:maxConfirmArgs], "") + fmt.Sprintf("\n… (%d bytes in all)", len(data))
+		return "", err
 	}
-	return fmt.Sprintf("Code running in the sandbox wants to call the tool %q of the MCP server %q with these arguments:\n%s\n\nAllow this call?",
-		tool, server, shown)
+	var b strings.Builder
+	fmt.Fprintf(&b, "Code running in the sandbox wants to call the tool %q of the MCP server %q with %d argument(s) "+
+		"(each value shown up to its share, whole lengths stated; secrets redacted; invisible characters escaped):\n%s\n",
+		tool, server, len(args), shown)
+	if line > 0 {
+		fmt.Fprintf(&b, "\nThe sandbox says this call comes from line %d of its code (its claim, not checked).\n", line)
+	}
+	b.WriteString("\nAllow this call?")
+	return b.String(), nil
+}
+
+// maxCodeLine bounds the line a sandbox may claim a call comes from.
+const maxCodeLine = 10_000_000
+
+type codeLineKey struct{}
+
+// withCodeLine returns ctx carrying line, the line of the run_python code
+// a proxied call comes from, when it is one (1 to maxCodeLine; the
+// sandbox says so, so it is shown, never trusted).
+func withCodeLine(ctx context.Context, line int) context.Context {
+	if line < 1 || line > maxCodeLine {
+		return ctx
+	}
+	return context.WithValue(ctx, codeLineKey{}, line)
+}
+
+// codeLineOf returns the line ctx carries, or 0.
+func codeLineOf(ctx context.Context) int {
+	line, _ := ctx.Value(codeLineKey{}).(int)
+	return line
 }

@@ -2,10 +2,8 @@ package mcpbridge
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
-	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/audit"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/console"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/policy"
 )
@@ -42,13 +40,15 @@ func (b *Bridge) confirm(ctx context.Context, ci *callInfo, p *policy.Policy, v 
 // is set and the client can be asked, to the client as well; the first
 // answer wins, and the other question is withdrawn.
 func (b *Bridge) confirmOnConsole(ctx context.Context, ap *approvals, ci *callInfo, p *policy.Policy, v policy.Verdict, viaClient bool, session, server, tool string, args map[string]any) (string, []any, error) {
-	shown, err := json.Marshal(audit.Redact(args, p.Redacts))
+	line := codeLineOf(ctx)
+	msg, err := confirmMessage(server, tool, args, p, line)
 	if err != nil {
-		shown = []byte(`"(arguments not shown)"`)
+		return outcomeDeclined, nil, fmt.Errorf("%w: %s.%s needs an operator's confirmation (%s) and cannot be shown: %v", ErrPolicy, server, tool, v.Rule, err)
 	}
-	q := console.Question{Session: session, Server: server, Tool: tool, Message: confirmMessage(server, tool, args, p),
-		Arguments: console.Cut(string(shown), maxConfirmArgs), Line: codeLineOf(ctx)}
-	pq, withdraw := ap.post(q)
+	shown, _ := showArguments(args, p.Redacts)
+	q := console.Question{Session: session, Server: escapeFormat(server), Tool: escapeFormat(tool), Message: msg,
+		Arguments: shown, ArgumentsBytes: argumentsLength(args, p.Redacts), Line: line}
+	pq, withdraw := ap.post(q, args, p.Redacts)
 	defer withdraw()
 	qctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -80,25 +80,4 @@ func (b *Bridge) confirmOnConsole(ctx context.Context, ap *approvals, ci *callIn
 		return outcomeDeclined, []any{"answered_via", answeredByNobody}, fmt.Errorf("%w: %s.%s was not confirmed: nobody answered %s before the call ended (%v)",
 			ErrPolicy, server, tool, asked, ctx.Err())
 	}
-}
-
-// maxCodeLine bounds the line a sandbox may claim a call comes from.
-const maxCodeLine = 10_000_000
-
-type codeLineKey struct{}
-
-// withCodeLine returns ctx carrying line, the line of the run_python code
-// a proxied call comes from, when it is one (1 to maxCodeLine; the
-// sandbox says so, so it is shown, never trusted).
-func withCodeLine(ctx context.Context, line int) context.Context {
-	if line < 1 || line > maxCodeLine {
-		return ctx
-	}
-	return context.WithValue(ctx, codeLineKey{}, line)
-}
-
-// codeLineOf returns the line ctx carries, or 0.
-func codeLineOf(ctx context.Context) int {
-	line, _ := ctx.Value(codeLineKey{}).(int)
-	return line
 }

@@ -72,7 +72,7 @@ except MCPError as e:
 		return len(br.approvals.Load().list()) == 1
 	})
 	q := br.approvals.Load().list()[0]
-	if q.Server != "stub" || q.Tool != "get-sum" || !strings.HasPrefix(q.Session, "session-") || !strings.Contains(q.Arguments, `"a":40`) || q.Line != 1 {
+	if q.Server != "stub" || q.Tool != "get-sum" || !strings.HasPrefix(q.Session, "session-") || !strings.Contains(q.Arguments, `"a" = 40`) || q.Line != 1 {
 		t.Errorf("the question %+v", q)
 	}
 	answerOnConsole(t, br, srv, "approve", "Ada")

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/console"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/internal/jsontext"
 )
 
 // Bounds of what the console keeps of a call in flight.
@@ -53,7 +54,7 @@ func (l *liveCalls) begin(session, code string, next func(stream, data string)) 
 	first, _, _ := strings.Cut(strings.TrimLeft(code, "\n"), "\n")
 	l.mu.Lock()
 	l.seq++
-	c := &liveCall{id: l.seq, session: session, began: time.Now(), code: console.Cut(first, consoleCodeBytes)}
+	c := &liveCall{id: l.seq, session: session, began: time.Now(), code: jsontext.EscapeCf(console.Cut(first, consoleCodeBytes))}
 	l.calls[c.id] = c
 	l.counts[session]++
 	l.mu.Unlock()
@@ -86,7 +87,7 @@ func (c *liveCall) add(data string) {
 		parts = parts[len(parts)-consoleOutputLines:]
 	}
 	for _, p := range parts {
-		c.lines = append(c.lines, console.Cut(strings.TrimSuffix(p, "\r"), consoleLineBytes))
+		c.lines = append(c.lines, jsontext.EscapeCf(console.Cut(strings.TrimSuffix(p, "\r"), consoleLineBytes)))
 	}
 	if n := len(c.lines); n > consoleOutputLines {
 		c.lines = append(c.lines[:0], c.lines[n-consoleOutputLines:]...)
@@ -113,7 +114,7 @@ func (l *liveCalls) snapshot(keep map[string]bool) ([]console.Call, map[string]i
 	for _, c := range l.calls {
 		out := append([]string{}, c.lines...)
 		if c.partial != "" {
-			out = append(out, c.partial)
+			out = append(out, jsontext.EscapeCf(c.partial))
 		}
 		if len(out) > consoleOutputLines {
 			out = out[len(out)-consoleOutputLines:]

@@ -3,6 +3,7 @@ package mcpbridge
 import (
 	"crypto/rand"
 	"errors"
+	"io"
 	"slices"
 	"strings"
 	"sync"
@@ -25,9 +26,11 @@ type approvals struct {
 
 // A pendingQuestion is a question and the channel of its answer.
 type pendingQuestion struct {
-	q      console.Question
-	began  time.Time
-	answer chan consoleAnswer // buffered: the first answer
+	q       console.Question
+	args    map[string]any    // the call's arguments, shown whole on request
+	redacts func(string) bool // the keys whose values are hidden
+	began   time.Time
+	answer  chan consoleAnswer // buffered: the first answer
 }
 
 // A consoleAnswer is an operator's answer.
@@ -40,11 +43,12 @@ func newApprovals(changed *changeSignal) *approvals {
 	return &approvals{changed: changed, pending: map[string]*pendingQuestion{}}
 }
 
-// post puts q (its ID set here) before the console, and returns it and
-// the function that takes it back.
-func (a *approvals) post(q console.Question) (*pendingQuestion, func()) {
+// post puts q (its ID set here) about a call of args (shown whole on
+// request, the values of the keys redacts names hidden) before the
+// console, and returns it and the function that takes it back.
+func (a *approvals) post(q console.Question, args map[string]any, redacts func(string) bool) (*pendingQuestion, func()) {
 	q.ID = strings.ToLower(rand.Text()[:16])
-	pq := &pendingQuestion{q: q, began: time.Now(), answer: make(chan consoleAnswer, 1)}
+	pq := &pendingQuestion{q: q, args: args, redacts: redacts, began: time.Now(), answer: make(chan consoleAnswer, 1)}
 	a.mu.Lock()
 	a.pending[q.ID] = pq
 	a.mu.Unlock()
@@ -70,6 +74,25 @@ func (a *approvals) answer(id string, approve bool, by string) error {
 	a.changed.notify()
 	pq.answer <- consoleAnswer{approve: approve, by: by}
 	return nil
+}
+
+// arguments returns the function that writes the whole arguments of the
+// question id (writeArguments: redacted, format characters escaped), or
+// errNoQuestion.
+func (a *approvals) arguments(id string) (func(io.Writer) error, error) {
+	if a == nil {
+		return nil, errNoQuestion
+	}
+	a.mu.Lock()
+	pq := a.pending[id]
+	a.mu.Unlock()
+	if pq == nil {
+		return nil, errNoQuestion
+	}
+	return func(w io.Writer) error {
+		_, err := writeArguments(w, pq.args, pq.redacts)
+		return err
+	}, nil
 }
 
 // list returns the questions waiting, the oldest first.

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"slices"
 	"time"
@@ -126,6 +127,12 @@ func (s *consoleSource) Snapshot(ctx context.Context) console.Snapshot {
 // prefix returns the first n bytes of s (an ID).
 func prefix(s string, n int) string {
 	return s[:min(len(s), n)]
+}
+
+// Arguments returns the writer of a question's whole arguments
+// (console.Source).
+func (s *consoleSource) Arguments(id string) (func(io.Writer) error, error) {
+	return s.b.approvals.Load().arguments(id)
 }
 
 // Answer answers a question from the console (console.Source).

@@ -77,20 +77,6 @@ func (b *Bridge) writeSandboxFile(ctx context.Context, cs *clientSession, dir, n
 	return cs.session.CopyInNow(ctx, path.Dir(dir), &buf)
 }
 
-// sandboxIDs returns the UID and GID of a sandbox user "uid[:gid]"
-// (65534 for what is not a number).
-func sandboxIDs(user string) (int, int) {
-	uid, gid := 65534, 65534
-	u, g, _ := strings.Cut(user, ":")
-	fmt.Sscanf(u, "%d", &uid)
-	if g == "" {
-		gid = uid
-	} else {
-		fmt.Sscanf(g, "%d", &gid)
-	}
-	return uid, gid
-}
-
 // withSessionQuery makes the URIs of rich name the handle h.
 func withSessionQuery(rich *richResult, h string) {
 	for i := range rich.files {

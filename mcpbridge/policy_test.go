@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -36,6 +37,15 @@ func policyFixture(t *testing.T, text string, answer func(context.Context, *mcp.
 	return fixtureOptions{Options: Options{Registry: stubRegistry(t)}, Policy: text, Audit: true, Client: mcp.ClientOptions{ElicitationHandler: answer}, Protocol: version}
 }
 
+// recordCount returns how many events an audit record stands for: its
+// count, for merged refusals, else 1.
+func recordCount(rec map[string]any) int {
+	if n, ok := rec["count"].(float64); ok {
+		return int(n)
+	}
+	return 1
+}
+
 // auditRecords reads the audit log at path.
 func auditRecords(t *testing.T, path string) []map[string]any {
 	t.Helper()
@@ -61,7 +71,7 @@ func TestPolicyOnProxiedCalls(t *testing.T) {
 	var asked []string
 	cs, auditPath := policyBridge(t, stubPolicy, func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 		asked = append(asked, req.Params.Message)
-		if strings.Contains(req.Params.Message, `"a": 40`) {
+		if strings.Contains(req.Params.Message, `"a" = 40`) {
 			return &mcp.ElicitResult{Action: "accept"}, nil
 		}
 		return &mcp.ElicitResult{Action: "decline"}, nil
@@ -111,23 +121,29 @@ except MCPError as e:
 		t.Fatalf("the bound is per call: %q", text)
 	}
 
-	outcomes := map[string]int{}
-	runs := 0
-	for _, rec := range auditRecords(t, auditPath) {
-		switch rec["event"] {
-		case "run_python":
-			runs++
-			if len(rec["code_sha256"].(string)) != 64 || rec["session"] == nil || rec["status"] == nil {
-				t.Errorf("run_python record %v", rec)
+	var outcomes map[string]int
+	var runs int
+	// Refusals of one tool for one reason within a second are merged
+	// (audit.MergeWindow): the second comes with the window's end.
+	waitFor(t, "the merged refusals", func() bool {
+		outcomes, runs = map[string]int{}, 0
+		for _, rec := range auditRecords(t, auditPath) {
+			switch rec["event"] {
+			case "run_python":
+				runs++
+				if len(rec["code_sha256"].(string)) != 64 || rec["session"] == nil || rec["status"] == nil {
+					t.Errorf("run_python record %v", rec)
+				}
+			case "tool_call":
+				outcomes[rec["tool"].(string)+" "+rec["outcome"].(string)] += recordCount(rec)
+			default:
+				t.Errorf("record %v", rec)
 			}
-		case "tool_call":
-			outcomes[rec["tool"].(string)+" "+rec["outcome"].(string)]++
-		default:
-			t.Errorf("record %v", rec)
 		}
-	}
+		return outcomes["crash denied"] >= 2
+	})
 	// The bridge refuses the denied tool by both routes, proxy object and
-	// runtime.call_tool: a record of each.
+	// runtime.call_tool: a record of each (merged: one with a count).
 	want := map[string]int{"crash denied": 2, "get-sum accepted": 1, "get-sum ok": 1, "get-sum declined": 1, "echo ok": 4, "echo denied": 1}
 	if runs != 6 || len(outcomes) != len(want) {
 		t.Fatalf("%d run_python records, tool calls %v; want 6, %v", runs, outcomes, want)
@@ -210,7 +226,7 @@ func TestPolicyConfirmByInputRequests(t *testing.T) {
 		mu.Lock()
 		asked = append(asked, req.Params.Message)
 		mu.Unlock()
-		if strings.Contains(req.Params.Message, `"a": 1,`) {
+		if strings.Contains(req.Params.Message, "\"a\" = 1\n") {
 			return &mcp.ElicitResult{Action: "decline"}, nil
 		}
 		return &mcp.ElicitResult{Action: "accept"}, nil
@@ -326,13 +342,24 @@ print(await mcp_stub.echo(message='still fine'))`})
 
 	type record struct{ server, tool, rule, err string }
 	var denied []record
-	for _, rec := range auditRecords(t, auditPath) {
-		if rec["event"] == "tool_call" && rec["outcome"] == "denied" {
-			rule, _ := rec["rule"].(string)
-			msg, _ := rec["error"].(string)
-			denied = append(denied, record{rec["server"].(string), rec["tool"].(string), rule, msg})
+	// Refusals of one tool for one reason within a second are merged
+	// (audit.MergeWindow): the repeated ones come with the window's end,
+	// as one record with their count.
+	waitFor(t, "the merged refusals", func() bool {
+		denied = nil
+		for _, rec := range auditRecords(t, auditPath) {
+			if rec["event"] == "tool_call" && rec["outcome"] == "denied" {
+				rule, _ := rec["rule"].(string)
+				msg, _ := rec["error"].(string)
+				for range recordCount(rec) {
+					denied = append(denied, record{rec["server"].(string), rec["tool"].(string), rule, msg})
+				}
+			}
 		}
-	}
+		return len(denied) >= 6
+	})
+	order := func(a, b record) int { return strings.Compare(a.tool+a.err, b.tool+b.err) }
+	slices.SortFunc(denied, order)
 	wantDenied := []record{
 		{"stub", "crash", `servers["stub"].deny "crash"`, `refused by the tool policy: stub.crash is denied: servers["stub"].deny "crash"` + note},
 		{"stub", "get-sum", `servers["stub"].deny "get-*"`, `refused by the tool policy: stub.get-sum is denied: servers["stub"].deny "get-*"` + note},
@@ -341,6 +368,7 @@ print(await mcp_stub.echo(message='still fine'))`})
 		{"stub", "read_text_file", `servers["stub"].allow lists no glob it matches`, `refused by the tool policy: stub.read_text_file is denied: servers["stub"].allow lists no glob it matches` + note},
 		{"Stub Two", "echo", `servers["Stub Two"].load is false`, `refused by the tool policy: the server 'Stub Two' may not be loaded: servers["Stub Two"].load is false` + note},
 	}
+	slices.SortFunc(wantDenied, order)
 	if len(denied) != len(wantDenied) {
 		t.Fatalf("denied audit records:\n%q\nwant:\n%q", denied, wantDenied)
 	}

@@ -129,13 +129,9 @@ func (r proxyRoute) call(ctx context.Context, name, tool string, args map[string
 		return nil, err
 	}
 	ci := r.cs.current.Load()
-	if ci != nil {
-		if n := ci.toolCalls.Add(1); n > int64(p.CallLimit()) {
-			err := fmt.Errorf("%w: more than %d proxied tool calls in one run_python call (max_tool_calls%s)",
-				ErrPolicy, p.CallLimit(), p.SourceNote())
-			audit(outcomeDenied, err)
-			return nil, err
-		}
+	if err := countCall(ci, p); err != nil {
+		audit(outcomeDenied, err)
+		return nil, err
 	}
 	v := p.Decide(name, tool)
 	switch v.Kind {
@@ -196,15 +192,20 @@ func (r proxyRoute) denied(ctx context.Context, name, alias string) map[string]s
 }
 
 // refuseUnloaded refuses a call of tool of server name, which the session
-// has not loaded, when the policy forbids loading that server, and writes
-// the denied audit record of the call; nil when it does not (the call is
-// refused all the same, the server not being available, but not by the
-// policy).
+// has not loaded: past max_tool_calls (every call counts, so that a loop
+// of refused calls ends as any loop of calls does), or when the policy
+// forbids loading that server, and writes the denied audit record of the
+// call; nil when neither (the call is refused all the same, the server
+// not being available, but not by the policy).
 func (r proxyRoute) refuseUnloaded(name, tool string, args map[string]any) error {
 	began := time.Now()
 	p, err := r.b.policy.Current()
 	if err != nil {
 		return nil
+	}
+	if err := countCall(r.cs.current.Load(), p); err != nil {
+		r.b.auditToolCall(r.cs, p, name, tool, args, began, outcomeDenied, err)
+		return err
 	}
 	ok, rule := p.MayLoad(name)
 	if ok {
@@ -213,6 +214,19 @@ func (r proxyRoute) refuseUnloaded(name, tool string, args map[string]any) error
 	err = loadRefusal(p, name)
 	r.b.auditToolCall(r.cs, p, name, tool, args, began, outcomeDenied, err, "rule", rule)
 	return err
+}
+
+// countCall counts a proxied call of the run_python call ci (nil: none
+// in progress) and refuses it past the policy's max_tool_calls.
+func countCall(ci *callInfo, p *policy.Policy) error {
+	if ci == nil {
+		return nil
+	}
+	if n := ci.toolCalls.Add(1); n > int64(p.CallLimit()) {
+		return fmt.Errorf("%w: more than %d proxied tool calls in one run_python call (max_tool_calls%s)",
+			ErrPolicy, p.CallLimit(), p.SourceNote())
+	}
+	return nil
 }
 
 // loadRefusal returns why the policy forbids loading server, or nil.

@@ -12,10 +12,12 @@ import (
 // An rpcRequest is what sandbox code sends through the runtime's rpc:
 // the sandbox API's requests (sandbox_api.py), told apart by Type.
 type rpcRequest struct {
-	Type      string         `json:"type"`
-	Server    string         `json:"server"`
-	Tool      string         `json:"tool"`
-	Arguments map[string]any `json:"arguments"`
+	Type   string `json:"type"`
+	Server string `json:"server"`
+	Tool   string `json:"tool"`
+	// Arguments are a call_tool's, decoded only once the type, the
+	// server and the tool are checked (callArguments).
+	Arguments json.RawMessage `json:"arguments"`
 	// Line is the line of the run_python code a call_tool comes from,
 	// when the sandbox API found it (shown with a confirmation only).
 	Line   int    `json:"line"`
@@ -64,13 +66,11 @@ func (b *Bridge) rpcHandler(cs *clientSession) func(context.Context, json.RawMes
 			}
 			return map[string]any{"tools": tools}, nil
 		case "call_tool":
-			if req.Arguments == nil {
-				req.Arguments = map[string]any{}
-			}
 			if !state.has(req.Server) {
 				// A server the policy forbids is refused as such, and
-				// audited, as every call the policy refuses is.
-				if err := proxies.refuseUnloaded(req.Server, req.Tool, req.Arguments); err != nil {
+				// audited, as every call the policy refuses is; its
+				// arguments are decoded only when small, for the record.
+				if err := proxies.refuseUnloaded(req.Server, req.Tool, refusedArguments(req.Arguments)); err != nil {
 					return nil, err
 				}
 				return nil, notAvailable(req.Server)
@@ -78,7 +78,11 @@ func (b *Bridge) rpcHandler(cs *clientSession) func(context.Context, json.RawMes
 			if req.Tool == "" {
 				return nil, fmt.Errorf("missing tool name")
 			}
-			res, err := proxies.call(withCodeLine(ctx, req.Line), req.Server, req.Tool, req.Arguments)
+			args, err := callArguments(req.Arguments)
+			if err != nil {
+				return nil, err
+			}
+			res, err := proxies.call(withCodeLine(ctx, req.Line), req.Server, req.Tool, args)
 			if err != nil {
 				return nil, err
 			}
@@ -100,6 +104,39 @@ func (b *Bridge) rpcHandler(cs *clientSession) func(context.Context, json.RawMes
 			return nil, fmt.Errorf("unknown request type %q", req.Type)
 		}
 	}
+}
+
+// maxRefusedArgs bounds the arguments of a refused call decoded for its
+// audit record.
+const maxRefusedArgs = 8 << 10
+
+// callArguments decodes a call_tool's arguments: an object, or nothing
+// (no arguments).
+func callArguments(raw json.RawMessage) (map[string]any, error) {
+	args := map[string]any{}
+	if len(raw) == 0 || string(raw) == "null" {
+		return args, nil
+	}
+	if err := json.Unmarshal(raw, &args); err != nil {
+		return nil, fmt.Errorf("malformed request: the arguments are not a JSON object: %v", err)
+	}
+	if args == nil {
+		args = map[string]any{}
+	}
+	return args, nil
+}
+
+// refusedArguments returns the arguments of a call refused before they
+// are needed, for its audit record: decoded when small, else their size.
+func refusedArguments(raw json.RawMessage) map[string]any {
+	if len(raw) > maxRefusedArgs {
+		return map[string]any{"(not decoded)": fmt.Sprintf("%d bytes", len(raw))}
+	}
+	args, err := callArguments(raw)
+	if err != nil {
+		return map[string]any{"(not decoded)": err.Error()}
+	}
+	return args
 }
 
 // notAvailable is the original's error for a server the session has not

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -63,7 +64,7 @@ func (b *Bridge) mint(ctx context.Context, hc *handleCall) (string, error) {
 		return "", err
 	}
 	cs := hc.held.cs
-	cs.handleKey, cs.handle = handleKey(engineName, id), h
+	cs.handleKey, cs.handle, cs.sandbox = handleKey(engineName, id), h, handle.Sandbox{Engine: engineName, Ref: id}
 	if b.opts.Handles.Key != "" {
 		// Shared with other replicas: the sandbox outlives this one.
 		if err := cs.session.Persist(ctx, b.opts.Handles.IdleTimeout); err != nil {
@@ -105,7 +106,7 @@ func (b *Bridge) resumeHandle(key string, sb handle.Sandbox, h string, client [3
 	cs := b.buildClientSession(func(opts *entrypoint.Options) *entrypoint.Session {
 		return entrypoint.Resume(b.eng, sb.Engine, sb.Ref, opts)
 	})
-	cs.handleKey, cs.handle, cs.resumed = key, h, true
+	cs.handleKey, cs.handle, cs.sandbox, cs.resumed = key, h, sb, true
 	cs.session.SetIdleTimeout(b.opts.Handles.IdleTimeout)
 	held := &heldSandbox{cs: cs, client: client}
 	if other := b.handles.addNew(key, held); other != held {
@@ -129,8 +130,11 @@ del _j, _r`
 // syncLoadedServers learns, once, which servers the interpreter of a
 // resumed sandbox loaded on other replicas: its proxies of them call this
 // replica now, which starts its own instances of them on their first use.
-// What the sandbox says is untrusted: names that are not configured, or
-// that the policy does not let load, are left out.
+// What the sandbox says is untrusted: it grants at most the servers of
+// the sandbox's granted servers' record (grants.go), which the sandbox
+// cannot forge, and of those the ones the interpreter reports, that are
+// configured and that the policy lets load. A record that is missing or
+// not the bridge's grants none, and is logged as tampering.
 func (b *Bridge) syncLoadedServers(ctx context.Context, cs *clientSession) {
 	if !cs.resumed || cs.serversSynced.Swap(true) {
 		return
@@ -145,8 +149,21 @@ func (b *Bridge) syncLoadedServers(ctx context.Context, cs *clientSession) {
 		cs.events.log.Warn("the servers a resumed sandbox reports do not decode", "err", err, "count", len(names))
 		return
 	}
-	var ok []string
+	if len(names) == 0 {
+		return
+	}
+	granted, err := b.readGrants(ctx, cs)
+	if err != nil {
+		cs.events.log.Warn("a resumed sandbox reports loaded servers without a record of their grant: none granted (the record was removed or tampered with)",
+			"reported", names, "err", err)
+		return
+	}
+	var ok, refused []string
 	for _, n := range names {
+		if !slices.Contains(granted, n) {
+			refused = append(refused, n)
+			continue
+		}
 		if !b.knownServer(n) {
 			continue
 		}
@@ -154,6 +171,10 @@ func (b *Bridge) syncLoadedServers(ctx context.Context, cs *clientSession) {
 			continue
 		}
 		ok = append(ok, n)
+	}
+	if len(refused) > 0 {
+		cs.events.log.Warn("a resumed sandbox reports servers no client granted it: not granted (its report was tampered with)",
+			"refused", refused, "granted", granted)
 	}
 	cs.state.add(ok)
 }

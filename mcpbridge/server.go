@@ -9,6 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/entrypoint"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/egress"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/handle"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/packages"
@@ -33,6 +34,10 @@ func New(eng engine.Engine, opts *Options) *Bridge {
 	b.policy = policy.Open(o.PolicyFile, o.Registry.StateDir(), b.log)
 	b.searchKeywords = toolsearch.NewKeywordsFile(o.SearchKeywordsFile, o.Registry.StateDir(), b.log)
 	b.audit = o.Audit
+	if b.opts.Session.RPCBudget == nil {
+		// One bound on the RPC bytes in flight for all its sessions.
+		b.opts.Session.RPCBudget = entrypoint.NewRPCBudget(0, 0)
+	}
 	keys, err := handle.NewKeyring(o.Handles.Key)
 	if err != nil {
 		b.log.Error("the handle key is unusable: handles get a random key of this process", "err", err)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/entrypoint"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/egress"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/handle"
 )
 
 // installTimeout bounds installing the proxies of newly loaded servers in
@@ -36,6 +37,11 @@ type clientSession struct {
 	handleKey string
 	// handle is that handle, to name the session in its resources' URIs.
 	handle string
+	// sandbox is the engine and container the handle names.
+	sandbox handle.Sandbox
+	// grantsDirty says the servers loaded changed since they were last
+	// recorded in the sandbox (grants.go).
+	grantsDirty atomic.Bool
 	// resumed says another replica (or process) started its sandbox;
 	// serversSynced, that it learnt the servers the interpreter loaded
 	// there (syncLoadedServers).

@@ -43,6 +43,7 @@ type task struct {
 	inputs    map[string]*question // questions waiting for the client's answer
 	seq       int                  // numbers its questions
 	cancelled bool                 // the client asked to cancel it
+	ctlAck    int64                // the highest sequence of "ctl" applied
 	result    *mcp.CallToolResult
 	failure   *taskError
 	changed   chan struct{} // closed, and replaced, on every change
@@ -54,6 +55,19 @@ func newTask(timeout, ttl time.Duration) *task {
 	now := time.Now()
 	return &task{created: now, timeout: timeout, ttl: ttl, bound: make(chan struct{}), placed: make(chan struct{}), done: make(chan struct{}),
 		status: taskWorking, updated: now, inputs: map[string]*question{}, changed: make(chan struct{})}
+}
+
+// acknowledge records that the "ctl" of sequence seq was applied, a
+// change when it is newer than the last.
+func (t *task) acknowledge(seq int64) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if seq <= t.ctlAck {
+		return false
+	}
+	t.ctlAck = seq
+	t.touch()
+	return true
 }
 
 // touch records a change; t.mu is held.
@@ -229,7 +243,8 @@ func (t *task) expired(now time.Time) bool {
 func (t *task) view() taskView {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	v := taskView{ID: t.id, Status: t.status, Created: t.created, Updated: t.updated, Result: t.result, Error: t.failure, Progress: t.report}
+	v := taskView{ID: t.id, Status: t.status, Created: t.created, Updated: t.updated, Result: t.result, Error: t.failure, Progress: t.report,
+		CtlAck: t.ctlAck}
 	// Kept ttl after it ends; while it runs, for as long as it may run
 	// and ttl after.
 	v.TTL = t.timeout + t.ttl

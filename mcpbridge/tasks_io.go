@@ -3,7 +3,9 @@ package mcpbridge
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
+	"strings"
 
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/entrypoint"
@@ -64,4 +66,18 @@ func (o engineIO) readFile(ctx context.Context, root, rel string, max int64) ([]
 	}
 	defer rc.Close()
 	return io.ReadAll(rc)
+}
+
+// sandboxIDs returns the UID and GID of a sandbox user "uid[:gid]"
+// (65534 for what is not a number).
+func sandboxIDs(user string) (int, int) {
+	uid, gid := 65534, 65534
+	u, g, _ := strings.Cut(user, ":")
+	fmt.Sscanf(u, "%d", &uid)
+	if g == "" {
+		gid = uid
+	} else {
+		fmt.Sscanf(g, "%d", &gid)
+	}
+	return uid, gid
 }

@@ -160,7 +160,7 @@ func (b *Bridge) tasksUpdate(ctx context.Context, ss *mcp.ServerSession, p *task
 	}
 	if ref.t != nil {
 		ref.t.answer(p.InputResponses)
-	} else if err := b.remoteControl(ctx, p.TaskID, ref.tk, p.InputResponses, false); err != nil {
+	} else if err := b.bringControl(ctx, p.TaskID, ref.tk, p.InputResponses, false); err != nil {
 		return nil, err
 	}
 	return &ackResult{ResultType: "complete"}, nil
@@ -175,7 +175,7 @@ func (b *Bridge) tasksCancel(ctx context.Context, ss *mcp.ServerSession, p *task
 	}
 	if ref.t != nil {
 		ref.t.requestCancel()
-	} else if err := b.remoteControl(ctx, p.TaskID, ref.tk, nil, true); err != nil {
+	} else if err := b.bringControl(ctx, p.TaskID, ref.tk, nil, true); err != nil {
 		return nil, err
 	}
 	return &ackResult{ResultType: "complete"}, nil

@@ -53,8 +53,11 @@ const (
 	maxControlBytes = 4 << 20
 )
 
-// A taskControl is what other replicas bring a running task.
+// A taskControl is what other replicas bring a running task. Seq numbers
+// its writes: the running replica acknowledges the highest it applied in
+// its record (taskView.CtlAck), which the writer waits for (tasks_ack.go).
 type taskControl struct {
+	Seq       int64                      `json:"seq,omitempty"`
 	Cancel    bool                       `json:"cancel,omitempty"`
 	Responses map[string]json.RawMessage `json:"responses,omitempty"`
 }
@@ -183,7 +186,9 @@ func (b *Bridge) applyControl(ctx context.Context, t *task) bool {
 	if json.Unmarshal(data, &c) != nil {
 		return false
 	}
-	news := false
+	// Acknowledged in the record whatever it brought: the writer waits
+	// for it, and cancels the call itself when it does not come.
+	news := t.acknowledge(c.Seq)
 	if len(c.Responses) > 0 {
 		raw, _ := json.Marshal(c.Responses)
 		var responses mcp.InputResponseMap
@@ -280,21 +285,26 @@ func (b *Bridge) readRemoteTask(ctx context.Context, id string, tk handle.Task) 
 }
 
 // remoteControl brings another replica's task the client's responses,
-// or its cancellation, through the task's "ctl" in its sandbox; a task
-// that ended is left as it is.
-func (b *Bridge) remoteControl(ctx context.Context, id string, tk handle.Task, responses mcp.InputResponseMap, cancel bool) error {
+// or its cancellation, through the task's "ctl" in its sandbox, and
+// returns the sequence of the ctl written, whose acknowledgement the
+// caller waits for (awaitControlAck); a task that ended is left as it
+// is (0).
+func (b *Bridge) remoteControl(ctx context.Context, id string, tk handle.Task, responses mcp.InputResponseMap, cancel bool) (int64, error) {
 	v, err := b.readRemoteTask(ctx, id, tk)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	if v.Status != taskWorking && v.Status != taskInputRequired {
-		return nil
+		return 0, nil
 	}
 	var c taskControl
 	sio := engineIO{b.eng, tk.Sandbox}
 	if data, err := b.readTaskFile(ctx, sio, tk.Nonce, "ctl", maxControlBytes); err == nil {
 		json.Unmarshal(data, &c)
 	}
+	// A sequence past every one written or acknowledged: the code may
+	// have deleted "ctl" or put an older one back.
+	c.Seq = max(c.Seq, v.CtlAck) + 1
 	if cancel {
 		c.Cancel = true
 	}
@@ -310,12 +320,12 @@ func (b *Bridge) remoteControl(ctx context.Context, id string, tk handle.Task, r
 	}
 	data, err := json.Marshal(c)
 	if err != nil || len(data) > maxControlBytes {
-		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "the responses cannot be carried to the task (too large, or not encodable)"}
+		return 0, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "the responses cannot be carried to the task (too large, or not encodable)"}
 	}
 	if err := b.writeTaskFile(ctx, sio, tk.Nonce, "ctl", data); err != nil {
-		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "carrying the request to the replica running the task: " + err.Error()}
+		return 0, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "carrying the request to the replica running the task: " + err.Error()}
 	}
-	return nil
+	return c.Seq, nil
 }
 
 // bindTask makes t the task of a call in the sandbox of cs: it mints the

@@ -49,6 +49,9 @@ type taskView struct {
 	Error    *taskError           `json:"error,omitempty"`
 	Progress *entrypoint.Progress `json:"progress,omitempty"`
 	Beat     time.Time            `json:"beat,omitzero"` // when its replica last wrote it
+	// CtlAck is the highest sequence of "ctl" its replica applied: the
+	// acknowledgement the replica that wrote a ctl waits for (tasks_ack.go).
+	CtlAck int64 `json:"ctl_ack,omitempty"`
 }
 
 // Bounds of what a task reports.

@@ -33,9 +33,10 @@ OUT_DIR = "/workspace/out"
 # KEPT_DIRS, under the directory watched, are where the hosts of a
 # persistent sandbox keep what another bridge reads (not files out): the
 # whole outputs of calls cut to the budget, and the answers to questions
-# of waiting calls with what the calls answered next, and the records of
-# tasks (a directory each); KEPT_MAX of each, the newest.
-KEPT_DIRS = (".mcp-outputs", ".mcp-answers", ".mcp-tasks")
+# of waiting calls with what the calls answered next, the records of
+# tasks (a directory each), and the servers granted to the sandbox (one
+# file); KEPT_MAX of each, the newest.
+KEPT_DIRS = (".mcp-outputs", ".mcp-answers", ".mcp-tasks", ".mcp-grants")
 KEPT_MAX = 16
 # MAX_OUT_FILES bounds the files one call reports; MAX_OUT_ENTRIES bounds
 # the directory entries a snapshot looks at.

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/internal/jsontext"
 )
 
 // Defaults of Options.
@@ -35,7 +37,9 @@ type Options struct {
 }
 
 // A Log is an audit log: records appended to a file, one JSON object a
-// line, each with an "event" field ("run_python", "tool_call"). A line is
+// line, each with an "event" field ("run_python", "tool_call", "egress");
+// refusals are merged per session, target and reason a second (merge.go),
+// with a "count". A line is
 // written with one write on a file opened for appending, so lines of
 // concurrent writers never interleave. A write that fails (a full disk)
 // never fails the call it records: it is counted and logged as a warning,
@@ -52,6 +56,13 @@ type Log struct {
 	dropped  int64
 	warnedAt time.Time
 	tee      func(line []byte) // see Tee (nil: none)
+
+	// Refusals merged (merge.go), under their own lock: a.write takes
+	// a.mu.
+	mergeMu        sync.Mutex
+	windows        map[mergeKey]*mergeWindow
+	sessionTargets map[string]int // a session's windows, mergedTarget's aside
+	mergeClosed    bool
 }
 
 // Open opens (creating it, mode 0600) the audit log at path for
@@ -108,7 +119,10 @@ func (a *Log) write(rec map[string]any) {
 	if err != nil {
 		line, _ = json.Marshal(map[string]any{"time": rec["time"], "event": rec["event"], "error": "record not encodable: " + err.Error()})
 	}
-	line = append(line, '\n')
+	// A bidi control or zero-width character (only ever inside a JSON
+	// string) is written as its escape: the record means the same, and
+	// reads as it is in a terminal or on the console.
+	line = append([]byte(jsontext.EscapeCf(string(line))), '\n')
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.tee != nil {
@@ -163,11 +177,13 @@ func (a *Log) failed(err error) {
 	a.log.Warn("audit records are being lost; calls go on", "path", a.path, "lost", a.dropped, "err", err)
 }
 
-// Close closes the file. Records written later are lost (and counted).
+// Close writes the refusals merged so far and closes the file. Records
+// written later are lost (and counted).
 func (a *Log) Close() error {
 	if a == nil {
 		return nil
 	}
+	a.flushRefusals()
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.f == nil {

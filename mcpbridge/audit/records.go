@@ -3,8 +3,11 @@ package audit
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
+	"net"
+	"strconv"
 	"time"
+
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/internal/jsontext"
 )
 
 // maxArgs bounds the JSON of a tool call's arguments in a record; past it
@@ -84,8 +87,20 @@ func (a *Log) ToolCall(r ToolCall) {
 		}
 	}
 	addSession(rec, r.Session, r.MCPSession)
+	if r.Outcome == OutcomeDenied {
+		reason := ""
+		if r.Err != nil {
+			reason = r.Err.Error()
+		}
+		a.refused(mergeKey{event: "tool_call", session: r.Session + " " + r.MCPSession, target: r.Server + "." + r.Tool, reason: reason}, rec)
+		return
+	}
 	a.write(rec)
 }
+
+// OutcomeDenied is the outcome of a refusal, in tool call and egress
+// records: such records are merged (merge.go).
+const OutcomeDenied = "denied"
 
 // addSession adds the client session's names to rec.
 func addSession(rec map[string]any, session, mcpSession string) {
@@ -99,17 +114,15 @@ func addSession(rec map[string]any, session, mcpSession string) {
 
 // arguments renders a tool call's arguments for a record: the values of
 // keys redacts reports (at any depth) replaced, and the whole bounded to
-// 8 KiB of JSON.
+// 8 KiB of JSON. Large arguments are neither copied nor encoded whole:
+// their length is counted and their first 8 KiB kept (jsontext).
 func arguments(args map[string]any, redacts func(key string) bool) any {
-	red := Redact(args, redacts)
-	data, err := json.Marshal(red)
-	if err != nil {
-		return map[string]any{"unencodable": err.Error()}
+	t := jsontext.Capped(maxArgs)
+	t.Value(args, "", redacts)
+	if t.Len() <= maxArgs {
+		return Redact(args, redacts)
 	}
-	if len(data) <= maxArgs {
-		return red
-	}
-	return map[string]any{"truncated": string(data[:maxArgs]), "bytes": len(data)}
+	return map[string]any{"truncated": t.Kept(), "bytes": t.Len()}
 }
 
 // Redact returns v with the values of the keys redacts reports (nil:
@@ -160,7 +173,10 @@ func nonNil(s []string) []string {
 }
 
 // An Egress is the record of one connection sandbox code made through the
-// egress gateway ("event": "egress"). It never holds a header's value.
+// egress gateway ("event": "egress"), or of one request the gateway read
+// in it. It never holds a header's value. A refusal (Outcome "denied")
+// is merged with the session's refusals of the same host, port and
+// reason (merge.go): the record has a "count".
 type Egress struct {
 	Host     string // as the code named it
 	Port     int
@@ -203,5 +219,9 @@ func (a *Log) Egress(r Egress) {
 		rec["masked"] = r.Masked
 	}
 	addSession(rec, r.Session, "")
+	if r.Outcome == OutcomeDenied {
+		a.refused(mergeKey{event: "egress", session: r.Session, target: net.JoinHostPort(r.Host, strconv.Itoa(r.Port)), reason: r.Reason}, rec)
+		return
+	}
 	a.write(rec)
 }

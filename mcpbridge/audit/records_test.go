@@ -62,3 +62,24 @@ func TestRecords(t *testing.T) {
 		t.Errorf("tool_call record: %s", lines[1])
 	}
 }
+
+// TestRecordsEscapeFormatChars: a bidi override or a zero-width
+// character in a record is written as its escape, and decodes back to
+// itself.
+func TestRecordsEscapeFormatChars(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	a, err := Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.ToolCall(ToolCall{Server: "s", Tool: "t", Arguments: map[string]any{"name": "report\u202etxt.exe\u200b"}, Began: time.Now(), Outcome: "ok"})
+	a.Close()
+	data, _ := os.ReadFile(path)
+	if strings.ContainsAny(string(data), "\u202e\u200b") || !strings.Contains(string(data), `report\u202etxt.exe\u200b`) {
+		t.Fatalf("record %s", data)
+	}
+	var rec map[string]any
+	if err := json.Unmarshal(data, &rec); err != nil || rec["arguments"].(map[string]any)["name"] != "report\u202etxt.exe\u200b" {
+		t.Fatalf("record decodes to %v (%v)", rec, err)
+	}
+}

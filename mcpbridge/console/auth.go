@@ -27,19 +27,17 @@ type opSession struct {
 }
 
 // An authStore keeps the signed-in sessions, in memory and bounded, and
-// counts the failed sign-ins of the current minute.
+// counts wrong tokens per remote address.
 type authStore struct {
 	ttl      time.Duration
 	max      int
-	perMin   int
+	limit    *failureLimit
 	mu       sync.Mutex
 	sessions map[[sha256.Size]byte]*opSession // by the digest of the id
-	window   time.Time                        // the minute failures are counted in
-	failures int
 }
 
 func newAuthStore(ttl time.Duration, max, perMin int) *authStore {
-	return &authStore{ttl: ttl, max: max, perMin: perMin, sessions: map[[sha256.Size]byte]*opSession{}}
+	return &authStore{ttl: ttl, max: max, limit: newFailureLimit(perMin), sessions: map[[sha256.Size]byte]*opSession{}}
 }
 
 // randomToken returns 256 random bits, in base32.
@@ -90,23 +88,6 @@ func (a *authStore) remove(id string) {
 	a.mu.Unlock()
 }
 
-// limited reports whether this minute's failed attempts are used up.
-func (a *authStore) limited() bool {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if time.Since(a.window) >= time.Minute {
-		a.window, a.failures = time.Now(), 0
-	}
-	return a.failures >= a.perMin
-}
-
-// failed counts a failed attempt.
-func (a *authStore) failed() {
-	a.mu.Lock()
-	a.failures++
-	a.mu.Unlock()
-}
-
 // An operator is who a request comes from: a signed-in session, or a
 // bearer of the token (session nil).
 type operator struct {
@@ -115,28 +96,27 @@ type operator struct {
 	id      string // the session's id
 }
 
-// authenticate returns who r comes from, or answers it: 401 (429 past
-// the failures of a minute) for a wrong bearer token or, when api is
-// set, for none; else a redirect to the sign-in form.
+// authenticate returns who r comes from, or answers it: 401 for a
+// wrong bearer token (429 past its address's wrong tokens of a minute)
+// or, when api is set, for none; else a redirect to the sign-in form.
+// The token is compared first: a right one is never refused by the
+// limit.
 func (c *Console) authenticate(w http.ResponseWriter, r *http.Request, api bool) (operator, bool) {
 	if h := r.Header.Get("Authorization"); h != "" {
-		if c.auth.limited() {
-			c.refuse(w, r, http.StatusTooManyRequests, "too many failed attempts: wait a minute")
-			return operator{}, false
-		}
 		given, ok := bearer(h)
-		switch {
-		case !ok:
-			c.auth.failed()
-			c.refuse(w, r, http.StatusUnauthorized, "want Authorization: Bearer <MCP_BRIDGE_CONSOLE_TOKEN>")
-			return operator{}, false
-		case c.isClientToken(given):
-			c.auth.failed()
-			c.refuse(w, r, http.StatusUnauthorized, "the clients' token (MCP_BRIDGE_HTTP_TOKEN) does not open the console: use MCP_BRIDGE_CONSOLE_TOKEN")
-			return operator{}, false
-		case !c.tokenMatches(given):
-			c.auth.failed()
-			c.refuse(w, r, http.StatusUnauthorized, "invalid console token")
+		if !ok || !c.tokenMatches(given) {
+			msg := "invalid console token"
+			switch {
+			case !ok:
+				msg = "want Authorization: Bearer <MCP_BRIDGE_CONSOLE_TOKEN>"
+			case c.isClientToken(given):
+				msg = "the clients' token (MCP_BRIDGE_HTTP_TOKEN) does not open the console: use MCP_BRIDGE_CONSOLE_TOKEN"
+			}
+			if c.auth.limit.fail(r.RemoteAddr) {
+				c.refuse(w, r, http.StatusTooManyRequests, "too many wrong tokens from this address: wait a minute")
+				return operator{}, false
+			}
+			c.refuse(w, r, http.StatusUnauthorized, msg)
 			return operator{}, false
 		}
 		name := "bearer"
@@ -254,16 +234,15 @@ func (c *Console) serveSignIn(w http.ResponseWriter, r *http.Request) {
 		c.refuse(w, r, http.StatusForbidden, "sign in from the console's own page")
 		return
 	}
-	if c.auth.limited() {
-		c.refuse(w, r, http.StatusTooManyRequests, "too many failed sign-ins: wait a minute")
-		return
-	}
 	r.Body = http.MaxBytesReader(w, r.Body, 4096)
 	token := r.PostFormValue("token")
 	name, nameOK := validName(r.PostFormValue("name"))
 	switch {
 	case !c.tokenMatches(token):
-		c.auth.failed()
+		if c.auth.limit.fail(r.RemoteAddr) {
+			c.refuse(w, r, http.StatusTooManyRequests, "too many wrong tokens from this address: wait a minute")
+			return
+		}
 		msg := "wrong console token"
 		if c.isClientToken(token) {
 			msg = "that is the clients' token (MCP_BRIDGE_HTTP_TOKEN): the console has a token of its own (MCP_BRIDGE_CONSOLE_TOKEN)"

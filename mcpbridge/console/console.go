@@ -22,6 +22,7 @@ import (
 	"embed"
 	"errors"
 	"html/template"
+	"io"
 	"io/fs"
 	"log/slog"
 	"net/http"
@@ -39,6 +40,7 @@ const (
 	statePath   = Path + "/state"
 	assetsPath  = Path + "/assets/"
 	answerPath  = Path + "/answer"
+	argsPath    = Path + "/arguments"
 )
 
 // MinTokenLength is the shortest console token accepted: as long as the
@@ -90,9 +92,12 @@ type Options struct {
 	// (MCP_BRIDGE_CONSOLE_SECURE_COOKIE). Zero: Secure when this server
 	// speaks TLS itself.
 	SecureCookie bool
-	// SignInsByMinute bounds the failed sign-ins (and wrong bearer
-	// tokens) accepted in a minute, for all clients together; past it
-	// every attempt gets 429 until the minute ends. Zero: 10.
+	// SignInsByMinute bounds the wrong tokens (at sign-in or as a
+	// bearer) accepted in a minute from one remote address (an IPv6
+	// address by its /64); past it that address's wrong tokens get 429
+	// until its minute ends. The token is compared first: a right one is
+	// never refused, so clients behind one proxy (one address) cannot
+	// lock an operator out. Zero: 10.
 	SignInsByMinute int
 	// Done, when closed, ends the event streams (the bridge closing).
 	// Zero: never.
@@ -145,6 +150,10 @@ type Source interface {
 	// the call goes on when approve is set, else gets the refusal. An
 	// error says there is no such question (answered, or its call ended).
 	Answer(id string, approve bool, operator string) error
+	// Arguments returns the function that writes the whole arguments of
+	// the question id as JSON (secrets redacted, format characters
+	// escaped), or an error when there is no such question.
+	Arguments(id string) (func(io.Writer) error, error)
 }
 
 // Errors of New.
@@ -249,6 +258,8 @@ func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		c.serveState(w, r)
 	case r.URL.Path == eventsPath:
 		c.serveEvents(w, r)
+	case r.URL.Path == argsPath:
+		c.serveArguments(w, r)
 	default:
 		if c.serveAction(w, r) {
 			return

@@ -49,6 +49,18 @@ func (f *fakeSource) Answer(id string, approve bool, operator string) error {
 	return errors.New("no such question")
 }
 
+// Arguments writes a question's Arguments as they are.
+func (f *fakeSource) Arguments(id string) (func(io.Writer) error, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, q := range f.snap.Questions {
+		if q.ID == id {
+			return func(w io.Writer) error { _, err := io.WriteString(w, q.Arguments); return err }, nil
+		}
+	}
+	return nil, errors.New("no such question")
+}
+
 func (f *fakeSource) set(s Snapshot) {
 	f.mu.Lock()
 	f.snap = s
@@ -247,8 +259,8 @@ func TestSignInSecureCookieBehindProxy(t *testing.T) {
 }
 
 // TestSignInRefused: a wrong token, the clients' token, no name or a
-// foreign origin do not sign in; past the failures of a minute even the
-// right token gets 429.
+// foreign origin do not sign in; past the wrong tokens of a minute a
+// wrong one gets 429, the right one still signs in.
 func TestSignInRefused(t *testing.T) {
 	srv, _ := serveConsole(t, Options{SignInsByMinute: 3}, false)
 	same := map[string]string{"Origin": srv.URL}
@@ -263,7 +275,7 @@ func TestSignInRefused(t *testing.T) {
 		{map[string]string{"Origin": "https://evil.example"}, url.Values{"token": {testToken}, "name": {"Ada"}}, http.StatusForbidden},
 		{nil, url.Values{"token": {testToken}, "name": {"Ada"}}, http.StatusForbidden},
 		{same, url.Values{"token": {testToken + "x"}, "name": {"Ada"}}, http.StatusUnauthorized},
-		{same, url.Values{"token": {testToken}, "name": {"Ada"}}, http.StatusTooManyRequests},
+		{same, url.Values{"token": {testToken + "y"}, "name": {"Ada"}}, http.StatusTooManyRequests},
 	}
 	for i, c := range cases {
 		resp, body := request(t, srv, http.MethodPost, signInPath, c.headers, c.form)
@@ -274,9 +286,13 @@ func TestSignInRefused(t *testing.T) {
 			t.Errorf("case %d set a cookie", i)
 		}
 	}
-	if resp, _ := request(t, srv, http.MethodGet, statePath, bearerOf(testToken), nil); resp.StatusCode != http.StatusTooManyRequests {
-		t.Errorf("a bearer past the limit: %d, want 429", resp.StatusCode)
+	if resp, _ := request(t, srv, http.MethodGet, statePath, bearerOf("wrong"), nil); resp.StatusCode != http.StatusTooManyRequests {
+		t.Errorf("a wrong bearer past the limit: %d, want 429", resp.StatusCode)
 	}
+	if resp, _ := request(t, srv, http.MethodGet, statePath, bearerOf(testToken), nil); resp.StatusCode != http.StatusOK {
+		t.Errorf("the right bearer past the limit: %d, want 200", resp.StatusCode)
+	}
+	signIn(t, srv, "Ada")
 }
 
 // TestSignOut needs the session's CSRF token and the page's origin, and
@@ -530,6 +546,31 @@ func TestAnswer(t *testing.T) {
 	}
 	if want := []string{"q1 true Ada", "q2 false ci-bot"}; fmt.Sprint(src.answers) != fmt.Sprint(want) {
 		t.Errorf("answers %q, want %q", src.answers, want)
+	}
+}
+
+// TestWholeArguments: a question's whole arguments are served, as text
+// and behind the token, at argsPath; the page links them and labels the
+// code's line as the sandbox's claim.
+func TestWholeArguments(t *testing.T) {
+	srv, src := serveConsole(t, Options{}, false)
+	src.set(Snapshot{Replica: "bridge-1", Questions: []Question{
+		{ID: "q1", Server: "gh", Tool: "create_issue", Arguments: `  "title" = "` + hostile + `"`, ArgumentsBytes: 9, Line: 7}}})
+	_, page := request(t, srv, http.MethodGet, Path, bearerOf(testToken), nil)
+	if !strings.Contains(page, `href="/console/arguments?question=q1"`) || !strings.Contains(page, "whole arguments (9 bytes)") ||
+		!strings.Contains(page, "Line (the sandbox's claim)") {
+		t.Errorf("the page's question: %s", page)
+	}
+	resp, body := request(t, srv, http.MethodGet, argsPath+"?question=q1", bearerOf(testToken), nil)
+	if resp.StatusCode != http.StatusOK || body != `  "title" = "`+hostile+`"` || resp.Header.Get("Content-Type") != "text/plain; charset=utf-8" ||
+		resp.Header.Get("X-Content-Type-Options") != "nosniff" {
+		t.Errorf("whole arguments: %d %q %v", resp.StatusCode, body, resp.Header)
+	}
+	if resp, _ := request(t, srv, http.MethodGet, argsPath+"?question=q1", nil, nil); resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("whole arguments without the token: %d", resp.StatusCode)
+	}
+	if resp, _ := request(t, srv, http.MethodGet, argsPath+"?question=nope", bearerOf(testToken), nil); resp.StatusCode != http.StatusNotFound {
+		t.Errorf("whole arguments of no question: %d", resp.StatusCode)
 	}
 }
 

@@ -1,6 +1,7 @@
 package console
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -79,14 +80,22 @@ type Call struct {
 
 // A Question is a proxied call waiting for an operator's answer.
 type Question struct {
-	ID        string  `json:"id"`
-	Session   string  `json:"session"`
-	Server    string  `json:"server"`
-	Tool      string  `json:"tool"`
-	Message   string  `json:"message"`
-	Arguments string  `json:"arguments"` // JSON, secrets redacted
-	Line      int     `json:"line,omitempty"`
-	Waiting   float64 `json:"waiting_seconds"`
+	ID      string `json:"id"`
+	Session string `json:"session"`
+	Server  string `json:"server"`
+	Tool    string `json:"tool"`
+	Message string `json:"message"`
+	// Arguments lists every top-level argument, each value's JSON
+	// (secrets redacted, format characters escaped) cut to its share with
+	// its whole length stated; the whole is served at
+	// /console/arguments?question=ID.
+	Arguments string `json:"arguments"`
+	// ArgumentsBytes is the length of the whole arguments' JSON.
+	ArgumentsBytes int64 `json:"arguments_bytes"`
+	// Line is the line of code the sandbox says the call comes from (its
+	// claim, shown as such, never trusted); 0: none said.
+	Line    int     `json:"line,omitempty"`
+	Waiting float64 `json:"waiting_seconds"`
 }
 
 // serveState answers the snapshot as JSON, for scripts.
@@ -217,6 +226,34 @@ func (c *Console) serveEvents(w http.ResponseWriter, r *http.Request) {
 			case <-time.After(time.Until(sent.Add(c.opts.PushGap))):
 			}
 		}
+	}
+}
+
+// serveArguments answers GET argsPath?question=ID with the question's
+// whole arguments as JSON text (secrets redacted, format characters
+// escaped), streamed as the call holds them: the console shows them
+// whole, where a question shows each value cut to its share.
+func (c *Console) serveArguments(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		return
+	}
+	if _, ok := c.authenticate(w, r, true); !ok {
+		return
+	}
+	write, err := c.src.Arguments(r.URL.Query().Get("question"))
+	if err != nil {
+		c.refuse(w, r, http.StatusNotFound, err.Error())
+		return
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("Content-Disposition", "inline")
+	if r.Method == http.MethodHead {
+		return
+	}
+	bw := bufio.NewWriterSize(w, 64<<10)
+	if err := write(bw); err == nil {
+		bw.Flush()
 	}
 }
 

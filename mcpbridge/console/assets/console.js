@@ -60,7 +60,11 @@
       return row([e.name, e.up, e.sandboxes, e.error], { "data-engine": e.name });
     }));
     fill("questions-body", (s.questions || []).map(function (q) {
-      return row([q.session, q.server, q.tool, q.message, el("code", q.arguments), q.line || "", dur(q.waiting_seconds),
+      var args = el("div");
+      args.appendChild(el("pre", q.arguments, { "class": "arguments" }));
+      args.appendChild(el("a", "whole arguments (" + q.arguments_bytes + " bytes)", { "class": "whole-arguments",
+        href: "/console/arguments?question=" + encodeURIComponent(q.id), target: "_blank", rel: "noopener noreferrer" }));
+      return row([q.session, q.server, q.tool, q.message, args, q.line || "", dur(q.waiting_seconds),
         csrf ? answerForm(q) : ""], { "data-question": q.id });
     }));
     fill("sessions-body", (s.sessions || []).map(function (x) {

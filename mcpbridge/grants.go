@@ -1,0 +1,108 @@
+package mcpbridge
+
+import (
+	"archive/tar"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/entrypoint"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/handle"
+)
+
+// The servers a client granted a handle's sandbox (the servers arguments
+// of its calls) are part of the handle's authenticated state: a record
+// in the sandbox, grantDir/servers, tagged under the handle key with the
+// sandbox's engine and container, which the replica that loads a server
+// writes (through the engine, never the runtime) and a replica that
+// resumes the sandbox reads. A resuming replica grants at most the
+// servers of a record with a good tag, and of those only the ones the
+// interpreter reports loaded, that are configured and that the policy
+// lets load. The sandbox's code can delete the record (its resumed
+// session then has no server until a call names them again), or put back
+// an older one (which names fewer servers: grants only grow), never
+// forge one, nor take one from another sandbox.
+
+// grantDir is where a handle's sandbox keeps its granted servers: beside
+// the kept outputs, out of the files out.
+const grantDir = entrypoint.OutDir + "/.mcp-grants"
+
+// Bounds of the record.
+const (
+	maxGrantBytes   = 64 << 10
+	maxGrantServers = 256
+	grantIOTimeout  = 15 * time.Second
+	grantRecordName = "servers"
+)
+
+// errGrantTampered says a granted servers' record is not one a bridge
+// wrote for this sandbox (altered, forged, or another sandbox's).
+var errGrantTampered = errors.New("the granted servers' record does not carry the bridge's tag for this sandbox")
+
+// A grantFile is the record of the servers granted to a handle's sandbox.
+type grantFile struct {
+	Servers []string `json:"servers"`
+	Tag     string   `json:"tag"`
+}
+
+// grantParts returns what the tag of servers granted to the sandbox sb
+// authenticates.
+func grantParts(sb handle.Sandbox, servers []string) []string {
+	return append([]string{"granted-servers", sb.Engine, sb.Ref}, servers...)
+}
+
+// recordGrants writes the servers granted to cs (a handle's session,
+// under a shared key; else nothing) into its sandbox, when they changed
+// since the last write that succeeded.
+func (b *Bridge) recordGrants(ctx context.Context, cs *clientSession) error {
+	if cs.handle == "" || b.opts.Handles.Key == "" || !cs.grantsDirty.Load() {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), grantIOTimeout)
+	defer cancel()
+	servers := slices.Sorted(slices.Values(cs.state.servers()))
+	f, err := json.Marshal(grantFile{Servers: servers, Tag: b.handles.keys.Tag(grantParts(cs.sandbox, servers)...)})
+	if err != nil {
+		return fmt.Errorf("encoding the granted servers: %w", err)
+	}
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	now := time.Now()
+	uid, gid := sandboxIDs(b.opts.Session.Spec.User)
+	base := grantDir[len(entrypoint.OutDir)+1:]
+	tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: base + "/", Mode: 0o700, Uid: uid, Gid: gid, ModTime: now})
+	tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: base + "/" + grantRecordName, Mode: 0o600, Size: int64(len(f)), Uid: uid, Gid: gid, ModTime: now})
+	tw.Write(f)
+	if err := tw.Close(); err != nil {
+		return fmt.Errorf("packing the granted servers: %w", err)
+	}
+	if err := (sessionIO{cs.session}).copyIn(ctx, entrypoint.OutDir, &buf); err != nil {
+		return fmt.Errorf("recording the granted servers in the sandbox: %w", err)
+	}
+	cs.grantsDirty.Store(false)
+	return nil
+}
+
+// readGrants returns the servers granted to the sandbox of cs, as its
+// record says, once the record's tag is good (errGrantTampered
+// otherwise).
+func (b *Bridge) readGrants(ctx context.Context, cs *clientSession) ([]string, error) {
+	ctx, cancel := context.WithTimeout(ctx, grantIOTimeout)
+	defer cancel()
+	raw, err := (sessionIO{cs.session}).readFile(ctx, grantDir, grantRecordName, maxGrantBytes)
+	if err != nil {
+		return nil, fmt.Errorf("reading the granted servers: %w", err)
+	}
+	var f grantFile
+	if err := json.Unmarshal(raw, &f); err != nil || len(f.Servers) > maxGrantServers {
+		return nil, fmt.Errorf("%w: it does not decode", errGrantTampered)
+	}
+	if !b.handles.keys.CheckTag(f.Tag, grantParts(cs.sandbox, f.Servers)...) {
+		return nil, errGrantTampered
+	}
+	return f.Servers, nil
+}
