@@ -39,6 +39,8 @@ type fakeDocker struct {
 	pull       string          // the progress stream ImagePull returns
 	program    func(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer) int
 	oomKilled  bool   // ContainerInspect's State.OOMKilled
+	oomLate    int    // when oomKilled, the inspections that do not report it yet
+	inspected  int    // ContainerInspect calls made
 	stateError string // ContainerInspect's State.Error
 	waitError  string // ContainerWait's WaitResponse.Error
 	list       []container.Summary
@@ -265,6 +267,7 @@ func (f *fakeDocker) ContainerInspect(_ context.Context, id string) (container.I
 	if err := f.call("ContainerInspect", id); err != nil {
 		return container.InspectResponse{}, err
 	}
+	f.inspected++
 	c, err := f.container(id)
 	if err != nil {
 		return container.InspectResponse{}, err
@@ -278,7 +281,7 @@ func (f *fakeDocker) ContainerInspect(_ context.Context, id string) (container.I
 	return container.InspectResponse{
 		ContainerJSONBase: &container.ContainerJSONBase{
 			ID:         id,
-			State:      &container.State{Running: running, ExitCode: c.code, OOMKilled: f.oomKilled, Error: f.stateError},
+			State:      &container.State{Running: running, ExitCode: c.code, OOMKilled: f.oomKilled && f.inspected > f.oomLate, Error: f.stateError},
 			HostConfig: c.host,
 		},
 		Config: c.cfg,

@@ -5,6 +5,7 @@ import (
 	"io"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/docker/docker/api/types"
 	"github.com/docker/docker/api/types/container"
@@ -61,6 +62,18 @@ func (c *dockerContainer) wait(ctx context.Context) (ExitStatus, error) {
 	ictx, cancel := cleanupContext(inspectTimeout)
 	defer cancel()
 	info, err := c.api.ContainerInspect(ictx, c.id)
+	// The daemon records an OOM kill from containerd's OOM event, which
+	// may come after the exit event (seen under gVisor on a loaded host):
+	// a SIGKILLed container is inspected again for a short while before
+	// its death is put down to a plain kill.
+	for settle := time.Now().Add(oomSettle); err == nil && info.State != nil && !info.State.OOMKilled &&
+		st.Code == sigkillExit && time.Now().Before(settle); {
+		select {
+		case <-ictx.Done():
+		case <-time.After(oomPoll):
+		}
+		info, err = c.api.ContainerInspect(ictx, c.id)
+	}
 	if err == nil && info.State != nil {
 		st.OOMKilled = info.State.OOMKilled
 		if info.State.Error != "" {
@@ -69,6 +82,17 @@ func (c *dockerContainer) wait(ctx context.Context) (ExitStatus, error) {
 	}
 	return st, nil
 }
+
+// sigkillExit is the exit code of a container whose process SIGKILL ended
+// (128 + 9), the OOM killer's signal.
+const sigkillExit = 137
+
+// oomSettle bounds how long a SIGKILLed container is inspected again for
+// an OOM kill recorded late, oomPoll how often.
+const (
+	oomSettle = 2 * time.Second
+	oomPoll   = 100 * time.Millisecond
+)
 
 // detach implements containerOps.
 func (c *dockerContainer) detach() {

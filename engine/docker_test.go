@@ -212,6 +212,7 @@ func TestDockerExitStatus(t *testing.T) {
 		name       string
 		code       int
 		oomKilled  bool
+		oomLate    int
 		stateError string
 		waitError  string
 		failInsp   bool
@@ -219,6 +220,8 @@ func TestDockerExitStatus(t *testing.T) {
 	}{
 		{name: "clean", code: 0, want: ExitStatus{MemoryLimit: 64 << 20}},
 		{name: "OOM-killed", code: 137, oomKilled: true, want: ExitStatus{Code: 137, OOMKilled: true, MemoryLimit: 64 << 20}},
+		{name: "OOM kill recorded after the exit", code: 137, oomKilled: true, oomLate: 3, want: ExitStatus{Code: 137, OOMKilled: true, MemoryLimit: 64 << 20}},
+		{name: "SIGKILL, no OOM kill", code: 137, want: ExitStatus{Code: 137, MemoryLimit: 64 << 20}},
 		{name: "wait error", code: 1, waitError: "oci failed", want: ExitStatus{Code: 1, EngineError: "oci failed", MemoryLimit: 64 << 20}},
 		{name: "state error wins", code: 1, waitError: "oci failed", stateError: "runc: exec failed",
 			want: ExitStatus{Code: 1, EngineError: "runc: exec failed", MemoryLimit: 64 << 20}},
@@ -227,7 +230,7 @@ func TestDockerExitStatus(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newFakeDocker(t)
 			f.program = func(context.Context, io.Reader, io.Writer, io.Writer) int { return tt.code }
-			f.oomKilled, f.stateError, f.waitError = tt.oomKilled, tt.stateError, tt.waitError
+			f.oomKilled, f.oomLate, f.stateError, f.waitError = tt.oomKilled, tt.oomLate, tt.stateError, tt.waitError
 			if tt.failInsp {
 				f.fail = func(method, _ string) error {
 					if method == "ContainerInspect" {
