@@ -50,9 +50,11 @@ type grantFile struct {
 }
 
 // grantParts returns what the tag of servers granted to the sandbox sb
-// authenticates.
+// authenticates: the sandbox as its handle names it (the replica that
+// minted the handle knows the container's whole ID, one that resumes it
+// the handle's part of it).
 func grantParts(sb handle.Sandbox, servers []string) []string {
-	return append([]string{"granted-servers", sb.Engine, sb.Ref}, servers...)
+	return append([]string{"granted-servers", sb.Engine, handle.NamedRef(sb.Ref)}, servers...)
 }
 
 // recordGrants writes the servers granted to cs (a handle's session,

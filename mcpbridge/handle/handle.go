@@ -284,6 +284,18 @@ func decode(f form, h string) ([]byte, error) {
 
 // isHexID reports whether ref is an engine's container ID, or the prefix
 // of one a handle keeps: 64 or 32 lower-case hexadecimal digits.
+// NamedRef returns ref as a handle names it, which is what Check returns:
+// an engine's 64-digit hex container ID shortened to its first 32 digits
+// (still a unique prefix for the engine); any other reference unchanged.
+// A value tagged with a sandbox's reference on one replica and checked on
+// another is tagged with this one.
+func NamedRef(ref string) string {
+	if isHexID(ref) {
+		return ref[:2*hexRefBytes]
+	}
+	return ref
+}
+
 func isHexID(ref string) bool {
 	if len(ref) != 64 && len(ref) != 2*hexRefBytes {
 		return false

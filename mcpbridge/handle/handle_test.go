@@ -189,3 +189,31 @@ func FuzzCheck(f *testing.F) {
 		}
 	})
 }
+
+// TestNamedRef: NamedRef gives the reference Check returns for a handle
+// minted with the reference, whole IDs and names alike (a tag made with
+// a sandbox's reference on the minting replica checks on a resuming one).
+func TestNamedRef(t *testing.T) {
+	k, err := NewKeyring(strings.Repeat("k", MinKeyLen))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ref := range []string{
+		strings.Repeat("0123456789abcdef", 4), // a whole Docker or Podman ID
+		strings.Repeat("fedcba98", 4),         // its short form
+		"mcp-sandbox-7",                       // a pod's name
+		strings.Repeat("A", 64),               // 64 characters, not lower-case hex
+	} {
+		h, err := k.Mint(Sandbox{Engine: "docker", Ref: ref}, "tok", time.Now())
+		if err != nil {
+			t.Fatalf("minting %q: %v", ref, err)
+		}
+		sb, err := k.Check(h, "tok")
+		if err != nil {
+			t.Fatalf("checking %q: %v", ref, err)
+		}
+		if got := NamedRef(ref); got != sb.Ref {
+			t.Errorf("NamedRef(%q) = %q; the handle names %q", ref, got, sb.Ref)
+		}
+	}
+}
