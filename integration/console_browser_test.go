@@ -359,7 +359,7 @@ func TestConsoleInBrowser(t *testing.T) {
 		t.Errorf("the question's line of code on the page: %q, want 4", got)
 	}
 	question := web.text("tr[data-question]")
-	if !strings.Contains(question, "everything") || !strings.Contains(question, "get-sum") || !strings.Contains(question, `"a":40`) {
+	if !strings.Contains(question, "everything") || !strings.Contains(question, "get-sum") || !strings.Contains(question, `"a" = 40`) || !strings.Contains(question, `"b" = 2`) {
 		t.Fatalf("the question on the page: %q (want server, tool and arguments)", question)
 	}
 	web.shot("03-question-live")
