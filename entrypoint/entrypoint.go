@@ -1,30 +1,41 @@
 // Package entrypoint is the Python runtime that runs inside a sandbox
 // container and its host-side driver.
 //
-// The runtime (runtime/*.py, embedded) keeps one interpreter alive per
-// sandbox; a Session starts it on an engine, speaks the frame protocol of
-// PROTOCOL.md with it, and turns code into Results. Nothing is mounted
-// from the host: the runtime travels over the container's stdin behind a
-// tiny bootstrap, so a remote engine works.
+// The runtime (runtime/*.py, embedded, shipped with the sandbox API of
+// sandbox_api/) keeps one interpreter alive per sandbox; a Session starts
+// it on an engine, speaks the frame protocol of PROTOCOL.md with it, and
+// turns code into Results. Nothing is mounted from the host: the runtime
+// travels over the container's stdin behind a tiny bootstrap, so a remote
+// engine works.
 package entrypoint
 
 import (
 	"embed"
 	"encoding/json"
+	"fmt"
 	"strconv"
 	"strings"
 )
 
-// runtimeFiles holds the runtime's Python modules: runtime/runtime.py,
-// the main program, and the modules of runtimeModules.
+// runtimeFiles holds the Python modules sent to a sandbox: the runtime's
+// (runtime/runtime.py, the main program, and the modules of
+// runtimeModules) and the sandbox API (sandbox_api/sandbox_api.py).
 //
-//go:embed runtime/*.py
+//go:embed runtime/*.py sandbox_api/sandbox_api.py
 var runtimeFiles embed.FS
 
-// runtimeModules are the runtime's modules but its main program, in the
-// order they are installed (a module imports only those before it): each
-// is runtime/<name>.py, installed as the module mcp_sandbox_<name>.
+// runtimeModules are the runtime's modules but its main program: each is
+// runtime/<name>.py, imported as the module mcp_sandbox_<name>. They are
+// listed so that a module imports only those before it (no cycle).
 var runtimeModules = []string{"outputs", "channel", "reaper", "limits", "executor", "display", "rpc", "egress"}
+
+// sandboxAPIModule is the module the sandbox API (sandbox_api/sandbox_api.py,
+// the helpers the bridge installs in every interpreter's globals) is
+// shipped as with the runtime. Nothing of the runtime imports it: the
+// bridge's init code does (mcpbridge's installCode), so an interpreter
+// without the bridge never compiles it. It is compiled as
+// "<mcp-sandbox-api>", with its lines known to tracebacks.
+const sandboxAPIModule = "mcp_sandbox_api"
 
 // protocolVersion is the version of the frame protocol (PROTOCOL.md)
 // this package speaks; the runtime says its own in its ready frame.
@@ -60,32 +71,68 @@ func command() []string {
 	return []string{"python3", "-u", "-c", bootstrap, "sandbox"}
 }
 
-// runtimeProgram is the source the bootstrap runs: a prelude that
-// installs each module of runtimeModules from a string literal (a JSON
-// string is a valid Python one), compiled as "<mcp-<name>>", then the main
-// program, runtime.py.
+// prelude is the start of the program the bootstrap runs: it puts first
+// on sys.meta_path a finder of the modules sent with the runtime, whose
+// table (in place of the %s) maps each module's name to the file name it
+// is compiled under, its source and whether tracebacks show its lines
+// (kept in linecache). A module is compiled when it is first imported,
+// by the main program or by code run later. The prelude leaves none of
+// its names behind.
+const prelude = `import sys as _sys, importlib.machinery as _machinery
+class _Shipped:
+    """Finds the modules the host sent with the runtime; compiles each
+    when it is first imported."""
+
+    def __init__(self, spec, modules):
+        self.spec = spec
+        self.modules = modules
+
+    def find_spec(self, name, path=None, target=None):
+        return self.spec(name, self) if name in self.modules else None
+
+    def create_module(self, spec):
+        return None
+
+    def exec_module(self, module):
+        filename, source, lines = self.modules[module.__name__]
+        if lines:
+            import linecache
+            linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+        exec(compile(source, filename, "exec", dont_inherit=True), module.__dict__)
+_sys.meta_path.insert(0, _Shipped(_machinery.ModuleSpec, {
+%s}))
+del _sys, _machinery, _Shipped
+`
+
+// runtimeProgram is the source the bootstrap runs: the prelude, whose
+// finder has each module of runtimeModules as mcp_sandbox_<name>,
+// compiled as "<mcp-<name>>", and the sandbox API, then the main
+// program, runtime.py. Sources are JSON strings, which are valid Python
+// ones.
 var runtimeProgram = func() []byte {
-	var prelude strings.Builder
-	prelude.WriteString("import sys as _sys, types as _types\n")
-	prelude.WriteString("for _name, _file, _source in (\n")
-	for _, name := range runtimeModules {
-		literal, err := json.Marshal(readRuntimeFile(name + ".py"))
+	var table strings.Builder
+	add := func(module, filename, file string, lines bool) {
+		literal, err := json.Marshal(readRuntimeFile(file))
 		if err != nil {
 			panic(err) // a string always encodes
 		}
-		prelude.WriteString("    (\"mcp_sandbox_" + name + "\", \"<mcp-" + name + ">\", " + string(literal) + "),\n")
+		shown := "False"
+		if lines {
+			shown = "True"
+		}
+		fmt.Fprintf(&table, "    %q: (%q, %s, %s),\n", module, filename, literal, shown)
 	}
-	prelude.WriteString("):\n" +
-		"    _module = _types.ModuleType(_name)\n" +
-		"    _sys.modules[_name] = _module\n" +
-		"    exec(compile(_source, _file, \"exec\"), _module.__dict__)\n" +
-		"del _sys, _types, _name, _file, _source, _module\n")
-	return append([]byte(prelude.String()), readRuntimeFile("runtime.py")...)
+	for _, name := range runtimeModules {
+		add("mcp_sandbox_"+name, "<mcp-"+name+">", "runtime/"+name+".py", false)
+	}
+	add(sandboxAPIModule, "<mcp-sandbox-api>", "sandbox_api/sandbox_api.py", true)
+	return append([]byte(fmt.Sprintf(prelude, table.String())), readRuntimeFile("runtime/runtime.py")...)
 }()
 
-// readRuntimeFile returns the embedded runtime/<name>.
-func readRuntimeFile(name string) string {
-	b, err := runtimeFiles.ReadFile("runtime/" + name)
+// readRuntimeFile returns the embedded file at path (runtime/<name>.py,
+// sandbox_api/sandbox_api.py).
+func readRuntimeFile(path string) string {
+	b, err := runtimeFiles.ReadFile(path)
 	if err != nil {
 		panic(err) // embedded at build time
 	}

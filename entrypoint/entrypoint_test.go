@@ -9,8 +9,9 @@ import (
 )
 
 // TestRuntimeModulesEmbedded checks that the program sent to a sandbox
-// carries every embedded runtime module once, and that each module imports
-// only those installed before it.
+// carries every embedded runtime module once and the sandbox API, that
+// each module imports only those listed before it, and that nothing of
+// the runtime imports the sandbox API (the bridge's init code does).
 func TestRuntimeModulesEmbedded(t *testing.T) {
 	files, err := fs.Glob(runtimeFiles, "runtime/*.py")
 	if err != nil {
@@ -29,22 +30,30 @@ func TestRuntimeModulesEmbedded(t *testing.T) {
 	}
 	imports := regexp.MustCompile(`(?m)^(?:import|from) mcp_sandbox_(\w+)`)
 	for i, name := range append(slices.Clone(runtimeModules), "runtime") {
-		for _, m := range imports.FindAllStringSubmatch(readRuntimeFile(name+".py"), -1) {
+		for _, m := range imports.FindAllStringSubmatch(readRuntimeFile("runtime/"+name+".py"), -1) {
 			if j := slices.Index(runtimeModules, m[1]); j >= i {
-				t.Errorf("%s.py imports mcp_sandbox_%s, installed after it", name, m[1])
+				t.Errorf("%s.py imports mcp_sandbox_%s, listed after it", name, m[1])
+			}
+			if "mcp_sandbox_"+m[1] == sandboxAPIModule {
+				t.Errorf("%s.py imports the sandbox API", name)
 			}
 		}
 	}
 	program := string(runtimeProgram)
 	last := -1
 	for _, name := range runtimeModules {
-		at := strings.Index(program, `("mcp_sandbox_`+name+`", "<mcp-`+name+`>", `)
-		if at <= last {
-			t.Fatalf("module %s not installed in order in the program", name)
+		entry := `"mcp_sandbox_` + name + `": ("<mcp-` + name + `>", `
+		at := strings.Index(program, entry)
+		if at <= last || strings.Count(program, entry) != 1 {
+			t.Fatalf("module %s not shipped once and in order in the program", name)
 		}
 		last = at
 	}
-	if !strings.HasSuffix(program, readRuntimeFile("runtime.py")) {
+	api := `"` + sandboxAPIModule + `": ("<mcp-sandbox-api>", `
+	if at := strings.Index(program, api); at <= last || !strings.Contains(program[at:], ", True),\n") {
+		t.Fatal("the program does not ship the sandbox API, with its lines, after the runtime's modules")
+	}
+	if !strings.HasSuffix(program, readRuntimeFile("runtime/runtime.py")) {
 		t.Fatal("the program does not end with runtime.py")
 	}
 }

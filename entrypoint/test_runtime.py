@@ -5,7 +5,7 @@ Run them from this directory:
     cd entrypoint && python3 -m unittest -v test_runtime
 
 Each test starts the runtime as a subprocess of this interpreter in host mode
-(its modules installed from their files, as the host's prelude installs them,
+(its modules shipped from their files, as the host's prelude ships them,
 then runtime.py run as __main__), that is without the "sandbox" argument, so it only kills its own descendants and
 never calls kill(-1). Frames go to its stdin and come back from its stdout as in
 PROTOCOL.md; every wait has a timeout, so a hung runtime fails a test instead of
@@ -31,6 +31,7 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 RUNTIME_DIR = os.path.join(HERE, "runtime")
 RUNTIME_PATH = os.path.join(RUNTIME_DIR, "runtime.py")
+SANDBOX_API_PATH = os.path.join(HERE, "sandbox_api", "sandbox_api.py")
 ENTRYPOINT_GO = os.path.join(HERE, "entrypoint.go")
 TIMEOUT = 5.0  # seconds to wait for any one frame or call
 
@@ -71,24 +72,29 @@ def module_path(name):
     return os.path.join(RUNTIME_DIR, name + ".py")
 
 
+def prelude_source():
+    """The Go const `prelude` of entrypoint.go, its table to fill in."""
+    with open(ENTRYPOINT_GO, encoding="utf-8") as f:
+        text = f.read()
+    start = text.index("const prelude = `") + len("const prelude = `")
+    return text[start : text.index("`", start)]
+
+
 def runtime_prelude(real_files=False):
-    """The prelude of runtimeProgram in entrypoint.go: it installs each
-    runtime module from a string literal as mcp_sandbox_<name>, compiled as
-    "<mcp-<name>>" (or as its file's path, with real_files)."""
+    """The prelude of runtimeProgram in entrypoint.go: its finder has each
+    runtime module as mcp_sandbox_<name>, compiled as "<mcp-<name>>" (or
+    as its file's path, with real_files), and the sandbox API as
+    mcp_sandbox_api, compiled as "<mcp-sandbox-api>" with its lines kept."""
     entries = []
     for name in runtime_modules():
         with open(module_path(name), encoding="utf-8") as f:
             source = f.read()
         filename = module_path(name) if real_files else "<mcp-%s>" % name
-        entries.append('    ("mcp_sandbox_%s", %s, %s),\n' % (name, json.dumps(filename), json.dumps(source)))
-    return (
-        "import sys as _sys, types as _types\n"
-        "for _name, _file, _source in (\n" + "".join(entries) + "):\n"
-        "    _module = _types.ModuleType(_name)\n"
-        "    _sys.modules[_name] = _module\n"
-        '    exec(compile(_source, _file, "exec"), _module.__dict__)\n'
-        "del _sys, _types, _name, _file, _source, _module\n"
-    )
+        entries.append("    %s: (%s, %s, False),\n" % (json.dumps("mcp_sandbox_" + name), json.dumps(filename), json.dumps(source)))
+    with open(SANDBOX_API_PATH, encoding="utf-8") as f:
+        source = f.read()
+    entries.append("    %s: (%s, %s, True),\n" % (json.dumps("mcp_sandbox_api"), json.dumps("<mcp-sandbox-api>"), json.dumps(source)))
+    return prelude_source() % "".join(entries)
 
 
 def runtime_program():

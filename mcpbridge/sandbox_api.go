@@ -2,38 +2,20 @@ package mcpbridge
 
 import (
 	"context"
-	_ "embed"
 	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
 )
 
-// sandboxAPI is the source of the sandbox API (sandbox_api.py): the
-// helpers user code calls in the sandbox, installed in every interpreter.
-//
-//go:embed sandbox_api.py
-var sandboxAPI string
-
-// installTemplate is the Python that installs the sandbox API, its
-// source quoted in place of the %s: it runs the source as a private
-// module (named like the runtime's mcp_sandbox_runtime, but in no
-// sys.modules), with its lines known to tracebacks, and calls its
-// bind_namespace() on the user's globals, which defines _mcp_bridge_configure
-// and _mcp_bridge_load_tool there. It leaves no other name behind.
-const installTemplate = `def _mcp_bridge_install(source):
-    import linecache, types
-    filename = "<mcp-sandbox-api>"
-    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-    api = types.ModuleType("mcp_sandbox_api")
-    exec(compile(source, filename, "exec", dont_inherit=True), api.__dict__)
-    api.bind_namespace(globals())
-_mcp_bridge_install(%s)
-del _mcp_bridge_install
+// installCode is the Python that installs the sandbox API in a new
+// interpreter: it imports the module the runtime ships it as
+// (mcp_sandbox_api, entrypoint/sandbox_api/sandbox_api.py) and calls its
+// bind_namespace() on the user's globals, which defines
+// _mcp_bridge_configure and _mcp_bridge_load_tool there. It leaves no
+// other name behind.
+const installCode = `__import__("mcp_sandbox_api").bind_namespace(globals())
 `
-
-// installCode is installTemplate with the sandbox API's source.
-var installCode = fmt.Sprintf(installTemplate, strconv.Quote(sandboxAPI))
 
 // initCode returns the code a new interpreter of the client session cs
 // runs before its first call: the sandbox API, the saved tools, then the

@@ -100,8 +100,13 @@ MCPArgumentError names() is missing required argument(s): class, get-sum
 	}
 }
 
+// sandboxAPIFile is the sandbox API's source, which the runtime ships as
+// the module mcp_sandbox_api (entrypoint's sandboxAPIModule).
+var sandboxAPIFile = filepath.Join("..", "entrypoint", "sandbox_api", "sandbox_api.py")
+
 // runSandboxAPI installs tools as server "s" in a python3 that runs the
-// sandbox API's install code as a new interpreter does, with an RPC
+// sandbox API's install code as a new interpreter does (the API
+// importable as mcp_sandbox_api, as the runtime ships it), with an RPC
 // stand-in that answers a call with the arguments it was given, runs
 // script and returns its output.
 func runSandboxAPI(t *testing.T, python string, tools []map[string]any, script string) string {
@@ -123,12 +128,15 @@ async def rpc(payload):
     return {"result": {"structuredContent": payload.get("arguments")}}
 rt.RPCError, rt.rpc, rt.rpc_sync = RPCError, rpc, lambda payload: {}
 sys.modules["mcp_sandbox_runtime"] = rt
+api = types.ModuleType("mcp_sandbox_api")
+sys.modules["mcp_sandbox_api"] = api
+exec(compile(open(sys.argv[3], encoding="utf-8").read(), "<mcp-sandbox-api>", "exec"), api.__dict__)
 g = {"__name__": "__main__"}
 exec(compile(open(sys.argv[1]).read(), "<init>", "exec"), g)
 g["_mcp_bridge_configure"](json.loads(sys.stdin.read()))
 exec(compile(sys.argv[2], "<script>", "exec"), g)
 `
-	cmd := exec.Command(python, "-c", harness, install, script)
+	cmd := exec.Command(python, "-c", harness, install, script, sandboxAPIFile)
 	cmd.Stdin = bytes.NewReader(state)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -173,7 +181,11 @@ func corpusInputs(t *testing.T, target string) []string {
 // denied tool's refusal by the text the bridge's refusals begin with.
 func TestSandboxKnowsPolicyRefusals(t *testing.T) {
 	want := "POLICY_REFUSAL = " + strconv.Quote(ErrPolicy.Error()) + "\n"
-	if !strings.Contains(sandboxAPI, want) {
+	api, err := os.ReadFile(sandboxAPIFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(api), want) {
 		t.Fatalf("sandbox_api.py has no line %q", want)
 	}
 }

@@ -5,8 +5,8 @@ executes the host's code requests in persistent globals. See PROTOCOL.md
 in entrypoint/ for the contract with the host. Standard library only;
 CPython 3.10 to 3.14.
 
-This is the main program; the host installs the runtime's other modules
-ahead of it (see runtimeProgram in entrypoint.go), each of one concern:
+This is the main program; the host ships the runtime's other modules
+with it (see runtimeProgram in entrypoint.go), each of one concern:
 
     mcp_sandbox_outputs   images, the matplotlib backend, the files-out watch
     mcp_sandbox_channel   frames to and from the host, diagnostics

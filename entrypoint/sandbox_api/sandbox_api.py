@@ -2,9 +2,10 @@
 calls inside the sandbox to discover, document and call MCP servers, and to
 keep memories and tools on the host.
 
-The bridge (sandbox_api.go beside this file) runs this file as a private
-module in every new interpreter and calls bind_namespace(globals()) there, which
-creates:
+The runtime ships this file as the module mcp_sandbox_api (runtimeProgram
+in entrypoint/entrypoint.go), compiled only when imported; the bridge's
+init code (installCode in mcpbridge/sandbox_api.go) imports it in every new
+interpreter and calls bind_namespace(globals()) there, which creates:
 
 - the `mcp` package: `mcp.runtime` (the helpers, MCPError and
   MCPArgumentError) and `mcp.servers.<alias>` (a module per loaded server);

@@ -1,21 +1,24 @@
-"""Unit tests of the sandbox API, mcpbridge/sandbox_api.py (standard library only).
+"""Unit tests of the sandbox API, entrypoint/sandbox_api/sandbox_api.py (standard library only).
 
 Run them from the repository's root:
 
-    python3 -m unittest discover -s mcpbridge -p 'test_*.py'
+    python3 -m unittest discover -s entrypoint/sandbox_api -p 'test_*.py'
 
 The runtime's module mcp_sandbox_runtime is played by a stand-in (FakeHost)
 that records every RPC and answers it with a handler the test chooses. Each
 test installs the API in a fresh namespace, as the bridge does in a fresh
 interpreter, and takes the mcp modules it created out of sys.modules after.
-InstallCodeTest runs the install code of sandbox_api.go the way a new
-interpreter does and feeds it this file.
+InstallCodeTest ships this file as the runtime's prelude does
+(entrypoint.go) and runs the bridge's install code (mcpbridge's
+installCode) the way a new interpreter does.
 """
 
 import asyncio
 import contextlib
+import glob
 import inspect
 import io
+import json
 import os
 import sys
 import types
@@ -24,7 +27,8 @@ from contextlib import redirect_stderr
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 API_PATH = os.path.join(HERE, "sandbox_api.py")
-API_GO = os.path.join(HERE, "sandbox_api.go")
+ROOT = os.path.dirname(os.path.dirname(HERE))
+ENTRYPOINT_GO = os.path.join(ROOT, "entrypoint", "entrypoint.go")
 
 
 class RPCError(Exception):
@@ -692,31 +696,60 @@ class SavedToolTest(APITest):
         self.assertIn("saved tool raises failed to load: RuntimeError('at load')", err.getvalue())
 
 
-def install_template():
-    """The Go const installTemplate of sandbox_api.go, as the bridge sends it."""
-    with open(API_GO, encoding="utf-8") as f:
+def go_const(path, name):
+    """The raw string of the Go const name in the file path."""
+    with open(path, encoding="utf-8") as f:
         text = f.read()
-    start = text.index("const installTemplate = `") + len("const installTemplate = `")
+    start = text.index("const %s = `" % name) + len("const %s = `" % name)
     return text[start : text.index("`", start)]
 
 
+def install_code():
+    """The Go const installCode of mcpbridge, as the bridge sends it."""
+    for path in sorted(glob.glob(os.path.join(ROOT, "mcpbridge", "**", "*.go"), recursive=True)):
+        with open(path, encoding="utf-8") as f:
+            if "const installCode = `__import__" in f.read():
+                return go_const(path, "installCode")
+    raise AssertionError("no const installCode in mcpbridge")
+
+
+def ship_api():
+    """Runs the runtime's prelude (the Go const prelude of entrypoint.go)
+    with this file as the only module sent, as runtimeProgram ships it;
+    returns the finder it put first on sys.meta_path."""
+    with open(API_PATH, encoding="utf-8") as f:
+        source = f.read()
+    table = "    %s: (%s, %s, True),\n" % (json.dumps("mcp_sandbox_api"), json.dumps("<mcp-sandbox-api>"), json.dumps(source))
+    exec(compile(go_const(ENTRYPOINT_GO, "prelude") % table, "<prelude>", "exec"), {"__name__": "__mcp_runtime__"})
+    return sys.meta_path[0]
+
+
+# API_NAMES are the names the install code leaves in the user's globals
+# before any server is loaded: the helper API users rely on.
+API_NAMES = {
+    "_mcp_bridge_configure", "_mcp_bridge_load_tool", "mcp", "mcp_servers", "LOADED_MCP_SERVERS", "MCPError",
+    "save_memory", "load_memory", "update_memory", "delete_memory", "list_memories", "memory_exists",
+    "get_memory_info", "save_tool",
+}
+
+
 class InstallCodeTest(unittest.TestCase):
-    """Runs sandbox_api.go's install code on this file, as a new interpreter does."""
+    """Ships this file as the runtime does and runs the bridge's install
+    code on it, as a new interpreter does."""
 
     def setUp(self):
         before = mcp_modules()
         self.addCleanup(lambda: [sys.modules.pop(k) for k in mcp_modules() - before])
-        with open(API_PATH, encoding="utf-8") as f:
-            source = f.read()
+        finder = ship_api()
+        self.addCleanup(sys.meta_path.remove, finder)
+        self.addCleanup(sys.modules.pop, "mcp_sandbox_api", None)
         self.ns = {"__name__": "__main__"}
-        exec(compile(install_template() % repr(source), "<init>", "exec"), self.ns)
+        exec(compile(install_code(), "<init>", "exec"), self.ns)
 
     def test_leaves_only_the_api(self):
-        self.assertNotIn("_mcp_bridge_install", self.ns)
-        self.assertIn("_mcp_bridge_configure", self.ns)
-        self.assertIn("_mcp_bridge_load_tool", self.ns)
-        self.assertNotIn("mcp_sandbox_api", sys.modules)
+        self.assertEqual(set(self.ns) - {"__name__", "__builtins__"}, API_NAMES)
         self.assertEqual(sys.modules["mcp.runtime"].call_tool.__module__, "mcp_sandbox_api")
+        self.assertEqual(sys.modules["mcp_sandbox_api"].call_tool.__code__.co_filename, "<mcp-sandbox-api>")
 
     def test_tracebacks_show_the_api_source(self):
         import traceback
