@@ -27,7 +27,10 @@ var runtimeFiles embed.FS
 // runtimeModules are the runtime's modules but its main program: each is
 // runtime/<name>.py, imported as the module mcp_sandbox_<name>. They are
 // listed so that a module imports only those before it (no cycle).
-var runtimeModules = []string{"outputs", "channel", "reaper", "limits", "executor", "display", "rpc", "egress"}
+var runtimeModules = []string{
+	"outputs", "channel", "reaper", "limits", "executor", "display", "rpc", "egress",
+	"stdio", "admission", "relay", "dispatch",
+}
 
 // sandboxAPIModule is the module the sandbox API (sandbox_api/sandbox_api.py,
 // the helpers the bridge installs in every interpreter's globals) is

@@ -17,8 +17,9 @@ var ErrBusy = errors.New("the sandbox is running a call of another bridge")
 
 // relaySource is the program a bridge runs in a persistent sandbox to
 // reach its runtime (see PROTOCOL.md, "Persistent sandboxes"): it copies
-// its standard input to the runtime's socket and the socket to its
-// standard output, until either ends.
+// its standard input to the runtime's socket (SOCKET of runtime/relay.py,
+// which serves the connection) and the socket to its standard output,
+// until either ends.
 const relaySource = `import os, socket, threading
 s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
 s.connect("\0mcp-runtime")

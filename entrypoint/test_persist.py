@@ -5,7 +5,6 @@ call, outlives its first host's input, and ends itself when idle.
 Run with: python3 -m unittest discover -s entrypoint -p 'test_*.py'
 """
 
-import importlib.util
 import json
 import os
 import queue
@@ -14,7 +13,7 @@ import threading
 import time
 import unittest
 
-from test_runtime import RUNTIME_PATH, TIMEOUT, RuntimeTestCase, load_runtime_modules, stream_text, wait_until
+from test_runtime import TIMEOUT, RuntimeTestCase, load_runtime_modules, stream_text, wait_until
 
 SOCKET = "\0mcp-runtime"
 
@@ -203,10 +202,10 @@ class AdmissionRaceTest(unittest.TestCase):
 
     def setUp(self):
         modules = load_runtime_modules()
-        spec = importlib.util.spec_from_file_location("mcp_test_runtime", RUNTIME_PATH)
-        self.runtime = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(self.runtime)
+        self.admission = modules["admission"]
         self.channel = modules["channel"]
+        self.dispatch = modules["dispatch"]
+        self.relay = modules["relay"]
 
     def pipe(self):
         r, w = os.pipe()
@@ -223,19 +222,19 @@ class AdmissionRaceTest(unittest.TestCase):
         return [json.loads(line) for line in data.splitlines()]
 
     def test_the_drivers_exec_racing_a_take_over_is_answered_busy_on_its_own_connection(self):
-        rt = self.runtime.Runtime.__new__(self.runtime.Runtime)
         main_r, main_w = self.pipe()
         relay_r, relay_w = self.pipe()
-        rt.chan = self.channel.Channel(main_w)
-        rt.main = self.runtime.Host(-1, main_w, "main")
-        relay = self.runtime.Host(-1, relay_w, "relay")
-        rt.driver, rt.call, rt.inbox = rt.main, None, queue.SimpleQueue()
-        rt.egress = type("NoEgress", (), {"reset": lambda self: None})()
+        chan = self.channel.Channel(main_w)
+        main = self.relay.Host(-1, main_w, "main")
+        relay = self.relay.Host(-1, relay_w, "relay")
+        no_egress = type("NoEgress", (), {"reset": lambda self: None})()
+        rt = self.admission.Admission(chan, no_egress, main, None)
+        frames = self.dispatch.Dispatch(rt, None, chan, None, None, no_egress)
         exec_of = lambda id: {"t": "exec", "id": id, "code": "pass", "max_output": 0}
         # The main host's exec is read while it drives; before it is
         # admitted, the relay's exec takes the sandbox over.
-        rt.state_lock = RacingLock(lambda: rt.handle(exec_of("relay-1"), relay))
-        rt.handle(exec_of("main-1"), rt.main)
+        rt.lock = RacingLock(lambda: frames.handle(exec_of("relay-1"), relay))
+        frames.handle(exec_of("main-1"), main)
 
         self.assertIs(rt.driver, relay)
         self.assertEqual(rt.call.id, "relay-1")
