@@ -15,6 +15,7 @@ does and feeds it the runtime source.
 The tests commented "Regression" guard bugs these tests found and the runtime fixed.
 """
 
+import atexit
 import importlib.util
 import json
 import os
@@ -23,6 +24,7 @@ import re
 import subprocess
 import sys
 from subprocess import PIPE
+import tempfile
 import textwrap
 import threading
 import time
@@ -115,6 +117,25 @@ def host_program():
     )
 
 
+def host_argv():
+    """The command of a runtime in host mode: host_program() run as the
+    code of -c runs (in __main__, compiled as "<string>"), read from a file
+    written once, since its modules' sources pass Linux's limit on a single
+    argument (128 KiB)."""
+    global HOST_PROGRAM_FILE
+    if HOST_PROGRAM_FILE is None:
+        fd, path = tempfile.mkstemp(prefix="mcp-host-runtime-", suffix=".py")
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(host_program())
+        atexit.register(os.unlink, path)
+        HOST_PROGRAM_FILE = path
+    read = "exec(compile(open(%r, encoding='utf-8').read(), '<string>', 'exec'))" % HOST_PROGRAM_FILE
+    return [sys.executable, "-u", "-c", read]
+
+
+HOST_PROGRAM_FILE = None  # host_argv's file
+
+
 def load_runtime_modules():
     """Imports the runtime's modules into this interpreter, each from its
     file as mcp_sandbox_<name>, as the prelude installs them; returns them
@@ -174,7 +195,7 @@ class Runtime:
     """One runtime subprocess: frames to its stdin, frames from its stdout."""
 
     def __init__(self, argv=None, payload=None):
-        argv = argv or [sys.executable, "-u", "-c", host_program()]  # never with "sandbox"
+        argv = argv or host_argv()  # never with "sandbox"
         self.proc = subprocess.Popen(argv, stdin=PIPE, stdout=PIPE, stderr=PIPE)
         self.frames = queue.Queue()
         self.stderr = bytearray()  # the runtime's own diagnostics
