@@ -15,7 +15,7 @@ import tempfile
 import threading
 import unittest
 
-from test_runtime import Runtime, code, load_runtime_modules, stream_text
+from runtime_harness import Runtime, code, load_runtime_modules, stream_text
 
 CA = "-----BEGIN CERTIFICATE-----\nTUNQIHRlc3QgQ0E=\n-----END CERTIFICATE-----\n"
 CONNECT = code(

@@ -15,7 +15,7 @@ import sys
 import textwrap
 import unittest
 
-from test_runtime import TIMEOUT, Runtime, load_runtime_modules, module_path, stream_text
+from runtime_harness import TIMEOUT, Runtime, load_runtime_modules, module_path, stream_text
 
 LIMITS_PATH = module_path("limits")
 

@@ -19,7 +19,7 @@ import shutil
 import tempfile
 import unittest
 
-from test_runtime import Runtime, code, load_runtime_modules
+from runtime_harness import Runtime, code, load_runtime_modules
 
 _modules = load_runtime_modules()
 outputs = _modules["outputs"]

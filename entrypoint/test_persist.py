@@ -13,7 +13,8 @@ import threading
 import time
 import unittest
 
-from test_runtime import TIMEOUT, RuntimeTestCase, load_runtime_modules, stream_text, wait_until
+from runtime_harness import TIMEOUT, load_runtime_modules, stream_text, wait_until
+from test_runtime import RuntimeTestCase
 
 SOCKET = "\0mcp-runtime"
 
