@@ -23,7 +23,6 @@ import (
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/client"
 
-	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine/docker"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/config"
 )

@@ -135,7 +135,7 @@ func dockerContext(name, source, setBy string, getenv func(string) string) (dock
 	}
 	contexts := filepath.Join(dir, "contexts")
 	s := store.New(contexts, store.NewConfig(nil,
-		store.EndpointTypeGetter(ctxdocker.Endpoint, func() any { return &ctxdocker.EndpointMeta{} })))
+		store.EndpointTypeGetter(ctxdocker.DockerEndpoint, func() any { return &ctxdocker.EndpointMeta{} })))
 	info := s.GetStorageInfo(name)
 	metaFile := filepath.Join(info.MetadataPath, "meta.json")
 	md, err := s.GetMetadata(name)

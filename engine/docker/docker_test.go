@@ -423,8 +423,8 @@ func TestDockerLeftoversRetried(t *testing.T) {
 			if err := sb.Close(); !errors.Is(err, restarting) || !strings.Contains(err.Error(), "removing container") {
 				t.Fatalf("Close = %v, want the removal's error", err)
 			}
-			if d.e.left.len() != 1 {
-				t.Fatalf("%d leftovers, want 1", d.e.left.len())
+			if d.e.Leftovers() != 1 {
+				t.Fatalf("%d leftovers, want 1", d.e.Leftovers())
 			}
 			// Still failing: kept for later.
 			if at == "Start" {
@@ -437,8 +437,8 @@ func TestDockerLeftoversRetried(t *testing.T) {
 				}
 				defer sb2.Close()
 			}
-			if d.e.left.len() != 1 {
-				t.Fatalf("%d leftovers after a failed retry, want 1", d.e.left.len())
+			if d.e.Leftovers() != 1 {
+				t.Fatalf("%d leftovers after a failed retry, want 1", d.e.Leftovers())
 			}
 			f.mu.Lock()
 			failRemove = false
@@ -465,8 +465,8 @@ func TestDockerLeftoversRetried(t *testing.T) {
 			if len(calls) == 0 || calls[0] != "ContainerRemove "+id {
 				t.Fatalf("calls %q: want the leftover removed first", calls)
 			}
-			if d.e.left.len() != 0 {
-				t.Fatalf("%d leftovers after a successful retry, want 0", d.e.left.len())
+			if d.e.Leftovers() != 0 {
+				t.Fatalf("%d leftovers after a successful retry, want 0", d.e.Leftovers())
 			}
 		})
 	}
@@ -528,12 +528,8 @@ func TestDockerCloseAfterCancel(t *testing.T) {
 	if stops != 1 {
 		t.Fatalf("%d stops for 3 Close calls, want 1", stops)
 	}
-	for i, ch := range sb.(*lifecycle.Sandbox).started {
-		select {
-		case <-ch:
-		default:
-			t.Fatalf("goroutine %d of the sandbox still runs after Close", i)
-		}
+	if n := sb.(*lifecycle.Sandbox).Running(); n != 0 {
+		t.Fatalf("%d goroutines of the sandbox still run after Close", n)
 	}
 	// A reader blocked across Close returns: at EOF, or with the error
 	// that ended the stream (the connection Close closed) or the pipe.

@@ -53,8 +53,8 @@ func dockerConfig(spec engine.Spec, o lifecycle.Owner) (*container.Config, *cont
 			VolumeOptions: &mount.VolumeOptions{NoCopy: true}})
 	}
 	tmpfs := map[string]string{
-		"/tmp":       strings.Join(lifecycle.TmpfsOptions(spec.TmpBytes, spec.User, "1777"), ","),
-		workspaceDir: strings.Join(lifecycle.TmpfsOptions(spec.WorkspaceBytes, spec.User, "1777"), ","),
+		"/tmp":                 strings.Join(lifecycle.TmpfsOptions(spec.TmpBytes, spec.User, "1777"), ","),
+		lifecycle.WorkspaceDir: strings.Join(lifecycle.TmpfsOptions(spec.WorkspaceBytes, spec.User, "1777"), ","),
 	}
 	if spec.SiteBytes > 0 {
 		tmpfs[engine.SiteDir] = strings.Join(siteOptions(spec.SiteBytes, spec.User), ",")

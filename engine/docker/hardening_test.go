@@ -11,7 +11,6 @@ import (
 
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine/internal/hardeningtest"
-	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine/internal/lifecycle"
 )
 
 // wantVolume is a file-exchange volume of the Docker tables.

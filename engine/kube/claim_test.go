@@ -307,7 +307,7 @@ func TestKubeClaimOrphans(t *testing.T) {
 		u.SetAPIVersion(kubeClaimGVR.GroupVersion().String())
 		u.SetKind("SandboxClaim")
 		u.SetName(name)
-		u.SetLabels(kubeLabels(engine.Spec{Session: name}.labels(o)))
+		u.SetLabels(kubeLabels(lifecycle.Labels(engine.Spec{Session: name}, o)))
 		if _, err := dyn.Resource(kubeClaimGVR).Namespace("sbx").Create(ctx, u, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}

@@ -69,10 +69,10 @@ func TestKubePodAlive(t *testing.T) {
 		p    engine.PodRef
 		want bool
 	}{
-		{engine.PodRef{"mcp-bridge", "bridge-0", "uid-now"}, true},
-		{engine.PodRef{"mcp-bridge", "bridge-0", "uid-before"}, false}, // made again since
-		{engine.PodRef{"mcp-bridge", "bridge-1", "uid-1"}, false},      // deleted
-		{engine.PodRef{"other", "bridge-0", "uid-now"}, false},
+		{engine.PodRef{Namespace: "mcp-bridge", Name: "bridge-0", UID: "uid-now"}, true},
+		{engine.PodRef{Namespace: "mcp-bridge", Name: "bridge-0", UID: "uid-before"}, false}, // made again since
+		{engine.PodRef{Namespace: "mcp-bridge", Name: "bridge-1", UID: "uid-1"}, false},      // deleted
+		{engine.PodRef{Namespace: "other", Name: "bridge-0", UID: "uid-now"}, false},
 	}
 	for _, tt := range tests {
 		if got := a.podAlive(ctx, tt.p); got != tt.want {
@@ -83,22 +83,22 @@ func TestKubePodAlive(t *testing.T) {
 	cs.PrependReactor("get", "pods", func(k8stesting.Action) (bool, runtime.Object, error) {
 		return true, nil, apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, "bridge-1", errors.New("no"))
 	})
-	if !a.podAlive(ctx, engine.PodRef{"mcp-bridge", "bridge-1", "uid-1"}) {
+	if !a.podAlive(ctx, engine.PodRef{Namespace: "mcp-bridge", Name: "bridge-1", UID: "uid-1"}) {
 		t.Error("a pod that could not be read was reported gone")
 	}
 }
 
 func TestKubeOrphansOfPods(t *testing.T) {
 	ctx := context.Background()
-	mine := engine.PodRef{"mcp-bridge", "bridge-0", "uid-0"}
+	mine := engine.PodRef{Namespace: "mcp-bridge", Name: "bridge-0", UID: "uid-0"}
 	peer := corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "bridge-1", Namespace: "mcp-bridge", UID: "uid-1"}}
 	me := corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "bridge-0", Namespace: "mcp-bridge", UID: "uid-0"}}
 	sandbox := func(name string, p engine.PodRef) corev1.Pod {
 		return *kubePod(engine.Spec{Cmd: []string{"x"}}, lifecycle.Owner{Host: "node", PID: 1, Pod: p}, name, kubePodOptions{Namespace: "sbx"})
 	}
 	a, cs := fakeKube(me, peer,
-		sandbox("of-me", mine), sandbox("of-peer", engine.PodRef{"mcp-bridge", "bridge-1", "uid-1"}),
-		sandbox("of-gone", engine.PodRef{"mcp-bridge", "bridge-2", "uid-2"}), sandbox("of-process", engine.PodRef{}))
+		sandbox("of-me", mine), sandbox("of-peer", engine.PodRef{Namespace: "mcp-bridge", Name: "bridge-1", UID: "uid-1"}),
+		sandbox("of-gone", engine.PodRef{Namespace: "mcp-bridge", Name: "bridge-2", UID: "uid-2"}), sandbox("of-process", engine.PodRef{}))
 	e := lifecycle.NewEngine(engine.BackendKubernetes, "test", a, lifecycle.LoggerOrDiscard(nil), 0)
 	e.Owner = lifecycle.Owner{Host: "node", PID: 1, Pod: mine}
 	e.PodAlive = a.podAlive

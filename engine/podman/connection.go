@@ -14,7 +14,6 @@ import (
 
 	"github.com/BurntSushi/toml"
 
-	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine/internal/lifecycle"
 )
 

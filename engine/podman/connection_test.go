@@ -565,3 +565,19 @@ func TestNewPodmanReachesConnection(t *testing.T) {
 		t.Errorf("New with an ssh connection: %v", err)
 	}
 }
+
+// writeFile writes data to path, making its directories, or fails t.
+func writeFile(t *testing.T, path, data string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// mapGetenv is a getenv over env.
+func mapGetenv(env map[string]string) func(string) string {
+	return func(k string) string { return env[k] }
+}

@@ -11,7 +11,6 @@ import (
 
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine/internal/hardeningtest"
-	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine/internal/lifecycle"
 )
 
 func TestPodmanSpec(t *testing.T) {

@@ -149,3 +149,7 @@ func (l *leftovers) retry(ctx context.Context, log *slog.Logger, name string, re
 		log.Info("removed a container left behind when its removal failed", "engine", name, "id", ShortID(id))
 	}
 }
+
+// Leftovers is the number of containers whose removal failed and that
+// are kept to be tried again.
+func (e *Engine) Leftovers() int { return e.left.len() }

@@ -34,13 +34,13 @@ func TestOwnerOrphaned(t *testing.T) {
 }
 
 func TestOwnerOrphanedInPod(t *testing.T) {
-	me := Owner{Host: "node", PID: 1, Start: "5", Pod: engine.PodRef{"bridge", "bridge-0", "uid-0"}}
+	me := Owner{Host: "node", PID: 1, Start: "5", Pod: engine.PodRef{Namespace: "bridge", Name: "bridge-0", UID: "uid-0"}}
 	pod := func(ns, name, uid string) map[string]string {
 		return map[string]string{engine.LabelBridge: "1", engine.LabelHost: "node", engine.LabelPID: "1", engine.LabelPIDStart: "5",
 			engine.LabelPodNamespace: ns, engine.LabelPodName: name, engine.LabelPodUID: uid}
 	}
 	// bridge-1 runs; bridge-0's earlier pod (uid-old) and bridge-2 are gone.
-	running := map[engine.PodRef]bool{{"bridge", "bridge-0", "uid-0"}: true, {"bridge", "bridge-1", "uid-1"}: true}
+	running := map[engine.PodRef]bool{{Namespace: "bridge", Name: "bridge-0", UID: "uid-0"}: true, {Namespace: "bridge", Name: "bridge-1", UID: "uid-1"}: true}
 	asked := map[engine.PodRef]int{}
 	gone := func(p engine.PodRef) bool { asked[p]++; return !running[p] }
 	tests := []struct {
@@ -68,12 +68,12 @@ func TestOwnerOrphanedInPod(t *testing.T) {
 }
 
 func TestPodOwnerLabels(t *testing.T) {
-	o := Owner{Host: "node", PID: 1, Start: "5", Pod: engine.PodRef{"bridge", "bridge-0", "uid-0"}}
-	l := engine.Spec{Session: "s"}.labels(o)
+	o := Owner{Host: "node", PID: 1, Start: "5", Pod: engine.PodRef{Namespace: "bridge", Name: "bridge-0", UID: "uid-0"}}
+	l := Labels(engine.Spec{Session: "s"}, o)
 	if p, ok := podOf(l); !ok || p != o.Pod {
 		t.Fatalf("labels %v name pod %v (%v), want %v", l, p, ok, o.Pod)
 	}
-	if _, ok := podOf(engine.Spec{}.labels(Owner{Host: "h", PID: 2})); ok {
+	if _, ok := podOf(Labels(engine.Spec{}, Owner{Host: "h", PID: 2})); ok {
 		t.Fatal("a process's labels name a pod")
 	}
 }

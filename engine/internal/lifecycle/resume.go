@@ -135,7 +135,7 @@ func (s *execSandbox) Wait(ctx context.Context) (engine.ExitStatus, error) {
 // Close detaches from the sandbox, which goes on running.
 func (s *execSandbox) Close() error {
 	s.once.Do(func() {
-		s.Detach()
+		s.detach()
 		s.stdout.Close()
 		s.stderr.Close()
 		select {

@@ -194,3 +194,17 @@ func (s *Sandbox) Detach() error {
 	})
 	return nil
 }
+
+// Running is the number of the sandbox's goroutines (stream copier,
+// watcher) that have not returned; after Close it is zero.
+func (s *Sandbox) Running() int {
+	n := 0
+	for _, ch := range s.started {
+		select {
+		case <-ch:
+		default:
+			n++
+		}
+	}
+	return n
+}
