@@ -229,7 +229,7 @@ func testFiles(ctx context.Context, t *testing.T, e engine.Engine, spec engine.S
 
 	// The engine's archive: names of the form out/…, links as links.
 	if cs, ok := sb.(*lifecycle.Sandbox); ok {
-		rc, err := cs.c.CopyOut(ctx, engine.OutDir)
+		rc, err := cs.Archive(ctx, engine.OutDir)
 		if err != nil {
 			t.Fatalf("copyOut(%s): %v", engine.OutDir, err)
 		}

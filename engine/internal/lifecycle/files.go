@@ -63,6 +63,13 @@ func OpenFileIn(ctx context.Context, c Copier, id, root, rel string, max int64) 
 	return f, size, nil
 }
 
+// Archive is the engine's own tar archive of the directory dir in the
+// sandbox, as CopyOut returns it (names of the form base/…, links as
+// links); the caller closes it.
+func (s *Sandbox) Archive(ctx context.Context, dir string) (io.ReadCloser, error) {
+	return s.c.CopyOut(ctx, dir)
+}
+
 // CopyIn implements Files.
 func (s *Sandbox) CopyIn(ctx context.Context, dir string, r io.Reader) error {
 	if s.closed.Load() {
