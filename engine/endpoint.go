@@ -17,7 +17,7 @@ const maxEndpoints = 64
 // names may be called: the docker CLI's rule for context names.
 var contextNameRE = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9_.+-]+$`)
 
-// An Endpoint is one container engine a Multi may place sandboxes on: a
+// An Endpoint is one container engine auto.Multi may place sandboxes on: a
 // backend and the address it answers at, or the Docker context or Podman
 // connection it is reached through.
 type Endpoint struct {
@@ -31,8 +31,8 @@ type Endpoint struct {
 	// CertPath is a directory with ca.pem, cert.pem and key.pem for
 	// mutual TLS to a Docker daemon at a tcp:// address. Zero: no TLS.
 	CertPath string
-	// Context is the Docker context (DockerOptions.Context) or Podman
-	// connection (PodmanOptions.Connection) the engine is reached
+	// Context is the Docker context (docker.Options.Context) or Podman
+	// connection (podman.Options.Connection) the engine is reached
 	// through; it names its own address, so Address is then zero. Zero:
 	// none.
 	Context string

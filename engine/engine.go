@@ -1,15 +1,23 @@
-// Package engine starts hardened sandbox containers on a container engine.
+// Package engine is what a bridge needs of a container engine: the
+// Engine that starts a hardened sandbox from a Spec, the Sandbox it
+// starts, the optional capabilities an engine may have (Resumer, Files,
+// Volumes, …, reached through As), the errors, labels and exit statuses
+// they report, and small shared helpers. It links no engine's client: a
+// package that needs only these (the session, the bridge) does not link
+// Docker's, Podman's or Kubernetes' clients.
 //
-// An Engine starts a Sandbox from a Spec. Two backends exist: Docker, over
-// the Docker Engine API (github.com/docker/docker/client), and Podman, over
-// Podman's Go bindings (compiled in with the build tags listed in
-// PodmanBuildTags). Auto picks one lazily, on first use.
+// The backends are packages of their own: engine/docker (the Docker
+// Engine API), engine/podman (Podman's Go bindings, compiled in with the
+// build tags of PodmanBuildTags; without them its stub reports Podman
+// unavailable) and engine/kube (sandboxes as pods of a Kubernetes
+// cluster). engine/auto picks one lazily, on first use (Auto), or places
+// sandboxes on several (Multi). The command assembles them.
 //
-// Every container an Engine creates is hardened by one pure function per
-// backend (dockerConfig, podmanSpec): no network, read-only root
-// filesystem, all capabilities dropped, no new privileges, an unprivileged
-// user, memory/pids/cpu limits, small noexec tmpfs mounts, a fixed
-// environment and an init process.
+// Every container an engine creates is hardened by one pure function per
+// backend (the Docker configuration, the Podman spec generator, the pod):
+// no network, read-only root filesystem, all capabilities dropped, no new
+// privileges, an unprivileged user, memory/pids/cpu limits, small noexec
+// tmpfs mounts, a fixed environment and an init process.
 package engine
 
 import (
@@ -51,6 +59,14 @@ type Sandbox interface {
 	Close() error
 }
 
+// A Detacher is a Sandbox that can let its container run on without it:
+// a persistent sandbox, which another bridge resumes.
+type Detacher interface {
+	// Detach releases the sandbox's streams and leaves its container
+	// running; the Sandbox is closed after it.
+	Detach() error
+}
+
 // Sentinel errors, for errors.Is.
 var (
 	// ErrNoEngine reports that no container engine could be reached.
@@ -59,7 +75,7 @@ var (
 	ErrImage = errors.New("sandbox image unavailable")
 	// ErrBackendNotCompiled reports that a backend was left out of this build.
 	ErrBackendNotCompiled = errors.New("backend not compiled into this binary")
-	// ErrClosed reports use of a closed Auto or Sandbox.
+	// ErrClosed reports use of a closed engine or Sandbox.
 	ErrClosed = errors.New("closed")
 	// ErrNotRegular reports that a sandbox path is not a regular file: a
 	// symbolic link, a directory, a device, ….

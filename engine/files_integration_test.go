@@ -1,6 +1,6 @@
 //go:build integration
 
-package engine
+package engine_test
 
 import (
 	"archive/tar"
@@ -18,6 +18,11 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine/docker"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine/internal/lifecycle"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine/podman"
 )
 
 // filesProgram runs in the sandbox of TestFilesOnRealEngines. It leaves in
@@ -103,18 +108,18 @@ type fileStat struct {
 // realEngines returns the engines this test can reach: Docker and Podman
 // (compiled in with PodmanBuildTags). An engine named in MCP_TEST_ENGINES
 // must be reachable; others are skipped when they are not.
-func realEngines(t *testing.T) map[string]func(context.Context) (Engine, func() error, error) {
+func realEngines(t *testing.T) map[string]func(context.Context) (engine.Engine, func() error, error) {
 	t.Helper()
-	return map[string]func(context.Context) (Engine, func() error, error){
-		BackendDocker: func(ctx context.Context) (Engine, func() error, error) {
-			d, err := NewDocker(ctx, nil)
+	return map[string]func(context.Context) (engine.Engine, func() error, error){
+		engine.BackendDocker: func(ctx context.Context) (engine.Engine, func() error, error) {
+			d, err := docker.New(ctx, nil)
 			if err != nil {
 				return nil, nil, err
 			}
 			return d, d.Close, nil
 		},
-		BackendPodman: func(ctx context.Context) (Engine, func() error, error) {
-			p, err := NewPodman(ctx, nil)
+		engine.BackendPodman: func(ctx context.Context) (engine.Engine, func() error, error) {
+			p, err := podman.New(ctx, nil)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -127,8 +132,8 @@ func realEngines(t *testing.T) map[string]func(context.Context) (Engine, func() 
 // directories through each engine's archive API. MCP_BRIDGE_IMAGE names
 // an image with python3.
 func TestFilesOnRealEngines(t *testing.T) {
-	forEachRealEngine(t, 30*time.Second, func(ctx context.Context, t *testing.T, e Engine, image string) {
-		testFiles(ctx, t, e, Spec{Image: image, Cmd: []string{"python3", "-c", filesProgram}, InBytes: 1 << 20, Session: "files-test"})
+	forEachRealEngine(t, 30*time.Second, func(ctx context.Context, t *testing.T, e engine.Engine, image string) {
+		testFiles(ctx, t, e, engine.Spec{Image: image, Cmd: []string{"python3", "-c", filesProgram}, InBytes: 1 << 20, Session: "files-test"})
 	})
 }
 
@@ -136,13 +141,13 @@ func TestFilesOnRealEngines(t *testing.T) {
 // connected for it and closed after, within timeout, with the image of
 // MCP_BRIDGE_IMAGE (skipped when unset). An engine named in
 // MCP_TEST_ENGINES must be reachable; another is skipped when it is not.
-func forEachRealEngine(t *testing.T, timeout time.Duration, f func(ctx context.Context, t *testing.T, e Engine, image string)) {
+func forEachRealEngine(t *testing.T, timeout time.Duration, f func(ctx context.Context, t *testing.T, e engine.Engine, image string)) {
 	image := os.Getenv("MCP_BRIDGE_IMAGE")
 	if image == "" {
 		t.Skip("MCP_BRIDGE_IMAGE is not set")
 	}
 	required := strings.Split(os.Getenv("MCP_TEST_ENGINES"), ",")
-	for _, name := range []string{BackendDocker, BackendPodman} {
+	for _, name := range []string{engine.BackendDocker, engine.BackendPodman} {
 		t.Run(name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), timeout)
 			defer cancel()
@@ -159,7 +164,7 @@ func forEachRealEngine(t *testing.T, timeout time.Duration, f func(ctx context.C
 	}
 }
 
-func testFiles(ctx context.Context, t *testing.T, e Engine, spec Spec) {
+func testFiles(ctx context.Context, t *testing.T, e engine.Engine, spec engine.Spec) {
 	sb, err := e.Start(ctx, spec)
 	if err != nil {
 		t.Fatal(err)
@@ -178,7 +183,7 @@ func testFiles(ctx context.Context, t *testing.T, e Engine, spec Spec) {
 			t.Fatalf("sandbox said %q (%v), want %q; stderr:\n%s", line, err, want, stderr.String())
 		}
 	}
-	files := sb.(Files)
+	files := sb.(engine.Files)
 	readIn := func(root, rel string) (string, error) {
 		t.Helper()
 		rc, size, err := files.OpenFile(ctx, root, rel, 1<<20)
@@ -194,7 +199,7 @@ func testFiles(ctx context.Context, t *testing.T, e Engine, spec Spec) {
 	}
 	read := func(rel string) (string, error) {
 		t.Helper()
-		return readIn(OutDir, rel)
+		return readIn(engine.OutDir, rel)
 	}
 	readJSON := func(rel string, v any) {
 		t.Helper()
@@ -223,10 +228,10 @@ func testFiles(ctx context.Context, t *testing.T, e Engine, spec Spec) {
 	expect("ready")
 
 	// The engine's archive: names of the form out/…, links as links.
-	if cs, ok := sb.(*containerSandbox); ok {
-		rc, err := cs.c.copyOut(ctx, OutDir)
+	if cs, ok := sb.(*lifecycle.Sandbox); ok {
+		rc, err := cs.Archive(ctx, engine.OutDir)
 		if err != nil {
-			t.Fatalf("copyOut(%s): %v", OutDir, err)
+			t.Fatalf("copyOut(%s): %v", engine.OutDir, err)
 		}
 		var names []string
 		tr := tar.NewReader(rc)
@@ -236,19 +241,19 @@ func testFiles(ctx context.Context, t *testing.T, e Engine, spec Spec) {
 				break
 			}
 			if err != nil {
-				t.Fatalf("reading the archive of %s: %v", OutDir, err)
+				t.Fatalf("reading the archive of %s: %v", engine.OutDir, err)
 			}
 			name := fmt.Sprintf("%s (%c)", h.Name, h.Typeflag)
 			if h.Linkname != "" {
 				name += " -> " + h.Linkname
 			}
 			names = append(names, name)
-			if first, _, _ := strings.Cut(path.Clean(h.Name), "/"); first != path.Base(OutDir) {
-				t.Errorf("the archive of %s holds %q", OutDir, h.Name)
+			if first, _, _ := strings.Cut(path.Clean(h.Name), "/"); first != path.Base(engine.OutDir) {
+				t.Errorf("the archive of %s holds %q", engine.OutDir, h.Name)
 			}
 		}
 		rc.Close()
-		t.Logf("the archive of %s: %s", OutDir, strings.Join(names, ", "))
+		t.Logf("the archive of %s: %s", engine.OutDir, strings.Join(names, ", "))
 	}
 
 	if got, err := read("a.txt"); err != nil || got != "hello from the sandbox\n" {
@@ -258,7 +263,7 @@ func testFiles(ctx context.Context, t *testing.T, e Engine, spec Spec) {
 		t.Errorf("OpenFile(real/deep.txt) = %q, %v", got, err)
 	}
 	for _, rel := range []string{"link", "sub", "real"} {
-		if _, err := read(rel); !errors.Is(err, ErrNotRegular) {
+		if _, err := read(rel); !errors.Is(err, engine.ErrNotRegular) {
 			t.Errorf("OpenFile(%s): %v, want ErrNotRegular", rel, err)
 		} else {
 			t.Logf("OpenFile(%s): %v", rel, err)
@@ -268,14 +273,14 @@ func testFiles(ctx context.Context, t *testing.T, e Engine, spec Spec) {
 	// /etc's files.
 	if got, err := read("sub/passwd"); err == nil {
 		t.Fatalf("OpenFile(sub/passwd), sub a link to /etc: read /etc/passwd (%d bytes)", len(got))
-	} else if !errors.Is(err, ErrNotRegular) {
+	} else if !errors.Is(err, engine.ErrNotRegular) {
 		t.Errorf("OpenFile(sub/passwd), sub a link to /etc: %v, want ErrNotRegular", err)
 	} else {
 		t.Logf("OpenFile(sub/passwd): %v", err)
 	}
 	// hard and a.txt are one file: the engine archives the second it
 	// meets as a hard link to the first.
-	if got, err := read("hard"); err == nil && got != "hello from the sandbox\n" || err != nil && !errors.Is(err, ErrNotRegular) {
+	if got, err := read("hard"); err == nil && got != "hello from the sandbox\n" || err != nil && !errors.Is(err, engine.ErrNotRegular) {
 		t.Errorf("OpenFile(hard) = %q, %v", got, err)
 	} else {
 		t.Logf("OpenFile(hard), a hard link to a.txt: %q, %v", got, err)
@@ -287,10 +292,10 @@ func testFiles(ctx context.Context, t *testing.T, e Engine, spec Spec) {
 			t.Logf("OpenFile(%s): %v", rel, err)
 		}
 	}
-	if _, err := readIn(workspaceDir+"/nowhere", "a.txt"); !errors.Is(err, fs.ErrNotExist) {
+	if _, err := readIn(lifecycle.WorkspaceDir+"/nowhere", "a.txt"); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("OpenFile under a missing directory: %v, want fs.ErrNotExist", err)
 	}
-	if _, _, err := files.OpenFile(ctx, OutDir, "a.txt", 4); !errors.Is(err, ErrFileTooLarge) {
+	if _, _, err := files.OpenFile(ctx, engine.OutDir, "a.txt", 4); !errors.Is(err, engine.ErrFileTooLarge) {
 		t.Errorf("OpenFile(a.txt) with a limit of 4 bytes: %v, want ErrFileTooLarge", err)
 	}
 	timeSmall("without 0big.bin")
@@ -302,22 +307,22 @@ func testFiles(ctx context.Context, t *testing.T, e Engine, spec Spec) {
 	for i, mt := range m.Mounts {
 		order[i] = mt[0]
 	}
-	if !slices.Equal(order, []string{workspaceDir, OutDir, InDir}) && !slices.Equal(order, []string{workspaceDir, InDir, OutDir}) {
+	if !slices.Equal(order, []string{lifecycle.WorkspaceDir, engine.OutDir, engine.InDir}) && !slices.Equal(order, []string{lifecycle.WorkspaceDir, engine.InDir, engine.OutDir}) {
 		t.Errorf("mounts under /workspace: %v, want /workspace, then the file-exchange directories", order)
 	}
 	for _, mt := range m.Mounts {
-		if opts := strings.Split(mt[2], ","); mt[0] != workspaceDir && (!slices.Contains(opts, "noexec") || !slices.Contains(opts, "nosuid") || !slices.Contains(opts, "nodev")) {
+		if opts := strings.Split(mt[2], ","); mt[0] != lifecycle.WorkspaceDir && (!slices.Contains(opts, "noexec") || !slices.Contains(opts, "nosuid") || !slices.Contains(opts, "nodev")) {
 			t.Errorf("%s mounted %s, want noexec,nosuid,nodev", mt[0], mt[2])
 		}
 	}
 	if m.Out.Mode != "0o700" && m.Out.Mode != "0o1777" || m.Out.Mode == "0o700" && m.Out.UID != 65534 {
-		t.Errorf("%s: %+v, want the sandbox's (0700) or anyone's (1777)", OutDir, m.Out)
+		t.Errorf("%s: %+v, want the sandbox's (0700) or anyone's (1777)", engine.OutDir, m.Out)
 	}
 	if m.In.UID != 0 || m.In.Mode != "0o755" {
-		t.Errorf("%s: %+v, want root's, 0755", InDir, m.In)
+		t.Errorf("%s: %+v, want root's, 0755", engine.InDir, m.In)
 	}
 	if m.WriteOut != "written" || !strings.HasPrefix(m.WriteIn, "denied") {
-		t.Errorf("the sandbox writing in %s: %s, in %s: %s", OutDir, m.WriteOut, InDir, m.WriteIn)
+		t.Errorf("the sandbox writing in %s: %s, in %s: %s", engine.OutDir, m.WriteOut, engine.InDir, m.WriteIn)
 	}
 
 	var in bytes.Buffer
@@ -325,13 +330,13 @@ func testFiles(ctx context.Context, t *testing.T, e Engine, spec Spec) {
 	tw.WriteHeader(&tar.Header{Name: "given.txt", Typeflag: tar.TypeReg, Mode: 0o444, Size: 14, Uid: 0, Gid: 0, ModTime: time.Now()})
 	io.WriteString(tw, "from the host\n")
 	tw.Close()
-	if err := files.CopyIn(ctx, InDir, &in); err != nil {
+	if err := files.CopyIn(ctx, engine.InDir, &in); err != nil {
 		t.Fatalf("CopyIn: %v", err)
 	}
-	if err := files.CopyIn(ctx, workspaceDir+"/nowhere", strings.NewReader("")); !errors.Is(err, fs.ErrNotExist) {
+	if err := files.CopyIn(ctx, lifecycle.WorkspaceDir+"/nowhere", strings.NewReader("")); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("CopyIn into a missing directory: %v, want fs.ErrNotExist", err)
 	}
-	if got, err := readIn(InDir, "given.txt"); err != nil || got != "from the host\n" {
+	if got, err := readIn(engine.InDir, "given.txt"); err != nil || got != "from the host\n" {
 		t.Errorf("OpenFile(given.txt) = %q, %v", got, err)
 	}
 	if _, err := io.WriteString(sb.Stdin(), "check\n"); err != nil {
@@ -344,10 +349,10 @@ func testFiles(ctx context.Context, t *testing.T, e Engine, spec Spec) {
 		t.Errorf("given.txt in the sandbox: %+v, want root's, 0444", c.Given)
 	}
 	if !strings.HasPrefix(c.WriteGiven, "denied") || !strings.HasPrefix(c.WriteIn, "denied") {
-		t.Errorf("the sandbox writing given.txt: %s, a new file in %s: %s", c.WriteGiven, InDir, c.WriteIn)
+		t.Errorf("the sandbox writing given.txt: %s, a new file in %s: %s", c.WriteGiven, engine.InDir, c.WriteIn)
 	}
 
-	if _, _, err := files.OpenFile(ctx, OutDir, "0big.bin", 1<<20); !errors.Is(err, ErrFileTooLarge) {
+	if _, _, err := files.OpenFile(ctx, engine.OutDir, "0big.bin", 1<<20); !errors.Is(err, engine.ErrFileTooLarge) {
 		t.Errorf("OpenFile(0big.bin) with a limit of 1 MiB: %v, want ErrFileTooLarge", err)
 	}
 	timeSmall("after the 20 MiB 0big.bin")
@@ -356,7 +361,7 @@ func testFiles(ctx context.Context, t *testing.T, e Engine, spec Spec) {
 		t.Fatal(err)
 	}
 	<-drained
-	if _, _, err := files.OpenFile(ctx, OutDir, "a.txt", 0); !errors.Is(err, ErrClosed) {
+	if _, _, err := files.OpenFile(ctx, engine.OutDir, "a.txt", 0); !errors.Is(err, engine.ErrClosed) {
 		t.Errorf("OpenFile after Close: %v, want ErrClosed", err)
 	}
 }

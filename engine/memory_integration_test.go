@@ -1,6 +1,6 @@
 //go:build integration
 
-package engine
+package engine_test
 
 import (
 	"bufio"
@@ -12,6 +12,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine/internal/lifecycle"
 )
 
 // memoryProgram runs in the sandbox of TestSandboxMemoryOnRealEngines: it
@@ -38,13 +41,13 @@ for line in sys.stdin:
 // has exited and once it is removed. MCP_BRIDGE_IMAGE names an image with
 // python3.
 func TestSandboxMemoryOnRealEngines(t *testing.T) {
-	forEachRealEngine(t, time.Minute, func(ctx context.Context, t *testing.T, e Engine, image string) {
-		testSandboxMemory(ctx, t, e, Spec{Image: image, Cmd: []string{"python3", "-c", memoryProgram}, Session: "memory-test"})
+	forEachRealEngine(t, time.Minute, func(ctx context.Context, t *testing.T, e engine.Engine, image string) {
+		testSandboxMemory(ctx, t, e, engine.Spec{Image: image, Cmd: []string{"python3", "-c", memoryProgram}, Session: "memory-test"})
 	})
 }
 
-func testSandboxMemory(ctx context.Context, t *testing.T, e Engine, spec Spec) {
-	r, ok := e.(MemoryReader)
+func testSandboxMemory(ctx context.Context, t *testing.T, e engine.Engine, spec engine.Spec) {
+	r, ok := e.(engine.MemoryReader)
 	if !ok {
 		t.Fatalf("%T is not a MemoryReader", e)
 	}
@@ -96,10 +99,10 @@ func testSandboxMemory(ctx context.Context, t *testing.T, e Engine, spec Spec) {
 	if before <= 0 {
 		t.Errorf("SandboxMemory of a running Python: %d bytes", before)
 	}
-	if n, err := r.SandboxMemory(ctx, "", shortID(sb.ID())); err != nil || n <= 0 {
-		t.Errorf("SandboxMemory(%s), the ID's prefix: %d, %v", shortID(sb.ID()), n, err)
+	if n, err := r.SandboxMemory(ctx, "", lifecycle.ShortID(sb.ID())); err != nil || n <= 0 {
+		t.Errorf("SandboxMemory(%s), the ID's prefix: %d, %v", lifecycle.ShortID(sb.ID()), n, err)
 	}
-	if _, err := r.SandboxMemory(ctx, "elsewhere", sb.ID()); !errors.Is(err, ErrOtherEngine) {
+	if _, err := r.SandboxMemory(ctx, "elsewhere", sb.ID()); !errors.Is(err, engine.ErrOtherEngine) {
 		t.Errorf("SandboxMemory on engine \"elsewhere\": %v, want ErrOtherEngine", err)
 	}
 
@@ -121,7 +124,7 @@ func testSandboxMemory(ctx context.Context, t *testing.T, e Engine, spec Spec) {
 		t.Fatalf("Wait = %+v, %v; want code 3", st, err)
 	}
 	_, err = r.SandboxMemory(ctx, "", sb.ID())
-	var exited *ExitedError
+	var exited *engine.ExitedError
 	if !errors.As(err, &exited) || exited.Code != 3 {
 		t.Errorf("SandboxMemory of an exited sandbox: %v, want ErrSandboxExited with code 3", err)
 	} else {
@@ -133,7 +136,7 @@ func testSandboxMemory(ctx context.Context, t *testing.T, e Engine, spec Spec) {
 	}
 	<-drained
 	_, err = r.SandboxMemory(ctx, "", sb.ID())
-	if !errors.Is(err, ErrNoSandbox) && !errors.Is(err, ErrSandboxExited) {
+	if !errors.Is(err, engine.ErrNoSandbox) && !errors.Is(err, engine.ErrSandboxExited) {
 		t.Errorf("SandboxMemory of a removed sandbox: %v, want ErrNoSandbox or ErrSandboxExited", err)
 	} else {
 		t.Logf("removed: %v", err)

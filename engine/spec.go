@@ -19,9 +19,6 @@ const (
 	defaultNProc          = 1024
 )
 
-// workspaceDir is the sandbox's working directory and HOME.
-const workspaceDir = "/workspace"
-
 // The directories through which files pass between the host and a
 // sandbox, through the engine's archive API (see Files). Both are mounts
 // of their own, nested in the workspace.
@@ -34,24 +31,6 @@ const (
 	// is set.
 	InDir = "/workspace/in"
 )
-
-// tmpfsFlags are the mount options of every writable mount but SiteDir.
-const tmpfsFlags = "rw,noexec,nosuid,nodev"
-
-// siteFlags are the mount options of SiteDir: the code of installed
-// packages runs from it (their extension modules are mapped executable).
-const siteFlags = "rw,exec,nosuid,nodev"
-
-// sandboxEnv returns the complete environment of every sandbox: nothing of
-// the host's environment is passed in.
-func sandboxEnv() []string {
-	return []string{
-		"HOME=" + workspaceDir,
-		"PYTHONUNBUFFERED=1",
-		"PYTHONIOENCODING=utf-8",
-		"PYTHONDONTWRITEBYTECODE=1",
-	}
-}
 
 // A Spec describes one sandbox container; every zero value means the
 // documented default.
@@ -123,16 +102,6 @@ func (s Spec) withDefaults() Spec {
 	return s
 }
 
-// labels returns the container's labels: its owner's and its session.
-func (s Spec) labels(o owner) map[string]string {
-	l := o.labels()
-	l[LabelSession] = s.Session
-	if s.Resumable != "" {
-		l[LabelResumable] = s.Resumable
-	}
-	return l
-}
-
 // Allowance for gVisor's own host tasks in a sandbox's pids cgroup: its
 // user-space kernel (the Sentry) runs in the container's cgroup, with
 // about 38 host tasks of its own and about 5 more per sandbox process
@@ -143,8 +112,9 @@ const (
 	gVisorPidsPerTask = 8
 )
 
-// isGVisor reports whether the OCI runtime named name is gVisor's.
-func isGVisor(name string) bool {
+// IsGVisor reports whether the OCI runtime (or RuntimeClass) named name
+// is gVisor's.
+func IsGVisor(name string) bool {
 	name = strings.ToLower(name)
 	return strings.Contains(name, "runsc") || strings.Contains(name, "gvisor")
 }
@@ -159,8 +129,18 @@ func isGVisor(name string) bool {
 // processes and threads only, carries PidsLimit, and the cgroup keeps a
 // backstop sized for the Sentry.
 func (s Spec) taskLimits() (pids int64, nproc uint64) {
-	if !isGVisor(s.OCIRuntime) {
+	if !IsGVisor(s.OCIRuntime) {
 		return s.PidsLimit, s.NProc
 	}
 	return gVisorPidsBase + gVisorPidsPerTask*s.PidsLimit, min(s.NProc, uint64(s.PidsLimit))
 }
+
+// WithDefaults returns s with every zero value replaced by its default:
+// the image, user and limits a container of s gets.
+func (s Spec) WithDefaults() Spec { return s.withDefaults() }
+
+// TaskLimits returns the pids cgroup limit and the RLIMIT_NPROC that a
+// container of s (with its defaults applied) is given: PidsLimit and
+// NProc, except under gVisor, where the cgroup also holds gVisor's own
+// tasks (see taskLimits).
+func (s Spec) TaskLimits() (pids int64, nproc uint64) { return s.withDefaults().taskLimits() }

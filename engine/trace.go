@@ -7,7 +7,7 @@ import (
 
 // Phase names reported to a StartTrace by the engine backends.
 const (
-	PhaseConnect = "connect" // the engine is connected (the first start of an Auto only)
+	PhaseConnect = "connect" // the engine is connected (the first start of auto.Auto only)
 	PhaseImage   = "image"   // the image is looked up (and pulled when missing)
 	PhaseCreate  = "create"  // the container is created
 	PhaseCheck   = "check"   // the created container is inspected (Podman, when an OCI runtime is asked for)
@@ -40,9 +40,4 @@ func TracePhase(ctx context.Context, name string, took time.Duration) {
 	if t, _ := ctx.Value(traceKey{}).(*StartTrace); t != nil && t.Phase != nil {
 		t.Phase(name, took)
 	}
-}
-
-// tracePhase reports a phase that began at began and ends now.
-func tracePhase(ctx context.Context, name string, began time.Time) {
-	TracePhase(ctx, name, time.Since(began))
 }

@@ -69,12 +69,11 @@ func Resume(eng engine.Engine, engineName, ref string, opts *Options) *Session {
 
 // resumeContainer attaches to the persistent sandbox r.
 func resumeContainer(ctx context.Context, eng engine.Engine, r *resumeRef, opts *Options, log *slog.Logger) (*container, error) {
-	res, ok := eng.(engine.Resumer)
-	if !ok {
+	if !engine.MayBe[engine.Resumer](eng) {
 		return nil, errors.New("resuming a sandbox: this engine cannot")
 	}
 	started := time.Now()
-	sb, err := res.Resume(ctx, r.engine, r.ref, relayCommand())
+	sb, err := engine.Resume(ctx, eng, r.engine, r.ref, relayCommand())
 	if err != nil {
 		return nil, err
 	}

@@ -416,7 +416,7 @@ func (s *Session) ensure(ctx context.Context) (*container, string, error) {
 }
 
 // placedOn names the engine sb runs on, when its engine is one of
-// several (engine.Multi), else "".
+// several (auto.Multi), else "".
 func placedOn(sb engine.Sandbox) string {
 	if p, ok := sb.(interface{ Engine() string }); ok {
 		return p.Engine()
@@ -477,8 +477,8 @@ func (s *Session) discardWith(ctr *container, why string, kill bool) {
 			ctr.leave()
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
-			if r, ok := s.eng.(engine.Resumer); ok {
-				if err := r.RemoveSandbox(ctx, resume.engine, resume.ref); err != nil {
+			if engine.MayBe[engine.Resumer](s.eng) {
+				if err := engine.RemoveSandbox(ctx, s.eng, resume.engine, resume.ref); err != nil {
 					s.log.Warn("removing the persistent sandbox", "err", err)
 				}
 			}

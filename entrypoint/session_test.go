@@ -442,7 +442,7 @@ finally:
 	}
 }
 
-// A placingEngine names, as engine.Multi does, the engine each sandbox
+// A placingEngine names, as auto.Multi does, the engine each sandbox
 // runs on: "a" for the first, "b" for the next, ….
 type placingEngine struct {
 	engine.Engine

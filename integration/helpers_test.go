@@ -27,6 +27,9 @@ import (
 	"time"
 
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine/docker"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine/kube"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine/podman"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/config"
 )
 
@@ -118,11 +121,11 @@ func kubeEngine(t testing.TB) testEngine {
 func openEngine(ctx context.Context, name, addr string) (testEngine, error) {
 	switch name {
 	case "docker":
-		return engine.NewDocker(ctx, &engine.DockerOptions{Host: addr, Logger: testLogger()})
+		return docker.New(ctx, &docker.Options{Host: addr, Logger: testLogger()})
 	case "podman":
-		return engine.NewPodman(ctx, &engine.PodmanOptions{URI: addr, Logger: testLogger()})
+		return podman.New(ctx, &podman.Options{URI: addr, Logger: testLogger()})
 	case engine.BackendKubernetes:
-		return engine.NewKubernetes(ctx, &engine.KubernetesOptions{Namespace: os.Getenv("MCP_BRIDGE_K8S_NAMESPACE"), Logger: testLogger()})
+		return kube.New(ctx, &engine.KubernetesOptions{Namespace: os.Getenv("MCP_BRIDGE_K8S_NAMESPACE"), Logger: testLogger()})
 	}
 	return nil, errors.New("unknown engine " + name)
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine/kube"
 )
 
 // TestKubeInputDir: MCP_BRIDGE_INPUT_DIR on pods, under runc and gVisor.
@@ -76,7 +77,7 @@ func TestKubeInputRefused(t *testing.T) {
 		t.Run(kv.label, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 			defer cancel()
-			k, err := engine.NewKubernetes(ctx, &engine.KubernetesOptions{Namespace: os.Getenv("MCP_BRIDGE_K8S_NAMESPACE"), RuntimeClass: class, Logger: testLogger()})
+			k, err := kube.New(ctx, &engine.KubernetesOptions{Namespace: os.Getenv("MCP_BRIDGE_K8S_NAMESPACE"), RuntimeClass: class, Logger: testLogger()})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -19,6 +19,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine/docker"
 )
 
 // An engineReport is the part of /healthz that reports several engines.
@@ -220,7 +221,7 @@ func TestEnginesFailover(t *testing.T) {
 	local := connect(t, "docker")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	remote, err := engine.NewDocker(ctx, &engine.DockerOptions{Host: d.Host, CertPath: d.CertPath, Logger: testLogger()})
+	remote, err := docker.New(ctx, &docker.Options{Host: d.Host, CertPath: d.CertPath, Logger: testLogger()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,7 +23,7 @@ import (
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/client"
 
-	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine/docker"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/config"
 )
 
@@ -279,7 +279,7 @@ func (d *tlsDockerd) newClient() (*client.Client, error) {
 // bridge process does, through the environment: it sets Env's variables
 // for the rest of t (t.Setenv, so not in parallel tests; a docker CLI or
 // engine the test starts later reaches this daemon too) and calls
-// engine.NewDocker, which reads them. The engine is closed when t ends.
+// docker.New, which reads them. The engine is closed when t ends.
 func (d *tlsDockerd) Engine(t testing.TB) testEngine {
 	t.Helper()
 	for _, kv := range d.Env() {
@@ -288,7 +288,7 @@ func (d *tlsDockerd) Engine(t testing.TB) testEngine {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	e, err := engine.NewDocker(ctx, &engine.DockerOptions{Logger: testLogger()})
+	e, err := docker.New(ctx, &docker.Options{Logger: testLogger()})
 	if err != nil {
 		t.Fatalf("connecting an engine to the TLS daemon: %v", err)
 	}

@@ -36,7 +36,7 @@ type sandboxRef struct {
 // starts only from a snapshot). A nil *memorySampler knows nothing (an
 // engine that cannot say).
 type memorySampler struct {
-	r       engine.MemoryReader
+	eng     engine.Engine   // an engine.MemoryReader, or one that may be
 	done    <-chan struct{} // the bridge closing: a pass in flight ends
 	changed *changeSignal   // told when a pass brought its figures
 	log     *slog.Logger
@@ -50,11 +50,10 @@ type memorySampler struct {
 // newMemorySampler returns the sampler of eng, or nil when eng cannot
 // read a sandbox's memory.
 func newMemorySampler(eng engine.Engine, done <-chan struct{}, changed *changeSignal, log *slog.Logger) *memorySampler {
-	r, ok := eng.(engine.MemoryReader)
-	if !ok {
+	if !engine.MayBe[engine.MemoryReader](eng) {
 		return nil
 	}
-	return &memorySampler{r: r, done: done, changed: changed, log: log, bytes: map[sandboxRef]int64{}}
+	return &memorySampler{eng: eng, done: done, changed: changed, log: log, bytes: map[sandboxRef]int64{}}
 }
 
 // figures returns the bytes known of each of refs (0: not known yet),
@@ -98,7 +97,7 @@ func (m *memorySampler) pass(refs []sandboxRef) {
 			continue // no sandbox yet
 		}
 		g.Go(func() error {
-			n, err := m.r.SandboxMemory(ctx, r.engine, r.id)
+			n, err := engine.SandboxMemory(ctx, m.eng, r.engine, r.id)
 			if err != nil {
 				m.log.Debug("reading a sandbox's memory for the console", "container", r.id, "engine", r.engine, "err", err)
 				return nil

@@ -111,8 +111,8 @@ func newMetrics(eng engine.Engine, version string, sessions, poolReady func() in
 	return m
 }
 
-// An engineStates is an engine over several engines (engine.Multi) that
-// reports the state of each.
+// An engineStates is an engine over several engines (auto.Multi, an
+// engine.EngineStater) that reports the state of each.
 type engineStates interface {
 	Engines() []engine.EngineState
 }

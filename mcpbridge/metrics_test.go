@@ -249,7 +249,7 @@ func TestConcurrentScrapes(t *testing.T) {
 	}
 }
 
-// A severalEngines reports two engines, as engine.Multi does.
+// A severalEngines reports two engines, as auto.Multi does.
 type severalEngines struct{ enginetest.Local }
 
 func (severalEngines) Engines() []engine.EngineState {

@@ -219,12 +219,16 @@ const sweepInterval = time.Minute
 // sweepHandles removes, now and every sweepInterval until ctx ends, the
 // persistent sandboxes of the shared key that have ended (idle, died):
 // any replica does it, since the one that started a sandbox may be gone.
-func (b *Bridge) sweepHandles(ctx context.Context, s engine.Sweeper) {
+func (b *Bridge) sweepHandles(ctx context.Context, eng engine.Engine) {
 	t := time.NewTicker(sweepInterval)
 	defer t.Stop()
 	for {
 		sctx, cancel := context.WithTimeout(ctx, time.Minute)
-		n, err := s.SweepExited(sctx, b.handles.keys.KeyID())
+		n := 0
+		s, err := engine.As[engine.Sweeper](sctx, eng)
+		if err == nil {
+			n, err = s.SweepExited(sctx, b.handles.keys.KeyID())
+		}
 		cancel()
 		if err != nil && ctx.Err() == nil {
 			b.log.Debug("sweeping ended persistent sandboxes", "err", err)

@@ -48,10 +48,10 @@ func New(eng engine.Engine, opts *Options) *Bridge {
 		// Replicas share the key: every sandbox may come to be behind a
 		// handle another replica resumes.
 		b.opts.Session.Spec.Resumable = keys.KeyID()
-		if s, ok := eng.(engine.Sweeper); ok {
+		if engine.MayBe[engine.Sweeper](eng) {
 			ctx, cancel := context.WithCancel(context.Background())
 			b.stopSweep = cancel
-			go b.sweepHandles(ctx, s)
+			go b.sweepHandles(ctx, eng)
 		}
 	}
 	gw, err := egress.New(&egress.Options{Policy: b.policy.Current, CA: o.EgressCA, Audit: o.Audit, Metrics: b.metrics, Logger: b.log})

@@ -129,12 +129,11 @@ func (b *Bridge) awaitControlAck(id string, tk handle.Task, seq int64, cancel bo
 // engine and, when the task still runs ctlForceGrace later, removes the
 // sandbox.
 func (b *Bridge) forceCancel(ctx context.Context, id string, tk handle.Task, log *slog.Logger) {
-	r, ok := b.eng.(engine.Resumer)
-	if !ok {
+	if !engine.MayBe[engine.Resumer](b.eng) {
 		log.Error("cancelling a task through the engine: this engine cannot reach a sandbox it does not drive")
 		return
 	}
-	if err := interruptSandbox(ctx, r, tk.Sandbox); err != nil {
+	if err := interruptSandbox(ctx, b.eng, tk.Sandbox); err != nil {
 		log.Warn("interrupting a task's call through the engine", "err", err)
 	}
 	deadline := time.Now().Add(ctlForceGrace)
@@ -152,7 +151,7 @@ func (b *Bridge) forceCancel(ctx context.Context, id string, tk handle.Task, log
 	}
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), taskIOTimeout)
 	defer cancel()
-	if err := r.RemoveSandbox(rctx, tk.Sandbox.Engine, tk.Sandbox.Ref); err != nil {
+	if err := engine.RemoveSandbox(rctx, b.eng, tk.Sandbox.Engine, tk.Sandbox.Ref); err != nil {
 		log.Error("removing the sandbox of a task whose code ignores its cancellation", "err", err)
 		return
 	}
@@ -161,10 +160,10 @@ func (b *Bridge) forceCancel(ctx context.Context, id string, tk handle.Task, log
 
 // interruptSandbox runs ctlInterruptCode in the sandbox sb through the
 // engine and waits for it.
-func interruptSandbox(ctx context.Context, r engine.Resumer, sb handle.Sandbox) error {
+func interruptSandbox(ctx context.Context, eng engine.Engine, sb handle.Sandbox) error {
 	ctx, cancel := context.WithTimeout(ctx, taskIOTimeout)
 	defer cancel()
-	s, err := r.Resume(ctx, sb.Engine, sb.Ref, []string{"python3", "-I", "-S", "-c", ctlInterruptCode})
+	s, err := engine.Resume(ctx, eng, sb.Engine, sb.Ref, []string{"python3", "-I", "-S", "-c", ctlInterruptCode})
 	if err != nil {
 		return err
 	}

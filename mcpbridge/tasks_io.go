@@ -40,11 +40,10 @@ type engineIO struct {
 }
 
 func (o engineIO) files(ctx context.Context) (engine.Files, error) {
-	r, ok := o.eng.(engine.FileReacher)
-	if !ok {
+	if !engine.MayBe[engine.FileReacher](o.eng) {
 		return nil, errors.New("this engine cannot reach a sandbox's files")
 	}
-	return r.SandboxFiles(ctx, o.sb.Engine, o.sb.Ref)
+	return engine.SandboxFiles(ctx, o.eng, o.sb.Engine, o.sb.Ref)
 }
 
 func (o engineIO) copyIn(ctx context.Context, dir string, r io.Reader) error {

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine/docker"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine/podman"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/config"
 )
 
@@ -84,13 +86,17 @@ func (d *doctor) engineCheck(ctx context.Context, cfg *config.Config, eng engine
 	defer cancel()
 	var info engine.Info
 	var err error
-	switch e := eng.(type) {
-	case engine.Describer:
-		info, err = e.Describe(ctx)
-	case engine.Pinger:
-		err = e.Ping(ctx)
+	desc, err := engine.As[engine.Describer](ctx, eng)
+	switch {
+	case err == nil:
+		info, err = desc.Describe(ctx)
+	case !errors.Is(err, errors.ErrUnsupported):
 	default:
-		err = errors.New("the engine can be neither described nor pinged")
+		if p, perr := engine.As[engine.Pinger](ctx, eng); perr == nil {
+			err = p.Ping(ctx)
+		} else {
+			err = errors.New("the engine can be neither described nor pinged")
+		}
 	}
 	r := checkResult{Check: "engine", DurationMS: sinceMS(began), Engine: info.Backend, Version: info.Version,
 		APIVersion: info.APIVersion, Address: info.Address, Context: info.Context}
@@ -144,7 +150,7 @@ func (d *doctor) engineWhere(cfg *config.Config) string {
 	addr, name := cfg.Engine.Address, cfg.Engine.Context
 	switch cfg.Engine.Backend {
 	case engine.BackendDocker:
-		host, dctx, err := engine.DockerEndpoint(addr, name, d.getenv)
+		host, dctx, err := docker.Endpoint(addr, name, d.getenv)
 		switch {
 		case err != nil && name != "":
 			// The engine's own error says why.
@@ -156,7 +162,7 @@ func (d *doctor) engineWhere(cfg *config.Config) string {
 		}
 		addr = host
 	case engine.BackendPodman:
-		t, err := engine.PodmanEndpoint(addr, name, d.getenv)
+		t, err := podman.Endpoint(addr, name, d.getenv)
 		switch {
 		case err != nil && name != "":
 			return fmt.Sprintf("podman (%s)", contextWords(engine.BackendPodman, name))
@@ -190,13 +196,17 @@ func (d *doctor) imageCheck(ctx context.Context, eng engine.Engine, ref string) 
 	began := time.Now()
 	r := checkResult{Check: "image", Image: ref}
 	defer func() { r.DurationMS = sinceMS(began); d.report(r) }()
-	desc, ok := eng.(engine.Describer)
-	if !ok {
+	ictx, cancel := context.WithTimeout(ctx, imageTimeout)
+	desc, err := engine.As[engine.Describer](ictx, eng)
+	if errors.Is(err, errors.ErrUnsupported) {
+		cancel()
 		r.Status, r.Detail = statusWarn, ref+": this engine cannot be asked for images; the probe container pulls it when missing"
 		return true
 	}
-	ictx, cancel := context.WithTimeout(ctx, imageTimeout)
-	present, err := desc.HasImage(ictx, ref)
+	present := false
+	if err == nil {
+		present, err = desc.HasImage(ictx, ref)
+	}
 	cancel()
 	if err != nil {
 		r.Status, r.Detail = statusFail, fmt.Sprintf("looking up image %s: %v", ref, err)

@@ -32,14 +32,17 @@ func (d *doctor) checkPods(ctx context.Context, eng engine.Engine, spec engine.S
 // NetworkPolicies that select it.
 func (d *doctor) routesCheck(ctx context.Context, eng engine.Engine, spec engine.Spec) {
 	began := time.Now()
-	ec, ok := eng.(engine.EgressChecker)
-	if !ok {
+	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
+	defer cancel()
+	ec, err := engine.As[engine.EgressChecker](ctx, eng)
+	if errors.Is(err, errors.ErrUnsupported) {
 		d.report(checkResult{Check: "routes", Status: statusWarn, Detail: "this engine cannot be asked for its pods' routes; not checked"})
 		return
 	}
-	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
-	defer cancel()
-	e, err := ec.CheckEgress(ctx, spec)
+	var e engine.KubeEgress
+	if err == nil {
+		e, err = ec.CheckEgress(ctx, spec)
+	}
 	r := routesResult(e, err)
 	if errors.Is(err, context.DeadlineExceeded) {
 		r.Detail = fmt.Sprintf("no answer within %v: %s", probeTimeout, r.Detail)

@@ -4,6 +4,7 @@ import (
 	"log/slog"
 
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine/auto"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/config"
 )
 
@@ -19,12 +20,12 @@ type closingEngine interface {
 func newEngine(cfg *config.Config, log *slog.Logger) closingEngine {
 	if len(cfg.Engines) > 0 {
 		// NewMulti fails only without endpoints.
-		if m, err := engine.NewMulti(&engine.MultiOptions{Endpoints: cfg.Engines,
+		if m, err := auto.NewMulti(&auto.MultiOptions{Endpoints: cfg.Engines,
 			Logger: log, StopGrace: cfg.Engine.StopGrace, Kubernetes: cfg.Engine.Kubernetes}); err == nil {
 			return m
 		}
 	}
 	opts := cfg.Engine
 	opts.Logger = log
-	return engine.NewAuto(&opts)
+	return auto.New(&opts)
 }

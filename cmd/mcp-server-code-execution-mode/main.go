@@ -1,5 +1,5 @@
 // Command mcp-server-code-execution-mode runs Python in hardened sandbox
-// containers on Docker or Podman.
+// containers on Docker, Podman or Kubernetes.
 //
 //	mcp-server-code-execution-mode exec [-c CODE | -f FILE] [-out DIR] [-json] [-timeout 30s]
 //	mcp-server-code-execution-mode run

@@ -143,12 +143,14 @@ func (s *Store) Prepare(ctx context.Context, spec *engine.Spec) ([]string, error
 // when the engine does not have it. A failed install is not tried again
 // before its backoff passes: until then Ensure returns its error.
 func (s *Store) Ensure(ctx context.Context, image string) (*Ready, error) {
-	vols, ok := s.opts.Engine.(engine.Volumes)
-	if !ok {
+	vols, err := engine.As[engine.Volumes](ctx, s.opts.Engine)
+	if errors.Is(err, errors.ErrUnsupported) {
 		return nil, fmt.Errorf("%w: the engine keeps no named volumes (package sets need Docker or Podman, and one engine)", ErrInstall)
+	} else if err != nil {
+		return nil, err
 	}
 	imageID := image
-	if ids, ok := s.opts.Engine.(engine.ImageIDs); ok {
+	if ids, err := engine.As[engine.ImageIDs](ctx, s.opts.Engine); err == nil {
 		if id, err := ids.ImageID(ctx, image); err == nil {
 			imageID = id
 		}

@@ -1,0 +1,89 @@
+package docker
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/docker/docker/api/types"
+	"github.com/docker/docker/api/types/system"
+
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine"
+)
+
+// A describingDocker is a fakeDocker that also answers the version and
+// info calls of Describe.
+type describingDocker struct {
+	*fakeDocker
+	infoErr error
+}
+
+func (f *describingDocker) ServerVersion(context.Context) (types.Version, error) {
+	return types.Version{Version: "20.10.24", APIVersion: "1.41"}, nil
+}
+
+func (f *describingDocker) Info(context.Context) (system.Info, error) {
+	return system.Info{DefaultRuntime: "runc"}, f.infoErr
+}
+
+func TestDockerDescribe(t *testing.T) {
+	f := &describingDocker{fakeDocker: newFakeDocker(t)}
+	d, err := newDockerWithClient(context.Background(), f, dockerEndpoint{Host: fakeHost}, &Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	got, err := d.Describe(ctx)
+	want := engine.Info{Backend: engine.BackendDocker, Version: "20.10.24", APIVersion: "1.41", Address: fakeHost, DefaultOCIRuntime: "runc"}
+	if err != nil || got != want {
+		t.Fatalf("Describe: %+v, %v; want %+v", got, err, want)
+	}
+	f.infoErr = errors.New("daemon busy")
+	if _, err := d.Describe(ctx); err == nil || !errors.Is(err, f.infoErr) {
+		t.Fatalf("Describe with a failing info call: %v", err)
+	}
+
+	// A client without the calls says so.
+	plain := newTestDocker(t, newFakeDocker(t), nil)
+	if _, err := plain.Describe(ctx); !errors.Is(err, errNoDescription) {
+		t.Fatalf("Describe on a client that cannot: %v", err)
+	}
+}
+
+func TestDockerHasAndPullImage(t *testing.T) {
+	f := newFakeDocker(t)
+	d := newTestDocker(t, f, nil)
+	ctx := context.Background()
+	if ok, err := d.HasImage(ctx, defaults.Image); !ok || err != nil {
+		t.Fatalf("HasImage(%s): %v, %v", defaults.Image, ok, err)
+	}
+	if ok, err := d.HasImage(ctx, "other:1"); ok || err != nil {
+		t.Fatalf("HasImage(other:1): %v, %v", ok, err)
+	}
+	f.pull = `{"status":"Pulling"}` + "\n"
+	if err := d.PullImage(ctx, "other:1"); err != nil {
+		t.Fatalf("PullImage: %v", err)
+	}
+	if indexOf(f.Calls(), "ImagePull other:1") < 0 {
+		t.Fatalf("no pull among %v", f.Calls())
+	}
+}
+
+func TestSandboxOCIRuntime(t *testing.T) {
+	f := newFakeDocker(t)
+	d := newTestDocker(t, f, nil)
+	spec := pySpec
+	spec.OCIRuntime = "runsc"
+	_, _, _, sb := run(t, d, spec, "x")
+	rr, ok := sb.(engine.OCIRuntimeReporter)
+	if !ok {
+		t.Fatalf("%T is no OCIRuntimeReporter", sb)
+	}
+	if got, err := rr.OCIRuntime(context.Background()); got != "runsc" || err != nil {
+		t.Fatalf("OCIRuntime: %q, %v; want runsc", got, err)
+	}
+	sb.Close()
+	if _, err := rr.OCIRuntime(context.Background()); !errors.Is(err, engine.ErrClosed) {
+		t.Fatalf("OCIRuntime after Close: %v; want ErrClosed", err)
+	}
+}

@@ -1,0 +1,298 @@
+// Package docker is the Docker backend of package engine: sandboxes as
+// containers of a Docker daemon, over the Docker Engine API
+// (github.com/docker/docker/client), reached at DOCKER_HOST, through a
+// Docker context, or at the default socket. Each container is hardened
+// by dockerConfig, one pure function.
+package docker
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	cerrdefs "github.com/containerd/errdefs"
+	"github.com/docker/docker/api/types"
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/filters"
+	"github.com/docker/docker/api/types/image"
+	"github.com/docker/docker/api/types/network"
+	"github.com/docker/docker/api/types/volume"
+	"github.com/docker/docker/client"
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine/internal/lifecycle"
+)
+
+// Options configure New. The zero value is ready to use.
+type Options struct {
+	// Host is the daemon address (unix://, tcp://, ssh://). Zero: the
+	// daemon the docker CLI would reach: that of Context, else
+	// DOCKER_HOST (with the TLS settings of DOCKER_TLS_VERIFY and
+	// DOCKER_CERT_PATH), else that of the context DOCKER_CONTEXT names,
+	// else that of the currentContext of the CLI's config.json
+	// ($DOCKER_CONFIG/config.json, else ~/.docker/config.json), else the
+	// platform default socket (with the same TLS settings).
+	Host string
+	// Context is the name of a Docker context (`docker context ls`)
+	// whose daemon to reach, with the TLS files the CLI stored for it;
+	// "default" is the daemon of DOCKER_HOST, else the default socket.
+	// As `docker --context`, it overrides DOCKER_HOST; it may not be set
+	// with Host. Zero: DOCKER_CONTEXT, or config.json's currentContext,
+	// when DOCKER_HOST is unset (see Host).
+	Context string
+	// CertPath is a directory holding ca.pem, cert.pem and key.pem: the
+	// daemon is reached over TLS, verified against ca.pem, with cert.pem
+	// as the client certificate. Zero: DOCKER_CERT_PATH for the daemon
+	// of DOCKER_HOST or the default socket when Host is zero too, the
+	// TLS files the docker CLI stored for a context, else no TLS.
+	CertPath string
+	// Logger receives progress and clean-up reports. Zero: discarded.
+	Logger *slog.Logger
+	// StopGrace is how long Close waits after SIGTERM before SIGKILL.
+	// Zero: two seconds.
+	StopGrace time.Duration
+}
+
+// A dockerAPI is the part of the Docker client (*client.Client) that the
+// Docker backend calls, so that tests can stand in for the daemon.
+type dockerAPI interface {
+	Ping(ctx context.Context) (types.Ping, error)
+	ClientVersion() string
+	ImageInspect(ctx context.Context, ref string, opts ...client.ImageInspectOption) (image.InspectResponse, error)
+	ImagePull(ctx context.Context, ref string, opts image.PullOptions) (io.ReadCloser, error)
+	ContainerCreate(ctx context.Context, cfg *container.Config, host *container.HostConfig,
+		net *network.NetworkingConfig, platform *ocispec.Platform, name string) (container.CreateResponse, error)
+	ContainerAttach(ctx context.Context, id string, opts container.AttachOptions) (types.HijackedResponse, error)
+	ContainerStart(ctx context.Context, id string, opts container.StartOptions) error
+	ContainerWait(ctx context.Context, id string, cond container.WaitCondition) (<-chan container.WaitResponse, <-chan error)
+	ContainerInspect(ctx context.Context, id string) (container.InspectResponse, error)
+	ContainerKill(ctx context.Context, id, signal string) error
+	ContainerStop(ctx context.Context, id string, opts container.StopOptions) error
+	ContainerRemove(ctx context.Context, id string, opts container.RemoveOptions) error
+	ContainerList(ctx context.Context, opts container.ListOptions) ([]container.Summary, error)
+	ContainerStatsOneShot(ctx context.Context, id string) (container.StatsResponseReader, error)
+	ContainerExecCreate(ctx context.Context, id string, opts container.ExecOptions) (container.ExecCreateResponse, error)
+	ContainerExecAttach(ctx context.Context, execID string, opts container.ExecAttachOptions) (types.HijackedResponse, error)
+	CopyFromContainer(ctx context.Context, id, path string) (io.ReadCloser, container.PathStat, error)
+	CopyToContainer(ctx context.Context, id, path string, content io.Reader, opts container.CopyToContainerOptions) error
+	VolumeList(ctx context.Context, opts volume.ListOptions) (volume.ListResponse, error)
+	VolumeRemove(ctx context.Context, name string, force bool) error
+	VolumeCreate(ctx context.Context, opts volume.CreateOptions) (volume.Volume, error)
+	VolumeInspect(ctx context.Context, name string) (volume.Volume, error)
+	Close() error
+}
+
+var _ dockerAPI = (*client.Client)(nil)
+
+// A Docker is an Engine on the Docker Engine API.
+type Docker struct {
+	api dockerAPI
+	e   *lifecycle.Engine
+	// context is the Docker context the daemon's address comes from; ""
+	// when none.
+	context string
+}
+
+// New connects to a Docker daemon, negotiates the API version, and
+// removes containers left behind by bridge processes that no longer run.
+// It finds the daemon as the docker CLI does, contexts included (see
+// Options.Host), and logs which it chose and why.
+func New(ctx context.Context, opts *Options) (*Docker, error) {
+	if opts == nil {
+		opts = &Options{}
+	}
+	log := lifecycle.LoggerOrDiscard(opts.Logger)
+	ep, err := resolveDockerEndpoint(opts, os.Getenv)
+	if err != nil {
+		return nil, err
+	}
+	if ep.Warning != "" {
+		log.Warn("docker daemon address", "warning", ep.Warning)
+	}
+	log.Info("docker daemon address", ep.logArgs()...)
+	copts, err := ep.clientOpts()
+	if err != nil {
+		return nil, err
+	}
+	if opts.CertPath != "" {
+		copts = append(copts, client.WithTLSClientConfig(
+			filepath.Join(opts.CertPath, "ca.pem"),
+			filepath.Join(opts.CertPath, "cert.pem"),
+			filepath.Join(opts.CertPath, "key.pem")))
+	}
+	cli, err := client.NewClientWithOpts(copts...)
+	if err != nil {
+		return nil, fmt.Errorf("docker at %s: %w", ep.where(), err)
+	}
+	return newDockerWithClient(ctx, cli, ep, opts)
+}
+
+// newDockerWithClient is New on a client already made for the
+// daemon at ep. It pings the daemon and closes api when that fails.
+func newDockerWithClient(ctx context.Context, api dockerAPI, ep dockerEndpoint, opts *Options) (*Docker, error) {
+	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	ping, err := api.Ping(pctx)
+	if err != nil {
+		api.Close()
+		return nil, fmt.Errorf("docker at %s: %w", ep.where(), err)
+	}
+	d := &Docker{api: api, context: ep.Context}
+	d.e = lifecycle.NewEngine(engine.BackendDocker, ep.Host, d, lifecycle.LoggerOrDiscard(opts.Logger), opts.StopGrace)
+	args := []any{"host", ep.Host}
+	if ep.Context != "" {
+		args = append(args, "context", ep.Context)
+	}
+	d.e.Log.Info("connected to docker", append(args, "api", ping.APIVersion, "negotiated", api.ClientVersion())...)
+	d.e.RemoveOrphans(ctx)
+	return d, nil
+}
+
+// Name returns "docker".
+func (d *Docker) Name() string { return engine.BackendDocker }
+
+// Close tries once more to remove the containers whose removal failed and
+// releases the client connection; sandboxes must be closed first.
+func (d *Docker) Close() error {
+	d.e.Close()
+	return d.api.Close()
+}
+
+// Start implements Engine.
+func (d *Docker) Start(ctx context.Context, spec engine.Spec) (engine.Sandbox, error) {
+	return d.e.Start(ctx, spec)
+}
+
+// List returns the containers of every bridge process on this engine.
+func (d *Docker) List(ctx context.Context) ([]engine.SandboxInfo, error) {
+	list, err := d.api.ContainerList(ctx, container.ListOptions{
+		All:     true,
+		Filters: filters.NewArgs(filters.Arg("label", engine.LabelBridge+"=1")),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("listing containers: %w", err)
+	}
+	out := make([]engine.SandboxInfo, 0, len(list))
+	for _, c := range list {
+		out = append(out, engine.SandboxInfo{ID: c.ID, Labels: c.Labels, State: string(c.State)})
+	}
+	return out, nil
+}
+
+// LabelledVolumes implements lifecycle.VolumeAPI: the volumes of every bridge process.
+func (d *Docker) LabelledVolumes(ctx context.Context) ([]lifecycle.LabelledVolume, error) {
+	list, err := d.api.VolumeList(ctx, volume.ListOptions{
+		Filters: filters.NewArgs(filters.Arg("label", engine.LabelBridge+"=1")),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("listing volumes: %w", err)
+	}
+	out := make([]lifecycle.LabelledVolume, 0, len(list.Volumes))
+	for _, v := range list.Volumes {
+		if v != nil {
+			out = append(out, lifecycle.LabelledVolume{Name: v.Name, Labels: v.Labels})
+		}
+	}
+	return out, nil
+}
+
+// RemoveLabelledVolume implements lifecycle.VolumeAPI.
+func (d *Docker) RemoveLabelledVolume(ctx context.Context, name string) error {
+	err := d.api.VolumeRemove(ctx, name, false)
+	if cerrdefs.IsNotFound(err) {
+		return nil
+	}
+	return err
+}
+
+// ConnFailed implements lifecycle.API.
+func (d *Docker) ConnFailed(err error) bool { return client.IsErrConnectionFailed(err) }
+
+// HasImage implements lifecycle.API and engine.Describer.
+func (d *Docker) HasImage(ctx context.Context, ref string) (bool, error) {
+	_, err := d.api.ImageInspect(ctx, ref)
+	if cerrdefs.IsNotFound(err) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// PullImage implements lifecycle.API and engine.Describer: it pulls
+// the image ref, as Start does when it is missing.
+func (d *Docker) PullImage(ctx context.Context, ref string) error {
+	rc, err := d.api.ImagePull(ctx, ref, image.PullOptions{})
+	if err != nil {
+		return err
+	}
+	defer rc.Close()
+	return d.followPull(ref, rc)
+}
+
+// followPull logs the progress messages of an image pull, each distinct
+// status once per layer, and returns the pull's error, if any.
+func (d *Docker) followPull(ref string, r io.Reader) error {
+	dec := json.NewDecoder(io.LimitReader(r, 64<<20))
+	seen := map[string]bool{}
+	for {
+		var m struct {
+			ID          string `json:"id"`
+			Status      string `json:"status"`
+			ErrorDetail *struct {
+				Message string `json:"message"`
+			} `json:"errorDetail"`
+		}
+		if err := dec.Decode(&m); err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return fmt.Errorf("reading pull progress: %w", err)
+		}
+		if m.ErrorDetail != nil {
+			return errors.New(m.ErrorDetail.Message)
+		}
+		if key := m.ID + "\x00" + m.Status; !seen[key] {
+			seen[key] = true
+			d.e.Log.Info("pull progress", "image", ref, "layer", m.ID, "status", m.Status)
+		}
+	}
+}
+
+// Create implements lifecycle.API.
+func (d *Docker) Create(ctx context.Context, spec engine.Spec, o lifecycle.Owner, name string) (string, error) {
+	cfg, host := dockerConfig(spec, o)
+	created, err := d.api.ContainerCreate(ctx, cfg, host, nil, nil, name)
+	return created.ID, err
+}
+
+// Verify implements lifecycle.API: the daemon creates what it is asked for
+// or fails.
+func (d *Docker) Verify(context.Context, string, engine.Spec) error { return nil }
+
+// Ops implements lifecycle.API.
+func (d *Docker) Ops(id string) lifecycle.Ops { return &dockerContainer{api: d.api, id: id} }
+
+// Stop implements lifecycle.API.
+func (d *Docker) Stop(ctx context.Context, id string, grace time.Duration) error {
+	secs := int(grace.Seconds() + 0.999)
+	err := d.api.ContainerStop(ctx, id, container.StopOptions{Timeout: &secs})
+	if cerrdefs.IsNotFound(err) {
+		return nil
+	}
+	return err
+}
+
+// Remove implements lifecycle.API.
+func (d *Docker) Remove(ctx context.Context, id string) error {
+	err := d.api.ContainerRemove(ctx, id, container.RemoveOptions{Force: true, RemoveVolumes: true})
+	if cerrdefs.IsNotFound(err) {
+		return nil
+	}
+	return err
+}
