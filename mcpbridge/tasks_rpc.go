@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/handle"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/internal/protocol"
 )
 
 // taskMiddleware turns a long run_python call of a client that declares
@@ -34,7 +35,7 @@ func (b *Bridge) taskMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 			if !declaresTasks(r.ClientCapabilities()) {
 				return nil, errMissingTasks()
 			}
-			if extra := r.Extra; extra != nil && extra.Header != nil && extra.Header.Get("Mcp-Protocol-Version") >= protocolAsksByResult {
+			if extra := r.Extra; extra != nil && extra.Header != nil && extra.Header.Get("Mcp-Protocol-Version") >= protocol.Stateless {
 				switch name := extra.Header.Get("Mcp-Name"); {
 				case name == "":
 					return nil, &jsonrpc.Error{Code: mcp.CodeHeaderMismatch, Message: fmt.Sprintf("missing required Mcp-Name header for method %q: it carries the task ID", method)}
@@ -55,7 +56,7 @@ type taskRequestKey struct{}
 func (b *Bridge) asTask(call *mcp.CallToolRequest) (time.Duration, bool) {
 	p := call.Params
 	if b.opts.Tasks.After < 0 || p == nil || p.Name != "run_python" || p.RequestState != "" ||
-		call.ProtocolVersion() < protocolAsksByResult || !declaresTasks(call.ClientCapabilities()) {
+		call.ProtocolVersion() < protocol.Stateless || !declaresTasks(call.ClientCapabilities()) {
 		return 0, false
 	}
 	args, problem := parseArgs(p.Arguments, b.opts.DefaultTimeout, b.opts.MaxTimeout, b.knownServer)

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/handle"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/internal/protocol"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -34,12 +35,12 @@ func taskRPC(t *testing.T, hb *fixture, token, method string, params map[string]
 		params = map[string]any{}
 	}
 	params["_meta"] = map[string]any{
-		"io.modelcontextprotocol/protocolVersion":    protocolStateless,
+		"io.modelcontextprotocol/protocolVersion":    protocol.Stateless,
 		"io.modelcontextprotocol/clientInfo":         map[string]any{"name": "raw", "version": "1"},
 		"io.modelcontextprotocol/clientCapabilities": caps,
 	}
 	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 7, "method": method, "params": params})
-	headers := map[string]string{"MCP-Protocol-Version": protocolStateless, "Mcp-Method": method}
+	headers := map[string]string{"MCP-Protocol-Version": protocol.Stateless, "Mcp-Method": method}
 	if name, ok := params["name"].(string); ok && method == "tools/call" {
 		headers["Mcp-Name"] = name
 	}
@@ -314,7 +315,7 @@ func TestTaskRefusals(t *testing.T) {
 	}
 	body := `{"jsonrpc":"2.0","id":7,"method":"tasks/get","params":{"taskId":"` + id + `","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"raw","version":"1"},"io.modelcontextprotocol/clientCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}}}}`
 	resp, text := hb.do(t, context.Background(), http.MethodPost, hb.url, strings.NewReader(body), map[string]string{
-		"MCP-Protocol-Version": protocolStateless, "Mcp-Method": methodTasksGet, "Mcp-Name": "another-task", "Authorization": "Bearer " + token})
+		"MCP-Protocol-Version": protocol.Stateless, "Mcp-Method": methodTasksGet, "Mcp-Name": "another-task", "Authorization": "Bearer " + token})
 	if !strings.Contains(text, "-32020") {
 		t.Fatalf("a mismatched Mcp-Name: HTTP %d %s", resp.StatusCode, text)
 	}
@@ -472,7 +473,7 @@ func (f *fixture) rawSession(t *testing.T) *rawConn {
 func (c *rawConn) call(method string, params map[string]any) (map[string]any, map[string]any) {
 	c.t.Helper()
 	params["_meta"] = map[string]any{
-		"io.modelcontextprotocol/protocolVersion":    protocolStateless,
+		"io.modelcontextprotocol/protocolVersion":    protocol.Stateless,
 		"io.modelcontextprotocol/clientInfo":         map[string]any{"name": "raw-stdio", "version": "1"},
 		"io.modelcontextprotocol/clientCapabilities": map[string]any{"extensions": map[string]any{tasksExtension: map[string]any{}}},
 	}
@@ -556,10 +557,10 @@ func TestTaskStatusNotifications(t *testing.T) {
 		}
 		body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 9, "method": "subscriptions/listen", "params": map[string]any{
 			"notifications": map[string]any{"taskIds": []string{id, foreign, id}},
-			"_meta": map[string]any{"io.modelcontextprotocol/protocolVersion": protocolStateless,
+			"_meta": map[string]any{"io.modelcontextprotocol/protocolVersion": protocol.Stateless,
 				"io.modelcontextprotocol/clientInfo": map[string]any{"name": "raw", "version": "1"}, "io.modelcontextprotocol/clientCapabilities": caps}}})
 		resp, text := hb.do(t, context.Background(), http.MethodPost, hb.url, bytes.NewReader(body), map[string]string{
-			"MCP-Protocol-Version": protocolStateless, "Mcp-Method": "subscriptions/listen", "Authorization": "Bearer " + token})
+			"MCP-Protocol-Version": protocol.Stateless, "Mcp-Method": "subscriptions/listen", "Authorization": "Bearer " + token})
 		var msgs []map[string]any
 		for _, line := range strings.Split(text, "\n") {
 			if d, ok := strings.CutPrefix(line, "data: "); ok {
