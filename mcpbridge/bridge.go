@@ -15,6 +15,7 @@ import (
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/audit"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/egress"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/internal/sandboxfile"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/packages"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/policy"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/toolsearch"
@@ -44,6 +45,7 @@ type Bridge struct {
 	taskSweep      sync.Once                // starts sweepTasks
 	taskReads      taskReadCache            // the records of other replicas' tasks read lately
 	taskWriters    sync.WaitGroup           // keepTaskRecord goroutines
+	files          *sandboxfile.Keeper      // the bridge's files in sandboxes: outputs, answers, grants, task records
 	closing        chan struct{}            // closed when the bridge closes
 	// listenTasks serves a subscriptions/listen request (body) naming
 	// tasks, and reports whether it did (tasks_listen.go); nil: tasks off.

@@ -12,6 +12,7 @@ import (
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/entrypoint"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/egress"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/handle"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/internal/sandboxfile"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/packages"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/policy"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/toolsearch"
@@ -44,6 +45,7 @@ func New(eng engine.Engine, opts *Options) *Bridge {
 		keys, _ = handle.NewKeyring("")
 	}
 	b.handles = newHandleTable(keys)
+	b.files = &sandboxfile.Keeper{Owner: o.Session.Spec.User, Keys: keys}
 	if o.Handles.Key != "" {
 		// Replicas share the key: every sandbox may come to be behind a
 		// handle another replica resumes.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/entrypoint"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/handle"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/internal/sandboxfile"
 )
 
 // A task is a run_python call a client follows by its task ID. The
@@ -21,7 +22,7 @@ type task struct {
 	id      string
 	nonce   string             // names its record in the sandbox; "": kept by this replica only
 	sb      handle.Sandbox     // the sandbox of a handle's task
-	io      sandboxIO          // how this replica reaches its record (with nonce)
+	files   sandboxfile.Files  // how this replica reaches its record (with nonce)
 	ss      *mcp.ServerSession // the MCP session of a session's task; nil under a handle
 	owner   string             // the handle key or the client session's name, for the bound per sandbox
 	created time.Time

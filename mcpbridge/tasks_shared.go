@@ -1,8 +1,6 @@
 package mcpbridge
 
 import (
-	"archive/tar"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -16,6 +14,7 @@ import (
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/entrypoint"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/handle"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/internal/sandboxfile"
 )
 
 // Under a shared handle key, a task's record lives in its sandbox, where
@@ -23,9 +22,10 @@ import (
 // task as the replica running it last showed it (written on every
 // change, at most every taskWriteEvery, and every taskBeat while it
 // runs), and "ctl", what other replicas bring it: the client's answers
-// and its cancellation, which the running replica polls. Both are tagged
-// under the handle key, as the answers of waiting calls are
-// (answerFile): the sandbox's code can delete them, never forge them.
+// and its cancellation, which the running replica polls. Both are
+// records of sandboxfile, tagged under the handle key with the nonce and
+// their name, as the answers of waiting calls are: the sandbox's code
+// can delete them, never forge them.
 // The engine reads and writes them (engine.FileReacher), never the
 // sandbox's runtime, so that no replica disturbs the call another runs.
 
@@ -62,49 +62,21 @@ type taskControl struct {
 	Responses map[string]json.RawMessage `json:"responses,omitempty"`
 }
 
-// writeTaskFile writes data, tagged, as the file name of the task nonce
-// in the sandbox of sio.
-func (b *Bridge) writeTaskFile(ctx context.Context, sio sandboxIO, nonce, name string, data []byte) error {
+// writeTaskFile writes data, a record, as the file name of the task nonce
+// in the sandbox of f.
+func (b *Bridge) writeTaskFile(ctx context.Context, f sandboxfile.Files, nonce, name string, data []byte) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), taskIOTimeout)
 	defer cancel()
-	f, err := json.Marshal(answerFile{Data: data, Tag: b.handles.keys.Tag(nonce, name, string(data))})
-	if err != nil {
-		return err
-	}
-	var buf bytes.Buffer
-	tw := tar.NewWriter(&buf)
-	now := time.Now()
-	uid, gid := sandboxIDs(b.opts.Session.Spec.User)
-	base := taskDir[len(entrypoint.OutDir)+1:]
-	for _, d := range []string{base + "/", base + "/" + nonce + "/"} {
-		tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: d, Mode: 0o700, Uid: uid, Gid: gid, ModTime: now})
-	}
-	tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: base + "/" + nonce + "/" + name, Mode: 0o600, Size: int64(len(f)), Uid: uid, Gid: gid, ModTime: now})
-	tw.Write(f)
-	if err := tw.Close(); err != nil {
-		return err
-	}
-	return sio.copyIn(ctx, entrypoint.OutDir, &buf)
+	return b.files.WriteRecord(ctx, f, taskDir+"/"+nonce, name, data, nonce, name)
 }
 
-// readTaskFile returns the data of the file name of the task nonce in the
-// sandbox of sio, once whole and with a good tag; an error wrapping
+// readTaskFile returns the data of the record name of the task nonce in
+// the sandbox of f, once whole and with a good tag; an error wrapping
 // fs.ErrNotExist when it is not there.
-func (b *Bridge) readTaskFile(ctx context.Context, sio sandboxIO, nonce, name string, max int64) ([]byte, error) {
+func (b *Bridge) readTaskFile(ctx context.Context, f sandboxfile.Files, nonce, name string, max int64) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, taskIOTimeout)
 	defer cancel()
-	raw, err := sio.readFile(ctx, taskDir+"/"+nonce, name, max)
-	if err != nil {
-		return nil, err
-	}
-	var f answerFile
-	if err := json.Unmarshal(raw, &f); err != nil {
-		return nil, fmt.Errorf("the task's %s is incomplete or not a bridge's: %w", name, err)
-	}
-	if !b.handles.keys.CheckTag(f.Tag, nonce, name, string(f.Data)) {
-		return nil, fmt.Errorf("the task's %s does not carry the bridge's tag", name)
-	}
-	return f.Data, nil
+	return b.files.ReadRecord(ctx, f, taskDir+"/"+nonce, name, max, nonce, name)
 }
 
 // writeTaskRecord writes the task's state into its sandbox.
@@ -115,7 +87,7 @@ func (b *Bridge) writeTaskRecord(ctx context.Context, t *task) error {
 	if err != nil {
 		return fmt.Errorf("encoding the task: %w", err)
 	}
-	return b.writeTaskFile(ctx, t.io, t.nonce, "state", data)
+	return b.writeTaskFile(ctx, t.files, t.nonce, "state", data)
 }
 
 // keepTaskRecord keeps the record of t, which this replica runs, in its
@@ -178,7 +150,7 @@ func (b *Bridge) keepTaskRecord(t *task) {
 // applyControl reads what other replicas brought t and applies it; it
 // reports whether anything was new.
 func (b *Bridge) applyControl(ctx context.Context, t *task) bool {
-	data, err := b.readTaskFile(ctx, t.io, t.nonce, "ctl", maxControlBytes)
+	data, err := b.readTaskFile(ctx, t.files, t.nonce, "ctl", maxControlBytes)
 	if err != nil {
 		return false
 	}
@@ -243,14 +215,14 @@ func (b *Bridge) remoteTask(ctx context.Context, id string, tk handle.Task) (tas
 
 // readRemoteTask reads the record of task id (tk) from its sandbox.
 func (b *Bridge) readRemoteTask(ctx context.Context, id string, tk handle.Task) (taskView, error) {
-	data, err := b.readTaskFile(ctx, engineIO{b.eng, tk.Sandbox}, tk.Nonce, "state", maxOutputRead)
+	data, err := b.readTaskFile(ctx, sandboxfile.Engine(b.eng, tk.Sandbox), tk.Nonce, "state", maxOutputRead)
 	// The replica running the task rewrites its record: an engine may
 	// replace the file (a read meanwhile finds none) or write it in place
 	// (a read meanwhile finds it incomplete). Read again before deciding.
 	for wait := 50 * time.Millisecond; err != nil && !errors.Is(err, engine.ErrNoSandbox) && !errors.Is(err, engine.ErrSandboxExited) &&
 		wait <= 400*time.Millisecond && ctx.Err() == nil; wait *= 2 {
 		time.Sleep(wait)
-		data, err = b.readTaskFile(ctx, engineIO{b.eng, tk.Sandbox}, tk.Nonce, "state", maxOutputRead)
+		data, err = b.readTaskFile(ctx, sandboxfile.Engine(b.eng, tk.Sandbox), tk.Nonce, "state", maxOutputRead)
 	}
 	now := time.Now()
 	if err != nil {
@@ -298,8 +270,8 @@ func (b *Bridge) remoteControl(ctx context.Context, id string, tk handle.Task, r
 		return 0, nil
 	}
 	var c taskControl
-	sio := engineIO{b.eng, tk.Sandbox}
-	if data, err := b.readTaskFile(ctx, sio, tk.Nonce, "ctl", maxControlBytes); err == nil {
+	files := sandboxfile.Engine(b.eng, tk.Sandbox)
+	if data, err := b.readTaskFile(ctx, files, tk.Nonce, "ctl", maxControlBytes); err == nil {
 		json.Unmarshal(data, &c)
 	}
 	// A sequence past every one written or acknowledged: the code may
@@ -322,7 +294,7 @@ func (b *Bridge) remoteControl(ctx context.Context, id string, tk handle.Task, r
 	if err != nil || len(data) > maxControlBytes {
 		return 0, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "the responses cannot be carried to the task (too large, or not encodable)"}
 	}
-	if err := b.writeTaskFile(ctx, sio, tk.Nonce, "ctl", data); err != nil {
+	if err := b.writeTaskFile(ctx, files, tk.Nonce, "ctl", data); err != nil {
 		return 0, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "carrying the request to the replica running the task: " + err.Error()}
 	}
 	return c.Seq, nil
@@ -345,7 +317,7 @@ func (b *Bridge) bindTask(ctx context.Context, t *task, cs *clientSession, req *
 		}
 		t.id, t.sb, t.owner = id, tk.Sandbox, cs.handleKey
 		if b.opts.Handles.Key != "" {
-			t.nonce, t.io = tk.Nonce, sessionIO{cs.session}
+			t.nonce, t.files = tk.Nonce, sandboxfile.Session(cs.session)
 		}
 	} else {
 		t.id, t.ss, t.owner = newSessionTaskID(), req.Session, cs.name
