@@ -116,7 +116,7 @@ func (b *Bridge) readHandleResource(ctx context.Context, req *mcp.ReadResourceRe
 		if !validOutputID(id) {
 			return nil, mcp.ResourceNotFoundError(uri)
 		}
-		data, err = held.cs.session.ReadFile(ctx, handleOutputDir, id, maxOutputRead)
+		data, err = b.files.Read(ctx, sandboxfile.Session(held.cs.session), handleOutputDir, id, maxOutputRead)
 	case strings.HasPrefix(base, fileURIPrefix):
 		rel, uerr := url.PathUnescape(strings.TrimPrefix(base, fileURIPrefix))
 		if uerr != nil || rel == "" {
