@@ -80,7 +80,12 @@ func (m *Manager) writeTaskFile(ctx context.Context, f sandboxfile.Files, nonce,
 func (m *Manager) readTaskFile(ctx context.Context, f sandboxfile.Files, nonce, name string, max int64) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, taskIOTimeout)
 	defer cancel()
-	return m.host.Files.ReadRecord(ctx, f, taskDir+"/"+nonce, name, max, nonce, name)
+	data, err := m.host.Files.ReadRecord(ctx, f, taskDir+"/"+nonce, name, max, nonce, name)
+	var re *sandboxfile.RecordError
+	if errors.As(err, &re) {
+		re.What = "the task's " + name // as tasks/get shows it
+	}
+	return data, err
 }
 
 // writeTaskRecord writes the task's state into its sandbox.

@@ -5,17 +5,19 @@
 // granted to a handle's sandbox). The engine writes and reads them
 // through its archive API, never the sandbox's runtime, so that no
 // replica disturbs a call another runs. Records carry a tag under the
-// replicas' shared handle key (record.go): the sandbox's code can delete
-// them, never forge them.
+// replicas' shared handle key (WriteRecord, ReadRecord): the sandbox's
+// code can delete them, never forge them.
 package sandboxfile
 
 import (
 	"archive/tar"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -137,6 +139,67 @@ func (k *Keeper) Write(ctx context.Context, f Files, dir, name string, data []by
 func (k *Keeper) Read(ctx context.Context, f Files, dir, name string, max int64) ([]byte, error) {
 	return f.ReadFile(ctx, dir, name, max)
 }
+
+// A record is a file of JSON data with a tag under the handle key, so
+// that neither the sandbox's code (which can write where records are
+// kept) nor a file read while it is being written passes for one. Its
+// form on disk is what replicas of one version read of each other:
+// {"data": DATA, "tag": TAG}, TAG being Keys.Tag of the record's parts
+// and DATA as text.
+type record struct {
+	Data json.RawMessage `json:"data"`
+	Tag  string          `json:"tag"`
+}
+
+// WriteRecord writes data, a JSON value, as the record name of dir in
+// the sandbox of f (as Write does), tagged with parts and data: the
+// reader names the same parts.
+func (k *Keeper) WriteRecord(ctx context.Context, f Files, dir, name string, data []byte, parts ...string) error {
+	raw, err := json.Marshal(record{Data: data, Tag: k.Keys.Tag(append(slices.Clip(parts), string(data))...)})
+	if err != nil {
+		return fmt.Errorf("encoding %s: %w", name, err)
+	}
+	return k.Write(ctx, f, dir, name, raw)
+}
+
+// ReadRecord returns the data of the record name of dir in the sandbox
+// of f, at most max bytes, once it is whole and its tag, with parts, is
+// good; an error wrapping fs.ErrNotExist when it is not there, a
+// *RecordError when what is there is no record of the bridge's.
+func (k *Keeper) ReadRecord(ctx context.Context, f Files, dir, name string, max int64, parts ...string) ([]byte, error) {
+	raw, err := k.Read(ctx, f, dir, name, max)
+	if err != nil {
+		return nil, err
+	}
+	var r record
+	if err := json.Unmarshal(raw, &r); err != nil {
+		return nil, &RecordError{What: name, Err: err}
+	}
+	if !k.Keys.CheckTag(r.Tag, append(slices.Clip(parts), string(r.Data))...) {
+		return nil, &RecordError{What: name, Tampered: true}
+	}
+	return r.Data, nil
+}
+
+// A RecordError says a file read as a record is none of the bridge's:
+// cut short or not one (Err says why it does not decode), or with a tag
+// that does not match (Tampered).
+type RecordError struct {
+	// What names the record in the error: its file name, or what the
+	// reader calls it.
+	What     string
+	Tampered bool
+	Err      error
+}
+
+func (e *RecordError) Error() string {
+	if e.Tampered {
+		return e.What + " does not carry the bridge's tag"
+	}
+	return fmt.Sprintf("%s is incomplete or not a bridge's: %v", e.What, e.Err)
+}
+
+func (e *RecordError) Unwrap() error { return e.Err }
 
 // ids returns the UID and GID of a sandbox user "uid[:gid]" (65534 for
 // what is not a number).
