@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"testing"
+	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
 )
@@ -61,4 +62,24 @@ func schemaError(defs json.RawMessage, def string, v any) error {
 		return fmt.Errorf("not a valid %s: %w\n%s", def, err, data)
 	}
 	return nil
+}
+
+// TestTaskResultMatchesTheSchema: a task whose call the bridge ran
+// shows, on the wire, the shapes the extension's published schema
+// allows: the seed, and the completed task with the call's result as
+// the bridge renders it (compact output). The shapes of every status
+// are checked in mcpbridge/tasks (TestTaskShapesMatchTheSchema).
+func TestTaskResultMatchesTheSchema(t *testing.T) {
+	t.Parallel()
+	defs := taskSchemaDefs(t)
+	hb := serveBridge(t, Options{OutputMode: OutputCompact, Tasks: TaskOptions{After: time.Nanosecond}}, HTTPOptions{}, false)
+	seed := runTaskCall(t, hb, "", map[string]any{"code": "print('hi')"})
+	checkSchema(t, defs, "CreateTaskResult", seed)
+	id, _ := seed["taskId"].(string)
+	done := pollTask(t, hb, "", id, taskCompleted)
+	if resultText(done["result"].(map[string]any)) == "" {
+		t.Fatalf("the completed task has no result text: %v", done)
+	}
+	checkSchema(t, defs, "CompletedTask", done)
+	checkSchema(t, defs, "GetTaskResult", done)
 }
