@@ -6,7 +6,6 @@ package mcpbridge
 import (
 	"context"
 	"log/slog"
-	"net/http"
 	"sync"
 	"sync/atomic"
 
@@ -15,8 +14,10 @@ import (
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/audit"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/egress"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/internal/sandboxfile"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/packages"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/policy"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/tasks"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/toolsearch"
 )
 
@@ -40,14 +41,9 @@ type Bridge struct {
 	packages       *packages.Store          // nil: no package set
 	handles        *handleTable             // the sandboxes behind handles
 	stopSweep      context.CancelFunc       // ends sweepHandles (nil: none)
-	tasks          taskTable                // the tasks this replica runs or keeps
-	taskSweep      sync.Once                // starts sweepTasks
-	taskReads      taskReadCache            // the records of other replicas' tasks read lately
-	taskWriters    sync.WaitGroup           // keepTaskRecord goroutines
+	tasks          *tasks.Manager           // the calls that run as tasks (mcpbridge/tasks)
+	files          *sandboxfile.Keeper      // the bridge's files in sandboxes: outputs, answers, grants, task records
 	closing        chan struct{}            // closed when the bridge closes
-	// listenTasks serves a subscriptions/listen request (body) naming
-	// tasks, and reports whether it did (tasks_listen.go); nil: tasks off.
-	listenTasks func(w http.ResponseWriter, r *http.Request, body []byte) bool
 
 	httpRequests sync.Map                  // key of an HTTP request in flight → its context
 	calls        atomic.Int64              // run_python calls in flight

@@ -16,6 +16,7 @@ import (
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine/enginetest"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/audit"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/discovery"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/internal/protocol"
 )
 
 // fixtureOptions say how newFixture builds a bridge under test, and how
@@ -233,8 +234,8 @@ func (f *fixture) connectStateless(t *testing.T, token string) *mcp.ClientSessio
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v := cs.InitializeResult().ProtocolVersion; v != protocolStateless {
-		t.Fatalf("negotiated protocol %s, want %s", v, protocolStateless)
+	if v := cs.InitializeResult().ProtocolVersion; v != protocol.Stateless {
+		t.Fatalf("negotiated protocol %s, want %s", v, protocol.Stateless)
 	}
 	return cs
 }

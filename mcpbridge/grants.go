@@ -1,8 +1,6 @@
 package mcpbridge
 
 import (
-	"archive/tar"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,6 +10,7 @@ import (
 
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/entrypoint"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/handle"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/internal/sandboxfile"
 )
 
 // The servers a client granted a handle's sandbox (the servers arguments
@@ -25,7 +24,9 @@ import (
 // lets load. The sandbox's code can delete the record (its resumed
 // session then has no server until a call names them again), or put back
 // an older one (which names fewer servers: grants only grow), never
-// forge one, nor take one from another sandbox.
+// forge one, nor take one from another sandbox. It is a file of
+// sandboxfile, written and read as the other records are, in a form of
+// its own: {"servers": [...], "tag": TAG}, the tag over grantParts.
 
 // grantDir is where a handle's sandbox keeps its granted servers: beside
 // the kept outputs, out of the files out.
@@ -71,18 +72,7 @@ func (b *Bridge) recordGrants(ctx context.Context, cs *clientSession) error {
 	if err != nil {
 		return fmt.Errorf("encoding the granted servers: %w", err)
 	}
-	var buf bytes.Buffer
-	tw := tar.NewWriter(&buf)
-	now := time.Now()
-	uid, gid := sandboxIDs(b.opts.Session.Spec.User)
-	base := grantDir[len(entrypoint.OutDir)+1:]
-	tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: base + "/", Mode: 0o700, Uid: uid, Gid: gid, ModTime: now})
-	tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: base + "/" + grantRecordName, Mode: 0o600, Size: int64(len(f)), Uid: uid, Gid: gid, ModTime: now})
-	tw.Write(f)
-	if err := tw.Close(); err != nil {
-		return fmt.Errorf("packing the granted servers: %w", err)
-	}
-	if err := (sessionIO{cs.session}).copyIn(ctx, entrypoint.OutDir, &buf); err != nil {
+	if err := b.files.Write(ctx, sandboxfile.Session(cs.session), grantDir, grantRecordName, f); err != nil {
 		return fmt.Errorf("recording the granted servers in the sandbox: %w", err)
 	}
 	cs.grantsDirty.Store(false)
@@ -95,7 +85,7 @@ func (b *Bridge) recordGrants(ctx context.Context, cs *clientSession) error {
 func (b *Bridge) readGrants(ctx context.Context, cs *clientSession) ([]string, error) {
 	ctx, cancel := context.WithTimeout(ctx, grantIOTimeout)
 	defer cancel()
-	raw, err := (sessionIO{cs.session}).readFile(ctx, grantDir, grantRecordName, maxGrantBytes)
+	raw, err := b.files.Read(ctx, sandboxfile.Session(cs.session), grantDir, grantRecordName, maxGrantBytes)
 	if err != nil {
 		return nil, fmt.Errorf("reading the granted servers: %w", err)
 	}

@@ -1,15 +1,12 @@
 package mcpbridge
 
 import (
-	"archive/tar"
-	"bytes"
 	"context"
 	"crypto/rand"
 	"errors"
 	"fmt"
 	"io/fs"
 	"net/url"
-	"path"
 	"strconv"
 	"strings"
 	"time"
@@ -17,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/entrypoint"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/internal/sandboxfile"
 )
 
 // The resources of a sandbox behind a handle are read with the handle:
@@ -50,31 +48,13 @@ const handleOutputTimeout = 30 * time.Second
 // cannot (the caller keeps it in the bridge instead).
 func (b *Bridge) keepHandleOutput(ctx context.Context, cs *clientSession, whole string) string {
 	id := "h" + strings.ToLower(rand.Text()[:12])
-	if err := b.writeSandboxFile(ctx, cs, handleOutputDir, id, []byte(whole)); err != nil {
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), handleOutputTimeout)
+	defer cancel()
+	if err := b.files.Write(wctx, sandboxfile.Session(cs.session), handleOutputDir, id, []byte(whole)); err != nil {
 		cs.events.log.Warn("keeping a whole output in the sandbox; it stays in this replica only", "err", err)
 		return ""
 	}
 	return outputURIPrefix + id + sessionQuery + cs.handle
-}
-
-// writeSandboxFile writes data as the file name of dir (a directory of
-// the files-out mount, made when missing) in the sandbox of cs, readable
-// by the sandbox user only, without waiting for a call in flight.
-func (b *Bridge) writeSandboxFile(ctx context.Context, cs *clientSession, dir, name string, data []byte) error {
-	var buf bytes.Buffer
-	tw := tar.NewWriter(&buf)
-	now := time.Now()
-	uid, gid := sandboxIDs(b.opts.Session.Spec.User)
-	base := path.Base(dir)
-	tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: base + "/", Mode: 0o700, Uid: uid, Gid: gid, ModTime: now})
-	tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: base + "/" + name, Mode: 0o600, Size: int64(len(data)), Uid: uid, Gid: gid, ModTime: now})
-	tw.Write(data)
-	if err := tw.Close(); err != nil {
-		return err
-	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), handleOutputTimeout)
-	defer cancel()
-	return cs.session.CopyInNow(ctx, path.Dir(dir), &buf)
 }
 
 // withSessionQuery makes the URIs of rich name the handle h.
@@ -136,7 +116,7 @@ func (b *Bridge) readHandleResource(ctx context.Context, req *mcp.ReadResourceRe
 		if !validOutputID(id) {
 			return nil, mcp.ResourceNotFoundError(uri)
 		}
-		data, err = held.cs.session.ReadFile(ctx, handleOutputDir, id, maxOutputRead)
+		data, err = b.files.Read(ctx, sandboxfile.Session(held.cs.session), handleOutputDir, id, maxOutputRead)
 	case strings.HasPrefix(base, fileURIPrefix):
 		rel, uerr := url.PathUnescape(strings.TrimPrefix(base, fileURIPrefix))
 		if uerr != nil || rel == "" {

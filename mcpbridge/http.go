@@ -218,7 +218,7 @@ func (f *httpFront) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		f.b.httpRequests.Store(key, r.Context())
 		defer f.b.httpRequests.Delete(key)
 		if modernHeader(r) || (r.Header.Get("Mcp-Session-Id") == "" && discovers(body)) {
-			if f.b.listenTasks != nil && modernHeader(r) && f.b.listenTasks(w, r, body) {
+			if modernHeader(r) && f.b.tasks.Listen(w, r, body) {
 				return // a subscription to task status notifications
 			}
 			markStateless(r)

@@ -5,20 +5,17 @@ import (
 	"encoding/json"
 	"net/http"
 	"strings"
+
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/internal/protocol"
 )
 
-// protocolStateless is the first protocol version without sessions
-// (SEP-2575): no initialize handshake, no Mcp-Session-Id; every request
-// carries its version and the client's capabilities in _meta.
-const protocolStateless = "2026-07-28"
-
 // modernHeader reports whether r names, in its MCP-Protocol-Version
-// header, a protocol version without sessions (protocolStateless or a
+// header, a protocol version without sessions (protocol.Stateless or a
 // later one, which the stateless handler refuses with the versions it
 // supports). Versions are dates, so they compare as strings.
 func modernHeader(r *http.Request) bool {
 	v := strings.TrimSpace(r.Header.Get("Mcp-Protocol-Version"))
-	return v >= protocolStateless
+	return v >= protocol.Stateless
 }
 
 // discovers reports whether body, a JSON-RPC message or batch, holds a

@@ -9,6 +9,7 @@ import (
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/discovery"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/egress"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/packages"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/tasks"
 )
 
 // What a proxied tool call returns to sandbox code (Options.ToolResults).
@@ -139,7 +140,6 @@ func (o Options) withDefaults() Options {
 		o.ToolResults = ToolResultsSimple
 	}
 	o.Handles = o.Handles.withDefaults()
-	o.Tasks = o.Tasks.withDefaults()
 	if o.Registry == nil {
 		d := o.Discovery
 		if d.Logger == nil {
@@ -188,48 +188,8 @@ func (o HandleOptions) withDefaults() HandleOptions {
 	return o
 }
 
-// Defaults of TaskOptions.
-const (
-	defaultTaskAfter         = time.Minute
-	defaultTaskTTL           = time.Hour
-	defaultMaxTasks          = 256
-	defaultMaxTasksInSandbox = 16
-)
-
 // TaskOptions configure the Tasks extension (io.modelcontextprotocol/tasks):
 // a run_python call of a client that declares it may be answered with a
-// task the client polls, answers and cancels.
-type TaskOptions struct {
-	// After is the call timeout above which a call becomes a task
-	// (MCP_BRIDGE_TASK_AFTER). Zero: one minute; negative: never (the
-	// extension is not offered); a value below a second: every call of
-	// a client that declares the extension.
-	After time.Duration
-	// TTL is how long a task is kept after it ended, however often it is
-	// read (MCP_BRIDGE_TASK_TTL). Zero: one hour.
-	TTL time.Duration
-	// Max bounds the tasks a replica keeps, running or ended
-	// (MCP_BRIDGE_MAX_TASKS); a call that would make one more is
-	// refused. Zero: 256.
-	Max int
-	// MaxPerSandbox bounds the tasks of one sandbox (a handle's, or an
-	// MCP session's) a replica keeps (MCP_BRIDGE_MAX_TASKS_PER_SANDBOX).
-	// Zero, and at most: 16, the records a sandbox keeps.
-	MaxPerSandbox int
-}
-
-func (o TaskOptions) withDefaults() TaskOptions {
-	if o.After == 0 {
-		o.After = defaultTaskAfter
-	}
-	if o.TTL <= 0 {
-		o.TTL = defaultTaskTTL
-	}
-	if o.Max <= 0 {
-		o.Max = defaultMaxTasks
-	}
-	if o.MaxPerSandbox <= 0 || o.MaxPerSandbox > defaultMaxTasksInSandbox {
-		o.MaxPerSandbox = defaultMaxTasksInSandbox
-	}
-	return o
-}
+// task the client polls, answers and cancels. Their defaults are the
+// tasks package's.
+type TaskOptions = tasks.Options

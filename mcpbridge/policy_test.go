@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/internal/protocol"
 )
 
 // policyBridge connects a client (with elicitation answered by answer
@@ -230,8 +232,8 @@ func TestPolicyConfirmByInputRequests(t *testing.T) {
 			return &mcp.ElicitResult{Action: "decline"}, nil
 		}
 		return &mcp.ElicitResult{Action: "accept"}, nil
-	}, "2026-07-28")
-	if v := cs.InitializeResult().ProtocolVersion; v != "2026-07-28" {
+	}, protocol.Stateless)
+	if v := cs.InitializeResult().ProtocolVersion; v != protocol.Stateless {
 		t.Fatalf("protocol %s", v)
 	}
 	_, text, _ := call(t, cs, map[string]any{"servers": []string{"stub"}, "code": `import asyncio
@@ -286,7 +288,7 @@ func TestPolicyLateAnswerByInputRequests(t *testing.T) {
 			}
 		}
 		return &mcp.ElicitResult{Action: "accept"}, nil
-	}, "2026-07-28")
+	}, protocol.Stateless)
 	auditPath.Store(&path)
 	began := time.Now()
 	res, text, _ := call(t, cs, map[string]any{"servers": []string{"stub"}, "timeout": 1, "code": "print(await mcp_stub.get_sum(a=1, b=1))"})

@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/entrypoint"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/tasks"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/toolsearch"
 )
 
@@ -75,7 +76,7 @@ func (b *Bridge) runPython(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 		log = log.With("mcp_session", req.Session.ID())
 	}
 	log.Debug("run_python call", "timeout", args.timeout, "servers", args.servers)
-	if t := taskOf(ctx); t != nil {
+	if t := tasks.Of(ctx); t != nil {
 		if problem := b.bindTask(ctx, t, cs, req); problem != "" {
 			res := outcome{status: statusError, summary: "Not run: " + problem, err: problem}.toolResult(mode)
 			finish(res, 0)
@@ -105,11 +106,11 @@ func (b *Bridge) runPython(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 // during the call). t, when set, is the task the call runs as: it
 // follows the call's output and reports, instead of progress
 // notifications, which tasks do not carry.
-func (b *Bridge) execute(ctx context.Context, req *mcp.CallToolRequest, cs *clientSession, args callArgs, log *slog.Logger, ask askFunc, t *task) (*mcp.CallToolResult, int) {
+func (b *Bridge) execute(ctx context.Context, req *mcp.CallToolRequest, cs *clientSession, args callArgs, log *slog.Logger, ask askFunc, t *tasks.Task) (*mcp.CallToolResult, int) {
 	mode := b.opts.OutputMode
 	call := &entrypoint.Call{Code: args.code, Timeout: args.timeout}
 	if t != nil {
-		call.OnOutput, call.OnProgress = t.output, t.progress
+		call.OnOutput, call.OnProgress = t.Output, t.Progress
 	} else if token := req.Params.GetProgressToken(); token != nil && req.Session != nil {
 		// The client follows the call: heartbeats from here on (loading
 		// servers can take a while), then its output and the code's
@@ -123,12 +124,12 @@ func (b *Bridge) execute(ctx context.Context, req *mcp.CallToolRequest, cs *clie
 	}
 	var placed func() // a task is answered once its call holds its place
 	if t != nil {
-		t.setQueued(true)
-		placed = t.place
+		t.SetQueued(true)
+		placed = t.Place
 	}
 	leave, err := cs.queue.enterPlaced(ctx, placed)
 	if t != nil {
-		t.setQueued(false)
+		t.SetQueued(false)
 	}
 	if err != nil {
 		return outcome{status: statusError, summary: "Not run: " + err.Error(), err: err.Error()}.toolResult(mode), 0
@@ -166,7 +167,7 @@ func (b *Bridge) execute(ctx context.Context, req *mcp.CallToolRequest, cs *clie
 	if errors.Is(err, entrypoint.ErrPinnedGone) {
 		msg := b.handleGone(cs, err)
 		if t != nil {
-			t.lost("the task's sandbox was lost: " + msg)
+			t.Lost("the task's sandbox was lost: " + msg)
 		}
 		return outcome{status: statusError, summary: "Not run: " + msg, err: msg}.toolResult(mode), 0
 	}
@@ -175,7 +176,7 @@ func (b *Bridge) execute(ctx context.Context, req *mcp.CallToolRequest, cs *clie
 		b.metrics.startFailed(err)
 	}
 	if t != nil && errors.Is(err, entrypoint.ErrSandboxDied) {
-		t.lost("the task's sandbox was lost: " + err.Error())
+		t.Lost("the task's sandbox was lost: " + err.Error())
 	}
 	b.metrics.output(res)
 	outBytes := 0
@@ -325,14 +326,14 @@ func (b *Bridge) traceStart(ctx context.Context) context.Context {
 // runTask runs a call bound to its task t; ctx is the task's, apart from
 // the request's. The code is interrupted when the task is cancelled or
 // its MCP session ends; the call's confirmations ask through the task.
-func (b *Bridge) runTask(ctx context.Context, req *mcp.CallToolRequest, cs *clientSession, args callArgs, log *slog.Logger, minted string, finish func(*mcp.CallToolResult, int), t *task) *mcp.CallToolResult {
-	stopHalt := context.AfterFunc(cs.halted, t.cancel)
+func (b *Bridge) runTask(ctx context.Context, req *mcp.CallToolRequest, cs *clientSession, args callArgs, log *slog.Logger, minted string, finish func(*mcp.CallToolResult, int), t *tasks.Task) *mcp.CallToolResult {
+	stopHalt := context.AfterFunc(cs.halted, t.Interrupt)
 	defer stopHalt()
-	res, outBytes := b.execute(ctx, req, cs, args, log, t.ask, t)
+	res, outBytes := b.execute(ctx, req, cs, args, log, t.Ask, t)
 	if minted != "" {
 		res = withHandle(res, minted)
 	}
-	log.Debug("run_python task ended", "task", redactTaskID(t.id), "status", resultStatus(res), "took", time.Since(t.created))
+	log.Debug("run_python task ended", "task", t, "status", resultStatus(res), "took", time.Since(t.Created()))
 	finish(res, outBytes)
 	return res
 }

@@ -12,8 +12,10 @@ import (
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/entrypoint"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/egress"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/handle"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/internal/sandboxfile"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/packages"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/policy"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/tasks"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/toolsearch"
 )
 
@@ -44,6 +46,8 @@ func New(eng engine.Engine, opts *Options) *Bridge {
 		keys, _ = handle.NewKeyring("")
 	}
 	b.handles = newHandleTable(keys)
+	b.files = &sandboxfile.Keeper{Owner: o.Session.Spec.User, Keys: keys}
+	b.tasks = b.newTasks(keys)
 	if o.Handles.Key != "" {
 		// Replicas share the key: every sandbox may come to be behind a
 		// handle another replica resumes.
@@ -74,13 +78,10 @@ func New(eng engine.Engine, opts *Options) *Bridge {
 		Instructions: serverInstructions,
 		Logger:       b.log,
 		GetSessionID: sessionIDs(o.Replica),
-		Capabilities: capabilities(o.Tasks.After >= 0),
+		Capabilities: capabilities(o.Tasks.Offered()),
 	})
 	b.server.AddTool(runPythonTool(o.DefaultTimeout, o.MaxTimeout), b.runPython)
-	b.registerTasks()
-	if o.Tasks.After >= 0 {
-		b.listenTasks = b.listenToTasks
-	}
+	b.tasks.Register(b.server)
 	b.server.AddResource(capabilitiesResource(), b.readCapabilities)
 	b.server.AddResourceTemplate(outputTemplate(), b.readOutput)
 	b.server.AddResourceTemplate(filesTemplate(), b.readFileResource)
@@ -97,11 +98,11 @@ func New(eng engine.Engine, opts *Options) *Bridge {
 // capabilities returns the server's capabilities: logging, prompts (none,
 // declared with an empty list, as 2026-07-28 clients expect of a server
 // that lists them), and the Tasks extension unless tasks are off.
-func capabilities(tasks bool) *mcp.ServerCapabilities {
+func capabilities(offerTasks bool) *mcp.ServerCapabilities {
 	//lint:ignore SA1019 logging is deprecated from 2026-07-28 on, and 2025-11-25 clients use it (logging/setLevel)
 	caps := &mcp.ServerCapabilities{Logging: &mcp.LoggingCapabilities{}, Prompts: &mcp.PromptCapabilities{}}
-	if tasks {
-		caps.AddExtension(tasksExtension, map[string]any{})
+	if offerTasks {
+		caps.AddExtension(tasks.Extension, map[string]any{})
 	}
 	return caps
 }
@@ -122,7 +123,7 @@ func (b *Bridge) Close() error {
 	sessions := b.sessions
 	b.sessions = map[*mcp.ServerSession]*clientSession{}
 	b.mu.Unlock()
-	b.endTasks() // before their calls are interrupted: failed, not completed
+	b.tasks.Close() // before their calls are interrupted: failed, not completed
 	var wg sync.WaitGroup
 	for _, s := range sessions {
 		wg.Add(1)
@@ -133,8 +134,8 @@ func (b *Bridge) Close() error {
 	go func() { defer wg.Done(); b.shared.close() }()
 	go func() { defer wg.Done(); b.pool.close() }()
 	wg.Wait()
-	b.taskWriters.Wait() // the last records of the tasks endTasks failed
-	b.ending.Wait()      // sessions ended just before (DELETE, idle) are closing
+	b.tasks.Wait()  // the last records of the tasks Close failed
+	b.ending.Wait() // sessions ended just before (DELETE, idle) are closing
 	return nil
 }
 

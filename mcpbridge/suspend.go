@@ -7,21 +7,19 @@ import (
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/internal/protocol"
 )
 
-// protocolAsksByResult is the first protocol version on which a server
-// asks the client by answering a request with input requests, which the
-// client fulfils and sends again (SEP-2322), instead of asking during it.
-const protocolAsksByResult = "2026-07-28"
-
 // asksByResult reports whether the client of ss is asked through
-// input-required results.
+// input-required results, which it fulfils and sends again (SEP-2322,
+// from protocol.Stateless on), instead of during its request.
 func asksByResult(ss *mcp.ServerSession) bool {
 	if ss == nil {
 		return false
 	}
 	ip := ss.InitializeParams()
-	return ip != nil && ip.ProtocolVersion >= protocolAsksByResult
+	return ip != nil && ip.ProtocolVersion >= protocol.Stateless
 }
 
 // An askFunc puts a question to the client and returns its answer.

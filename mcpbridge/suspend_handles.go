@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io/fs"
 	"strconv"
 	"strings"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/entrypoint"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/handle"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/internal/sandboxfile"
 )
 
 // A call in a handle's sandbox that waits for the client's answer
@@ -24,7 +24,10 @@ import (
 // any replica can trust it and find the sandbox; a replica that does not
 // hold the waiting call carries the answer to the one that does through
 // the sandbox (answerDir: ID.in), and what the call answered next back
-// (ID.out: its result, or its next question).
+// (ID.out: its result, or its next question): records of sandboxfile,
+// tagged under the handle key, so that neither the sandbox's code (which
+// can write there) nor a file read while it is being written passes for
+// them.
 
 // handleStatePrefix begins the request state of a handle's waiting call:
 // "rs1.ID.TAG.HANDLE", TAG authenticating ID and HANDLE.
@@ -201,41 +204,19 @@ func (b *Bridge) resumeElsewhere(ctx context.Context, req *mcp.CallToolRequest) 
 	}
 }
 
-// An answerFile is what a replica leaves in answerDir for another: data
-// with a tag under the handle key, so that neither the sandbox's code
-// (which can write there) nor a file read while it is being written
-// passes for it.
-type answerFile struct {
-	Data json.RawMessage `json:"data"`
-	Tag  string          `json:"tag"`
-}
-
-// writeAnswerFile writes data as the file ID.kind of answerDir in the
-// sandbox of cs, tagged.
+// writeAnswerFile writes data as the record ID.kind of answerDir in the
+// sandbox of cs (sandboxfile), tagged with ID and kind.
 func (b *Bridge) writeAnswerFile(ctx context.Context, cs *clientSession, id, kind string, data []byte) error {
-	f, err := json.Marshal(answerFile{Data: data, Tag: b.handles.keys.Tag(id, kind, string(data))})
-	if err != nil {
-		return err
-	}
-	return b.writeSandboxFile(ctx, cs, answerDir, id+"."+kind, f)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), handleOutputTimeout)
+	defer cancel()
+	return b.files.WriteRecord(ctx, sandboxfile.Session(cs.session), answerDir, id+"."+kind, data, id, kind)
 }
 
-// readAnswerFile reads the file ID.kind of answerDir in the sandbox of cs
-// and returns its data, once whole and with a good tag; else an error
+// readAnswerFile reads the record ID.kind of answerDir in the sandbox of
+// cs and returns its data, once whole and with a good tag; else an error
 // (fs.ErrNotExist while it is not there).
 func (b *Bridge) readAnswerFile(ctx context.Context, cs *clientSession, id, kind string, max int64) ([]byte, error) {
-	raw, err := cs.session.ReadFile(ctx, answerDir, id+"."+kind, max)
-	if err != nil {
-		return nil, err
-	}
-	var f answerFile
-	if err := json.Unmarshal(raw, &f); err != nil {
-		return nil, fmt.Errorf("%s.%s is incomplete or not a bridge's: %w", id, kind, err)
-	}
-	if !b.handles.keys.CheckTag(f.Tag, id, kind, string(f.Data)) {
-		return nil, fmt.Errorf("%s.%s does not carry the bridge's tag", id, kind)
-	}
-	return f.Data, nil
+	return b.files.ReadRecord(ctx, sandboxfile.Session(cs.session), answerDir, id+"."+kind, max, id, kind)
 }
 
 // callContext returns ctx, cancelled too when the HTTP request the call

@@ -15,8 +15,25 @@ import (
 	"time"
 
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/handle"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/internal/protocol"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/tasks"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// The Tasks extension's names on the wire, as a client sends and reads
+// them.
+const (
+	methodTasksGet    = "tasks/get"
+	methodTasksUpdate = "tasks/update"
+	methodTasksCancel = "tasks/cancel"
+	taskWorking       = "working"
+	taskInputRequired = "input_required"
+	taskCompleted     = "completed"
+	taskFailed        = "failed"
+	taskCancelled     = "cancelled"
+	sessionTaskPrefix = "tks_"                       // a task of an MCP session
+	progressMetaKey   = "dev.mcp-code-exec/progress" // the code's latest report, in a task's _meta
 )
 
 // taskRPC sends one request of protocol 2026-07-28 (no MCP session) to
@@ -27,19 +44,19 @@ func taskRPC(t *testing.T, hb *fixture, token, method string, params map[string]
 	t.Helper()
 	caps := map[string]any{}
 	if declare {
-		caps["extensions"] = map[string]any{tasksExtension: map[string]any{}}
+		caps["extensions"] = map[string]any{tasks.Extension: map[string]any{}}
 		caps["elicitation"] = map[string]any{"form": map[string]any{}}
 	}
 	if params == nil {
 		params = map[string]any{}
 	}
 	params["_meta"] = map[string]any{
-		"io.modelcontextprotocol/protocolVersion":    protocolStateless,
+		"io.modelcontextprotocol/protocolVersion":    protocol.Stateless,
 		"io.modelcontextprotocol/clientInfo":         map[string]any{"name": "raw", "version": "1"},
 		"io.modelcontextprotocol/clientCapabilities": caps,
 	}
 	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 7, "method": method, "params": params})
-	headers := map[string]string{"MCP-Protocol-Version": protocolStateless, "Mcp-Method": method}
+	headers := map[string]string{"MCP-Protocol-Version": protocol.Stateless, "Mcp-Method": method}
 	if name, ok := params["name"].(string); ok && method == "tools/call" {
 		headers["Mcp-Name"] = name
 	}
@@ -314,7 +331,7 @@ func TestTaskRefusals(t *testing.T) {
 	}
 	body := `{"jsonrpc":"2.0","id":7,"method":"tasks/get","params":{"taskId":"` + id + `","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"raw","version":"1"},"io.modelcontextprotocol/clientCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}}}}`
 	resp, text := hb.do(t, context.Background(), http.MethodPost, hb.url, strings.NewReader(body), map[string]string{
-		"MCP-Protocol-Version": protocolStateless, "Mcp-Method": methodTasksGet, "Mcp-Name": "another-task", "Authorization": "Bearer " + token})
+		"MCP-Protocol-Version": protocol.Stateless, "Mcp-Method": methodTasksGet, "Mcp-Name": "another-task", "Authorization": "Bearer " + token})
 	if !strings.Contains(text, "-32020") {
 		t.Fatalf("a mismatched Mcp-Name: HTTP %d %s", resp.StatusCode, text)
 	}
@@ -403,22 +420,20 @@ func TestTaskBoundsAndTTL(t *testing.T) {
 	pollTask(t, hb, "", first, taskCompleted)
 	pollTask(t, hb, "", third, taskCompleted)
 	// The TTL (long enough for 400 polls under -race on a loaded machine)
-	// ends, counted from each task's end: nobody polls them meanwhile.
+	// ends, counted from each task's end, however often they are read.
+	// (The sweep that forgets them: TestTaskTable in mcpbridge/tasks.)
+	expired := func(id string) bool {
+		_, msg := taskRPC(t, hb, "", methodTasksGet, map[string]any{"taskId": id}, true)
+		e, _ := msg["error"].(map[string]any)
+		return e["code"] == float64(-32602) && strings.Contains(fmt.Sprint(e["message"]), "expired")
+	}
 	waitForWithin(t, ttl+time.Minute, "the three tasks past their time to live", func() bool {
-		all, now := hb.b.tasks.all(), time.Now()
-		for _, task := range all {
-			if !task.expired(now) {
-				return false
-			}
-		}
-		return len(all) == 3
+		time.Sleep(100 * time.Millisecond) // a read every tenth of a second
+		return expired(first) && expired(second) && expired(third)
 	})
 	_, msg = taskRPC(t, hb, "", methodTasksGet, map[string]any{"taskId": first}, true)
 	if e, _ := msg["error"].(map[string]any); e["code"] != float64(-32602) || !strings.Contains(e["message"].(string), "expired") {
 		t.Fatalf("a task past its time to live: %v", msg)
-	}
-	if n := hb.b.tasks.sweep(time.Now()); n != 3 || len(hb.b.tasks.all()) != 0 {
-		t.Fatalf("the sweep forgot %d tasks, %d left; want 3 and 0", n, len(hb.b.tasks.all()))
 	}
 	if res := runTaskCall(t, hb, "", map[string]any{"code": "pass", "session": h}); res["resultType"] != "task" {
 		t.Fatalf("a task once the others expired: %v", res)
@@ -472,9 +487,9 @@ func (f *fixture) rawSession(t *testing.T) *rawConn {
 func (c *rawConn) call(method string, params map[string]any) (map[string]any, map[string]any) {
 	c.t.Helper()
 	params["_meta"] = map[string]any{
-		"io.modelcontextprotocol/protocolVersion":    protocolStateless,
+		"io.modelcontextprotocol/protocolVersion":    protocol.Stateless,
 		"io.modelcontextprotocol/clientInfo":         map[string]any{"name": "raw-stdio", "version": "1"},
-		"io.modelcontextprotocol/clientCapabilities": map[string]any{"extensions": map[string]any{tasksExtension: map[string]any{}}},
+		"io.modelcontextprotocol/clientCapabilities": map[string]any{"extensions": map[string]any{tasks.Extension: map[string]any{}}},
 	}
 	c.id++
 	raw, _ := json.Marshal(params)
@@ -552,14 +567,14 @@ func TestTaskStatusNotifications(t *testing.T) {
 	listen := func(declare bool) (*http.Response, []map[string]any) {
 		caps := map[string]any{}
 		if declare {
-			caps["extensions"] = map[string]any{tasksExtension: map[string]any{}}
+			caps["extensions"] = map[string]any{tasks.Extension: map[string]any{}}
 		}
 		body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 9, "method": "subscriptions/listen", "params": map[string]any{
 			"notifications": map[string]any{"taskIds": []string{id, foreign, id}},
-			"_meta": map[string]any{"io.modelcontextprotocol/protocolVersion": protocolStateless,
+			"_meta": map[string]any{"io.modelcontextprotocol/protocolVersion": protocol.Stateless,
 				"io.modelcontextprotocol/clientInfo": map[string]any{"name": "raw", "version": "1"}, "io.modelcontextprotocol/clientCapabilities": caps}}})
 		resp, text := hb.do(t, context.Background(), http.MethodPost, hb.url, bytes.NewReader(body), map[string]string{
-			"MCP-Protocol-Version": protocolStateless, "Mcp-Method": "subscriptions/listen", "Authorization": "Bearer " + token})
+			"MCP-Protocol-Version": protocol.Stateless, "Mcp-Method": "subscriptions/listen", "Authorization": "Bearer " + token})
 		var msgs []map[string]any
 		for _, line := range strings.Split(text, "\n") {
 			if d, ok := strings.CutPrefix(line, "data: "); ok {

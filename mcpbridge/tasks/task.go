@@ -1,37 +1,40 @@
-package mcpbridge
+package tasks
 
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"golang.org/x/sync/singleflight"
 
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/entrypoint"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/handle"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/internal/sandboxfile"
 )
 
-// A task is a run_python call a client follows by its task ID. The
+// A Task is a run_python call a client follows by its task ID. The
 // replica that runs it holds it; under a shared handle key it also keeps
-// its record in the sandbox (tasks_shared.go), where any replica reads it.
-type task struct {
-	id      string
-	nonce   string             // names its record in the sandbox; "": kept by this replica only
-	sb      handle.Sandbox     // the sandbox of a handle's task
-	io      sandboxIO          // how this replica reaches its record (with nonce)
-	ss      *mcp.ServerSession // the MCP session of a session's task; nil under a handle
-	owner   string             // the handle key or the client session's name, for the bound per sandbox
-	created time.Time
-	timeout time.Duration
-	ttl     time.Duration      // kept this long after it ended
-	cancel  context.CancelFunc // interrupts the call
-	bound   chan struct{}      // closed once its ID may be answered
-	placed  chan struct{}      // closed once its call holds its place in its sandbox's queue
-	placeMu sync.Once
-	done    chan struct{} // closed once it ended
+// its record in the sandbox (record.go), where any replica reads it.
+type Task struct {
+	id           string
+	nonce        string             // names its record in the sandbox; "": kept by this replica only
+	sb           handle.Sandbox     // the sandbox of a handle's task
+	files        sandboxfile.Files  // how this replica reaches its record (with nonce)
+	ss           *mcp.ServerSession // the MCP session of a session's task; nil under a handle
+	owner        string             // the handle key or the client session's name, for the bound per sandbox
+	created      time.Time
+	timeout      time.Duration
+	ttl          time.Duration                    // kept this long after it ended
+	resultStatus func(*mcp.CallToolResult) string // the status a call's result carries
+	cancel       context.CancelFunc               // interrupts the call
+	bound        chan struct{}                    // closed once its ID may be answered
+	placed       chan struct{}                    // closed once its call holds its place in its sandbox's queue
+	placeMu      sync.Once
+	done         chan struct{} // closed once it ended
 
 	mu        sync.Mutex
 	status    string
@@ -49,17 +52,35 @@ type task struct {
 	changed   chan struct{} // closed, and replaced, on every change
 }
 
+// A question is one input request of a task's call.
+type question struct {
+	id     string
+	params *mcp.ElicitParams
+	answer chan *mcp.ElicitResult // buffered; nil: no usable answer
+}
+
 // newTask returns a task, not yet bound, of a call with timeout, kept
-// ttl after it ends.
-func newTask(timeout, ttl time.Duration) *task {
+// ttl after it ends; resultStatus names the status of its result.
+func newTask(timeout, ttl time.Duration, resultStatus func(*mcp.CallToolResult) string) *Task {
 	now := time.Now()
-	return &task{created: now, timeout: timeout, ttl: ttl, bound: make(chan struct{}), placed: make(chan struct{}), done: make(chan struct{}),
+	return &Task{created: now, timeout: timeout, ttl: ttl, resultStatus: resultStatus, bound: make(chan struct{}), placed: make(chan struct{}), done: make(chan struct{}),
 		status: taskWorking, updated: now, inputs: map[string]*question{}, changed: make(chan struct{})}
 }
 
+// Created returns when the task was created.
+func (t *Task) Created() time.Time { return t.created }
+
+// LogValue implements slog.LogValuer: a log shows the task's ID
+// redacted.
+func (t *Task) LogValue() slog.Value { return slog.StringValue(redactTaskID(t.id)) }
+
+// Interrupt interrupts the task's call (its MCP session ends, say); the
+// task ends as the call does.
+func (t *Task) Interrupt() { t.cancel() }
+
 // acknowledge records that the "ctl" of sequence seq was applied, a
 // change when it is newer than the last.
-func (t *task) acknowledge(seq int64) bool {
+func (t *Task) acknowledge(seq int64) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if seq <= t.ctlAck {
@@ -71,21 +92,21 @@ func (t *task) acknowledge(seq int64) bool {
 }
 
 // touch records a change; t.mu is held.
-func (t *task) touch() {
+func (t *Task) touch() {
 	t.updated = time.Now()
 	close(t.changed)
 	t.changed = make(chan struct{})
 }
 
 // watch returns a channel closed on the task's next change.
-func (t *task) watch() <-chan struct{} {
+func (t *Task) watch() <-chan struct{} {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.changed
 }
 
-// output records a piece of the call's output (entrypoint.Call.OnOutput).
-func (t *task) output(_, data string) {
+// Output records a piece of the call's output (entrypoint.Call.OnOutput).
+func (t *Task) Output(_, data string) {
 	if data == "" {
 		return
 	}
@@ -95,29 +116,30 @@ func (t *task) output(_, data string) {
 	t.touch()
 }
 
-// progress records the code's report (entrypoint.Call.OnProgress).
-func (t *task) progress(p entrypoint.Progress) {
+// Progress records the code's report (entrypoint.Call.OnProgress).
+func (t *Task) Progress(p entrypoint.Progress) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.report = &p
 	t.touch()
 }
 
-// place records that the task's call holds its place in its sandbox's
+// Place records that the task's call holds its place in its sandbox's
 // queue (running, or in line).
-func (t *task) place() { t.placeMu.Do(func() { close(t.placed) }) }
+func (t *Task) Place() { t.placeMu.Do(func() { close(t.placed) }) }
 
-// setQueued records whether the call waits for the one before it.
-func (t *task) setQueued(q bool) {
+// SetQueued records whether the call waits for the one before it.
+func (t *Task) SetQueued(q bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.queued = q
 	t.touch()
 }
 
-// ask implements askFunc for a task's call: the task waits for input
-// with the question, until tasks/update brings the answer or ctx ends.
-func (t *task) ask(ctx context.Context, params *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+// Ask puts a question of the task's call to the client: the task waits
+// for input with the question, until tasks/update brings the answer or
+// ctx ends.
+func (t *Task) Ask(ctx context.Context, params *mcp.ElicitParams) (*mcp.ElicitResult, error) {
 	t.mu.Lock()
 	t.seq++
 	q := &question{id: fmt.Sprintf("confirm-%d", t.seq), params: params, answer: make(chan *mcp.ElicitResult, 1)}
@@ -148,7 +170,7 @@ func (t *task) ask(ctx context.Context, params *mcp.ElicitParams) (*mcp.ElicitRe
 // answer hands the client's responses to the questions waiting for
 // them; responses to no waiting question are ignored, as the extension
 // asks. It returns how many it took.
-func (t *task) answer(responses mcp.InputResponseMap) int {
+func (t *Task) answer(responses mcp.InputResponseMap) int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	n := 0
@@ -173,7 +195,7 @@ func (t *task) answer(responses mcp.InputResponseMap) int {
 
 // requestCancel interrupts the task's call, once; an ended task stays as
 // it ended.
-func (t *task) requestCancel() {
+func (t *Task) requestCancel() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.terminal() || t.cancelled {
@@ -185,12 +207,10 @@ func (t *task) requestCancel() {
 }
 
 // terminal reports whether the task ended; t.mu is held.
-func (t *task) terminal() bool {
-	return t.status == taskCompleted || t.status == taskFailed || t.status == taskCancelled
-}
+func (t *Task) terminal() bool { return taskEnded(t.status) }
 
-// lost ends the task as failed: its sandbox, or the bridge, was lost.
-func (t *task) lost(why string) {
+// Lost ends the task as failed: its sandbox, or the bridge, was lost.
+func (t *Task) Lost(why string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.terminal() {
@@ -202,7 +222,7 @@ func (t *task) lost(why string) {
 
 // end ends the task with the call's result: completed, or cancelled when
 // the client cancelled it before it finished.
-func (t *task) end(res *mcp.CallToolResult) {
+func (t *Task) end(res *mcp.CallToolResult) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.terminal() {
@@ -221,7 +241,7 @@ func (t *task) end(res *mcp.CallToolResult) {
 }
 
 // finish sets the terminal status; t.mu is held.
-func (t *task) finish(status string) {
+func (t *Task) finish(status string) {
 	t.status = status
 	t.ended = time.Now()
 	for k, q := range t.inputs {
@@ -233,14 +253,14 @@ func (t *task) finish(status string) {
 }
 
 // expired reports whether the task ended more than its TTL ago.
-func (t *task) expired(now time.Time) bool {
+func (t *Task) expired(now time.Time) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.terminal() && now.Sub(t.ended) > t.ttl
 }
 
 // view returns what the task shows now.
-func (t *task) view() taskView {
+func (t *Task) view() taskView {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	v := taskView{ID: t.id, Status: t.status, Created: t.created, Updated: t.updated, Result: t.result, Error: t.failure, Progress: t.report,
@@ -262,7 +282,7 @@ func (t *task) view() taskView {
 }
 
 // message is the task's status message; t.mu is held.
-func (t *task) message() string {
+func (t *Task) message() string {
 	switch t.status {
 	case taskInputRequired:
 		return "waiting for the client's answer to a confirmation the code's call of a tool needs (tasks/update)"
@@ -271,7 +291,7 @@ func (t *task) message() string {
 	case taskFailed:
 		return t.failure.Message
 	case taskCompleted:
-		return "the call ended: " + resultStatus(t.result)
+		return "the call ended: " + t.resultStatus(t.result)
 	}
 	if t.queued {
 		return "waiting for the call before it in this sandbox to end"
@@ -299,9 +319,9 @@ func (t *task) message() string {
 // taskKey keys, in a call's context, the task it runs as.
 type taskKey struct{}
 
-// taskOf returns the task the call of ctx runs as, or nil.
-func taskOf(ctx context.Context) *task {
-	t, _ := ctx.Value(taskKey{}).(*task)
+// Of returns the task the call of ctx runs as, or nil.
+func Of(ctx context.Context) *Task {
+	t, _ := ctx.Value(taskKey{}).(*Task)
 	return t
 }
 
@@ -313,92 +333,29 @@ func redactTaskID(id string) string {
 	return handle.RedactTask(id)
 }
 
-// A taskTable holds the tasks this replica runs, or ran and keeps.
-type taskTable struct {
-	mu sync.Mutex
-	m  map[string]*task
+// keepTail returns the end of s, at most max bytes, starting on a
+// character boundary.
+func keepTail(s string, max int) string {
+	if len(s) <= max {
+		return s
+	}
+	cut := len(s) - max
+	for cut < len(s) && !utf8.RuneStart(s[cut]) {
+		cut++
+	}
+	return s[cut:]
 }
 
-// add records t, unless the bridge or t's sandbox holds its most.
-func (tt *taskTable) add(t *task, max, maxPerSandbox int) error {
-	tt.mu.Lock()
-	defer tt.mu.Unlock()
-	if tt.m == nil {
-		tt.m = map[string]*task{}
-	}
-	now := time.Now()
-	for id, o := range tt.m {
-		if o.expired(now) {
-			delete(tt.m, id) // not yet swept
+// lastLines returns the last n lines of s, without a final newline.
+func lastLines(s string, n int) string {
+	s = strings.TrimRight(s, "\n")
+	i := len(s)
+	for range n {
+		j := strings.LastIndexByte(s[:i], '\n')
+		if j < 0 {
+			return s
 		}
+		i = j
 	}
-	if len(tt.m) >= max {
-		return fmt.Errorf("this bridge keeps %d tasks, the most MCP_BRIDGE_MAX_TASKS allows (a task is kept until its time to live after it ended); call again later", len(tt.m))
-	}
-	n := 0
-	for _, o := range tt.m {
-		if o.owner == t.owner {
-			n++
-		}
-	}
-	if n >= maxPerSandbox {
-		return fmt.Errorf("this sandbox has %d tasks, the most MCP_BRIDGE_MAX_TASKS_PER_SANDBOX allows (a task is kept until its time to live after it ended); call again later", n)
-	}
-	tt.m[t.id] = t
-	return nil
-}
-
-// get returns the task of id this replica holds, or nil.
-func (tt *taskTable) get(id string) *task {
-	tt.mu.Lock()
-	defer tt.mu.Unlock()
-	return tt.m[id]
-}
-
-// remove forgets t.
-func (tt *taskTable) remove(t *task) {
-	tt.mu.Lock()
-	defer tt.mu.Unlock()
-	if tt.m[t.id] == t {
-		delete(tt.m, t.id)
-	}
-}
-
-// sweep forgets the tasks whose time to live ended, and returns how many.
-func (tt *taskTable) sweep(now time.Time) int {
-	tt.mu.Lock()
-	defer tt.mu.Unlock()
-	n := 0
-	for id, t := range tt.m {
-		if t.expired(now) {
-			delete(tt.m, id)
-			n++
-		}
-	}
-	return n
-}
-
-// all returns every task held.
-func (tt *taskTable) all() []*task {
-	tt.mu.Lock()
-	defer tt.mu.Unlock()
-	out := make([]*task, 0, len(tt.m))
-	for _, t := range tt.m {
-		out = append(out, t)
-	}
-	return out
-}
-
-// A taskReadCache holds the records of other replicas' tasks this
-// replica read lately, and merges concurrent reads of one.
-type taskReadCache struct {
-	group singleflight.Group
-	mu    sync.Mutex
-	m     map[string]cachedTask
-}
-
-// A cachedTask is a record read, and when.
-type cachedTask struct {
-	v  taskView
-	at time.Time
+	return s[i+1:]
 }

@@ -1,8 +1,7 @@
-package mcpbridge
+package tasks
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"time"
 
@@ -66,15 +65,15 @@ for p in os.listdir("/proc"):
 // bringControl brings another replica's task the client's responses, or
 // its cancellation (remoteControl), and waits in the background for the
 // running replica's acknowledgement (awaitControlAck).
-func (b *Bridge) bringControl(ctx context.Context, id string, tk handle.Task, responses mcp.InputResponseMap, cancel bool) error {
-	seq, err := b.remoteControl(ctx, id, tk, responses, cancel)
+func (m *Manager) bringControl(ctx context.Context, id string, tk handle.Task, responses mcp.InputResponseMap, cancel bool) error {
+	seq, err := m.remoteControl(ctx, id, tk, responses, cancel)
 	if err != nil || seq == 0 {
 		return err
 	}
-	b.taskWriters.Add(1)
+	m.writers.Add(1)
 	go func() {
-		defer b.taskWriters.Done()
-		b.awaitControlAck(id, tk, seq, cancel)
+		defer m.writers.Done()
+		m.awaitControlAck(id, tk, seq, cancel)
 	}()
 	return nil
 }
@@ -84,20 +83,20 @@ func (b *Bridge) bringControl(ctx context.Context, id string, tk handle.Task, re
 // cancellation when cancel is set, else answers); when it does not come
 // within ctlAckWait while the task still runs, the ctl was suppressed:
 // it logs so and cancels the call through the engine.
-func (b *Bridge) awaitControlAck(id string, tk handle.Task, seq int64, cancel bool) {
-	log := b.log.With("task", handle.RedactTask(id), "ctl_seq", seq)
+func (m *Manager) awaitControlAck(id string, tk handle.Task, seq int64, cancel bool) {
+	log := m.log.With("task", handle.RedactTask(id), "ctl_seq", seq)
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
 	go func() {
 		select {
-		case <-b.closing:
+		case <-m.closing:
 			stop()
 		case <-ctx.Done():
 		}
 	}()
 	deadline := time.Now().Add(ctlAckWait)
 	for {
-		v, err := b.readRemoteTask(ctx, id, tk)
+		v, err := m.readRemoteTask(ctx, id, tk)
 		switch {
 		case ctx.Err() != nil:
 			return
@@ -114,7 +113,7 @@ func (b *Bridge) awaitControlAck(id string, tk handle.Task, seq int64, cancel bo
 			log.Warn("a task's code suppressed what another replica brought it: its \"ctl\" was deleted or rolled back before "+
 				"the running replica applied it (no acknowledgement within two beats); cancelling the call through the engine",
 				"brought", what, "acknowledged", v.CtlAck, "read_err", err)
-			b.forceCancel(ctx, id, tk, log)
+			m.forceCancel(ctx, id, tk, log)
 			return
 		}
 		select {
@@ -128,12 +127,12 @@ func (b *Bridge) awaitControlAck(id string, tk handle.Task, seq int64, cancel bo
 // forceCancel interrupts the call of task id in its sandbox through the
 // engine and, when the task still runs ctlForceGrace later, removes the
 // sandbox.
-func (b *Bridge) forceCancel(ctx context.Context, id string, tk handle.Task, log *slog.Logger) {
-	if !engine.MayBe[engine.Resumer](b.eng) {
+func (m *Manager) forceCancel(ctx context.Context, id string, tk handle.Task, log *slog.Logger) {
+	if !engine.MayBe[engine.Resumer](m.host.Engine) {
 		log.Error("cancelling a task through the engine: this engine cannot reach a sandbox it does not drive")
 		return
 	}
-	if err := interruptSandbox(ctx, b.eng, tk.Sandbox); err != nil {
+	if err := interruptSandbox(ctx, m.host.Engine, tk.Sandbox); err != nil {
 		log.Warn("interrupting a task's call through the engine", "err", err)
 	}
 	deadline := time.Now().Add(ctlForceGrace)
@@ -143,7 +142,7 @@ func (b *Bridge) forceCancel(ctx context.Context, id string, tk handle.Task, log
 			return
 		case <-time.After(ctlAckPoll):
 		}
-		v, err := b.readRemoteTask(ctx, id, tk)
+		v, err := m.readRemoteTask(ctx, id, tk)
 		if err == nil && taskEnded(v.Status) || err != nil && gone(err) {
 			log.Warn("the task's call was cancelled through the engine")
 			return
@@ -151,7 +150,7 @@ func (b *Bridge) forceCancel(ctx context.Context, id string, tk handle.Task, log
 	}
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), taskIOTimeout)
 	defer cancel()
-	if err := engine.RemoveSandbox(rctx, b.eng, tk.Sandbox.Engine, tk.Sandbox.Ref); err != nil {
+	if err := engine.RemoveSandbox(rctx, m.host.Engine, tk.Sandbox.Engine, tk.Sandbox.Ref); err != nil {
 		log.Error("removing the sandbox of a task whose code ignores its cancellation", "err", err)
 		return
 	}
@@ -173,14 +172,4 @@ func interruptSandbox(ctx context.Context, eng engine.Engine, sb handle.Sandbox)
 	// is what it waits for.
 	_, err = s.Wait(ctx)
 	return err
-}
-
-// taskEnded reports whether a task's status is terminal.
-func taskEnded(status string) bool {
-	return status == taskCompleted || status == taskFailed || status == taskCancelled
-}
-
-// gone reports whether err says the sandbox is gone.
-func gone(err error) bool {
-	return errors.Is(err, engine.ErrNoSandbox) || errors.Is(err, engine.ErrSandboxExited)
 }

@@ -1,4 +1,4 @@
-package mcpbridge
+package tasks
 
 import (
 	"crypto/rand"
@@ -13,12 +13,12 @@ import (
 
 // The shapes of the Tasks extension (io.modelcontextprotocol/tasks,
 // SEP-2663) as the bridge shows them: a run_python call of a client that
-// declares the extension, with a timeout above TaskOptions.After, is
+// declares the extension, with a timeout above Options.After, is
 // answered at once with a task the client polls (tasks/get), answers
 // (tasks/update) and cancels (tasks/cancel).
 
-// tasksExtension names the extension in capabilities.
-const tasksExtension = "io.modelcontextprotocol/tasks"
+// Extension names the extension in capabilities.
+const Extension = "io.modelcontextprotocol/tasks"
 
 // The statuses of a task.
 const (
@@ -28,6 +28,11 @@ const (
 	taskFailed        = "failed"
 	taskCancelled     = "cancelled"
 )
+
+// taskEnded reports whether a task's status is terminal.
+func taskEnded(status string) bool {
+	return status == taskCompleted || status == taskFailed || status == taskCancelled
+}
 
 // A taskError is the JSON-RPC error of a failed task.
 type taskError struct {
@@ -50,7 +55,7 @@ type taskView struct {
 	Progress *entrypoint.Progress `json:"progress,omitempty"`
 	Beat     time.Time            `json:"beat,omitzero"` // when its replica last wrote it
 	// CtlAck is the highest sequence of "ctl" its replica applied: the
-	// acknowledgement the replica that wrote a ctl waits for (tasks_ack.go).
+	// acknowledgement the replica that wrote a ctl waits for (ack.go).
 	CtlAck int64 `json:"ctl_ack,omitempty"`
 }
 
@@ -147,15 +152,15 @@ func declaresTasks(caps *mcp.ClientCapabilities) bool {
 	if caps == nil {
 		return false
 	}
-	_, ok := caps.Extensions[tasksExtension]
+	_, ok := caps.Extensions[Extension]
 	return ok
 }
 
 // errMissingTasks is the error of a task method from a client that does
 // not declare the extension.
 func errMissingTasks() error {
-	data, _ := json.Marshal(map[string]any{"requiredCapabilities": map[string]any{"extensions": map[string]any{tasksExtension: map[string]any{}}}})
-	return &jsonrpc.Error{Code: mcp.CodeMissingRequiredClientCapabilities, Message: "Missing required client capability: the tasks extension (" + tasksExtension + ")", Data: data}
+	data, _ := json.Marshal(map[string]any{"requiredCapabilities": map[string]any{"extensions": map[string]any{Extension: map[string]any{}}}})
+	return &jsonrpc.Error{Code: mcp.CodeMissingRequiredClientCapabilities, Message: "Missing required client capability: the tasks extension (" + Extension + ")", Data: data}
 }
 
 // errTask is the error of a task ID that names no task this client can

@@ -1,4 +1,4 @@
-package mcpbridge
+package tasks
 
 import (
 	"bytes"
@@ -18,7 +18,7 @@ import (
 // as tasks/get would show it, whenever its status or its questions
 // change, until every task named has ended. The go-sdk's own
 // subscriptions/listen knows no task IDs: the HTTP layer hands such a
-// request here (taskListen), and the other subscriptions to the SDK.
+// request here (Manager.Listen), and the other subscriptions to the SDK.
 
 // listenRequest is a subscriptions/listen request, as far as tasks go.
 type listenRequest struct {
@@ -51,11 +51,17 @@ func taskListen(body []byte) (*listenRequest, bool) {
 	return &req, true
 }
 
-// listenToTasks implements Bridge.listenTasks.
-func (b *Bridge) listenToTasks(w http.ResponseWriter, r *http.Request, body []byte) bool {
+// Listen serves r, a request of protocol 2026-07-28 whose body the HTTP
+// layer read, when it is a subscriptions/listen request naming tasks,
+// and reports whether it did; it leaves every other request to the
+// caller, and every request when the extension is not offered.
+func (m *Manager) Listen(w http.ResponseWriter, r *http.Request, body []byte) bool {
+	if !m.opts.Offered() {
+		return false
+	}
 	req, ok := taskListen(body)
 	if ok {
-		b.serveTaskListen(w, r, req)
+		m.serveTaskListen(w, r, req)
 	}
 	return ok
 }
@@ -70,14 +76,14 @@ func writeRPCError(w http.ResponseWriter, id json.RawMessage, err *jsonrpc.Error
 }
 
 // serveTaskListen serves a subscriptions/listen request naming tasks.
-func (b *Bridge) serveTaskListen(w http.ResponseWriter, r *http.Request, req *listenRequest) {
+func (m *Manager) serveTaskListen(w http.ResponseWriter, r *http.Request, req *listenRequest) {
 	caps, _ := req.Params.Meta["io.modelcontextprotocol/clientCapabilities"].(map[string]any)
 	ext, _ := caps["extensions"].(map[string]any)
-	if _, ok := ext[tasksExtension]; !ok {
+	if _, ok := ext[Extension]; !ok {
 		writeRPCError(w, req.ID, errMissingTasks().(*jsonrpc.Error))
 		return
 	}
-	if m := r.Header.Get("Mcp-Method"); m != req.Method {
+	if method := r.Header.Get("Mcp-Method"); method != req.Method {
 		writeRPCError(w, req.ID, &jsonrpc.Error{Code: mcp.CodeHeaderMismatch, Message: "header mismatch: the Mcp-Method header does not match the body's method"})
 		return
 	}
@@ -85,7 +91,7 @@ func (b *Bridge) serveTaskListen(w http.ResponseWriter, r *http.Request, req *li
 		writeRPCError(w, req.ID, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("at most %d task IDs in one subscription", maxListenTasks)})
 		return
 	}
-	token, _ := bearerOf(&mcp.RequestExtra{Header: r.Header})
+	token := m.host.Token(&mcp.RequestExtra{Header: r.Header})
 	type watched struct {
 		id   string
 		ref  taskRef
@@ -95,7 +101,7 @@ func (b *Bridge) serveTaskListen(w http.ResponseWriter, r *http.Request, req *li
 	var tasks []*watched
 	agreed := []string{}
 	for _, id := range req.Params.Notifications.TaskIDs {
-		ref, err := b.lookupTask(id, token, nil)
+		ref, err := m.lookupTask(id, token, nil)
 		if err != nil || slices.Contains(agreed, id) {
 			continue // not this client's, or named twice: not agreed
 		}
@@ -121,7 +127,7 @@ func (b *Bridge) serveTaskListen(w http.ResponseWriter, r *http.Request, req *li
 		return
 	}
 	ctx := r.Context()
-	deadline := time.NewTimer(b.opts.MaxTimeout + b.opts.Tasks.TTL)
+	deadline := time.NewTimer(m.host.MaxTimeout + m.opts.TTL)
 	defer deadline.Stop()
 	tick := time.NewTicker(listenTick)
 	defer tick.Stop()
@@ -135,7 +141,7 @@ func (b *Bridge) serveTaskListen(w http.ResponseWriter, r *http.Request, req *li
 			if wt.ref.t != nil {
 				v = wt.ref.t.view()
 			} else {
-				rv, err := b.remoteTask(ctx, wt.id, wt.ref.tk)
+				rv, err := m.remoteTask(ctx, wt.id, wt.ref.tk)
 				if err != nil {
 					wt.done = true // expired or gone: nothing more to say
 					continue
@@ -159,7 +165,7 @@ func (b *Bridge) serveTaskListen(w http.ResponseWriter, r *http.Request, req *li
 				}
 				wt.last = key
 			}
-			if v.Status == taskCompleted || v.Status == taskFailed || v.Status == taskCancelled {
+			if taskEnded(v.Status) {
 				wt.done = true
 				continue
 			}

@@ -1,4 +1,4 @@
-package mcpbridge
+package tasks
 
 import (
 	"context"
@@ -11,19 +11,20 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/handle"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/internal/protocol"
 )
 
 // taskMiddleware turns a long run_python call of a client that declares
 // the extension into a task, and checks the task methods' requests
 // before their handlers: the client declares the extension, and Mcp-Name
 // carries the task ID.
-func (b *Bridge) taskMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
+func (m *Manager) taskMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		switch method {
 		case "tools/call":
 			if call, ok := req.(*mcp.CallToolRequest); ok {
-				if timeout, ok := b.asTask(call); ok {
-					return b.startTask(ctx, call, timeout, next)
+				if timeout, ok := m.asTask(call); ok {
+					return m.startTask(ctx, call, timeout, next)
 				}
 			}
 		case methodTasksGet, methodTasksUpdate, methodTasksCancel:
@@ -34,7 +35,7 @@ func (b *Bridge) taskMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 			if !declaresTasks(r.ClientCapabilities()) {
 				return nil, errMissingTasks()
 			}
-			if extra := r.Extra; extra != nil && extra.Header != nil && extra.Header.Get("Mcp-Protocol-Version") >= protocolAsksByResult {
+			if extra := r.Extra; extra != nil && extra.Header != nil && extra.Header.Get("Mcp-Protocol-Version") >= protocol.Stateless {
 				switch name := extra.Header.Get("Mcp-Name"); {
 				case name == "":
 					return nil, &jsonrpc.Error{Code: mcp.CodeHeaderMismatch, Message: fmt.Sprintf("missing required Mcp-Name header for method %q: it carries the task ID", method)}
@@ -52,40 +53,29 @@ func (b *Bridge) taskMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 type taskRequestKey struct{}
 
 // asTask reports whether call becomes a task, and its timeout.
-func (b *Bridge) asTask(call *mcp.CallToolRequest) (time.Duration, bool) {
+func (m *Manager) asTask(call *mcp.CallToolRequest) (time.Duration, bool) {
 	p := call.Params
-	if b.opts.Tasks.After < 0 || p == nil || p.Name != "run_python" || p.RequestState != "" ||
-		call.ProtocolVersion() < protocolAsksByResult || !declaresTasks(call.ClientCapabilities()) {
+	if !m.opts.Offered() || p == nil || p.Name != "run_python" || p.RequestState != "" ||
+		call.ProtocolVersion() < protocol.Stateless || !declaresTasks(call.ClientCapabilities()) {
 		return 0, false
 	}
-	args, problem := parseArgs(p.Arguments, b.opts.DefaultTimeout, b.opts.MaxTimeout, b.knownServer)
-	if problem != "" || args.timeout <= b.opts.Tasks.After {
+	timeout, ok := m.host.CallTimeout(p.Arguments)
+	if !ok || timeout <= m.opts.After {
 		return 0, false
 	}
-	return args.timeout, true
-}
-
-// registerTasks adds the extension's methods to the server.
-func (b *Bridge) registerTasks() {
-	if b.opts.Tasks.After < 0 {
-		return
-	}
-	b.server.AddReceivingMiddleware(b.taskMiddleware)
-	mcp.AddReceivingCustomMethod(b.server, methodTasksGet, b.tasksGet)
-	mcp.AddReceivingCustomMethod(b.server, methodTasksUpdate, b.tasksUpdate)
-	mcp.AddReceivingCustomMethod(b.server, methodTasksCancel, b.tasksCancel)
+	return timeout, true
 }
 
 // A taskRef is what a task method's request names: a task this replica
 // holds, or one another runs (t nil), with its sandbox and nonce.
 type taskRef struct {
-	t  *task
+	t  *Task
 	tk handle.Task
 }
 
 // findTask returns the task a task method's request names, for the
 // client that sent it, or the -32602 error to answer with.
-func (b *Bridge) findTask(ctx context.Context, ss *mcp.ServerSession, p *taskParams) (taskRef, error) {
+func (m *Manager) findTask(ctx context.Context, ss *mcp.ServerSession, p *taskParams) (taskRef, error) {
 	if p == nil || p.TaskID == "" {
 		return taskRef{}, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "missing params.taskId"}
 	}
@@ -93,24 +83,23 @@ func (b *Bridge) findTask(ctx context.Context, ss *mcp.ServerSession, p *taskPar
 	if r, ok := ctx.Value(taskRequestKey{}).(*mcp.ServerRequest[*taskParams]); ok {
 		extra = r.Extra
 	}
-	token, _ := bearerOf(extra)
-	return b.lookupTask(p.TaskID, token, ss)
+	return m.lookupTask(p.TaskID, m.host.Token(extra), ss)
 }
 
 // lookupTask returns the task id names for a client with token, over the
 // MCP session ss (nil without one), or the -32602 error to answer with.
-func (b *Bridge) lookupTask(id, token string, ss *mcp.ServerSession) (taskRef, error) {
+func (m *Manager) lookupTask(id, token string, ss *mcp.ServerSession) (taskRef, error) {
 	if strings.HasPrefix(id, sessionTaskPrefix) {
-		t := b.tasks.get(id)
+		t := m.tasks.get(id)
 		if t == nil || ss == nil || t.ss != ss {
-			return taskRef{}, errTask("task not found in this session (tasks of an MCP session are followed in it, and kept %v after they end)", b.opts.Tasks.TTL)
+			return taskRef{}, errTask("task not found in this session (tasks of an MCP session are followed in it, and kept %v after they end)", m.opts.TTL)
 		}
 		if t.expired(time.Now()) {
 			return taskRef{}, errTask("task has expired")
 		}
 		return taskRef{t: t}, nil
 	}
-	tk, err := b.handles.keys.CheckTask(id, token)
+	tk, err := m.host.Keys.CheckTask(id, token)
 	switch {
 	case errors.Is(err, handle.ErrMalformed):
 		return taskRef{}, errTask("task not found: %q is not a task ID of this bridge", handle.RedactTask(id))
@@ -123,28 +112,28 @@ func (b *Bridge) lookupTask(id, token string, ss *mcp.ServerSession) (taskRef, e
 	case err != nil:
 		return taskRef{}, errTask("%v", err)
 	}
-	if t := b.tasks.get(id); t != nil {
+	if t := m.tasks.get(id); t != nil {
 		if t.expired(time.Now()) {
 			return taskRef{}, errTask("task has expired")
 		}
 		return taskRef{t: t, tk: tk}, nil
 	}
-	if b.opts.Handles.Key == "" {
+	if !m.host.Shared {
 		return taskRef{}, errTask("task not found: this bridge holds no such task (it expired, or the process that ran it has stopped)")
 	}
 	return taskRef{tk: tk}, nil
 }
 
 // tasksGet answers tasks/get.
-func (b *Bridge) tasksGet(ctx context.Context, ss *mcp.ServerSession, p *taskParams) (*taskResult, error) {
-	ref, err := b.findTask(ctx, ss, p)
+func (m *Manager) tasksGet(ctx context.Context, ss *mcp.ServerSession, p *taskParams) (*taskResult, error) {
+	ref, err := m.findTask(ctx, ss, p)
 	if err != nil {
 		return nil, err
 	}
 	if ref.t != nil {
 		return ref.t.view().wire("complete"), nil
 	}
-	v, err := b.remoteTask(ctx, p.TaskID, ref.tk)
+	v, err := m.remoteTask(ctx, p.TaskID, ref.tk)
 	if err != nil {
 		return nil, err
 	}
@@ -153,14 +142,14 @@ func (b *Bridge) tasksGet(ctx context.Context, ss *mcp.ServerSession, p *taskPar
 
 // tasksUpdate answers tasks/update: the responses reach the questions
 // waiting for them (responses to none are ignored).
-func (b *Bridge) tasksUpdate(ctx context.Context, ss *mcp.ServerSession, p *taskParams) (*ackResult, error) {
-	ref, err := b.findTask(ctx, ss, p)
+func (m *Manager) tasksUpdate(ctx context.Context, ss *mcp.ServerSession, p *taskParams) (*ackResult, error) {
+	ref, err := m.findTask(ctx, ss, p)
 	if err != nil {
 		return nil, err
 	}
 	if ref.t != nil {
 		ref.t.answer(p.InputResponses)
-	} else if err := b.bringControl(ctx, p.TaskID, ref.tk, p.InputResponses, false); err != nil {
+	} else if err := m.bringControl(ctx, p.TaskID, ref.tk, p.InputResponses, false); err != nil {
 		return nil, err
 	}
 	return &ackResult{ResultType: "complete"}, nil
@@ -168,31 +157,27 @@ func (b *Bridge) tasksUpdate(ctx context.Context, ss *mcp.ServerSession, p *task
 
 // tasksCancel answers tasks/cancel: the call is interrupted, the
 // sandbox and its state kept; a task that ended stays as it ended.
-func (b *Bridge) tasksCancel(ctx context.Context, ss *mcp.ServerSession, p *taskParams) (*ackResult, error) {
-	ref, err := b.findTask(ctx, ss, p)
+func (m *Manager) tasksCancel(ctx context.Context, ss *mcp.ServerSession, p *taskParams) (*ackResult, error) {
+	ref, err := m.findTask(ctx, ss, p)
 	if err != nil {
 		return nil, err
 	}
 	if ref.t != nil {
 		ref.t.requestCancel()
-	} else if err := b.bringControl(ctx, p.TaskID, ref.tk, nil, true); err != nil {
+	} else if err := m.bringControl(ctx, p.TaskID, ref.tk, nil, true); err != nil {
 		return nil, err
 	}
 	return &ackResult{ResultType: "complete"}, nil
 }
 
-// taskSweepInterval is how often a bridge forgets the tasks whose time to
-// live ended.
-const taskSweepInterval = time.Minute
-
 // startTask runs call as a task: the handler (next) runs on its own,
 // apart from the request, and the request is answered with the task once
-// the handler has bound it to its sandbox (bindTask), or with the
-// handler's own result when it ended before (nothing ran: bad arguments,
-// a handle that cannot be used, the bounds of tasks).
-func (b *Bridge) startTask(ctx context.Context, call *mcp.CallToolRequest, timeout time.Duration, next mcp.MethodHandler) (mcp.Result, error) {
-	b.taskSweep.Do(func() { go b.sweepTasks() })
-	t := newTask(timeout, b.opts.Tasks.TTL)
+// the handler has bound it to its sandbox (Bind), or with the handler's
+// own result when it ended before (nothing ran: bad arguments, a handle
+// that cannot be used, the bounds of tasks).
+func (m *Manager) startTask(ctx context.Context, call *mcp.CallToolRequest, timeout time.Duration, next mcp.MethodHandler) (mcp.Result, error) {
+	m.sweep.Do(func() { go m.sweepTasks() })
+	t := newTask(timeout, m.opts.TTL, m.host.ResultStatus)
 	tctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	t.cancel = cancel
 	tctx = context.WithValue(tctx, taskKey{}, t)
@@ -208,7 +193,7 @@ func (b *Bridge) startTask(ctx context.Context, call *mcp.CallToolRequest, timeo
 		case <-t.bound:
 			r, _ := res.(*mcp.CallToolResult)
 			if err != nil {
-				t.lost("the call failed: " + err.Error())
+				t.Lost("the call failed: " + err.Error())
 			} else {
 				t.end(r)
 			}
@@ -233,31 +218,5 @@ func (b *Bridge) startTask(ctx context.Context, call *mcp.CallToolRequest, timeo
 		default:
 		}
 		return a.res, a.err
-	}
-}
-
-// sweepTasks forgets, every taskSweepInterval until the bridge closes,
-// the tasks whose time to live ended.
-func (b *Bridge) sweepTasks() {
-	tick := time.NewTicker(taskSweepInterval)
-	defer tick.Stop()
-	for {
-		select {
-		case <-b.closing:
-			return
-		case now := <-tick.C:
-			if n := b.tasks.sweep(now); n > 0 {
-				b.log.Debug("forgot tasks whose time to live ended", "count", n)
-			}
-		}
-	}
-}
-
-// endTasks fails the tasks still running when the bridge closes: their
-// calls are interrupted with their sandboxes (or, under a shared key,
-// left to another replica, which reads them as lost).
-func (b *Bridge) endTasks() {
-	for _, t := range b.tasks.all() {
-		t.lost("the bridge replica running this task stopped; the call was interrupted")
 	}
 }

@@ -1,8 +1,6 @@
-package mcpbridge
+package tasks
 
 import (
-	"archive/tar"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -16,6 +14,7 @@ import (
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/entrypoint"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/handle"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/internal/sandboxfile"
 )
 
 // Under a shared handle key, a task's record lives in its sandbox, where
@@ -23,17 +22,18 @@ import (
 // task as the replica running it last showed it (written on every
 // change, at most every taskWriteEvery, and every taskBeat while it
 // runs), and "ctl", what other replicas bring it: the client's answers
-// and its cancellation, which the running replica polls. Both are tagged
-// under the handle key, as the answers of waiting calls are
-// (answerFile): the sandbox's code can delete them, never forge them.
-// The engine reads and writes them (engine.FileReacher), never the
-// sandbox's runtime, so that no replica disturbs the call another runs.
+// and its cancellation, which the running replica polls. Both are
+// records of sandboxfile, tagged under the handle key with the nonce and
+// their name, as the answers of waiting calls are: the sandbox's code
+// can delete them, never forge them. The engine reads and writes them
+// (engine.FileReacher), never the sandbox's runtime, so that no replica
+// disturbs the call another runs.
 
 // taskDir is where a sandbox keeps its tasks' records: beside the kept
 // outputs, out of the files out, pruned by the runtime to its newest 16.
 const taskDir = entrypoint.OutDir + "/.mcp-tasks"
 
-// Timing of the records.
+// Timing and bounds of the records.
 const (
 	taskWriteEvery = 250 * time.Millisecond
 	taskBeat       = 5 * time.Second
@@ -51,82 +51,63 @@ const (
 	// taskIOTimeout bounds one read or write of a record.
 	taskIOTimeout   = 15 * time.Second
 	maxControlBytes = 4 << 20
+	// maxStateBytes bounds a task's state read back: its result, at most
+	// two streams at the largest output a call keeps, and room for the
+	// notes.
+	maxStateBytes = 64 << 20
 )
 
 // A taskControl is what other replicas bring a running task. Seq numbers
 // its writes: the running replica acknowledges the highest it applied in
-// its record (taskView.CtlAck), which the writer waits for (tasks_ack.go).
+// its record (taskView.CtlAck), which the writer waits for (ack.go).
 type taskControl struct {
 	Seq       int64                      `json:"seq,omitempty"`
 	Cancel    bool                       `json:"cancel,omitempty"`
 	Responses map[string]json.RawMessage `json:"responses,omitempty"`
 }
 
-// writeTaskFile writes data, tagged, as the file name of the task nonce
-// in the sandbox of sio.
-func (b *Bridge) writeTaskFile(ctx context.Context, sio sandboxIO, nonce, name string, data []byte) error {
+// writeTaskFile writes data, a record, as the file name of the task nonce
+// in the sandbox of f.
+func (m *Manager) writeTaskFile(ctx context.Context, f sandboxfile.Files, nonce, name string, data []byte) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), taskIOTimeout)
 	defer cancel()
-	f, err := json.Marshal(answerFile{Data: data, Tag: b.handles.keys.Tag(nonce, name, string(data))})
-	if err != nil {
-		return err
-	}
-	var buf bytes.Buffer
-	tw := tar.NewWriter(&buf)
-	now := time.Now()
-	uid, gid := sandboxIDs(b.opts.Session.Spec.User)
-	base := taskDir[len(entrypoint.OutDir)+1:]
-	for _, d := range []string{base + "/", base + "/" + nonce + "/"} {
-		tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: d, Mode: 0o700, Uid: uid, Gid: gid, ModTime: now})
-	}
-	tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: base + "/" + nonce + "/" + name, Mode: 0o600, Size: int64(len(f)), Uid: uid, Gid: gid, ModTime: now})
-	tw.Write(f)
-	if err := tw.Close(); err != nil {
-		return err
-	}
-	return sio.copyIn(ctx, entrypoint.OutDir, &buf)
+	return m.host.Files.WriteRecord(ctx, f, taskDir+"/"+nonce, name, data, nonce, name)
 }
 
-// readTaskFile returns the data of the file name of the task nonce in the
-// sandbox of sio, once whole and with a good tag; an error wrapping
+// readTaskFile returns the data of the record name of the task nonce in
+// the sandbox of f, once whole and with a good tag; an error wrapping
 // fs.ErrNotExist when it is not there.
-func (b *Bridge) readTaskFile(ctx context.Context, sio sandboxIO, nonce, name string, max int64) ([]byte, error) {
+func (m *Manager) readTaskFile(ctx context.Context, f sandboxfile.Files, nonce, name string, max int64) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, taskIOTimeout)
 	defer cancel()
-	raw, err := sio.readFile(ctx, taskDir+"/"+nonce, name, max)
-	if err != nil {
-		return nil, err
+	data, err := m.host.Files.ReadRecord(ctx, f, taskDir+"/"+nonce, name, max, nonce, name)
+	var re *sandboxfile.RecordError
+	if errors.As(err, &re) {
+		re.What = "the task's " + name // as tasks/get shows it
 	}
-	var f answerFile
-	if err := json.Unmarshal(raw, &f); err != nil {
-		return nil, fmt.Errorf("the task's %s is incomplete or not a bridge's: %w", name, err)
-	}
-	if !b.handles.keys.CheckTag(f.Tag, nonce, name, string(f.Data)) {
-		return nil, fmt.Errorf("the task's %s does not carry the bridge's tag", name)
-	}
-	return f.Data, nil
+	return data, err
 }
 
 // writeTaskRecord writes the task's state into its sandbox.
-func (b *Bridge) writeTaskRecord(ctx context.Context, t *task) error {
+func (m *Manager) writeTaskRecord(ctx context.Context, t *Task) error {
 	v := t.view()
 	v.Beat = time.Now()
 	data, err := json.Marshal(v)
 	if err != nil {
 		return fmt.Errorf("encoding the task: %w", err)
 	}
-	return b.writeTaskFile(ctx, t.io, t.nonce, "state", data)
+	return m.writeTaskFile(ctx, t.files, t.nonce, "state", data)
 }
 
 // keepTaskRecord keeps the record of t, which this replica runs, in its
 // sandbox until it ended: on every change (at most every
 // taskWriteEvery) and every taskBeat; meanwhile it polls what other
 // replicas bring the task (answers, cancellation).
-func (b *Bridge) keepTaskRecord(t *task) {
-	b.taskWriters.Add(1)
-	defer b.taskWriters.Done()
+func (m *Manager) keepTaskRecord(t *Task) {
+	m.writers.Add(1)
+	defer m.writers.Done()
 	ctx := context.Background()
-	log := b.log.With("task", handle.RedactTask(t.id))
+	log := m.log.With("task", handle.RedactTask(t.id))
 	written := time.Now()
 	poll := taskPollMin
 	pollAt := time.Now().Add(poll)
@@ -143,7 +124,7 @@ func (b *Bridge) keepTaskRecord(t *task) {
 		select {
 		case <-t.done:
 			timer.Stop()
-			if err := b.writeTaskRecord(ctx, t); err != nil {
+			if err := m.writeTaskRecord(ctx, t); err != nil {
 				log.Warn("keeping the ended task's record in the sandbox", "err", err)
 			}
 			return
@@ -155,7 +136,7 @@ func (b *Bridge) keepTaskRecord(t *task) {
 		}
 		now := time.Now()
 		if dirty && now.Sub(written) >= taskWriteEvery || now.Sub(written) >= taskBeat {
-			err := b.writeTaskRecord(ctx, t)
+			err := m.writeTaskRecord(ctx, t)
 			// A write that failed (a busy engine) is tried again after
 			// taskWriteEvery, not at the next beat: the change it
 			// carried would be seen seconds late by the other replicas.
@@ -165,7 +146,7 @@ func (b *Bridge) keepTaskRecord(t *task) {
 			}
 		}
 		if !now.Before(pollAt) {
-			if b.applyControl(ctx, t) {
+			if m.applyControl(ctx, t) {
 				poll = taskPollMin
 			} else {
 				poll = min(2*poll, taskPollMax)
@@ -177,8 +158,8 @@ func (b *Bridge) keepTaskRecord(t *task) {
 
 // applyControl reads what other replicas brought t and applies it; it
 // reports whether anything was new.
-func (b *Bridge) applyControl(ctx context.Context, t *task) bool {
-	data, err := b.readTaskFile(ctx, t.io, t.nonce, "ctl", maxControlBytes)
+func (m *Manager) applyControl(ctx context.Context, t *Task) bool {
+	data, err := m.readTaskFile(ctx, t.files, t.nonce, "ctl", maxControlBytes)
 	if err != nil {
 		return false
 	}
@@ -211,8 +192,8 @@ func (b *Bridge) applyControl(ctx context.Context, t *task) bool {
 // remoteTask returns the task id (tk) that another replica runs or ran,
 // as its record in the sandbox shows it; a running task whose record
 // stopped being written is failed: its replica was lost.
-func (b *Bridge) remoteTask(ctx context.Context, id string, tk handle.Task) (taskView, error) {
-	c := &b.taskReads
+func (m *Manager) remoteTask(ctx context.Context, id string, tk handle.Task) (taskView, error) {
+	c := &m.reads
 	c.mu.Lock()
 	if e, ok := c.m[id]; ok && time.Since(e.at) < taskReadFresh {
 		c.mu.Unlock()
@@ -220,7 +201,7 @@ func (b *Bridge) remoteTask(ctx context.Context, id string, tk handle.Task) (tas
 	}
 	c.mu.Unlock()
 	res, err, _ := c.group.Do(id, func() (any, error) {
-		v, err := b.readRemoteTask(context.WithoutCancel(ctx), id, tk)
+		v, err := m.readRemoteTask(context.WithoutCancel(ctx), id, tk)
 		if err != nil {
 			return taskView{}, err
 		}
@@ -242,25 +223,25 @@ func (b *Bridge) remoteTask(ctx context.Context, id string, tk handle.Task) (tas
 }
 
 // readRemoteTask reads the record of task id (tk) from its sandbox.
-func (b *Bridge) readRemoteTask(ctx context.Context, id string, tk handle.Task) (taskView, error) {
-	data, err := b.readTaskFile(ctx, engineIO{b.eng, tk.Sandbox}, tk.Nonce, "state", maxOutputRead)
+func (m *Manager) readRemoteTask(ctx context.Context, id string, tk handle.Task) (taskView, error) {
+	files := sandboxfile.Engine(m.host.Engine, tk.Sandbox)
+	data, err := m.readTaskFile(ctx, files, tk.Nonce, "state", maxStateBytes)
 	// The replica running the task rewrites its record: an engine may
 	// replace the file (a read meanwhile finds none) or write it in place
 	// (a read meanwhile finds it incomplete). Read again before deciding.
-	for wait := 50 * time.Millisecond; err != nil && !errors.Is(err, engine.ErrNoSandbox) && !errors.Is(err, engine.ErrSandboxExited) &&
-		wait <= 400*time.Millisecond && ctx.Err() == nil; wait *= 2 {
+	for wait := 50 * time.Millisecond; err != nil && !gone(err) && wait <= 400*time.Millisecond && ctx.Err() == nil; wait *= 2 {
 		time.Sleep(wait)
-		data, err = b.readTaskFile(ctx, engineIO{b.eng, tk.Sandbox}, tk.Nonce, "state", maxOutputRead)
+		data, err = m.readTaskFile(ctx, files, tk.Nonce, "state", maxStateBytes)
 	}
 	now := time.Now()
+	ttl := m.host.MaxTimeout + m.opts.TTL
 	if err != nil {
-		gone := errors.Is(err, engine.ErrNoSandbox) || errors.Is(err, engine.ErrSandboxExited)
 		switch {
-		case gone && now.Sub(tk.Minted) > b.opts.MaxTimeout+b.opts.Tasks.TTL:
+		case gone(err) && now.Sub(tk.Minted) > ttl:
 			return taskView{}, errTask("task has expired (and its sandbox is gone)")
-		case gone:
+		case gone(err):
 			// What the task became is lost with its sandbox.
-			return taskView{ID: id, Status: taskFailed, Created: tk.Minted, Updated: now, TTL: b.opts.MaxTimeout + b.opts.Tasks.TTL,
+			return taskView{ID: id, Status: taskFailed, Created: tk.Minted, Updated: now, TTL: ttl,
 				Error:   &taskError{Code: -32603, Message: "the task's sandbox is gone (" + err.Error() + "): its call and result are lost"},
 				Message: "the task's sandbox is gone: " + err.Error()}, nil
 		case errors.Is(err, fs.ErrNotExist):
@@ -272,11 +253,10 @@ func (b *Bridge) readRemoteTask(ctx context.Context, id string, tk handle.Task) 
 	if err := json.Unmarshal(data, &v); err != nil || v.ID != id {
 		return taskView{}, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the task's record in its sandbox does not decode"}
 	}
-	terminal := v.Status == taskCompleted || v.Status == taskFailed || v.Status == taskCancelled
 	switch {
-	case terminal && now.After(v.Created.Add(v.TTL)):
+	case taskEnded(v.Status) && now.After(v.Created.Add(v.TTL)):
 		return taskView{}, errTask("task has expired")
-	case !terminal && now.Sub(v.Beat) > taskStale:
+	case !taskEnded(v.Status) && now.Sub(v.Beat) > taskStale:
 		v.Status, v.Inputs, v.Updated = taskFailed, nil, v.Beat
 		v.Error = &taskError{Code: -32603, Message: fmt.Sprintf("the bridge replica running this task was lost: its record was last written %v ago", now.Sub(v.Beat).Round(time.Second))}
 		v.Message = v.Error.Message
@@ -289,8 +269,8 @@ func (b *Bridge) readRemoteTask(ctx context.Context, id string, tk handle.Task) 
 // returns the sequence of the ctl written, whose acknowledgement the
 // caller waits for (awaitControlAck); a task that ended is left as it
 // is (0).
-func (b *Bridge) remoteControl(ctx context.Context, id string, tk handle.Task, responses mcp.InputResponseMap, cancel bool) (int64, error) {
-	v, err := b.readRemoteTask(ctx, id, tk)
+func (m *Manager) remoteControl(ctx context.Context, id string, tk handle.Task, responses mcp.InputResponseMap, cancel bool) (int64, error) {
+	v, err := m.readRemoteTask(ctx, id, tk)
 	if err != nil {
 		return 0, err
 	}
@@ -298,8 +278,8 @@ func (b *Bridge) remoteControl(ctx context.Context, id string, tk handle.Task, r
 		return 0, nil
 	}
 	var c taskControl
-	sio := engineIO{b.eng, tk.Sandbox}
-	if data, err := b.readTaskFile(ctx, sio, tk.Nonce, "ctl", maxControlBytes); err == nil {
+	files := sandboxfile.Engine(m.host.Engine, tk.Sandbox)
+	if data, err := m.readTaskFile(ctx, files, tk.Nonce, "ctl", maxControlBytes); err == nil {
 		json.Unmarshal(data, &c)
 	}
 	// A sequence past every one written or acknowledged: the code may
@@ -322,46 +302,13 @@ func (b *Bridge) remoteControl(ctx context.Context, id string, tk handle.Task, r
 	if err != nil || len(data) > maxControlBytes {
 		return 0, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "the responses cannot be carried to the task (too large, or not encodable)"}
 	}
-	if err := b.writeTaskFile(ctx, sio, tk.Nonce, "ctl", data); err != nil {
+	if err := m.writeTaskFile(ctx, files, tk.Nonce, "ctl", data); err != nil {
 		return 0, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "carrying the request to the replica running the task: " + err.Error()}
 	}
 	return c.Seq, nil
 }
 
-// bindTask makes t the task of a call in the sandbox of cs: it mints the
-// task's ID (bound to the handle's sandbox, or to the MCP session), keeps
-// its record where every replica reads it, and lets the request be
-// answered. It returns the problem to answer the call with instead.
-func (b *Bridge) bindTask(ctx context.Context, t *task, cs *clientSession, req *mcp.CallToolRequest) string {
-	token, _ := clientToken(req)
-	if cs.handle != "" {
-		sb, err := b.handles.keys.Check(cs.handle, token)
-		if err != nil {
-			return "making the task: " + handleProblem(cs.handle, err)
-		}
-		id, tk, err := b.handles.keys.MintTask(sb, token, t.created)
-		if err != nil {
-			return "making the task: " + err.Error()
-		}
-		t.id, t.sb, t.owner = id, tk.Sandbox, cs.handleKey
-		if b.opts.Handles.Key != "" {
-			t.nonce, t.io = tk.Nonce, sessionIO{cs.session}
-		}
-	} else {
-		t.id, t.ss, t.owner = newSessionTaskID(), req.Session, cs.name
-	}
-	if err := b.tasks.add(t, b.opts.Tasks.Max, b.opts.Tasks.MaxPerSandbox); err != nil {
-		return err.Error()
-	}
-	if t.nonce != "" {
-		// The ID is answered once any replica can read the task.
-		if err := b.writeTaskRecord(ctx, t); err != nil {
-			b.tasks.remove(t)
-			return "keeping the task's record in the sandbox, where every replica reads it: " + err.Error()
-		}
-		go b.keepTaskRecord(t)
-	}
-	close(t.bound)
-	cs.events.log.Info("a call runs as a task", "task", redactTaskID(t.id), "timeout", t.timeout)
-	return ""
+// gone reports whether err says the sandbox is gone.
+func gone(err error) bool {
+	return errors.Is(err, engine.ErrNoSandbox) || errors.Is(err, engine.ErrSandboxExited)
 }
