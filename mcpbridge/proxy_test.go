@@ -1,14 +1,10 @@
 package mcpbridge
 
 import (
-	"context"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/discovery"
 )
@@ -88,30 +84,6 @@ func TestProxiedServers(t *testing.T) {
 	text, _ = run(map[string]any{"code": "try:\n    await mcp_stub.crash()\nexcept MCPError as e:\n    print('crash:', e)\nprint(await mcp_stub.echo(message='back'))"})
 	if !strings.HasPrefix(text, "crash: ") || !strings.HasSuffix(text, "\nback") {
 		t.Fatalf("crash and restart: %q", text)
-	}
-}
-
-// TestProxiesAnnounceTheBridgeVersion checks that a proxied server is
-// told the bridge's name and version (Options.Version) at initialize.
-func TestProxiesAnnounceTheBridgeVersion(t *testing.T) {
-	home := t.TempDir()
-	self, _ := os.Executable()
-	write(t, filepath.Join(home, "MCPs", "info.json"), `{"mcpServers": {
-		"info": {"command": "`+self+`", "env": {"`+stubServerEnv+`": "1", "`+stubClientInfoEnv+`": "1"}}
-	}}`)
-	reg := discovery.NewRegistry(discovery.Options{Home: home, Cwd: t.TempDir(), AllowSelf: true})
-	pool := newProxyPool(reg, "1.2.3", slog.New(slog.DiscardHandler), nil, false)
-	defer pool.close()
-	cfg, ok := reg.Lookup("info")
-	if !ok {
-		t.Fatal("server info is not configured")
-	}
-	res, err := pool.call(context.Background(), cfg, "client_info", map[string]any{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := res.Content[0].(*mcp.TextContent).Text; got != implementationName+" 1.2.3" {
-		t.Fatalf("the server was told %q, want %q", got, implementationName+" 1.2.3")
 	}
 }
 

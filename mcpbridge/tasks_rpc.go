@@ -58,7 +58,7 @@ func (b *Bridge) asTask(call *mcp.CallToolRequest) (time.Duration, bool) {
 		call.ProtocolVersion() < protocolAsksByResult || !declaresTasks(call.ClientCapabilities()) {
 		return 0, false
 	}
-	args, problem := parseArgs(p.Arguments, b.opts.DefaultTimeout, b.opts.MaxTimeout, b.knownServer)
+	args, problem := parseArgs(p.Arguments, b.opts.DefaultTimeout, b.opts.MaxTimeout, b.servers.Known)
 	if problem != "" || args.timeout <= b.opts.Tasks.After {
 		return 0, false
 	}
