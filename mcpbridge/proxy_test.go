@@ -7,7 +7,23 @@ import (
 	"testing"
 
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/discovery"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/internal/stubserver"
 )
+
+// The environment of the stub server (internal/stubserver), which the
+// test binary serves on stdio instead of running tests, so that the
+// bridge proxies a real process.
+const (
+	stubServerEnv     = stubserver.ServerEnv
+	stubNoiseEnv      = stubserver.NoiseEnv
+	stubStartDelayEnv = stubserver.StartDelayEnv
+	stubSlowEnv       = stubserver.SlowEnv
+)
+
+func TestMain(m *testing.M) {
+	stubserver.Main()
+	os.Exit(m.Run())
+}
 
 // stubRegistry returns a registry whose "stub" and
 // "Stub Two" servers are this test binary in stub-server mode.
@@ -18,7 +34,7 @@ func stubRegistry(t *testing.T) *discovery.Registry {
 	write(t, filepath.Join(home, "MCPs", "stub.json"), `{"mcpServers": {
 		"stub": {"command": "`+self+`", "env": {"`+stubServerEnv+`": "1"}, "description": "a stub server"},
 		"Stub Two": {"command": "`+self+`", "env": {"`+stubServerEnv+`": "1"}},
-		"noisy": {"command": "`+self+`", "env": {"`+stubServerEnv+`": "1", "MCPBRIDGE_STUB_NOISE": "1"}}
+		"noisy": {"command": "`+self+`", "env": {"`+stubServerEnv+`": "1", "`+stubNoiseEnv+`": "1"}}
 	}}`)
 	// The stub is this very executable, which the registry would skip as
 	// a self-entry without the override.

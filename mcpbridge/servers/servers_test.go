@@ -11,9 +11,60 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/discovery"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/internal/stubserver"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/policy"
 )
+
+// The environment of the stub server (internal/stubserver), which the
+// test binary serves on stdio instead of running tests, so that the
+// servers proxied are real processes.
+const (
+	stubServerEnv     = stubserver.ServerEnv
+	stubClientInfoEnv = stubserver.ClientInfoEnv
+)
+
+func TestMain(m *testing.M) {
+	stubserver.Main()
+	os.Exit(m.Run())
+}
+
+// write writes content to path, making its directory.
+func write(t testing.TB, path, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestProxiesAnnounceTheBridgeVersion checks that a proxied server is
+// told the bridge's name and version (Options.Version) at initialize.
+func TestProxiesAnnounceTheBridgeVersion(t *testing.T) {
+	home := t.TempDir()
+	self, _ := os.Executable()
+	write(t, filepath.Join(home, "MCPs", "info.json"), `{"mcpServers": {
+		"info": {"command": "`+self+`", "env": {"`+stubServerEnv+`": "1", "`+stubClientInfoEnv+`": "1"}}
+	}}`)
+	reg := discovery.NewRegistry(discovery.Options{Home: home, Cwd: t.TempDir(), AllowSelf: true})
+	pool := newPool(reg, "1.2.3", slog.New(slog.DiscardHandler), nil, false)
+	defer pool.close()
+	cfg, ok := reg.Lookup("info")
+	if !ok {
+		t.Fatal("server info is not configured")
+	}
+	res, err := pool.call(context.Background(), cfg, "client_info", map[string]any{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := res.Content[0].(*mcp.TextContent).Text; got != discovery.ImplementationName+" 1.2.3" {
+		t.Fatalf("the server was told %q, want %q", got, discovery.ImplementationName+" 1.2.3")
+	}
+}
 
 // A fakeCall is a run_python call in progress that counts its proxied
 // calls.
