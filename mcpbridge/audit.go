@@ -9,14 +9,6 @@ import (
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/policy"
 )
 
-// Outcomes of a proxied call in audit records, besides the confirmation
-// outcomes (accepted, declined, allowed_without_elicitation).
-const (
-	outcomeOK     = "ok"
-	outcomeError  = "error"
-	outcomeDenied = "denied"
-)
-
 // auditRunPython writes the record of a run_python call.
 func (b *Bridge) auditRunPython(req *mcp.CallToolRequest, cs *clientSession, args callArgs, began time.Time, status string, outBytes int) {
 	if b.audit == nil {

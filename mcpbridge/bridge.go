@@ -17,6 +17,7 @@ import (
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/internal/sandboxfile"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/packages"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/policy"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/servers"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/tasks"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/toolsearch"
 )
@@ -29,8 +30,7 @@ type Bridge struct {
 	server *mcp.Server
 	seq    atomic.Int64
 
-	shared         *proxyPool   // the instances of the servers every session shares
-	catalog        *toolCatalog // the tools every server listed last
+	servers        *servers.Set // the proxied servers: shared instances, catalog, search
 	store          *store
 	pool           *sandboxPool // warm sandboxes for new sessions (nil: none)
 	metrics        *metrics

@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/entrypoint"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/policy"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/servers"
 )
 
 // newClientSession returns a client session whose sandbox is not started;
@@ -31,8 +32,21 @@ func (b *Bridge) buildClientSession(newSession func(*entrypoint.Options) *entryp
 		queue:  newCallQueue(b.opts.MaxQueuedCalls),
 	}
 	cs.halted, cs.halt = context.WithCancel(context.Background())
-	cs.own = newProxyPool(b.opts.Registry, b.opts.Version, log, b.catalog, false)
-	cs.own.metrics = b.metrics
+	cs.servers = b.servers.NewRoute(&servers.Hooks{Logger: log,
+		Call: func() servers.Call {
+			if ci := cs.current.Load(); ci != nil {
+				return ci
+			}
+			return nil // not a typed nil: no call runs
+		},
+		Confirm: func(ctx context.Context, c servers.Call, p *policy.Policy, v policy.Verdict, server, tool string, args map[string]any) (string, []any, error) {
+			ci, _ := c.(*callInfo)
+			return b.confirm(ctx, ci, p, v, cs.name, server, tool, args)
+		},
+		Audit: func(p *policy.Policy, server, tool string, args map[string]any, began time.Time, outcome string, err error, extra ...any) {
+			b.auditToolCall(cs, p, server, tool, args, began, outcome, err, extra...)
+		},
+	})
 	opts := b.opts.Session
 	opts.Spec.Session = name
 	opts.Logger = log
@@ -129,7 +143,7 @@ func (b *Bridge) load(ctx context.Context, cs *clientSession, servers []string) 
 	if len(servers) == 0 {
 		return nil
 	}
-	if err := b.proxiesOf(cs).start(ctx, servers); err != nil {
+	if err := cs.servers.Start(ctx, servers); err != nil {
 		return err
 	}
 	if !cs.state.add(servers) {

@@ -18,7 +18,6 @@ const eventLogger = "mcp-server-code-execution-mode"
 
 // The MCP log levels of the bridge's events.
 const (
-	levelNotice  mcp.LoggingLevel = "notice"
 	levelWarning mcp.LoggingLevel = "warning"
 	levelError   mcp.LoggingLevel = "error"
 )

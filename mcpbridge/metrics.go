@@ -19,14 +19,6 @@ const metricsPrefix = "mcp_bridge_"
 // proxied_calls_total; calls past it count under tool "other".
 const maxProxiedLabels = 500
 
-// Outcomes of a proxied call.
-const (
-	proxiedOK        = "ok"
-	proxiedError     = "error"
-	proxiedCancelled = "cancelled"
-	proxiedTimeout   = "timeout"
-)
-
 // metrics are the bridge's Prometheus metrics, on a registry of its own.
 type metrics struct {
 	reg *prometheus.Registry
@@ -189,7 +181,8 @@ func (m *metrics) startFailed(err error) {
 	}
 }
 
-// proxiedCall counts a call to a proxied server's tool.
+// proxiedCall counts a call to a proxied server's tool by its outcome
+// (servers.Options.Counted: ok, error, cancelled or timeout).
 func (m *metrics) proxiedCall(server, tool, outcome string) {
 	if m == nil {
 		return

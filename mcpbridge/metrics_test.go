@@ -128,7 +128,7 @@ func TestMetricsOfProxiedCalls(t *testing.T) {
 func TestProxiedLabelsAreBounded(t *testing.T) {
 	m := newMetrics(nil, "v1.2.3", func() int { return 0 }, func() int { return 0 })
 	for i := range 2 * maxProxiedLabels {
-		m.proxiedCall("s"+strconv.Itoa(i), "t", proxiedOK)
+		m.proxiedCall("s"+strconv.Itoa(i), "t", "ok")
 	}
 	if n := len(m.proxiedTo); n > maxProxiedLabels+maxProxiedLabels/10+1 {
 		t.Fatalf("%d label pairs", n)

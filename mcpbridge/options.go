@@ -113,6 +113,10 @@ type Options struct {
 	// Tasks configure the Tasks extension. Zero: the defaults of
 	// TaskOptions.
 	Tasks TaskOptions
+
+	// searchWait is servers.Options.SearchWait, for the tests. Zero: its
+	// default.
+	searchWait time.Duration
 }
 
 // withDefaults returns o with every zero value replaced by its default.

@@ -1,17 +1,29 @@
 package mcpbridge
 
 import (
-	"context"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/discovery"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/internal/stubserver"
 )
+
+// The environment of the stub server (internal/stubserver), which the
+// test binary serves on stdio instead of running tests, so that the
+// bridge proxies a real process.
+const (
+	stubServerEnv     = stubserver.ServerEnv
+	stubNoiseEnv      = stubserver.NoiseEnv
+	stubStartDelayEnv = stubserver.StartDelayEnv
+	stubSlowEnv       = stubserver.SlowEnv
+)
+
+func TestMain(m *testing.M) {
+	stubserver.Main()
+	os.Exit(m.Run())
+}
 
 // stubRegistry returns a registry whose "stub" and
 // "Stub Two" servers are this test binary in stub-server mode.
@@ -22,7 +34,7 @@ func stubRegistry(t *testing.T) *discovery.Registry {
 	write(t, filepath.Join(home, "MCPs", "stub.json"), `{"mcpServers": {
 		"stub": {"command": "`+self+`", "env": {"`+stubServerEnv+`": "1"}, "description": "a stub server"},
 		"Stub Two": {"command": "`+self+`", "env": {"`+stubServerEnv+`": "1"}},
-		"noisy": {"command": "`+self+`", "env": {"`+stubServerEnv+`": "1", "MCPBRIDGE_STUB_NOISE": "1"}}
+		"noisy": {"command": "`+self+`", "env": {"`+stubServerEnv+`": "1", "`+stubNoiseEnv+`": "1"}}
 	}}`)
 	// The stub is this very executable, which the registry would skip as
 	// a self-entry without the override.
@@ -88,30 +100,6 @@ func TestProxiedServers(t *testing.T) {
 	text, _ = run(map[string]any{"code": "try:\n    await mcp_stub.crash()\nexcept MCPError as e:\n    print('crash:', e)\nprint(await mcp_stub.echo(message='back'))"})
 	if !strings.HasPrefix(text, "crash: ") || !strings.HasSuffix(text, "\nback") {
 		t.Fatalf("crash and restart: %q", text)
-	}
-}
-
-// TestProxiesAnnounceTheBridgeVersion checks that a proxied server is
-// told the bridge's name and version (Options.Version) at initialize.
-func TestProxiesAnnounceTheBridgeVersion(t *testing.T) {
-	home := t.TempDir()
-	self, _ := os.Executable()
-	write(t, filepath.Join(home, "MCPs", "info.json"), `{"mcpServers": {
-		"info": {"command": "`+self+`", "env": {"`+stubServerEnv+`": "1", "`+stubClientInfoEnv+`": "1"}}
-	}}`)
-	reg := discovery.NewRegistry(discovery.Options{Home: home, Cwd: t.TempDir(), AllowSelf: true})
-	pool := newProxyPool(reg, "1.2.3", slog.New(slog.DiscardHandler), nil, false)
-	defer pool.close()
-	cfg, ok := reg.Lookup("info")
-	if !ok {
-		t.Fatal("server info is not configured")
-	}
-	res, err := pool.call(context.Background(), cfg, "client_info", map[string]any{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := res.Content[0].(*mcp.TextContent).Text; got != implementationName+" 1.2.3" {
-		t.Fatalf("the server was told %q, want %q", got, implementationName+" 1.2.3")
 	}
 }
 

@@ -56,7 +56,7 @@ func TestRefusalLoopAuditLog(t *testing.T) {
 func refusalCounts(t *testing.T, path string) map[string]int {
 	out := map[string]int{}
 	for _, rec := range auditRecords(t, path) {
-		if rec["outcome"] != outcomeDenied {
+		if rec["outcome"] != "denied" {
 			continue
 		}
 		n, _ := rec["count"].(float64)

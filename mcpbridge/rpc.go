@@ -38,7 +38,7 @@ type rpcRequest struct {
 
 // rpcHandler answers the sandbox of the client session cs.
 func (b *Bridge) rpcHandler(cs *clientSession) func(context.Context, json.RawMessage) (any, error) {
-	state, proxies := cs.state, b.proxiesOf(cs)
+	state, proxies := cs.state, cs.servers
 	return func(ctx context.Context, raw json.RawMessage) (any, error) {
 		ctx = withEvents(ctx, cs.events)
 		var req rpcRequest
@@ -51,7 +51,7 @@ func (b *Bridge) rpcHandler(cs *clientSession) func(context.Context, json.RawMes
 			sort.Strings(names)
 			return map[string]any{"servers": names}, nil
 		case "discovered_servers":
-			servers, err := b.discovered()
+			servers, err := b.servers.Discovered()
 			if err != nil {
 				return nil, err
 			}
@@ -60,7 +60,7 @@ func (b *Bridge) rpcHandler(cs *clientSession) func(context.Context, json.RawMes
 			if !state.has(req.Server) {
 				return nil, notAvailable(req.Server)
 			}
-			tools, err := proxies.tools(ctx, req.Server)
+			tools, err := proxies.Tools(ctx, req.Server)
 			if err != nil {
 				return nil, err
 			}
@@ -70,7 +70,7 @@ func (b *Bridge) rpcHandler(cs *clientSession) func(context.Context, json.RawMes
 				// A server the policy forbids is refused as such, and
 				// audited, as every call the policy refuses is; its
 				// arguments are decoded only when small, for the record.
-				if err := proxies.refuseUnloaded(req.Server, req.Tool, refusedArguments(req.Arguments)); err != nil {
+				if err := proxies.RefuseUnloaded(req.Server, req.Tool, refusedArguments(req.Arguments)); err != nil {
 					return nil, err
 				}
 				return nil, notAvailable(req.Server)
@@ -82,15 +82,15 @@ func (b *Bridge) rpcHandler(cs *clientSession) func(context.Context, json.RawMes
 			if err != nil {
 				return nil, err
 			}
-			res, err := proxies.call(withCodeLine(ctx, req.Line), req.Server, req.Tool, args)
+			res, err := proxies.Call(withCodeLine(ctx, req.Line), req.Server, req.Tool, args)
 			if err != nil {
 				return nil, err
 			}
 			return map[string]any{"result": res}, nil
 		case "query_tool_docs":
-			return b.queryDocs(ctx, proxies, req.Server, req.Tool, req.Detail == "full")
+			return proxies.Docs(ctx, req.Server, req.Tool, req.Detail == "full")
 		case "search_tool_docs":
-			return b.searchDocs(ctx, proxies, req.Query, req.Limit, req.Detail == "full")
+			return proxies.Search(ctx, req.Query, req.Limit, req.Detail == "full")
 		case "memory":
 			return b.store.memory(req.Op, req.Key, req.Value, req.Metadata)
 		case "save_tool":
@@ -143,22 +143,4 @@ func refusedArguments(raw json.RawMessage) map[string]any {
 // loaded, quoted as Python's repr quotes.
 func notAvailable(server string) error {
 	return fmt.Errorf("Server %s is not available", pyname.Repr(server))
-}
-
-// discovered lists the configured servers the policy lets be loaded, with
-// their descriptions, sorted by name as the original lists them.
-func (b *Bridge) discovered() ([]map[string]string, error) {
-	p, err := b.policy.Current()
-	if err != nil {
-		return nil, err
-	}
-	out := []map[string]string{}
-	for _, sc := range b.opts.Registry.Servers() {
-		if ok, _ := p.MayLoad(sc.Name); !ok {
-			continue
-		}
-		out = append(out, map[string]string{"name": sc.Name, "description": sc.Description, "cwd": sc.Cwd})
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i]["name"] < out[j]["name"] })
-	return out, nil
 }

@@ -164,10 +164,10 @@ func (b *Bridge) syncLoadedServers(ctx context.Context, cs *clientSession) {
 			refused = append(refused, n)
 			continue
 		}
-		if !b.knownServer(n) {
+		if !b.servers.Known(n) {
 			continue
 		}
-		if _, err := b.proxiesOf(cs).loadable(n); err != nil {
+		if _, err := cs.servers.Loadable(n); err != nil {
 			continue
 		}
 		ok = append(ok, n)

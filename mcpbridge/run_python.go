@@ -28,7 +28,7 @@ func (b *Bridge) runPython(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 	began := time.Now()
 	toolsearch.Warm()
 	mode := b.opts.OutputMode
-	args, problem := parseArgs(req.Params.Arguments, b.opts.DefaultTimeout, b.opts.MaxTimeout, b.knownServer)
+	args, problem := parseArgs(req.Params.Arguments, b.opts.DefaultTimeout, b.opts.MaxTimeout, b.servers.Known)
 	var cs *clientSession
 	// finish records a call that ended with result: metrics and audit.
 	finish := func(result *mcp.CallToolResult, outBytes int) {

@@ -30,7 +30,7 @@ func (b *Bridge) newTasks(keys *handle.Keyring) *tasks.Manager {
 		MaxTimeout: o.MaxTimeout,
 		Logger:     b.log,
 		CallTimeout: func(raw json.RawMessage) (time.Duration, bool) {
-			args, problem := parseArgs(raw, o.DefaultTimeout, o.MaxTimeout, b.knownServer)
+			args, problem := parseArgs(raw, o.DefaultTimeout, o.MaxTimeout, b.servers.Known)
 			return args.timeout, problem == ""
 		},
 		ResultStatus: resultStatus,

@@ -10,13 +10,16 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/servers"
 )
 
 // TestSandboxSignatures runs the sandbox API in the host's python3 with the
-// parameters toolParams decodes, as the sandbox receives them: signatures,
-// argument checks, names that cannot be parameters, a parameter called
-// "arguments", and a schema the bridge could not read. Then every seed and
-// every input of the committed corpus of FuzzToolParams must install.
+// parameters servers.ParamsOf decodes, as the sandbox receives them:
+// signatures, argument checks, names that cannot be parameters, a parameter
+// called "arguments", and a schema the bridge could not read. Then every
+// seed and every input of the committed corpus of FuzzToolParams (in
+// mcpbridge/servers) must install.
 func TestSandboxSignatures(t *testing.T) {
 	python, err := exec.LookPath("python3")
 	if err != nil {
@@ -27,17 +30,18 @@ func TestSandboxSignatures(t *testing.T) {
 		if err := json.Unmarshal([]byte(schema), &s); err != nil {
 			t.Fatal(err)
 		}
-		params, _ := toolParams(s)
+		params, _ := servers.ParamsOf(s)
 		if params == nil {
-			params = []toolParam{}
+			params = []servers.Param{}
 		}
 		return map[string]any{"name": alias, "alias": alias, "description": "", "input_schema": s, "params": params}
 	}
+	seeds := schemaSeeds(t)
 	tools := []map[string]any{
-		tool("read_text_file", schemaSeeds[0]),
-		tool("echo", schemaSeeds[2]),
-		tool("names", schemaSeeds[10]),
-		tool("args", schemaSeeds[11]),
+		tool("read_text_file", seeds[0]),
+		tool("echo", seeds[2]),
+		tool("names", seeds[10]),
+		tool("args", seeds[11]),
 		tool("unreadable", `{"properties":[1]}`),
 	}
 	script := `
@@ -84,7 +88,7 @@ MCPArgumentError names() is missing required argument(s): class, get-sum
 	}
 
 	// Every seed and corpus input installs: its signature is valid Python.
-	inputs := append([]string{}, schemaSeeds...)
+	inputs := append([]string{}, seeds...)
 	inputs = append(inputs, corpusInputs(t, "FuzzToolParams")...)
 	tools = nil
 	for i, in := range inputs {
@@ -147,11 +151,28 @@ exec(compile(sys.argv[2], "<script>", "exec"), g)
 	return string(out)
 }
 
+// schemaSeeds returns the seeds of FuzzToolParams, the input schemas of
+// servers/testdata/schema_seeds.txt (one a line; # starts a comment).
+func schemaSeeds(t *testing.T) []string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("servers", "testdata", "schema_seeds.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seeds []string
+	for _, line := range strings.Split(string(data), "\n") {
+		if line != "" && !strings.HasPrefix(line, "#") {
+			seeds = append(seeds, line)
+		}
+	}
+	return seeds
+}
+
 // corpusInputs returns the []byte inputs of the committed corpus of a fuzz
-// target (testdata/fuzz/<target>), as strings.
+// target of mcpbridge/servers (servers/testdata/fuzz/<target>), as strings.
 func corpusInputs(t *testing.T, target string) []string {
 	t.Helper()
-	files, err := filepath.Glob(filepath.Join("testdata", "fuzz", target, "*"))
+	files, err := filepath.Glob(filepath.Join("servers", "testdata", "fuzz", target, "*"))
 	if err != nil {
 		t.Fatal(err)
 	}

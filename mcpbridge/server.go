@@ -3,7 +3,6 @@ package mcpbridge
 import (
 	"context"
 	"crypto/rand"
-	"path/filepath"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -15,6 +14,7 @@ import (
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/internal/sandboxfile"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/packages"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/policy"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/servers"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/tasks"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/toolsearch"
 )
@@ -28,13 +28,15 @@ func New(eng engine.Engine, opts *Options) *Bridge {
 	}
 	o = o.withDefaults()
 	b := &Bridge{eng: eng, opts: o, log: o.Logger, sessions: map[*mcp.ServerSession]*clientSession{}, closing: make(chan struct{})}
-	b.catalog = newToolCatalog(filepath.Join(o.Registry.StateDir(), "catalog"), b.log)
 	b.metrics = newMetrics(eng, o.Version, b.sessionCount, func() int { return b.pool.readyCount() })
-	b.shared = newProxyPool(o.Registry, o.Version, b.log, b.catalog, true)
-	b.shared.metrics = b.metrics
 	b.store = &store{dir: o.Registry.StateDir()}
 	b.policy = policy.Open(o.PolicyFile, o.Registry.StateDir(), b.log)
 	b.searchKeywords = toolsearch.NewKeywordsFile(o.SearchKeywordsFile, o.Registry.StateDir(), b.log)
+	b.servers = servers.New(&servers.Options{Registry: o.Registry, Policy: b.policy, Keywords: b.searchKeywords, Version: o.Version, Logger: b.log,
+		Events: func(ctx context.Context, level mcp.LoggingLevel, msg string, attrs ...any) {
+			eventsOf(ctx).emit(level, msg, attrs...)
+		},
+		Counted: b.metrics.proxiedCall, SearchWait: o.searchWait})
 	b.audit = o.Audit
 	if b.opts.Session.RPCBudget == nil {
 		// One bound on the RPC bytes in flight for all its sessions.
@@ -131,7 +133,7 @@ func (b *Bridge) Close() error {
 	}
 	wg.Add(3)
 	go func() { defer wg.Done(); b.closeHandles() }()
-	go func() { defer wg.Done(); b.shared.close() }()
+	go func() { defer wg.Done(); b.servers.Close() }()
 	go func() { defer wg.Done(); b.pool.close() }()
 	wg.Wait()
 	b.tasks.Wait()  // the last records of the tasks Close failed

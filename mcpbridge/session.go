@@ -11,6 +11,7 @@ import (
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/entrypoint"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/egress"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/handle"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/servers"
 )
 
 // installTimeout bounds installing the proxies of newly loaded servers in
@@ -27,7 +28,7 @@ type clientSession struct {
 	session *entrypoint.Session
 	state   *clientState
 	events  *clientEvents
-	own     *proxyPool     // its instances of the servers that are not shared
+	servers *servers.Route // its use of the servers, its own instances of those not shared
 	queue   *callQueue     // its run_python calls, one at a time, in order
 	outputs outputStore    // whole outputs of calls cut to the budget
 	files   fileLinks      // the files out its calls reported
@@ -76,7 +77,7 @@ func (cs *clientSession) close() {
 	var wg sync.WaitGroup
 	wg.Add(2)
 	go func() { defer wg.Done(); cs.session.Close() }()
-	go func() { defer wg.Done(); cs.own.close() }()
+	go func() { defer wg.Done(); cs.servers.Close() }()
 	wg.Wait()
 	cs.install.close()
 	cs.egress.Close()
@@ -89,7 +90,7 @@ func (cs *clientSession) leave() {
 	var wg sync.WaitGroup
 	wg.Add(2)
 	go func() { defer wg.Done(); cs.session.Leave() }()
-	go func() { defer wg.Done(); cs.own.close() }()
+	go func() { defer wg.Done(); cs.servers.Close() }()
 	wg.Wait()
 	cs.install.close()
 	cs.egress.Close()
@@ -109,3 +110,7 @@ type callInfo struct {
 	// toolCalls counts the proxied calls the code made so far.
 	toolCalls atomic.Int64
 }
+
+// CountToolCall counts one more proxied call of the call and returns how
+// many it made so far (servers.Call).
+func (ci *callInfo) CountToolCall() int64 { return ci.toolCalls.Add(1) }

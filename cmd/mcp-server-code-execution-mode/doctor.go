@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine"
-	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/config"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/discovery"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/servers"
 )
 
 // The statuses of a check.
@@ -228,12 +228,12 @@ func (d *doctor) checkConfigs(ctx context.Context, cfg *config.Config) {
 		d.report(configResult(f, began))
 	}
 	began = time.Now()
-	servers := mcpbridge.CheckServers(ctx, reg, &mcpbridge.ServerCheckOptions{
+	reports := servers.Check(ctx, reg, &servers.CheckOptions{
 		Timeout: d.timeout, Concurrency: serverConcurrency, Version: version, Logger: d.log})
-	if len(servers) == 0 {
+	if len(reports) == 0 {
 		d.report(checkResult{Check: "server", Status: statusOK, DurationMS: sinceMS(began), Detail: "no MCP server configured"})
 	}
-	for _, s := range servers {
+	for _, s := range reports {
 		d.report(serverResult(s))
 	}
 }
@@ -271,7 +271,7 @@ func configResult(f discovery.ConfigFileReport, began time.Time) checkResult {
 }
 
 // serverResult reports one configured server.
-func serverResult(s mcpbridge.ServerReport) checkResult {
+func serverResult(s servers.Report) checkResult {
 	took := s.Took.Milliseconds()
 	r := checkResult{Check: "server", Status: statusOK, DurationMS: took, Server: s.Server, Source: s.Source,
 		StartMS: &took, Stderr: s.Stderr}

@@ -66,7 +66,7 @@ def run(coro):
 
 
 def param(name, annotation="str", required=False, kind="keyword_only", description=""):
-    """A parameter as the bridge decodes it (toolParam in params.go)."""
+    """A parameter as the bridge decodes it (servers.Param in mcpbridge/servers/params.go)."""
     return {"name": name, "kind": kind, "required": required, "annotation": annotation, "description": description}
 
 

@@ -1,7 +1,7 @@
 // Package inputschema reads a tool's input schema as the go-sdk hands it
 // over: a decoded JSON value, a *jsonschema.Schema, or anything else that
-// encodes to JSON. The bridge's parameters (mcpbridge/params.go) and the
-// tool search's index (mcpbridge/toolsearch) both read it here.
+// encodes to JSON. The parameters of proxied tools (mcpbridge/servers) and
+// the tool search's index (mcpbridge/toolsearch) both read it here.
 package inputschema
 
 import (

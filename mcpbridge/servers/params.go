@@ -1,4 +1,4 @@
-package mcpbridge
+package servers
 
 import (
 	"errors"
@@ -19,7 +19,7 @@ const (
 	truncationEllipsis = "…"
 )
 
-// Kinds of toolParam.
+// Kinds of Param.
 const (
 	// paramKeyword is a keyword-only parameter of the tool's Python
 	// signature: its name is an identifier and no keyword.
@@ -30,10 +30,10 @@ const (
 	paramExtra = "extra"
 )
 
-// A toolParam is one property of a tool's input schema, decoded for the
+// A Param is one property of a tool's input schema, decoded for the
 // sandbox, which turns it into an inspect.Parameter (kind paramKeyword)
 // and a line of the tool's docstring.
-type toolParam struct {
+type Param struct {
 	Name string `json:"name"`
 	Kind string `json:"kind"`
 	// Required parameters have no default; the others default to None,
@@ -71,10 +71,10 @@ func isParamName(name string) bool {
 	return true
 }
 
-// errSchema reports an input schema toolParams cannot read.
+// errSchema reports an input schema ParamsOf cannot read.
 var errSchema = errors.New("unusable input schema")
 
-// toolParams decodes a tool's input schema into its parameters: the
+// ParamsOf decodes a tool's input schema into its parameters: the
 // required properties in the order "required" lists them, then the
 // optional ones sorted by name (the order the sandbox always saw, the
 // schema being a Go map). A nil schema, or one without properties, has
@@ -84,7 +84,7 @@ var errSchema = errors.New("unusable input schema")
 // a list, a name that is not UTF-8, or a schema over the bounds; the tool
 // is then installed without parameters, and passes whatever it is given
 // on to its server to validate.
-func toolParams(schema any) ([]toolParam, error) {
+func ParamsOf(schema any) ([]Param, error) {
 	m, err := schemaObject(schema)
 	if err != nil || m == nil {
 		return nil, err
@@ -130,9 +130,9 @@ func toolParams(schema any) ([]toolParam, error) {
 		}
 	}
 	slices.Sort(optional)
-	params := make([]toolParam, 0, len(props))
+	params := make([]Param, 0, len(props))
 	for i, name := range append(required, optional...) {
-		p := toolParam{Name: name, Kind: paramExtra, Required: i < len(required), Annotation: "object"}
+		p := Param{Name: name, Kind: paramExtra, Required: i < len(required), Annotation: "object"}
 		if isParamName(name) {
 			p.Kind = paramKeyword
 		}

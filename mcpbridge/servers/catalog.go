@@ -1,4 +1,4 @@
-package mcpbridge
+package servers
 
 import (
 	"crypto/sha256"
@@ -22,14 +22,14 @@ import (
 // maxCatalogFile bounds a catalog file read back from disk.
 const maxCatalogFile = 8 << 20
 
-// A toolCatalog remembers the tools each configured server listed last,
+// A catalog remembers the tools each configured server listed last,
 // whichever instance of it listed them, so that searching and documenting
 // the tools of many servers does not start an instance of each in every
 // client session. With a directory it is persistent: each server's list
 // is also written there, keyed by the server's configuration, and read
 // back by a later bridge process, so that a search answers from it at once
 // while the server is listed again in the background.
-type toolCatalog struct {
+type catalog struct {
 	dir string // "": in memory only
 	log *slog.Logger
 
@@ -57,17 +57,17 @@ type catalogFile struct {
 	Tools    []*mcp.Tool `json:"tools"`
 }
 
-// newToolCatalog returns a catalog kept in dir (none: memory only).
-func newToolCatalog(dir string, log *slog.Logger) *toolCatalog {
+// newCatalog returns a catalog kept in dir (none: memory only).
+func newCatalog(dir string, log *slog.Logger) *catalog {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &toolCatalog{dir: dir, log: log, entries: map[string]catalogEntry{}, refreshing: map[string]bool{}}
+	return &catalog{dir: dir, log: log, entries: map[string]catalogEntry{}, refreshing: map[string]bool{}}
 }
 
 // put records the tools an instance of the server cfg listed, and the
 // version it reported.
-func (c *toolCatalog) put(cfg discovery.Server, tools []*mcp.Tool, version string) {
+func (c *catalog) put(cfg discovery.Server, tools []*mcp.Tool, version string) {
 	if c == nil {
 		return
 	}
@@ -80,7 +80,7 @@ func (c *toolCatalog) put(cfg discovery.Server, tools []*mcp.Tool, version strin
 // get returns the tools last listed by the server cfg, if it is still
 // defined so: from memory, else from the catalog on disk. stale says they
 // were read from disk and no instance listed them in this process yet.
-func (c *toolCatalog) get(cfg discovery.Server) (tools []*mcp.Tool, stale, ok bool) {
+func (c *catalog) get(cfg discovery.Server) (tools []*mcp.Tool, stale, ok bool) {
 	if c == nil {
 		return nil, false, false
 	}
@@ -106,7 +106,7 @@ func (c *toolCatalog) get(cfg discovery.Server) (tools []*mcp.Tool, stale, ok bo
 // startRefresh reports whether the caller should list server name again
 // in the background: false when a refresh of it is under way. done ends
 // the refresh.
-func (c *toolCatalog) startRefresh(name string) (start bool, done func()) {
+func (c *catalog) startRefresh(name string) (start bool, done func()) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.refreshing[name] {
@@ -123,7 +123,7 @@ func (c *toolCatalog) startRefresh(name string) (start bool, done func()) {
 // path returns the file of server name in the catalog directory: a
 // readable prefix of the name and a digest of it, so that any name maps
 // to one safe file name.
-func (c *toolCatalog) path(name string) string {
+func (c *catalog) path(name string) string {
 	sum := sha256.Sum256([]byte(name))
 	safe := strings.Map(func(r rune) rune {
 		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' {
@@ -139,7 +139,7 @@ func (c *toolCatalog) path(name string) string {
 
 // save writes the entry of cfg to disk, atomically (a temporary file
 // renamed); a failure is logged, never returned: the catalog is a cache.
-func (c *toolCatalog) save(cfg discovery.Server, tools []*mcp.Tool, version string) {
+func (c *catalog) save(cfg discovery.Server, tools []*mcp.Tool, version string) {
 	if c.dir == "" {
 		return
 	}
@@ -157,7 +157,7 @@ func (c *toolCatalog) save(cfg discovery.Server, tools []*mcp.Tool, version stri
 
 // load reads the entry of cfg from disk, if one of the same definition is
 // there and parses.
-func (c *toolCatalog) load(cfg discovery.Server) (catalogFile, bool) {
+func (c *catalog) load(cfg discovery.Server) (catalogFile, bool) {
 	var f catalogFile
 	if c.dir == "" {
 		return f, false
@@ -209,4 +209,28 @@ func sameConfig(a, b discovery.Server) bool {
 		}
 	}
 	return true
+}
+
+// writeFile writes data to path atomically, mode 0600: through a
+// temporary file of its own in path's directory (made, mode 0700, when
+// missing), renamed into place, so that bridges sharing the state
+// directory never write one temporary file together.
+func writeFile(path string, data []byte) error {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name()) // gone already once renamed
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
 }

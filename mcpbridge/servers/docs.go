@@ -1,4 +1,4 @@
-package mcpbridge
+package servers
 
 import (
 	"strings"
@@ -52,7 +52,7 @@ const maxSummary = 200
 // parameters go through **arguments. A schema it cannot read gives
 // (**arguments).
 func signature(serverAlias, toolAlias string, schema any) string {
-	params, err := toolParams(schema)
+	params, err := ParamsOf(schema)
 	var parts, extra []string
 	for _, p := range params {
 		if p.Kind == paramExtra {

@@ -1,4 +1,4 @@
-package mcpbridge
+package servers
 
 import (
 	"context"
@@ -34,38 +34,65 @@ const (
 // errServerUnavailable reports a server the sandbox may not or cannot use.
 var errServerUnavailable = errors.New("server not available")
 
-// A proxyPool keeps one warm client session per proxied MCP server,
+// Outcomes of a proxied call, as Options.Counted is told them.
+const (
+	outcomeOK        = "ok"
+	outcomeError     = "error"
+	outcomeCancelled = "cancelled"
+	outcomeTimeout   = "timeout"
+)
+
+// The MCP log levels of the events of proxied servers.
+const (
+	levelNotice  mcp.LoggingLevel = "notice"
+	levelWarning mcp.LoggingLevel = "warning"
+)
+
+// Events sends an event of a proxied server to the client whose call ctx
+// is: msg, at level, with attrs (key, value pairs) beside it.
+type Events func(ctx context.Context, level mcp.LoggingLevel, msg string, attrs ...any)
+
+// emit sends an event, when e is set.
+func (e Events) emit(ctx context.Context, level mcp.LoggingLevel, msg string, attrs ...any) {
+	if e != nil {
+		e(ctx, level, msg, attrs...)
+	}
+}
+
+// A pool keeps one warm client session per proxied MCP server,
 // started on first use and restarted after it dies. Each client session
 // has a pool of its own for the servers it loads; the bridge has one for
 // the servers whose entry says "shared": true, whose calls come from many
 // clients at once.
-type proxyPool struct {
+type pool struct {
 	reg     *discovery.Registry
 	version string // the bridge's, announced to the servers
 	log     *slog.Logger
-	catalog *toolCatalog // told every tool list the servers give
-	shared  bool         // the bridge's pool of shared servers
-	metrics *metrics     // counts the calls (nil: not counted)
+	catalog *catalog                           // told every tool list the servers give
+	shared  bool                               // the bridge's pool of shared servers
+	events  Events                             // nil: none
+	counted func(server, tool, outcome string) // nil: not counted
 
-	mu      sync.Mutex
-	clients map[string]*proxyClient
+	mu        sync.Mutex
+	instances map[string]*instance
 }
 
-// newProxyPool returns a pool of the servers of reg, whose clients
+// newPool returns a pool of the servers of reg, whose instances
 // announce themselves as version of the bridge and tell catalog (nil:
 // none) the tools they list; shared says whether many client sessions
 // call it.
-func newProxyPool(reg *discovery.Registry, version string, log *slog.Logger, catalog *toolCatalog, shared bool) *proxyPool {
-	return &proxyPool{reg: reg, version: version, log: log, catalog: catalog, shared: shared, clients: map[string]*proxyClient{}}
+func newPool(reg *discovery.Registry, version string, log *slog.Logger, catalog *catalog, shared bool) *pool {
+	return &pool{reg: reg, version: version, log: log, catalog: catalog, shared: shared, instances: map[string]*instance{}}
 }
 
-// A proxyClient is the connection to one server.
-type proxyClient struct {
+// An instance is the connection to one server.
+type instance struct {
 	cfg     discovery.Server
 	version string // the bridge's, announced to the server
 	log     *slog.Logger
-	catalog *toolCatalog
+	catalog *catalog
 	shared  bool
+	events  Events // nil: none
 	// stderr, when set, keeps the last lines the server wrote on its
 	// standard error.
 	stderr *engine.LineTail
@@ -92,13 +119,13 @@ type retirement struct {
 // caller's return path, and closing at once would lose it.
 const cancelGrace = time.Second
 
-// client returns the client of server name, creating its entry.
-func (p *proxyPool) client(name string) (*proxyClient, error) {
+// instance returns the instance of server name, creating its entry.
+func (p *pool) instance(name string) (*instance, error) {
 	cfg, ok := p.reg.Lookup(name)
 	if !ok {
 		return nil, notConfigured(name)
 	}
-	return p.clientOf(cfg), nil
+	return p.instanceOf(cfg), nil
 }
 
 // notConfigured is the error for a server no configuration defines.
@@ -106,29 +133,29 @@ func notConfigured(name string) error {
 	return fmt.Errorf("%w: server %q is not configured", errServerUnavailable, name)
 }
 
-// clientOf returns the client of the server cfg defines (cfg as the
+// instanceOf returns the instance of the server cfg defines (cfg as the
 // registry gives it now), made anew when its definition changed.
-func (p *proxyPool) clientOf(cfg discovery.Server) *proxyClient {
+func (p *pool) instanceOf(cfg discovery.Server) *instance {
 	name := cfg.Name
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	c, ok := p.clients[name]
+	c, ok := p.instances[name]
 	if !ok || !sameConfig(c.cfg, cfg) {
 		if ok {
 			go c.close() // its definition changed: the next use starts the new one
 		}
-		c = &proxyClient{cfg: cfg, version: p.version, log: p.log.With("server", name), catalog: p.catalog, shared: p.shared}
-		p.clients[name] = c
+		c = &instance{cfg: cfg, version: p.version, log: p.log.With("server", name), catalog: p.catalog, shared: p.shared, events: p.events}
+		p.instances[name] = c
 	}
 	return c
 }
 
 // start makes sure every named server runs, starting them concurrently.
-func (p *proxyPool) start(ctx context.Context, names []string) error {
+func (p *pool) start(ctx context.Context, names []string) error {
 	g, ctx := errgroup.WithContext(ctx)
 	for _, name := range names {
 		g.Go(func() error {
-			c, err := p.client(name)
+			c, err := p.instance(name)
 			if err != nil {
 				return err
 			}
@@ -140,8 +167,8 @@ func (p *proxyPool) start(ctx context.Context, names []string) error {
 }
 
 // tools returns the tools of server name.
-func (p *proxyPool) tools(ctx context.Context, name string) ([]*mcp.Tool, error) {
-	c, err := p.client(name)
+func (p *pool) tools(ctx context.Context, name string) ([]*mcp.Tool, error) {
+	c, err := p.instance(name)
 	if err != nil {
 		return nil, err
 	}
@@ -154,11 +181,15 @@ func (p *proxyPool) tools(ctx context.Context, name string) ([]*mcp.Tool, error)
 }
 
 // call calls a tool of server name.
-func (p *proxyPool) call(ctx context.Context, cfg discovery.Server, tool string, args map[string]any) (res *mcp.CallToolResult, err error) {
+func (p *pool) call(ctx context.Context, cfg discovery.Server, tool string, args map[string]any) (res *mcp.CallToolResult, err error) {
 	name := cfg.Name
-	outcome := proxiedError
-	defer func() { p.metrics.proxiedCall(name, tool, outcome) }()
-	c := p.clientOf(cfg)
+	outcome := outcomeError
+	defer func() {
+		if p.counted != nil {
+			p.counted(name, tool, outcome)
+		}
+	}()
+	c := p.instanceOf(cfg)
 	cs, err := c.session(ctx)
 	if err != nil {
 		return nil, err
@@ -170,11 +201,11 @@ func (p *proxyPool) call(ctx context.Context, cfg discovery.Server, tool string,
 	c.end(cs)
 	if err != nil {
 		if c.stopped(cs, err) {
-			eventsOf(ctx).emit(levelWarning, "a proxied server stopped during a call; it is restarted on next use", "server", name, "tool", tool)
+			c.events.emit(ctx, levelWarning, "a proxied server stopped during a call; it is restarted on next use", "server", name, "tool", tool)
 			return nil, fmt.Errorf("server %q stopped during the call to %s (it is restarted on next use): %w", name, tool, err)
 		}
 		if errors.Is(err, context.DeadlineExceeded) {
-			outcome = proxiedTimeout
+			outcome = outcomeTimeout
 			// A server that does not answer is restarted on next use; a
 			// shared one keeps its connection for the other calls in
 			// flight on it, and is closed when they are done.
@@ -183,16 +214,16 @@ func (p *proxyPool) call(ctx context.Context, cfg discovery.Server, tool string,
 			} else {
 				c.close()
 			}
-			eventsOf(ctx).emit(levelWarning, "a proxied server did not answer in time; it was restarted",
+			c.events.emit(ctx, levelWarning, "a proxied server did not answer in time; it was restarted",
 				"server", name, "tool", tool, "limit", toolCallTimeout.String())
 			return nil, fmt.Errorf("server %q did not answer %s within %v; it was restarted", name, tool, toolCallTimeout)
 		}
 		if errors.Is(err, context.Canceled) {
-			outcome = proxiedCancelled
+			outcome = outcomeCancelled
 		}
 		if errors.Is(err, context.Canceled) && c.shared {
 			// The server is told so; other clients' calls on it go on.
-			eventsOf(ctx).emit(levelNotice, "a call to a shared proxied server was cancelled when its run_python call ended",
+			c.events.emit(ctx, levelNotice, "a call to a shared proxied server was cancelled when its run_python call ended",
 				"server", name, "tool", tool)
 			return nil, fmt.Errorf("the call to %s.%s was cancelled when its run_python call ended", name, tool)
 		}
@@ -201,26 +232,26 @@ func (p *proxyPool) call(ctx context.Context, cfg discovery.Server, tool string,
 			// with this call in flight: the server is told so, and since
 			// it may hang all the same, the next use starts it anew.
 			c.retire(cs, cancelGrace, false)
-			eventsOf(ctx).emit(levelNotice, "a proxied call was cancelled when its run_python call ended; the server is restarted on next use",
+			c.events.emit(ctx, levelNotice, "a proxied call was cancelled when its run_python call ended; the server is restarted on next use",
 				"server", name, "tool", tool)
 			return nil, fmt.Errorf("the call to %s.%s was cancelled when its run_python call ended; server %q is restarted on next use", name, tool, name)
 		}
 		return nil, fmt.Errorf("calling %s.%s: %w", name, tool, err)
 	}
 	if !res.IsError {
-		outcome = proxiedOK
+		outcome = outcomeOK
 	}
 	return res, nil
 }
 
 // close stops every server.
-func (p *proxyPool) close() {
+func (p *pool) close() {
 	p.mu.Lock()
-	clients := p.clients
-	p.clients = map[string]*proxyClient{}
+	instances := p.instances
+	p.instances = map[string]*instance{}
 	p.mu.Unlock()
 	var wg sync.WaitGroup
-	for _, c := range clients {
+	for _, c := range instances {
 		wg.Add(1)
 		go func() { defer wg.Done(); c.close() }()
 	}
@@ -229,14 +260,14 @@ func (p *proxyPool) close() {
 
 // session returns the live client session, starting the server when it
 // is not running or died.
-func (c *proxyClient) session(ctx context.Context) (*mcp.ClientSession, error) {
+func (c *instance) session(ctx context.Context) (*mcp.ClientSession, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.cs != nil {
 		select {
 		case <-c.dead:
 			c.log.Warn("proxied server stopped; restarting it")
-			eventsOf(ctx).emit(levelWarning, "a proxied server had stopped; it is restarted", "server", c.cfg.Name)
+			c.events.emit(ctx, levelWarning, "a proxied server had stopped; it is restarted", "server", c.cfg.Name)
 			c.cs = nil
 		default:
 			return c.cs, nil
@@ -252,7 +283,7 @@ func (c *proxyClient) session(ctx context.Context) (*mcp.ClientSession, error) {
 	}
 	cmd.Dir = c.cfg.Cwd
 	cmd.Stderr = &engine.LineLogger{Log: c.log, Level: slog.LevelDebug, Msg: "server stderr", Tail: c.stderr}
-	client := mcp.NewClient(&mcp.Implementation{Name: implementationName, Version: c.version}, &mcp.ClientOptions{
+	client := mcp.NewClient(&mcp.Implementation{Name: discovery.ImplementationName, Version: c.version}, &mcp.ClientOptions{
 		// Servers may change their tools at any time (server-everything
 		// does right after initialize): refresh the cache.
 		ToolListChangedHandler: func(ctx context.Context, req *mcp.ToolListChangedRequest) {
@@ -281,7 +312,7 @@ func (c *proxyClient) session(ctx context.Context) (*mcp.ClientSession, error) {
 
 // refreshTools re-lists the tools of cs and caches them if cs is still
 // the client's session.
-func (c *proxyClient) refreshTools(cs *mcp.ClientSession) {
+func (c *instance) refreshTools(cs *mcp.ClientSession) {
 	ctx, cancel := context.WithTimeout(context.Background(), serverStartTimeout)
 	defer cancel()
 	var tools []*mcp.Tool
@@ -304,7 +335,7 @@ func (c *proxyClient) refreshTools(cs *mcp.ClientSession) {
 // stopped reports whether cs ended (the call's err says the connection
 // closed or broke, or its Wait returned), forgetting it so the next use
 // restarts the server without waiting for the exit to be noticed.
-func (c *proxyClient) stopped(cs *mcp.ClientSession, err error) bool {
+func (c *instance) stopped(cs *mcp.ClientSession, err error) bool {
 	dead := errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, io.EOF) ||
 		errors.Is(err, os.ErrClosed) || errors.Is(err, io.ErrClosedPipe) ||
 		errors.Is(err, engine.ErrLineTooLong)
@@ -336,7 +367,8 @@ func (c *proxyClient) stopped(cs *mcp.ClientSession, err error) bool {
 	return dead
 }
 
-func (c *proxyClient) close() {
+// close stops the server: its session and every retired one.
+func (c *instance) close() {
 	c.mu.Lock()
 	cs, retired := c.cs, c.retired
 	c.cs, c.retired = nil, nil
@@ -354,7 +386,7 @@ func (c *proxyClient) close() {
 
 // begin and end count a call in flight on cs; the end of the last call on
 // a draining retired session closes it.
-func (c *proxyClient) begin(cs *mcp.ClientSession) {
+func (c *instance) begin(cs *mcp.ClientSession) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.inflight == nil {
@@ -363,7 +395,7 @@ func (c *proxyClient) begin(cs *mcp.ClientSession) {
 	c.inflight[cs]++
 }
 
-func (c *proxyClient) end(cs *mcp.ClientSession) {
+func (c *instance) end(cs *mcp.ClientSession) {
 	c.mu.Lock()
 	c.inflight[cs]--
 	n := c.inflight[cs]
@@ -385,7 +417,7 @@ func (c *proxyClient) end(cs *mcp.ClientSession) {
 // retire detaches cs, so that the next use starts the server anew, and
 // closes it after grace, or, when drain is set, once no call is in flight
 // on it (grace then bounds the wait).
-func (c *proxyClient) retire(cs *mcp.ClientSession, grace time.Duration, drain bool) {
+func (c *instance) retire(cs *mcp.ClientSession, grace time.Duration, drain bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.cs == cs {

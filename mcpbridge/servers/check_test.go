@@ -1,4 +1,4 @@
-package mcpbridge
+package servers
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/discovery"
 )
 
-func TestCheckServers(t *testing.T) {
+func TestCheck(t *testing.T) {
 	home := t.TempDir()
 	self, _ := os.Executable()
 	write(t, filepath.Join(home, "MCPs", "servers.json"), `{"mcpServers": {
@@ -23,7 +23,7 @@ func TestCheckServers(t *testing.T) {
 	}}`)
 	r := discovery.NewRegistry(discovery.Options{Home: home, Cwd: t.TempDir(), AllowSelf: true})
 	began := time.Now()
-	got := CheckServers(context.Background(), r, &ServerCheckOptions{Timeout: time.Second, Concurrency: 2})
+	got := Check(context.Background(), r, &CheckOptions{Timeout: time.Second, Concurrency: 2})
 	if took := time.Since(began); took > 15*time.Second {
 		t.Errorf("checking took %v", took)
 	}

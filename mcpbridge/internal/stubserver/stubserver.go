@@ -1,4 +1,8 @@
-package mcpbridge
+// Package stubserver is a stub MCP server for the tests of the packages
+// that proxy servers: a test binary whose TestMain calls Main serves it on
+// stdio when its environment says so (ServerEnv), so that the bridge
+// proxies a real process.
+package stubserver
 
 import (
 	"context"
@@ -6,37 +10,42 @@ import (
 	"fmt"
 	"os"
 	"strconv"
-	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// stubServerEnv makes the test binary serve a stub MCP server on stdio
+// ServerEnv makes the test binary serve a stub MCP server on stdio
 // instead of running tests, so the bridge proxies a real process.
-const stubServerEnv = "MCPBRIDGE_STUB_SERVER"
+const ServerEnv = "MCPBRIDGE_STUB_SERVER"
 
-// stubClientInfoEnv gives the stub server one more tool, client_info,
-// which answers with the name and version the client announced.
-const stubClientInfoEnv = "MCPBRIDGE_STUB_CLIENT_INFO"
+// ClientInfoEnv gives the stub server one more tool, client_info, which
+// answers with the name and version the client announced.
+const ClientInfoEnv = "MCPBRIDGE_STUB_CLIENT_INFO"
 
-func TestMain(m *testing.M) {
-	if os.Getenv(stubServerEnv) == "1" {
-		if err := runStubServer(); err != nil {
-			fmt.Fprintln(os.Stderr, "stub server:", err)
-			os.Exit(1)
-		}
-		os.Exit(0)
+// StartDelayEnv makes the stub server wait that many milliseconds before
+// it serves.
+const StartDelayEnv = "MCPBRIDGE_STUB_START_DELAY_MS"
+
+// SlowEnv gives the stub server two more tools: sleep and pid.
+const SlowEnv = "MCPBRIDGE_STUB_SLOW"
+
+// NoiseEnv makes the stub server write a banner and blank lines among
+// its messages on stdout.
+const NoiseEnv = "MCPBRIDGE_STUB_NOISE"
+
+// Main serves the stub server and exits, when ServerEnv is "1" in the
+// environment; else it returns at once. A TestMain calls it first.
+func Main() {
+	if os.Getenv(ServerEnv) != "1" {
+		return
 	}
-	os.Exit(m.Run())
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "stub server:", err)
+		os.Exit(1)
+	}
+	os.Exit(0)
 }
-
-// stubStartDelayEnv makes the stub server wait that many milliseconds
-// before it serves.
-const stubStartDelayEnv = "MCPBRIDGE_STUB_START_DELAY_MS"
-
-// stubSlowEnv gives the stub server two more tools: sleep and pid.
-const stubSlowEnv = "MCPBRIDGE_STUB_SLOW"
 
 type sleepIn struct {
 	MS int `json:"ms" jsonschema:"milliseconds to sleep"`
@@ -59,11 +68,11 @@ type readIn struct {
 	Path string `json:"path" jsonschema:"path of the file to read"`
 }
 
-func runStubServer() error {
-	if ms, _ := strconv.Atoi(os.Getenv(stubStartDelayEnv)); ms > 0 {
+func run() error {
+	if ms, _ := strconv.Atoi(os.Getenv(StartDelayEnv)); ms > 0 {
 		time.Sleep(time.Duration(ms) * time.Millisecond) // a server slow to start
 	}
-	if os.Getenv("MCPBRIDGE_STUB_NOISE") == "1" {
+	if os.Getenv(NoiseEnv) == "1" {
 		// A chatty server: a banner and blank lines among its messages.
 		fmt.Println("stub server starting, have fun")
 		fmt.Println()
@@ -86,14 +95,14 @@ func runStubServer() error {
 			os.Exit(3)
 			return nil, nil, nil
 		})
-	if os.Getenv(stubClientInfoEnv) == "1" {
+	if os.Getenv(ClientInfoEnv) == "1" {
 		mcp.AddTool(s, &mcp.Tool{Name: "client_info", Description: "The client's name and version"},
 			func(ctx context.Context, req *mcp.CallToolRequest, in struct{}) (*mcp.CallToolResult, any, error) {
 				info := req.Session.InitializeParams().ClientInfo
 				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: info.Name + " " + info.Version}}}, nil, nil
 			})
 	}
-	if os.Getenv(stubSlowEnv) == "1" {
+	if os.Getenv(SlowEnv) == "1" {
 		mcp.AddTool(s, &mcp.Tool{Name: "sleep", Description: "Answer after ms milliseconds, or when cancelled"},
 			func(ctx context.Context, req *mcp.CallToolRequest, in sleepIn) (*mcp.CallToolResult, any, error) {
 				select {

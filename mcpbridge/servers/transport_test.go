@@ -1,4 +1,4 @@
-package mcpbridge
+package servers
 
 import (
 	"bufio"

@@ -1,4 +1,4 @@
-package mcpbridge
+package servers
 
 import (
 	"cmp"
@@ -16,9 +16,8 @@ import (
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/discovery"
 )
 
-// ServerCheckOptions configure CheckServers. The zero value is
-// ready to use.
-type ServerCheckOptions struct {
+// CheckOptions configure Check. The zero value is ready to use.
+type CheckOptions struct {
 	// Timeout bounds starting one server and listing its tools. Zero:
 	// 30 seconds.
 	Timeout time.Duration
@@ -32,8 +31,8 @@ type ServerCheckOptions struct {
 	Logger *slog.Logger
 }
 
-// A ServerReport is how one configured server started.
-type ServerReport struct {
+// A Report is how one configured server started.
+type Report struct {
 	// Server is the server's name and Source the file defining it.
 	Server, Source string
 	// Command is the server's command line, as configured, quoted as a
@@ -52,15 +51,14 @@ type ServerReport struct {
 	Stderr string
 }
 
-// stderrTailLines is how many lines of a server's stderr a ServerReport
-// keeps.
+// stderrTailLines is how many lines of a server's stderr a Report keeps.
 const stderrTailLines = 5
 
-// CheckServers starts every server r finds (as the bridge would proxy
-// them), lists its tools and stops it, each within the timeout, a few at
-// once, and reports on each in discovery order.
-func CheckServers(ctx context.Context, r *discovery.Registry, opts *ServerCheckOptions) []ServerReport {
-	var o ServerCheckOptions
+// Check starts every server r finds (as the bridge would proxy them),
+// lists its tools and stops it, each within the timeout, a few at once,
+// and reports on each in discovery order.
+func Check(ctx context.Context, r *discovery.Registry, opts *CheckOptions) []Report {
+	var o CheckOptions
 	if opts != nil {
 		o = *opts
 	}
@@ -72,7 +70,7 @@ func CheckServers(ctx context.Context, r *discovery.Registry, opts *ServerCheckO
 		log = slog.New(slog.DiscardHandler)
 	}
 	servers := r.Servers()
-	out := make([]ServerReport, len(servers))
+	out := make([]Report, len(servers))
 	var g errgroup.Group
 	g.SetLimit(o.Concurrency)
 	for i, sc := range servers {
@@ -85,12 +83,12 @@ func CheckServers(ctx context.Context, r *discovery.Registry, opts *ServerCheckO
 	return out
 }
 
-// checkServer starts the server sc through a proxy client, as the bridge
+// checkServer starts the server sc through an instance, as the bridge
 // does, and stops it.
-func checkServer(ctx context.Context, sc discovery.Server, o ServerCheckOptions, log *slog.Logger) ServerReport {
-	rep := ServerReport{Server: sc.Name, Source: sc.Source, Command: commandLine(sc)}
+func checkServer(ctx context.Context, sc discovery.Server, o CheckOptions, log *slog.Logger) Report {
+	rep := Report{Server: sc.Name, Source: sc.Source, Command: commandLine(sc)}
 	tail := &engine.LineTail{Max: stderrTailLines}
-	c := &proxyClient{cfg: sc, version: o.Version, log: log, stderr: tail}
+	c := &instance{cfg: sc, version: o.Version, log: log, stderr: tail}
 	defer c.close()
 	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
