@@ -10,9 +10,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/cmd/mcp-server-code-execution-mode/config"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge"
-	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/config"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/discovery"
 )
 
