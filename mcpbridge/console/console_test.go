@@ -183,6 +183,42 @@ func TestUnauthenticated(t *testing.T) {
 	}
 }
 
+// TestRoutes: each path answers its own methods only (405 before any
+// authentication, with the security headers), the page is at Path and
+// Path/, and a path that is no page is 404, the assets' directory too.
+func TestRoutes(t *testing.T) {
+	srv, _ := serveConsole(t, Options{}, false)
+	for _, c := range []struct {
+		method, path string
+		status       int
+	}{
+		{http.MethodPost, Path, http.StatusMethodNotAllowed},
+		{http.MethodDelete, Path + "/", http.StatusMethodNotAllowed},
+		{http.MethodPost, statePath, http.StatusMethodNotAllowed},
+		{http.MethodHead, eventsPath, http.StatusMethodNotAllowed},
+		{http.MethodPost, eventsPath, http.StatusMethodNotAllowed},
+		{http.MethodPost, argsPath, http.StatusMethodNotAllowed},
+		{http.MethodGet, answerPath, http.StatusMethodNotAllowed},
+		{http.MethodGet, signOutPath, http.StatusMethodNotAllowed},
+		{http.MethodPut, signInPath, http.StatusMethodNotAllowed},
+		{http.MethodPost, assetsPath + "console.js", http.StatusMethodNotAllowed},
+		{http.MethodGet, Path, http.StatusOK},
+		{http.MethodGet, Path + "/", http.StatusOK},
+		{http.MethodHead, statePath, http.StatusOK},
+		{http.MethodGet, signInPath, http.StatusOK},
+		{http.MethodGet, strings.TrimSuffix(assetsPath, "/"), http.StatusNotFound},
+		{http.MethodGet, Path + "/state/more", http.StatusNotFound},
+	} {
+		resp, body := request(t, srv, c.method, c.path, bearerOf(testToken), nil)
+		if resp.StatusCode != c.status {
+			t.Errorf("%s %s: %d %q, want %d", c.method, c.path, resp.StatusCode, body, c.status)
+		}
+		if resp.Header.Get("X-Frame-Options") != "DENY" {
+			t.Errorf("%s %s: no security headers", c.method, c.path)
+		}
+	}
+}
+
 // TestBearerPage: the token as a bearer opens the page, with the
 // security headers and the replica named.
 func TestBearerPage(t *testing.T) {
