@@ -1,4 +1,4 @@
-package mcpbridge
+package console
 
 import (
 	"context"
@@ -7,8 +7,6 @@ import (
 	"time"
 
 	"golang.org/x/sync/errgroup"
-
-	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine"
 )
 
 // How the console's memory figures are read.
@@ -25,8 +23,17 @@ const (
 	memoryReads = 16
 )
 
+// A MemoryReader reads the memory a sandbox uses (engine.MemoryReader:
+// Docker, Podman).
+type MemoryReader interface {
+	// SandboxMemory returns the bytes of memory the running sandbox
+	// container ref uses on the engine named engineName ("" for a bridge
+	// with one engine).
+	SandboxMemory(ctx context.Context, engineName, ref string) (int64, error)
+}
+
 // A sandboxRef names a sandbox on its engine ("" for a bridge with one),
-// as clientSession.session.Sandbox returns it.
+// as Sandbox does.
 type sandboxRef struct {
 	engine, id string
 }
@@ -36,7 +43,7 @@ type sandboxRef struct {
 // starts only from a snapshot). A nil *memorySampler knows nothing (an
 // engine that cannot say).
 type memorySampler struct {
-	r       engine.MemoryReader
+	r       MemoryReader
 	done    <-chan struct{} // the bridge closing: a pass in flight ends
 	changed *changeSignal   // told when a pass brought its figures
 	log     *slog.Logger
@@ -47,11 +54,10 @@ type memorySampler struct {
 	running bool
 }
 
-// newMemorySampler returns the sampler of eng, or nil when eng cannot
-// read a sandbox's memory.
-func newMemorySampler(eng engine.Engine, done <-chan struct{}, changed *changeSignal, log *slog.Logger) *memorySampler {
-	r, ok := eng.(engine.MemoryReader)
-	if !ok {
+// newMemorySampler returns the sampler of r, or nil when r is nil (an
+// engine that cannot read a sandbox's memory).
+func newMemorySampler(r MemoryReader, done <-chan struct{}, changed *changeSignal, log *slog.Logger) *memorySampler {
+	if r == nil {
 		return nil
 	}
 	return &memorySampler{r: r, done: done, changed: changed, log: log, bytes: map[sandboxRef]int64{}}
