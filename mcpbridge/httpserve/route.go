@@ -1,4 +1,4 @@
-package mcpbridge
+package httpserve
 
 import (
 	"bytes"
@@ -7,18 +7,18 @@ import (
 	"strings"
 )
 
-// protocolStateless is the first protocol version without sessions
+// ProtocolStateless is the first protocol version without sessions
 // (SEP-2575): no initialize handshake, no Mcp-Session-Id; every request
 // carries its version and the client's capabilities in _meta.
-const protocolStateless = "2026-07-28"
+const ProtocolStateless = "2026-07-28"
 
 // modernHeader reports whether r names, in its MCP-Protocol-Version
-// header, a protocol version without sessions (protocolStateless or a
+// header, a protocol version without sessions (ProtocolStateless or a
 // later one, which the stateless handler refuses with the versions it
 // supports). Versions are dates, so they compare as strings.
 func modernHeader(r *http.Request) bool {
 	v := strings.TrimSpace(r.Header.Get("Mcp-Protocol-Version"))
-	return v >= protocolStateless
+	return v >= ProtocolStateless
 }
 
 // discovers reports whether body, a JSON-RPC message or batch, holds a
