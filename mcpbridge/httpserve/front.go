@@ -18,7 +18,7 @@ import (
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/console"
 )
 
-// A Bridge is what a Front asks of the bridge it serves: the bridge
+// A Bridge is what the handler asks of the bridge it serves: the bridge
 // implements it.
 type Bridge interface {
 	// Sessions returns how many MCP sessions the server has.
@@ -32,7 +32,7 @@ type Bridge interface {
 	ListenTasks(w http.ResponseWriter, r *http.Request, body []byte) bool
 }
 
-// A Config is what a Front serves.
+// A Config is what the handler serves.
 type Config struct {
 	// Server is the MCP server, served at Path.
 	Server *mcp.Server
@@ -242,4 +242,40 @@ func (f *front) guarded(h http.Handler) http.Handler {
 		}
 		h.ServeHTTP(w, r)
 	})
+}
+
+// modernHeader reports whether r names, in its MCP-Protocol-Version
+// header, a protocol version without sessions (ProtocolStateless or a
+// later one, which the stateless handler refuses with the versions it
+// supports). Versions are dates, so they compare as strings.
+func modernHeader(r *http.Request) bool {
+	v := strings.TrimSpace(r.Header.Get("Mcp-Protocol-Version"))
+	return v >= ProtocolStateless
+}
+
+// discovers reports whether body, a JSON-RPC message or batch, holds a
+// server/discover request: a client probing for the protocol without
+// sessions, which it sends before it knows the version to name (and
+// without a session ID, which is when the caller asks).
+func discovers(body []byte) bool {
+	if !bytes.Contains(body, []byte(`server/discover`)) {
+		return false // the common case, without decoding the body again
+	}
+	type message struct {
+		Method string `json:"method"`
+	}
+	var one message
+	if json.Unmarshal(body, &one) == nil {
+		return one.Method == "server/discover"
+	}
+	var batch []message
+	if json.Unmarshal(body, &batch) != nil {
+		return false
+	}
+	for _, m := range batch {
+		if m.Method == "server/discover" {
+			return true
+		}
+	}
+	return false
 }

@@ -15,7 +15,7 @@ import (
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/console"
 )
 
-// Paths a Front serves.
+// Paths NewHandler serves.
 const (
 	// Path is where MCP is served over Streamable HTTP.
 	Path = "/mcp"
@@ -24,6 +24,11 @@ const (
 	HealthPath  = "/healthz"
 	MetricsPath = "/metrics"
 )
+
+// ProtocolStateless is the first protocol version without sessions
+// (SEP-2575): no initialize handshake, no Mcp-Session-Id; every request
+// carries its version and the client's capabilities in _meta.
+const ProtocolStateless = "2026-07-28"
 
 // Defaults of Options.
 const (

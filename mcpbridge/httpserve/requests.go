@@ -11,20 +11,20 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// requestHeader carries, from a Front to the tool handler, the key of the
-// HTTP request a call came in: go-sdk hands a handler the request's
-// headers (mcp.RequestExtra), not its context. A Front deletes it from
-// every request it is sent.
+// requestHeader carries, from NewHandler's handler to the tool handler,
+// the key of the HTTP request a call came in: go-sdk hands a tool handler
+// the request's headers (mcp.RequestExtra), not its context. NewHandler's
+// handler deletes it from every request it is sent.
 const requestHeader = "X-Mcp-Bridge-Request"
 
 // statelessKey ends the key of a request served without an MCP session:
 // the key says so after its request ended too (a task's call runs on).
 const statelessKey = "s"
 
-// Requests are the HTTP requests a Front serves, kept while they are in
-// flight, so that the calls they carry can learn of them: whether a
-// request had an MCP session (Stateless), and when it ends (Tie). The
-// zero value is ready to use.
+// Requests are the HTTP requests NewHandler's handler serves, kept
+// while they are in flight, so that the calls they carry can learn of
+// them: whether a request had an MCP session (Stateless), and when it
+// ends (Tie). The zero value is ready to use.
 type Requests struct {
 	seq atomic.Int64
 
@@ -61,7 +61,7 @@ func Stateless(extra *mcp.RequestExtra) bool {
 	return strings.HasSuffix(keyOf(extra), statelessKey)
 }
 
-// keyOf returns the key a Front gave the request of extra ("": none,
+// keyOf returns the key the handler gave the request of extra ("": none,
 // a request not over HTTP).
 func keyOf(extra *mcp.RequestExtra) string {
 	if extra == nil || extra.Header == nil {
