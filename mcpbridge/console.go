@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/console"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/handle"
 )
@@ -21,7 +22,10 @@ type consoleReplica struct {
 // checks.
 func (b *Bridge) newConsole(token, clientToken string, secureCookie bool, health *healthCheck) (*console.Console, error) {
 	log := b.log.With("component", "console")
-	mem, _ := b.eng.(console.MemoryReader)
+	var mem console.MemoryReader // nil: the engine cannot say
+	if r, ok := b.eng.(engine.MemoryReader); ok {
+		mem = r
+	}
 	m := console.NewMonitor(consoleReplica{b: b, health: health}, console.MonitorOptions{
 		Replica: b.opts.Replica, Version: b.opts.Version, Audit: b.audit != nil,
 		Memory: mem, Done: b.closing, Logger: b.log})

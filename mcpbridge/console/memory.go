@@ -39,8 +39,9 @@ type sandboxRef struct {
 }
 
 // A memorySampler reads the memory of the sandboxes the console lists,
-// in the background, several at once: a push never waits for an engine, and nothing is read while no console is watching (a pass
-// starts only from a snapshot). A nil *memorySampler knows nothing (an
+// in the background, several at once: a push never waits for an engine,
+// and nothing is read while no console is watching (a pass starts only
+// from a snapshot). A nil *memorySampler knows nothing (an
 // engine that cannot say).
 type memorySampler struct {
 	r       MemoryReader
