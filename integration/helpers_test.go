@@ -26,11 +26,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/cmd/mcp-server-code-execution-mode/config"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine/docker"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine/kube"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine/podman"
-	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/config"
 )
 
 // A testEngine is a connected backend under test.

@@ -13,7 +13,9 @@ import (
 
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/audit"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/console"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/egress"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/httpserve"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/internal/sandboxfile"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/packages"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/policy"
@@ -45,11 +47,11 @@ type Bridge struct {
 	files          *sandboxfile.Keeper      // the bridge's files in sandboxes: outputs, answers, grants, task records
 	closing        chan struct{}            // closed when the bridge closes
 
-	httpRequests sync.Map                  // key of an HTTP request in flight → its context
-	calls        atomic.Int64              // run_python calls in flight
-	live         atomic.Pointer[liveCalls] // the calls the console follows (nil: no console)
-	approvals    atomic.Pointer[approvals] // the questions on the console (nil: no console)
-	callSeq      atomic.Int64              // numbers the calls, for the logs
+	requests  httpserve.Requests                // the HTTP requests in flight, for their calls
+	calls     atomic.Int64                      // run_python calls in flight
+	live      atomic.Pointer[console.Calls]     // the calls the console follows (nil: no console)
+	approvals atomic.Pointer[console.Questions] // the questions on the console (nil: no console)
+	callSeq   atomic.Int64                      // numbers the calls, for the logs
 
 	mu       sync.Mutex
 	sessions map[*mcp.ServerSession]*clientSession

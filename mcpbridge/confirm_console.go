@@ -3,6 +3,7 @@ package mcpbridge
 import (
 	"context"
 	"fmt"
+	"io"
 
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/console"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/policy"
@@ -39,7 +40,7 @@ func (b *Bridge) confirm(ctx context.Context, ci *callInfo, p *policy.Policy, v 
 // confirmOnConsole puts the question on the console and, when viaClient
 // is set and the client can be asked, to the client as well; the first
 // answer wins, and the other question is withdrawn.
-func (b *Bridge) confirmOnConsole(ctx context.Context, ap *approvals, ci *callInfo, p *policy.Policy, v policy.Verdict, viaClient bool, session, server, tool string, args map[string]any) (string, []any, error) {
+func (b *Bridge) confirmOnConsole(ctx context.Context, ap *console.Questions, ci *callInfo, p *policy.Policy, v policy.Verdict, viaClient bool, session, server, tool string, args map[string]any) (string, []any, error) {
 	line := codeLineOf(ctx)
 	msg, err := confirmMessage(server, tool, args, p, line)
 	if err != nil {
@@ -48,7 +49,10 @@ func (b *Bridge) confirmOnConsole(ctx context.Context, ap *approvals, ci *callIn
 	shown, _ := showArguments(args, p.Redacts)
 	q := console.Question{Session: session, Server: escapeFormat(server), Tool: escapeFormat(tool), Message: msg,
 		Arguments: shown, ArgumentsBytes: argumentsLength(args, p.Redacts), Line: line}
-	pq, withdraw := ap.post(q, args, p.Redacts)
+	pq, withdraw := ap.Post(q, func(w io.Writer) error {
+		_, err := writeArguments(w, args, p.Redacts)
+		return err
+	})
 	defer withdraw()
 	qctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -66,14 +70,14 @@ func (b *Bridge) confirmOnConsole(ctx context.Context, ap *approvals, ci *callIn
 			fromClient <- clientAnswer{outcome, err}
 		}()
 	}
-	b.log.Info("a call waits for an operator's answer on the console", "session", session, "server", server, "tool", tool, "question", pq.q.ID)
+	b.log.Info("a call waits for an operator's answer on the console", "session", session, "server", server, "tool", tool, "question", pq.ID())
 	select {
-	case a := <-pq.answer:
-		extra := []any{"answered_via", answeredByConsole, "answered_by", a.by}
-		if a.approve {
+	case a := <-pq.Answered():
+		extra := []any{"answered_via", answeredByConsole, "answered_by", a.By}
+		if a.Approve {
 			return outcomeAccepted, extra, nil
 		}
-		return outcomeDeclined, extra, fmt.Errorf("%w: %s.%s was declined by the operator %q on the console", ErrPolicy, server, tool, a.by)
+		return outcomeDeclined, extra, fmt.Errorf("%w: %s.%s was declined by the operator %q on the console", ErrPolicy, server, tool, a.By)
 	case a := <-fromClient:
 		return a.outcome, []any{"answered_via", answeredByClient}, a.err
 	case <-ctx.Done():

@@ -32,7 +32,7 @@ func answerOnConsole(t *testing.T, br *Bridge, srv *httptest.Server, answer, ope
 	t.Helper()
 	var id string
 	waitFor(t, "a question on the console", func() bool {
-		qs := br.approvals.Load().list()
+		qs := br.approvals.Load().List()
 		if len(qs) == 1 {
 			id = qs[0].ID
 		}
@@ -69,9 +69,9 @@ except MCPError as e:
 			t.Fatalf("the call ended without a question: %q", text)
 		default:
 		}
-		return len(br.approvals.Load().list()) == 1
+		return len(br.approvals.Load().List()) == 1
 	})
-	q := br.approvals.Load().list()[0]
+	q := br.approvals.Load().List()[0]
 	if q.Server != "stub" || q.Tool != "get-sum" || !strings.HasPrefix(q.Session, "session-") || !strings.Contains(q.Arguments, `"a" = 40`) || q.Line != 1 {
 		t.Errorf("the question %+v", q)
 	}
@@ -106,7 +106,7 @@ func TestConsoleApprovalsClientFirst(t *testing.T) {
 	if _, text, _ := call(t, cs, map[string]any{"servers": []string{"stub"}, "code": "print(await mcp_stub.get_sum(a=1, b=2))"}); text != "{'sum': 3}" {
 		t.Fatalf("the call: %q", text)
 	}
-	if qs := br.approvals.Load().list(); len(qs) != 0 {
+	if qs := br.approvals.Load().List(); len(qs) != 0 {
 		t.Errorf("questions left on the console: %+v", qs)
 	}
 	for _, rec := range auditRecords(t, auditPath) {
@@ -137,7 +137,7 @@ func TestConsoleQuestionUnanswered(t *testing.T) {
 		t.Fatalf("the call: %q", text)
 	}
 	// The proxied call ends with the call: wait for it to leave.
-	waitFor(t, "the question to leave the console", func() bool { return len(br.approvals.Load().list()) == 0 })
+	waitFor(t, "the question to leave the console", func() bool { return len(br.approvals.Load().List()) == 0 })
 	waitFor(t, "the audit record", func() bool {
 		for _, rec := range auditRecords(t, auditPath) {
 			if rec["event"] == "tool_call" {
@@ -200,7 +200,7 @@ except MCPError as e:
 		}
 		var qid string
 		waitFor(t, "the question on the console", func() bool {
-			if qs := hb.b.approvals.Load().list(); len(qs) == 1 {
+			if qs := hb.b.approvals.Load().List(); len(qs) == 1 {
 				qid = qs[0].ID
 			}
 			return qid != ""
@@ -231,7 +231,7 @@ except MCPError as e:
 	pollTask(t, hb, "", id, taskInputRequired)
 	var qid string
 	waitFor(t, "the last question on the console", func() bool {
-		if qs := hb.b.approvals.Load().list(); len(qs) == 1 {
+		if qs := hb.b.approvals.Load().List(); len(qs) == 1 {
 			qid = qs[0].ID
 		}
 		return qid != ""
@@ -265,7 +265,7 @@ except MCPError as e:
 		won[v]++
 	}
 	t.Logf("first answers of %d races: %v", rounds, won)
-	if qs := hb.b.approvals.Load().list(); len(qs) != 0 {
+	if qs := hb.b.approvals.Load().List(); len(qs) != 0 {
 		t.Errorf("questions left on the console: %+v", qs)
 	}
 }

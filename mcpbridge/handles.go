@@ -4,22 +4,18 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
-	"net/http"
 	"strings"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/handle"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/httpserve"
 )
 
 // maxTombstones bounds the handles remembered as expired or ended, to
 // tell their next use why they are gone.
 const maxTombstones = 4096
-
-// statelessHeader marks, from the HTTP layer to the tool handler, a
-// request served without an MCP session (protocol 2026-07-28).
-const statelessHeader = "X-Mcp-Bridge-Stateless"
 
 // A heldSandbox is a sandbox behind a handle that this replica drives.
 type heldSandbox struct {
@@ -178,7 +174,7 @@ func (t *handleTable) all() []*heldSandbox {
 // stateless reports whether req came without an MCP session (protocol
 // 2026-07-28 over HTTP), where a sandbox lives behind a handle.
 func stateless(req *mcp.CallToolRequest) bool {
-	return req.Extra != nil && req.Extra.Header != nil && req.Extra.Header.Get(statelessHeader) != ""
+	return httpserve.Stateless(req.Extra)
 }
 
 // clientToken returns the digest of the bearer token req carries (of ""
@@ -219,7 +215,3 @@ func handleProblem(h string, err error) string {
 func mintedLine(h string) string {
 	return "session: " + h + ` (pass it as "session" to keep this sandbox's state)`
 }
-
-// markStateless marks r as served without an MCP session, for the tool
-// handler; the HTTP layer deletes the header from every request first.
-func markStateless(r *http.Request) { r.Header.Set(statelessHeader, "1") }

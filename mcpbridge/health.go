@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/httpserve"
 )
 
 // Bounds of the health and metrics endpoints.
@@ -23,8 +24,8 @@ const (
 
 // Paths of the health and metrics endpoints.
 const (
-	HealthPath  = "/healthz"
-	MetricsPath = "/metrics"
+	HealthPath  = httpserve.HealthPath
+	MetricsPath = httpserve.MetricsPath
 )
 
 // A healthCheck answers health probes: the engine's state (a ping's

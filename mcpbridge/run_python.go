@@ -144,7 +144,7 @@ func (b *Bridge) execute(ctx context.Context, req *mcp.CallToolRequest, cs *clie
 	defer cs.current.Store(nil)
 	defer cs.install.end(ci) // an install endpoint it opened closes with it
 	var endLive func()
-	call.OnOutput, endLive = b.live.Load().begin(cs.name, args.code, call.OnOutput)
+	call.OnOutput, endLive = b.live.Load().Begin(cs.name, args.code, call.OnOutput)
 	defer endLive()
 	b.syncLoadedServers(withEvents(ctx, cs.events), cs)
 	if err := b.syncSavedTools(withEvents(ctx, cs.events), cs); err != nil {

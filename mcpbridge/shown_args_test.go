@@ -81,8 +81,8 @@ func TestConsoleShowsArgumentsWhole(t *testing.T) {
 		_, text, _ := call(t, cs, map[string]any{"servers": []string{"stub"}, "code": hiddenArgsCode})
 		done <- text
 	}()
-	waitFor(t, "the question", func() bool { return len(br.approvals.Load().list()) == 1 })
-	q := br.approvals.Load().list()[0]
+	waitFor(t, "the question", func() bool { return len(br.approvals.Load().List()) == 1 })
+	q := br.approvals.Load().List()[0]
 	for _, want := range []string{"/etc/shadow", "evil/repo"} {
 		if !strings.Contains(q.Arguments, want) || !strings.Contains(q.Message, want) {
 			t.Errorf("the question lacks %s: %+v", want, q)

@@ -223,14 +223,5 @@ func (b *Bridge) readAnswerFile(ctx context.Context, cs *clientSession, id, kind
 // came in ends: the client went away, and with no stream to resume its
 // answer can never be delivered.
 func (b *Bridge) callContext(ctx context.Context, extra *mcp.RequestExtra) (context.Context, context.CancelFunc) {
-	if extra == nil || extra.Header == nil {
-		return ctx, func() {}
-	}
-	v, ok := b.httpRequests.Load(extra.Header.Get(requestHeader))
-	if !ok {
-		return ctx, func() {}
-	}
-	ctx, cancel := context.WithCancel(ctx)
-	stop := context.AfterFunc(v.(context.Context), cancel)
-	return ctx, func() { stop(); cancel() }
+	return b.requests.Tie(ctx, extra)
 }

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/cmd/mcp-server-code-execution-mode/config"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine"
-	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/config"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/discovery"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/servers"
 )

@@ -9,10 +9,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/cmd/mcp-server-code-execution-mode/config"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine/docker"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine/podman"
-	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/config"
 )
 
 // engineHint is the hint of an engine that does not answer.

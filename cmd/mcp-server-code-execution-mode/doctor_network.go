@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/config"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/cmd/mcp-server-code-execution-mode/config"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/discovery"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/policy"
 )

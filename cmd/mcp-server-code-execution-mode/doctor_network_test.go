@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/config"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/cmd/mcp-server-code-execution-mode/config"
 )
 
 // fakeNames answers names from a table: nothing is looked up for real.

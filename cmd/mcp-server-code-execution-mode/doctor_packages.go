@@ -6,8 +6,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/cmd/mcp-server-code-execution-mode/config"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine"
-	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/config"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/discovery"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/egress"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/packages"

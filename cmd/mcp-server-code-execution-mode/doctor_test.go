@@ -20,8 +20,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/cmd/mcp-server-code-execution-mode/config"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine"
-	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/config"
 )
 
 // goodProbe is what probeProgram prints in a container hardened as the

@@ -3,9 +3,9 @@ package main
 import (
 	"log/slog"
 
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/cmd/mcp-server-code-execution-mode/config"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine/auto"
-	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/config"
 )
 
 // A closingEngine is an engine the command closes when it is done with it.

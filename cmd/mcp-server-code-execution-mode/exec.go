@@ -10,9 +10,9 @@ import (
 	"os"
 	"time"
 
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/cmd/mcp-server-code-execution-mode/config"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/entrypoint"
-	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/config"
 )
 
 // maxExecCode bounds the code read from stdin.

@@ -9,9 +9,9 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/cmd/mcp-server-code-execution-mode/config"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/audit"
-	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/config"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/egress"
 )
 

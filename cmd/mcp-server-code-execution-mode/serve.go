@@ -15,8 +15,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/cmd/mcp-server-code-execution-mode/config"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge"
-	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/config"
 )
 
 // Bounds of the HTTP server.

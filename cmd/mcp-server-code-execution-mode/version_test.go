@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/config"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/cmd/mcp-server-code-execution-mode/config"
 )
 
 func TestBuildVersion(t *testing.T) {

@@ -138,6 +138,34 @@ func (c *Console) authenticate(w http.ResponseWriter, r *http.Request, api bool)
 	return operator{}, false
 }
 
+// An authedHandler serves a request of an operator authenticate let in.
+type authedHandler func(w http.ResponseWriter, r *http.Request, who operator)
+
+// authed is the console's one authentication wrapper: it serves h to the
+// requests authenticate lets in, and answers the others as it says (api:
+// 401; else a redirect to the sign-in form).
+func (c *Console) authed(api bool, h authedHandler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if who, ok := c.authenticate(w, r, api); ok {
+			h(w, r, who)
+		}
+	})
+}
+
+// form serves h, behind authed as the API is, to the POSTs that change
+// state: a body of a few fields, and for a signed-in operator its
+// session's CSRF token and the page's own origin (csrfOK).
+func (c *Console) form(h authedHandler) http.Handler {
+	return c.authed(true, func(w http.ResponseWriter, r *http.Request, who operator) {
+		r.Body = http.MaxBytesReader(w, r.Body, 4096)
+		if !csrfOK(r, who) {
+			c.refuse(w, r, http.StatusForbidden, "missing or wrong CSRF token, or a foreign Origin")
+			return
+		}
+		h(w, r, who)
+	})
+}
+
 // refuse answers r with status and msg, and logs it.
 func (c *Console) refuse(w http.ResponseWriter, r *http.Request, status int, msg string) {
 	c.opts.Logger.Info("console request refused", "status", status, "why", msg, "path", r.URL.Path, "remote", r.RemoteAddr)
@@ -218,18 +246,14 @@ type signInData struct {
 	Name  string
 }
 
-// serveSignIn shows the sign-in form (GET) or signs in (POST: token and
-// name), then sends the browser to the console.
+// serveSignInForm shows the sign-in form.
+func (c *Console) serveSignInForm(w http.ResponseWriter, r *http.Request) {
+	c.render(w, "signin.html", signInData{})
+}
+
+// serveSignIn signs in (POST: token and name), then sends the browser to
+// the console.
 func (c *Console) serveSignIn(w http.ResponseWriter, r *http.Request) {
-	switch r.Method {
-	case http.MethodGet, http.MethodHead:
-		c.render(w, "signin.html", signInData{})
-		return
-	case http.MethodPost:
-	default:
-		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
-		return
-	}
 	if !sameOrigin(r) {
 		c.refuse(w, r, http.StatusForbidden, "sign in from the console's own page")
 		return
@@ -262,21 +286,8 @@ func (c *Console) serveSignIn(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, Path, http.StatusSeeOther)
 }
 
-// serveSignOut ends a signed-in session (POST with its CSRF token).
-func (c *Console) serveSignOut(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodPost {
-		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
-		return
-	}
-	who, ok := c.authenticate(w, r, true)
-	if !ok {
-		return
-	}
-	r.Body = http.MaxBytesReader(w, r.Body, 4096)
-	if !csrfOK(r, who) {
-		c.refuse(w, r, http.StatusForbidden, "missing or wrong CSRF token, or a foreign Origin")
-		return
-	}
+// serveSignOut ends a signed-in session (a form).
+func (c *Console) serveSignOut(w http.ResponseWriter, r *http.Request, who operator) {
 	if who.session != nil {
 		c.auth.remove(who.id)
 		c.setCookie(w, r, "", -1)

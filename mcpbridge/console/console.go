@@ -188,6 +188,7 @@ type Console struct {
 	auth    *authStore
 	streams chan struct{} // a slot per stream served
 	static  http.Handler
+	mux     *http.ServeMux // routes
 }
 
 // New returns the console of src under opts, or why it cannot serve.
@@ -206,6 +207,7 @@ func New(src Source, opts Options) (*Console, error) {
 	}
 	sub, _ := fs.Sub(assets, "assets")
 	c.static = http.StripPrefix(assetsPath, http.FileServerFS(sub))
+	c.mux = c.routes()
 	return c, nil
 }
 
@@ -241,30 +243,36 @@ func securityHeaders(h http.Header) {
 // the request's Host and Origin as for MCP.
 func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	securityHeaders(w.Header())
-	switch {
-	case strings.HasPrefix(r.URL.Path, assetsPath):
-		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
-			return
-		}
-		c.static.ServeHTTP(w, r)
-	case r.URL.Path == signInPath:
-		c.serveSignIn(w, r)
-	case r.URL.Path == signOutPath:
-		c.serveSignOut(w, r)
-	case r.URL.Path == Path || r.URL.Path == Path+"/":
-		c.servePage(w, r)
-	case r.URL.Path == statePath:
-		c.serveState(w, r)
-	case r.URL.Path == eventsPath:
-		c.serveEvents(w, r)
-	case r.URL.Path == argsPath:
-		c.serveArguments(w, r)
-	default:
-		if c.serveAction(w, r) {
-			return
-		}
-		http.NotFound(w, r)
+	c.mux.ServeHTTP(w, r)
+}
+
+// routes returns the console's routes: each path with its methods (a GET
+// pattern serves HEAD too; any other method gets 405), the pages and the
+// API behind the one authentication wrapper, authed, and the forms that
+// change state behind form, which adds the CSRF check.
+func (c *Console) routes() *http.ServeMux {
+	mux := http.NewServeMux()
+	mux.Handle("GET "+assetsPath, c.static)
+	// The directory itself is no asset (and no redirect to it).
+	mux.HandleFunc(strings.TrimSuffix(assetsPath, "/"), http.NotFound)
+	mux.HandleFunc("GET "+signInPath, c.serveSignInForm)
+	mux.HandleFunc("POST "+signInPath, c.serveSignIn)
+	mux.Handle("POST "+signOutPath, c.form(c.serveSignOut))
+	mux.Handle("GET "+Path, c.authed(false, c.servePage))
+	mux.Handle("GET "+Path+"/{$}", c.authed(false, c.servePage))
+	mux.Handle("GET "+statePath, c.authed(true, c.serveState))
+	mux.Handle("GET "+eventsPath, c.authed(true, c.serveEvents))
+	mux.HandleFunc("HEAD "+eventsPath, notAllowed("GET")) // a stream has no HEAD
+	mux.Handle("GET "+argsPath, c.authed(true, c.serveArguments))
+	mux.Handle("POST "+answerPath, c.form(c.serveAnswer))
+	return mux
+}
+
+// notAllowed returns the handler of a method the path does not serve.
+func notAllowed(allow string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Allow", allow)
+		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 	}
 }
 
@@ -275,16 +283,8 @@ type pageData struct {
 	CSRF     string // "": a bearer client, no forms
 }
 
-// servePage renders the console, or sends a browser to sign in.
-func (c *Console) servePage(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
-		return
-	}
-	who, ok := c.authenticate(w, r, false)
-	if !ok {
-		return
-	}
+// servePage renders the console.
+func (c *Console) servePage(w http.ResponseWriter, r *http.Request, who operator) {
 	d := pageData{Snapshot: c.src.Snapshot(r.Context()), Operator: who.name}
 	if who.session != nil {
 		d.CSRF = who.session.csrf

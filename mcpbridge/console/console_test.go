@@ -183,6 +183,105 @@ func TestUnauthenticated(t *testing.T) {
 	}
 }
 
+// TestRoutes: each path answers its own methods only (405 before any
+// authentication, with the security headers), the page is at Path and
+// Path/, and a path that is no page is 404, the assets' directory too.
+func TestRoutes(t *testing.T) {
+	srv, _ := serveConsole(t, Options{}, false)
+	for _, c := range []struct {
+		method, path string
+		status       int
+	}{
+		{http.MethodPost, Path, http.StatusMethodNotAllowed},
+		{http.MethodDelete, Path + "/", http.StatusMethodNotAllowed},
+		{http.MethodPost, statePath, http.StatusMethodNotAllowed},
+		{http.MethodHead, eventsPath, http.StatusMethodNotAllowed},
+		{http.MethodPost, eventsPath, http.StatusMethodNotAllowed},
+		{http.MethodPost, argsPath, http.StatusMethodNotAllowed},
+		{http.MethodGet, answerPath, http.StatusMethodNotAllowed},
+		{http.MethodGet, signOutPath, http.StatusMethodNotAllowed},
+		{http.MethodPut, signInPath, http.StatusMethodNotAllowed},
+		{http.MethodPost, assetsPath + "console.js", http.StatusMethodNotAllowed},
+		{http.MethodGet, Path, http.StatusOK},
+		{http.MethodGet, Path + "/", http.StatusOK},
+		{http.MethodHead, statePath, http.StatusOK},
+		{http.MethodGet, signInPath, http.StatusOK},
+		{http.MethodGet, strings.TrimSuffix(assetsPath, "/"), http.StatusNotFound},
+		{http.MethodGet, Path + "/state/more", http.StatusNotFound},
+	} {
+		resp, body := request(t, srv, c.method, c.path, bearerOf(testToken), nil)
+		if resp.StatusCode != c.status {
+			t.Errorf("%s %s: %d %q, want %d", c.method, c.path, resp.StatusCode, body, c.status)
+		}
+		if resp.Header.Get("X-Frame-Options") != "DENY" {
+			t.Errorf("%s %s: no security headers", c.method, c.path)
+		}
+	}
+}
+
+// TestEveryRouteAuthenticated: every route but the sign-in form and the
+// assets refuses a request without the console token, with the clients'
+// token, with a wrong one or with a cookie of no session (the page by
+// sending a browser to sign in, the others with 401, or 429 past the
+// wrong tokens an address may send), and the forms that
+// change state refuse a signed-in operator's POST without its CSRF
+// token: nothing is answered or ended.
+func TestEveryRouteAuthenticated(t *testing.T) {
+	srv, src := serveConsole(t, Options{}, false)
+	src.set(Snapshot{Questions: []Question{{ID: "q1", Server: "gh", Tool: "merge"}}})
+	ck := signIn(t, srv, "Ada")
+	form := url.Values{"question": {"q1"}, "answer": {"approve"}}
+	routes := []struct {
+		method, path string
+		form         url.Values
+		page         bool // a browser is sent to sign in
+	}{
+		{http.MethodGet, Path, nil, true},
+		{http.MethodHead, Path, nil, true},
+		{http.MethodGet, Path + "/", nil, true},
+		{http.MethodGet, statePath, nil, false},
+		{http.MethodHead, statePath, nil, false},
+		{http.MethodGet, eventsPath, nil, false},
+		{http.MethodGet, argsPath + "?question=q1", nil, false},
+		{http.MethodHead, argsPath + "?question=q1", nil, false},
+		{http.MethodPost, answerPath, form, false},
+		{http.MethodPost, signOutPath, url.Values{}, false},
+	}
+	for _, r := range routes {
+		for name, h := range map[string]map[string]string{
+			"no credential":          {"Origin": srv.URL},
+			"the clients' token":     bearerOf(clientToken),
+			"a wrong token":          bearerOf(testToken + "x"),
+			"a cookie of no session": {"Cookie": ck.Name + "=forged", "Origin": srv.URL},
+		} {
+			resp, _ := request(t, srv, r.method, r.path, h, r.form)
+			bearer := h["Authorization"] != ""
+			want := http.StatusUnauthorized
+			if r.page && !bearer {
+				want = http.StatusSeeOther
+			}
+			// Past a few wrong tokens the address gets 429 instead.
+			if got := resp.StatusCode; got != want && !(bearer && got == http.StatusTooManyRequests) {
+				t.Errorf("%s %s with %s: %d, want %d", r.method, r.path, name, got, want)
+			}
+		}
+		if r.method != http.MethodPost {
+			continue
+		}
+		h := cookieHeader(ck)
+		h["Origin"] = srv.URL
+		if resp, _ := request(t, srv, r.method, r.path, h, r.form); resp.StatusCode != http.StatusForbidden {
+			t.Errorf("%s %s signed in without the CSRF token: %d, want 403", r.method, r.path, resp.StatusCode)
+		}
+	}
+	if len(src.answers) != 0 {
+		t.Errorf("answers %q, want none", src.answers)
+	}
+	if resp, _ := request(t, srv, http.MethodGet, statePath, cookieHeader(ck), nil); resp.StatusCode != http.StatusOK {
+		t.Errorf("the session after the refused sign-outs: %d, want 200", resp.StatusCode)
+	}
+}
+
 // TestBearerPage: the token as a bearer opens the page, with the
 // security headers and the replica named.
 func TestBearerPage(t *testing.T) {

@@ -86,10 +86,6 @@ func cut(s string, n int) string {
 	return s[:i] + "…"
 }
 
-// Cut returns s cut to at most n bytes, on a rune boundary, with "…"
-// when cut: for a Source's output lines and code.
-func Cut(s string, n int) string { return cut(s, n) }
-
 // ShortSessionID returns enough of an MCP session ID to tell sessions
 // apart, not enough to use it: the replica's prefix (MCP_BRIDGE_HTTP_REPLICA)
 // and 6 characters of the random part, followed by "…".

@@ -99,14 +99,7 @@ type Question struct {
 }
 
 // serveState answers the snapshot as JSON, for scripts.
-func (c *Console) serveState(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
-		return
-	}
-	if _, ok := c.authenticate(w, r, true); !ok {
-		return
-	}
+func (c *Console) serveState(w http.ResponseWriter, r *http.Request, _ operator) {
 	body, _ := json.Marshal(c.src.Snapshot(r.Context()))
 	w.Header().Set("Content-Type", "application/json")
 	w.Write(append(body, '\n'))
@@ -145,15 +138,7 @@ func (s Snapshot) changing() bool {
 // alone are pushed every refreshEvery intervals), a comment now and then
 // to keep proxies from closing the stream, and "signedout" when the
 // session ends. A browser's EventSource sends the cookie.
-func (c *Console) serveEvents(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodGet {
-		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
-		return
-	}
-	who, ok := c.authenticate(w, r, true)
-	if !ok {
-		return
-	}
+func (c *Console) serveEvents(w http.ResponseWriter, r *http.Request, who operator) {
 	select {
 	case c.streams <- struct{}{}:
 		defer func() { <-c.streams }()
@@ -233,14 +218,7 @@ func (c *Console) serveEvents(w http.ResponseWriter, r *http.Request) {
 // whole arguments as JSON text (secrets redacted, format characters
 // escaped), streamed as the call holds them: the console shows them
 // whole, where a question shows each value cut to its share.
-func (c *Console) serveArguments(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
-		return
-	}
-	if _, ok := c.authenticate(w, r, true); !ok {
-		return
-	}
+func (c *Console) serveArguments(w http.ResponseWriter, r *http.Request, _ operator) {
 	write, err := c.src.Arguments(r.URL.Query().Get("question"))
 	if err != nil {
 		c.refuse(w, r, http.StatusNotFound, err.Error())
@@ -257,42 +235,24 @@ func (c *Console) serveArguments(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// serveAction answers the approvals' POSTs (answerPath: question, and
-// answer "approve" or "decline"), and reports whether r was one. A
-// signed-in operator's needs the session's CSRF token and the page's
-// origin, and is sent back to the console; a bearer's gets 200.
-func (c *Console) serveAction(w http.ResponseWriter, r *http.Request) bool {
-	if r.URL.Path != answerPath {
-		return false
-	}
-	if r.Method != http.MethodPost {
-		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
-		return true
-	}
-	who, ok := c.authenticate(w, r, true)
-	if !ok {
-		return true
-	}
-	r.Body = http.MaxBytesReader(w, r.Body, 4096)
-	if !csrfOK(r, who) {
-		c.refuse(w, r, http.StatusForbidden, "missing or wrong CSRF token, or a foreign Origin")
-		return true
-	}
+// serveAnswer answers a question (a form: question, and answer
+// "approve" or "decline"). A signed-in operator is sent back to the
+// console; a bearer gets 200.
+func (c *Console) serveAnswer(w http.ResponseWriter, r *http.Request, who operator) {
 	id, answer := r.PostFormValue("question"), r.PostFormValue("answer")
 	if answer != "approve" && answer != "decline" {
 		c.refuse(w, r, http.StatusBadRequest, `want answer "approve" or "decline"`)
-		return true
+		return
 	}
 	if err := c.src.Answer(id, answer == "approve", who.name); err != nil {
 		c.refuse(w, r, http.StatusNotFound, err.Error())
-		return true
+		return
 	}
 	c.opts.Logger.Info("console answer", "question", id, "answer", answer, "operator", who.name)
 	if who.session != nil {
 		http.Redirect(w, r, Path, http.StatusSeeOther)
-		return true
+		return
 	}
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.Write([]byte(answer + "d\n"))
-	return true
 }

@@ -1,4 +1,4 @@
-package mcpbridge
+package console
 
 import (
 	"context"
@@ -7,8 +7,6 @@ import (
 	"time"
 
 	"golang.org/x/sync/errgroup"
-
-	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine"
 )
 
 // How the console's memory figures are read.
@@ -25,18 +23,28 @@ const (
 	memoryReads = 16
 )
 
+// A MemoryReader reads the memory a sandbox uses (engine.MemoryReader:
+// Docker, Podman).
+type MemoryReader interface {
+	// SandboxMemory returns the bytes of memory the running sandbox
+	// container ref uses on the engine named engineName ("" for a bridge
+	// with one engine).
+	SandboxMemory(ctx context.Context, engineName, ref string) (int64, error)
+}
+
 // A sandboxRef names a sandbox on its engine ("" for a bridge with one),
-// as clientSession.session.Sandbox returns it.
+// as Sandbox does.
 type sandboxRef struct {
 	engine, id string
 }
 
 // A memorySampler reads the memory of the sandboxes the console lists,
-// in the background, several at once: a push never waits for an engine, and nothing is read while no console is watching (a pass
-// starts only from a snapshot). A nil *memorySampler knows nothing (an
+// in the background, several at once: a push never waits for an engine,
+// and nothing is read while no console is watching (a pass starts only
+// from a snapshot). A nil *memorySampler knows nothing (an
 // engine that cannot say).
 type memorySampler struct {
-	eng     engine.Engine   // an engine.MemoryReader, or one that may be
+	r       MemoryReader
 	done    <-chan struct{} // the bridge closing: a pass in flight ends
 	changed *changeSignal   // told when a pass brought its figures
 	log     *slog.Logger
@@ -47,13 +55,13 @@ type memorySampler struct {
 	running bool
 }
 
-// newMemorySampler returns the sampler of eng, or nil when eng cannot
-// read a sandbox's memory.
-func newMemorySampler(eng engine.Engine, done <-chan struct{}, changed *changeSignal, log *slog.Logger) *memorySampler {
-	if !engine.MayBe[engine.MemoryReader](eng) {
+// newMemorySampler returns the sampler of r, or nil when r is nil (an
+// engine that cannot read a sandbox's memory).
+func newMemorySampler(r MemoryReader, done <-chan struct{}, changed *changeSignal, log *slog.Logger) *memorySampler {
+	if r == nil {
 		return nil
 	}
-	return &memorySampler{eng: eng, done: done, changed: changed, log: log, bytes: map[sandboxRef]int64{}}
+	return &memorySampler{r: r, done: done, changed: changed, log: log, bytes: map[sandboxRef]int64{}}
 }
 
 // figures returns the bytes known of each of refs (0: not known yet),
@@ -97,7 +105,7 @@ func (m *memorySampler) pass(refs []sandboxRef) {
 			continue // no sandbox yet
 		}
 		g.Go(func() error {
-			n, err := engine.SandboxMemory(ctx, m.eng, r.engine, r.id)
+			n, err := m.r.SandboxMemory(ctx, r.engine, r.id)
 			if err != nil {
 				m.log.Debug("reading a sandbox's memory for the console", "container", r.id, "engine", r.engine, "err", err)
 				return nil

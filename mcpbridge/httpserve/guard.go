@@ -1,4 +1,4 @@
-package mcpbridge
+package httpserve
 
 import (
 	"crypto/sha256"
@@ -9,22 +9,24 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/discovery"
 )
 
-// An httpGuard decides, before the MCP handler sees a request, whether
+// A guard decides, before the MCP handler sees a request, whether
 // its Host, Origin and credentials let it in.
-type httpGuard struct {
+type guard struct {
 	token          [sha256.Size]byte // the digest of the bearer token
 	hasToken       bool
 	allowedHosts   []string // lower-case host or host:port
 	allowedOrigins []string // lower-case scheme://host[:port]
 }
 
-// newHTTPGuard returns the guard of a bearer token (none when empty) and
-// of the hosts and origins let in besides the defaults
-// (HTTPOptions.Token, AllowedHosts and AllowedOrigins).
-func newHTTPGuard(token string, hosts, origins []string) *httpGuard {
-	g := &httpGuard{}
+// newGuard returns the guard of a bearer token (none when empty) and of
+// the hosts and origins let in besides the defaults (Options.Token,
+// AllowedHosts and AllowedOrigins).
+func newGuard(token string, hosts, origins []string) *guard {
+	g := &guard{}
 	if token != "" {
 		g.token, g.hasToken = sha256.Sum256([]byte(token)), true
 	}
@@ -47,7 +49,7 @@ type denial struct {
 
 // check returns why r may not go on, or nil; the token is checked only
 // when withToken is set.
-func (g *httpGuard) check(r *http.Request, withToken bool) *denial {
+func (g *guard) check(r *http.Request, withToken bool) *denial {
 	localLoopback := false
 	if a, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok && a != nil {
 		localLoopback = isLoopbackHost(hostOnly(a.String()))
@@ -62,12 +64,12 @@ func (g *httpGuard) check(r *http.Request, withToken bool) *denial {
 		given, ok := bearer(r.Header.Get("Authorization"))
 		if !ok {
 			return &denial{status: http.StatusUnauthorized, msg: "missing bearer token: send Authorization: Bearer <MCP_BRIDGE_HTTP_TOKEN>",
-				challenge: `Bearer realm="` + implementationName + `"`}
+				challenge: `Bearer realm="` + discovery.ImplementationName + `"`}
 		}
 		digest := sha256.Sum256([]byte(given))
 		if subtle.ConstantTimeCompare(digest[:], g.token[:]) != 1 {
 			return &denial{status: http.StatusUnauthorized, msg: "invalid bearer token",
-				challenge: `Bearer realm="` + implementationName + `", error="invalid_token"`}
+				challenge: `Bearer realm="` + discovery.ImplementationName + `", error="invalid_token"`}
 		}
 	}
 	return nil
@@ -77,7 +79,7 @@ func (g *httpGuard) check(r *http.Request, withToken bool) *denial {
 // loopback name always; a listed host; any other only when the bridge
 // does not serve on loopback (where a foreign name means DNS rebinding)
 // and no list narrows the hosts.
-func (g *httpGuard) hostAllowed(host string, localLoopback bool) bool {
+func (g *guard) hostAllowed(host string, localLoopback bool) bool {
 	if host == "" {
 		return false
 	}
@@ -95,7 +97,7 @@ func (g *httpGuard) hostAllowed(host string, localLoopback bool) bool {
 // originAllowed reports whether a browser page of origin may call: a
 // listed origin; a loopback page calling a loopback host; a page of the
 // very host it calls.
-func (g *httpGuard) originAllowed(origin, host string) bool {
+func (g *guard) originAllowed(origin, host string) bool {
 	o := strings.ToLower(strings.TrimRight(origin, "/"))
 	if slices.Contains(g.allowedOrigins, o) {
 		return true

@@ -1,4 +1,4 @@
-package mcpbridge
+package console
 
 import (
 	"cmp"
@@ -7,21 +7,20 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/console"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/internal/jsontext"
 )
 
 // Bounds of what the console keeps of a call in flight.
 const (
-	consoleOutputLines = 20  // its last output lines
-	consoleLineBytes   = 200 // of each line
-	consoleCodeBytes   = 120 // of its code's first line
+	outputLines = 20  // its last output lines
+	lineBytes   = 200 // of each line
+	codeBytes   = 120 // of its code's first line
 )
 
-// A liveCalls follows the run_python calls in flight, with their last
+// A Calls follows the run_python calls in flight, with their last
 // output lines, and counts each session's calls, for the console. A nil
-// *liveCalls follows nothing (no console).
-type liveCalls struct {
+// *Calls follows nothing (no console).
+type Calls struct {
 	changed *changeSignal
 
 	mu     sync.Mutex
@@ -40,21 +39,21 @@ type liveCall struct {
 	partial string   // its output's unfinished line
 }
 
-func newLiveCalls(changed *changeSignal) *liveCalls {
-	return &liveCalls{changed: changed, calls: map[int64]*liveCall{}, counts: map[string]int64{}}
+func newCalls(changed *changeSignal) *Calls {
+	return &Calls{changed: changed, calls: map[int64]*liveCall{}, counts: map[string]int64{}}
 }
 
-// begin follows a call of session running code, and returns the output
+// Begin follows a call of session running code, and returns the output
 // callback to give the call in place of next (which it calls on) and the
 // function that ends following it.
-func (l *liveCalls) begin(session, code string, next func(stream, data string)) (onOutput func(stream, data string), end func()) {
+func (l *Calls) Begin(session, code string, next func(stream, data string)) (onOutput func(stream, data string), end func()) {
 	if l == nil {
 		return next, func() {}
 	}
 	first, _, _ := strings.Cut(strings.TrimLeft(code, "\n"), "\n")
 	l.mu.Lock()
 	l.seq++
-	c := &liveCall{id: l.seq, session: session, began: time.Now(), code: jsontext.EscapeCf(console.Cut(first, consoleCodeBytes))}
+	c := &liveCall{id: l.seq, session: session, began: time.Now(), code: jsontext.EscapeCf(cut(first, codeBytes))}
 	l.calls[c.id] = c
 	l.counts[session]++
 	l.mu.Unlock()
@@ -77,27 +76,27 @@ func (l *liveCalls) begin(session, code string, next func(stream, data string)) 
 	return onOutput, end
 }
 
-// add takes a piece of output; the caller holds the liveCalls' lock.
+// add takes a piece of output; the caller holds the Calls' lock.
 func (c *liveCall) add(data string) {
 	text := c.partial + data
 	parts := strings.Split(text, "\n")
-	c.partial = console.Cut(parts[len(parts)-1], consoleLineBytes)
+	c.partial = cut(parts[len(parts)-1], lineBytes)
 	parts = parts[:len(parts)-1]
-	if len(parts) > consoleOutputLines {
-		parts = parts[len(parts)-consoleOutputLines:]
+	if len(parts) > outputLines {
+		parts = parts[len(parts)-outputLines:]
 	}
 	for _, p := range parts {
-		c.lines = append(c.lines, jsontext.EscapeCf(console.Cut(strings.TrimSuffix(p, "\r"), consoleLineBytes)))
+		c.lines = append(c.lines, jsontext.EscapeCf(cut(strings.TrimSuffix(p, "\r"), lineBytes)))
 	}
-	if n := len(c.lines); n > consoleOutputLines {
-		c.lines = append(c.lines[:0], c.lines[n-consoleOutputLines:]...)
+	if n := len(c.lines); n > outputLines {
+		c.lines = append(c.lines[:0], c.lines[n-outputLines:]...)
 	}
 }
 
 // snapshot returns the calls in flight, oldest first, and each session's
 // count of calls, forgetting the sessions not in keep.
-func (l *liveCalls) snapshot(keep map[string]bool) ([]console.Call, map[string]int64) {
-	calls := []console.Call{}
+func (l *Calls) snapshot(keep map[string]bool) ([]Call, map[string]int64) {
+	calls := []Call{}
 	counts := map[string]int64{}
 	if l == nil {
 		return calls, counts
@@ -116,12 +115,12 @@ func (l *liveCalls) snapshot(keep map[string]bool) ([]console.Call, map[string]i
 		if c.partial != "" {
 			out = append(out, jsontext.EscapeCf(c.partial))
 		}
-		if len(out) > consoleOutputLines {
-			out = out[len(out)-consoleOutputLines:]
+		if len(out) > outputLines {
+			out = out[len(out)-outputLines:]
 		}
-		calls = append(calls, console.Call{ID: c.id, Session: c.session, Elapsed: time.Since(c.began).Seconds(), Code: c.code, Output: out})
+		calls = append(calls, Call{ID: c.id, Session: c.session, Elapsed: time.Since(c.began).Seconds(), Code: c.code, Output: out})
 	}
-	slices.SortFunc(calls, func(a, b console.Call) int { return cmp.Compare(a.ID, b.ID) })
+	slices.SortFunc(calls, func(a, b Call) int { return cmp.Compare(a.ID, b.ID) })
 	return calls, counts
 }
 
@@ -134,7 +133,7 @@ type changeSignal struct {
 	ch chan struct{} // closed at the next notify; nil while nobody waits
 }
 
-// Changed returns a channel closed at the next change (console.Notifier).
+// Changed returns a channel closed at the next change (Notifier).
 func (s *changeSignal) Changed() <-chan struct{} {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -1,4 +1,4 @@
-package mcpbridge
+package httpserve
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/discovery"
 )
 
 // The local addresses a request can arrive on.
@@ -16,11 +18,11 @@ var (
 	publicLocal   = &net.TCPAddr{IP: net.IPv4(192, 0, 2, 10), Port: 8080}
 )
 
-// guardRequest returns a request to HTTPPath with host, origin and
+// guardRequest returns a request to Path with host, origin and
 // authorization (each omitted when empty) that arrived on local (none in
 // its context when nil).
 func guardRequest(local net.Addr, host, origin, authorization string) *http.Request {
-	r := httptest.NewRequest(http.MethodPost, HTTPPath, nil)
+	r := httptest.NewRequest(http.MethodPost, Path, nil)
 	r.Host = host
 	if origin != "" {
 		r.Header.Set("Origin", origin)
@@ -39,14 +41,14 @@ const guardToken = "0123456789abcdef-secret"
 // TestHTTPGuardCheck runs whole requests through the guard: Host first,
 // then Origin, then the token.
 func TestHTTPGuardCheck(t *testing.T) {
-	open := &HTTPOptions{}
-	listed := &HTTPOptions{AllowedHosts: []string{" Bridge.Example.com ", "api.example:8443"}}
-	origins := &HTTPOptions{AllowedOrigins: []string{"HTTPS://App.Example.com/"}}
-	token := &HTTPOptions{Token: guardToken}
-	realm := `Bearer realm="` + implementationName + `"`
+	open := &Options{}
+	listed := &Options{AllowedHosts: []string{" Bridge.Example.com ", "api.example:8443"}}
+	origins := &Options{AllowedOrigins: []string{"HTTPS://App.Example.com/"}}
+	token := &Options{Token: guardToken}
+	realm := `Bearer realm="` + discovery.ImplementationName + `"`
 	for _, tt := range []struct {
 		name               string
-		opts               *HTTPOptions
+		opts               *Options
 		local              net.Addr
 		host, origin, auth string
 		status             int    // 0: let in
@@ -120,10 +122,10 @@ func TestHTTPGuardCheck(t *testing.T) {
 }
 
 func TestHTTPGuardHostAllowed(t *testing.T) {
-	listed := guardOf(&HTTPOptions{AllowedHosts: []string{"Bridge.Example.com", "api.example:8443"}})
-	open := guardOf(&HTTPOptions{})
+	listed := guardOf(&Options{AllowedHosts: []string{"Bridge.Example.com", "api.example:8443"}})
+	open := guardOf(&Options{})
 	for _, tt := range []struct {
-		g             *httpGuard
+		g             *guard
 		host          string
 		localLoopback bool
 		want          bool
@@ -157,7 +159,7 @@ func TestHTTPGuardHostAllowed(t *testing.T) {
 }
 
 func TestHTTPGuardOriginAllowed(t *testing.T) {
-	g := guardOf(&HTTPOptions{AllowedOrigins: []string{" https://App.Example.com/ ", "http://tool.example:3000"}})
+	g := guardOf(&Options{AllowedOrigins: []string{" https://App.Example.com/ ", "http://tool.example:3000"}})
 	for _, tt := range []struct {
 		origin, host string
 		want         bool
@@ -248,17 +250,17 @@ func TestIsLoopbackAddr(t *testing.T) {
 func TestCheckListen(t *testing.T) {
 	for _, tt := range []struct {
 		addr    string
-		opts    *HTTPOptions
+		opts    *Options
 		wantErr bool
 	}{
 		{"127.0.0.1:8080", nil, false},
-		{"localhost:0", &HTTPOptions{}, false},
-		{"[::1]:8080", &HTTPOptions{}, false},
+		{"localhost:0", &Options{}, false},
+		{"[::1]:8080", &Options{}, false},
 		{":8080", nil, true},
-		{":8080", &HTTPOptions{}, true},
-		{"0.0.0.0:8080", &HTTPOptions{AllowedHosts: []string{"bridge.example.com"}}, true},
-		{"0.0.0.0:8080", &HTTPOptions{Token: guardToken}, false},
-		{"192.0.2.10:443", &HTTPOptions{Token: guardToken}, false},
+		{":8080", &Options{}, true},
+		{"0.0.0.0:8080", &Options{AllowedHosts: []string{"bridge.example.com"}}, true},
+		{"0.0.0.0:8080", &Options{Token: guardToken}, false},
+		{"192.0.2.10:443", &Options{Token: guardToken}, false},
 	} {
 		err := CheckListen(tt.addr, tt.opts)
 		if (err != nil) != tt.wantErr {
@@ -271,7 +273,7 @@ func TestCheckListen(t *testing.T) {
 	}
 }
 
-// guardOf is the guard HTTPHandler builds of o.
-func guardOf(o *HTTPOptions) *httpGuard {
-	return newHTTPGuard(o.Token, o.AllowedHosts, o.AllowedOrigins)
+// guardOf is the guard NewHandler builds of o.
+func guardOf(o *Options) *guard {
+	return newGuard(o.Token, o.AllowedHosts, o.AllowedOrigins)
 }

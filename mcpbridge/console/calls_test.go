@@ -1,17 +1,17 @@
-package mcpbridge
+package console
 
 import (
 	"strings"
 	"testing"
 )
 
-// TestLiveCallsEscapeFormatChars: the console shows a call's code and
+// TestCallsEscapeFormatChars: the console shows a call's code and
 // output with characters of category Cf escaped (a bidi override in a
 // line of code cannot make it read as other code), and everything else,
 // tabs included, as it is.
-func TestLiveCallsEscapeFormatChars(t *testing.T) {
-	l := newLiveCalls(nil)
-	out, end := l.begin("session-1", "\naccess = 'user' # \u202e } \u2066if admin:\u2069 {\nprint(1)", nil)
+func TestCallsEscapeFormatChars(t *testing.T) {
+	l := newCalls(nil)
+	out, end := l.Begin("session-1", "\naccess = 'user' # \u202e } \u2066if admin:\u2069 {\nprint(1)", nil)
 	defer end()
 	out("stdout", "a\tb\u200bc\nhalf\u202e")
 	calls, _ := l.snapshot(map[string]bool{"session-1": true})
