@@ -9,6 +9,13 @@ import (
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/discovery"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/egress"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/packages"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/render"
+)
+
+// Output modes of the tool's text content (Options.OutputMode).
+const (
+	OutputCompact = render.Compact
+	OutputTOON    = render.TOON
 )
 
 // What a proxied tool call returns to sandbox code (Options.ToolResults).
@@ -130,7 +137,7 @@ func (o Options) withDefaults() Options {
 	}
 	o.DefaultTimeout = min(o.DefaultTimeout, o.MaxTimeout)
 	if o.OutputBudget <= 0 {
-		o.OutputBudget = defaultOutputBudget
+		o.OutputBudget = render.DefaultBudget
 	}
 	if o.OutputMode == "" {
 		o.OutputMode = OutputCompact

@@ -5,13 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/entrypoint"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/render"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/toolsearch"
 )
 
@@ -31,18 +30,18 @@ func (b *Bridge) runPython(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 	var cs *clientSession
 	// finish records a call that ended with result: metrics and audit.
 	finish := func(result *mcp.CallToolResult, outBytes int) {
-		b.metrics.call(resultStatus(result), time.Since(began))
-		b.auditRunPython(req, cs, args, began, resultStatus(result), outBytes)
+		b.metrics.call(render.Status(result), time.Since(began))
+		b.auditRunPython(req, cs, args, began, render.Status(result), outBytes)
 		b.calls.Add(-1)
 	}
 	if problem != "" {
-		res := validationError(problem).toolResult(mode)
+		res := render.Invalid(problem).Result(mode)
 		finish(res, 0)
 		return res, nil
 	}
 	cs, hc, problem := b.sandboxFor(req, args)
 	if problem != "" {
-		res := outcome{status: statusError, summary: "Not run: " + problem, err: problem}.toolResult(mode)
+		res := render.NotRun(problem).Result(mode)
 		finish(res, 0)
 		return res, nil
 	}
@@ -51,7 +50,7 @@ func (b *Bridge) runPython(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 		h, err := b.mint(b.traceStart(withEvents(ctx, cs.events)), hc)
 		if err != nil {
 			cs.close()
-			res := outcome{status: statusError, summary: "Sandbox error: " + err.Error(), err: err.Error()}.toolResult(mode)
+			res := render.Failed(err).Result(mode)
 			finish(res, 0)
 			return res, nil
 		}
@@ -60,7 +59,7 @@ func (b *Bridge) runPython(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 	if cs == nil {
 		var err error
 		if cs, err = b.sessionOf(req.Session); err != nil {
-			res := outcome{status: statusError, summary: "Sandbox error: " + err.Error(), err: err.Error()}.toolResult(mode)
+			res := render.Failed(err).Result(mode)
 			finish(res, 0)
 			return res, nil
 		}
@@ -77,7 +76,7 @@ func (b *Bridge) runPython(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 	log.Debug("run_python call", "timeout", args.timeout, "servers", args.servers)
 	if t := taskOf(ctx); t != nil {
 		if problem := b.bindTask(ctx, t, cs, req); problem != "" {
-			res := outcome{status: statusError, summary: "Not run: " + problem, err: problem}.toolResult(mode)
+			res := render.NotRun(problem).Result(mode)
 			finish(res, 0)
 			return res, nil
 		}
@@ -94,7 +93,7 @@ func (b *Bridge) runPython(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 	if minted != "" {
 		res = withHandle(res, minted)
 	}
-	log.Debug("run_python answered", "status", resultStatus(res), "took", time.Since(began))
+	log.Debug("run_python answered", "status", render.Status(res), "took", time.Since(began))
 	finish(res, outBytes)
 	return res, nil
 }
@@ -131,12 +130,12 @@ func (b *Bridge) execute(ctx context.Context, req *mcp.CallToolRequest, cs *clie
 		t.setQueued(false)
 	}
 	if err != nil {
-		return outcome{status: statusError, summary: "Not run: " + err.Error(), err: err.Error()}.toolResult(mode), 0
+		return render.NotRun(err.Error()).Result(mode), 0
 	}
 	defer leave()
 	if cs.dropped.Load() {
 		msg := "this replica let the handle's idle sandbox go as the call came; call again (the sandbox and its state are kept)"
-		return outcome{status: statusError, summary: "Not run: " + msg, err: msg}.toolResult(mode), 0
+		return render.NotRun(msg).Result(mode), 0
 	}
 	ci := &callInfo{ctx: ctx, ss: req.Session, ask: ask}
 	cs.current.Store(ci)
@@ -150,7 +149,7 @@ func (b *Bridge) execute(ctx context.Context, req *mcp.CallToolRequest, cs *clie
 		log.Warn("defining the tools saved since the sandbox started", "err", err)
 	}
 	if err := b.load(withEvents(ctx, cs.events), cs, args.servers); err != nil {
-		return outcome{status: statusError, summary: "Loading MCP servers failed: " + err.Error(), err: err.Error(), servers: args.servers}.toolResult(mode), 0
+		return render.LoadFailed(err, args.servers).Result(mode), 0
 	}
 	cs.egress.BeginCall()
 	res, err := cs.session.Run(b.traceStart(withEvents(ctx, cs.events)), call)
@@ -160,7 +159,7 @@ func (b *Bridge) execute(ctx context.Context, req *mcp.CallToolRequest, cs *clie
 		res, err = b.waitBusy(ctx, cs, call, args.timeout)
 		if errors.Is(err, entrypoint.ErrBusy) {
 			msg := fmt.Sprintf("the sandbox of this session handle is busy: a call through another replica runs in it, and it did not end within this call's timeout (%v); try again later", args.timeout)
-			return outcome{status: statusError, summary: "Not run: " + msg, err: msg}.toolResult(mode), 0
+			return render.NotRun(msg).Result(mode), 0
 		}
 	}
 	if errors.Is(err, entrypoint.ErrPinnedGone) {
@@ -168,7 +167,7 @@ func (b *Bridge) execute(ctx context.Context, req *mcp.CallToolRequest, cs *clie
 		if t != nil {
 			t.lost("the task's sandbox was lost: " + msg)
 		}
-		return outcome{status: statusError, summary: "Not run: " + msg, err: msg}.toolResult(mode), 0
+		return render.NotRun(msg).Result(mode), 0
 	}
 	if err != nil {
 		log.Warn("run_python failed", "err", err)
@@ -183,26 +182,25 @@ func (b *Bridge) execute(ctx context.Context, req *mcp.CallToolRequest, cs *clie
 		outBytes = len(res.Stdout) + len(res.Stderr)
 	}
 	reportEvents(cs.events, res, err, args.timeout)
-	out := fromSession(res, err, args.servers, int(args.timeout.Seconds()))
-	if note := cs.egress.EndCall(); note != "" {
-		out.notice = strings.TrimPrefix(out.notice+"; "+note, "; ")
-	}
+	out := render.FromSession(res, err, args.servers, int(args.timeout.Seconds()))
+	out.AddNotice(cs.egress.EndCall())
 	maxImages, maxImageBytes := b.opts.Session.ImageLimits()
-	out.rich = richOf(ctx, res, cs.session.OpenFile, &cs.files, maxImages, maxImageBytes)
+	rich := render.RichOf(ctx, res, cs.session.OpenFile, &cs.files, maxImages, maxImageBytes)
 	if cs.handle != "" {
-		withSessionQuery(&out.rich, cs.handle)
+		rich.AddQuery(sessionQuery + cs.handle)
 	}
-	out.applyBudget(b.opts.OutputBudget, func(whole string) string {
+	out.SetRich(rich)
+	out.ApplyBudget(b.opts.OutputBudget, func(whole string) string {
 		if cs.handle != "" {
 			if uri := b.keepHandleOutput(ctx, cs, whole); uri != "" {
 				return uri
 			}
 			// Kept by this replica only.
-			return outputURIPrefix + strconv.Itoa(cs.outputs.add(whole)) + sessionQuery + cs.handle
+			return cs.outputs.Keep(whole) + sessionQuery + cs.handle
 		}
-		return outputURIPrefix + strconv.Itoa(cs.outputs.add(whole))
+		return cs.outputs.Keep(whole)
 	})
-	return out.toolResult(mode), outBytes
+	return out.Result(mode), outBytes
 }
 
 // waitBusy runs call again, backing off from 20 ms to 500 ms, while the
@@ -248,7 +246,7 @@ func (b *Bridge) runSuspendable(ctx context.Context, req *mcp.CallToolRequest, c
 			res = withHandle(res, minted)
 		}
 		cs.waiting.forget(pc)
-		log.Debug("run_python answered", "status", resultStatus(res), "took", time.Since(began))
+		log.Debug("run_python answered", "status", render.Status(res), "took", time.Since(began))
 		finish(res, outBytes)
 		pc.done <- res
 	}()
@@ -294,13 +292,13 @@ func (b *Bridge) resume(ctx context.Context, req *mcp.CallToolRequest) *mcp.Call
 	} else {
 		var err error
 		if cs, err = b.sessionOf(req.Session); err != nil {
-			return outcome{status: statusError, summary: "Sandbox error: " + err.Error(), err: err.Error()}.toolResult(mode)
+			return render.Failed(err).Result(mode)
 		}
 		pc, q = cs.waiting.resumed(req.Params.RequestState)
 	}
 	if pc == nil {
 		msg := "this answer matches no call waiting for one in this session (it ended, timed out, or was answered already); call run_python again"
-		return outcome{status: statusError, summary: "Not run: " + msg, err: msg}.toolResult(mode)
+		return render.NotRun(msg).Result(mode)
 	}
 	answer, _ := req.Params.InputResponses[q.id].(*mcp.ElicitResult)
 	q.answer <- answer
@@ -332,7 +330,7 @@ func (b *Bridge) runTask(ctx context.Context, req *mcp.CallToolRequest, cs *clie
 	if minted != "" {
 		res = withHandle(res, minted)
 	}
-	log.Debug("run_python task ended", "task", redactTaskID(t.id), "status", resultStatus(res), "took", time.Since(t.created))
+	log.Debug("run_python task ended", "task", redactTaskID(t.id), "status", render.Status(res), "took", time.Since(t.created))
 	finish(res, outBytes)
 	return res
 }

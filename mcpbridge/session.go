@@ -11,6 +11,7 @@ import (
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/entrypoint"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/egress"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/handle"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/render"
 )
 
 // installTimeout bounds installing the proxies of newly loaded servers in
@@ -27,11 +28,11 @@ type clientSession struct {
 	session *entrypoint.Session
 	state   *clientState
 	events  *clientEvents
-	own     *proxyPool     // its instances of the servers that are not shared
-	queue   *callQueue     // its run_python calls, one at a time, in order
-	outputs outputStore    // whole outputs of calls cut to the budget
-	files   fileLinks      // the files out its calls reported
-	egress  *egress.Client // its side of the egress gateway (nil: none)
+	own     *proxyPool       // its instances of the servers that are not shared
+	queue   *callQueue       // its run_python calls, one at a time, in order
+	outputs render.Outputs   // whole outputs of calls cut to the budget
+	files   render.FileLinks // the files out its calls reported
+	egress  *egress.Client   // its side of the egress gateway (nil: none)
 	// handleKey is its key in the bridge's handle table, when a handle
 	// names its sandbox ("": none); set before its first call.
 	handleKey string

@@ -15,6 +15,7 @@ import (
 
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/entrypoint"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/handle"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/render"
 )
 
 // A call in a handle's sandbox that waits for the client's answer
@@ -160,11 +161,11 @@ func (b *Bridge) resumeElsewhere(ctx context.Context, req *mcp.CallToolRequest) 
 	token, client := clientToken(req)
 	held, problem := b.heldByHandle(h, token, client)
 	if held == nil {
-		return outcome{status: statusError, summary: "Not run: " + problem, err: problem}.toolResult(mode)
+		return render.NotRun(problem).Result(mode)
 	}
 	cs := held.cs
 	fail := func(msg string) *mcp.CallToolResult {
-		return outcome{status: statusError, summary: "Not run: " + msg, err: msg}.toolResult(mode)
+		return render.NotRun(msg).Result(mode)
 	}
 	answer, err := json.Marshal(req.Params.InputResponses)
 	if err != nil || len(answer) > maxAnswerBytes {

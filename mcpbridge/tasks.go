@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/entrypoint"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/handle"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/render"
 )
 
 // A task is a run_python call a client follows by its task ID. The
@@ -271,7 +272,7 @@ func (t *task) message() string {
 	case taskFailed:
 		return t.failure.Message
 	case taskCompleted:
-		return "the call ended: " + resultStatus(t.result)
+		return "the call ended: " + render.Status(t.result)
 	}
 	if t.queued {
 		return "waiting for the call before it in this sandbox to end"

@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/entrypoint"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/render"
 )
 
 // extTasksSchema is the Tasks extension's published JSON schema,
@@ -76,7 +77,7 @@ func TestTaskShapesMatchTheSchema(t *testing.T) {
 	now := time.Now()
 	base := taskView{ID: "tk1_x", Created: now.Add(-time.Minute), Updated: now, TTL: time.Hour, Message: "running",
 		Progress: &entrypoint.Progress{Progress: 1, Total: 2, Message: "half"}}
-	result := outcome{status: statusSuccess, stdout: "hi"}.toolResult(OutputCompact)
+	result := render.FromSession(&entrypoint.Result{Status: entrypoint.StatusSuccess, Stdout: "hi"}, nil, nil, 0).Result(OutputCompact)
 	for _, tc := range []struct {
 		def, status string
 		set         func(*taskView)
