@@ -138,7 +138,7 @@ func (t *handleTable) detached() []*heldSandbox {
 	defer t.mu.Unlock()
 	var out []*heldSandbox
 	for k, h := range t.held {
-		if h.cs.session.Ready() || !h.cs.queue.claim() {
+		if h.cs.session.Ready() || !h.cs.queue.Claim() {
 			continue
 		}
 		h.cs.dropped.Store(true)

@@ -106,7 +106,7 @@ type Options struct {
 	// Zero: a CA made at New, in memory only.
 	EgressCA *egress.CA
 	// MaxQueuedCalls bounds the calls that wait in one session while
-	// another runs; past it a call fails at once with ErrQueueFull.
+	// another runs; past it a call fails at once (live.ErrQueueFull).
 	// Zero: 8.
 	MaxQueuedCalls int
 	// Packages are the package settings: the set every sandbox mounts,

@@ -230,7 +230,7 @@ func (b *Bridge) sweepHandles(ctx context.Context, s engine.Sweeper) {
 		// the server instances they started) end; a call resumes them.
 		for _, h := range b.handles.detached() {
 			h.cs.leave()
-			h.cs.queue.leave() // a call that found it just before: told to call again
+			h.cs.queue.Leave() // a call that found it just before: told to call again
 		}
 		select {
 		case <-ctx.Done():

@@ -10,6 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/entrypoint"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/live"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/render"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/toolsearch"
 )
@@ -113,19 +114,16 @@ func (b *Bridge) execute(ctx context.Context, req *mcp.CallToolRequest, cs *clie
 		// The client follows the call: heartbeats from here on (loading
 		// servers can take a while), then its output and the code's
 		// reports as they come.
-		rep := newProgressReporter(ctx, token, req.Session.NotifyProgress)
-		call.OnOutput, call.OnProgress = rep.output, rep.progress
-		pctx, stop := context.WithCancel(ctx)
-		done := make(chan struct{})
-		go func() { defer close(done); rep.run(pctx) }()
-		defer func() { stop(); <-done; rep.finish() }()
+		rep := live.Start(ctx, token, req.Session.NotifyProgress)
+		call.OnOutput, call.OnProgress = rep.Output, rep.Progress
+		defer rep.Stop()
 	}
 	var placed func() // a task is answered once its call holds its place
 	if t != nil {
 		t.setQueued(true)
 		placed = t.place
 	}
-	leave, err := cs.queue.enterPlaced(ctx, placed)
+	leave, err := cs.queue.EnterPlaced(ctx, placed)
 	if t != nil {
 		t.setQueued(false)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/entrypoint"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/egress"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/handle"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/live"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/render"
 )
 
@@ -29,7 +30,7 @@ type clientSession struct {
 	state   *clientState
 	events  *clientEvents
 	own     *proxyPool       // its instances of the servers that are not shared
-	queue   *callQueue       // its run_python calls, one at a time, in order
+	queue   *live.Queue      // its run_python calls, one at a time, in order
 	outputs render.Outputs   // whole outputs of calls cut to the budget
 	files   render.FileLinks // the files out its calls reported
 	egress  *egress.Client   // its side of the egress gateway (nil: none)
