@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/approval"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/console"
 )
 
@@ -30,30 +31,25 @@ type pendingQuestion struct {
 	args    map[string]any    // the call's arguments, shown whole on request
 	redacts func(string) bool // the keys whose values are hidden
 	began   time.Time
-	answer  chan consoleAnswer // buffered: the first answer
-}
-
-// A consoleAnswer is an operator's answer.
-type consoleAnswer struct {
-	approve bool
-	by      string
+	answer  chan approval.Answer // buffered: the first answer
 }
 
 func newApprovals(changed *changeSignal) *approvals {
 	return &approvals{changed: changed, pending: map[string]*pendingQuestion{}}
 }
 
-// post puts q (its ID set here) about a call of args (shown whole on
+// Post puts q (its ID set here) about a call of args (shown whole on
 // request, the values of the keys redacts names hidden) before the
-// console, and returns it and the function that takes it back.
-func (a *approvals) post(q console.Question, args map[string]any, redacts func(string) bool) (*pendingQuestion, func()) {
+// console, and returns its ID, the channel of its answer and the
+// function that takes it back (approval.Board).
+func (a *approvals) Post(q console.Question, args map[string]any, redacts func(string) bool) (string, <-chan approval.Answer, func()) {
 	q.ID = strings.ToLower(rand.Text()[:16])
-	pq := &pendingQuestion{q: q, args: args, redacts: redacts, began: time.Now(), answer: make(chan consoleAnswer, 1)}
+	pq := &pendingQuestion{q: q, args: args, redacts: redacts, began: time.Now(), answer: make(chan approval.Answer, 1)}
 	a.mu.Lock()
 	a.pending[q.ID] = pq
 	a.mu.Unlock()
 	a.changed.notify()
-	return pq, func() {
+	return q.ID, pq.answer, func() {
 		a.mu.Lock()
 		delete(a.pending, q.ID)
 		a.mu.Unlock()
@@ -72,12 +68,12 @@ func (a *approvals) answer(id string, approve bool, by string) error {
 		return errNoQuestion
 	}
 	a.changed.notify()
-	pq.answer <- consoleAnswer{approve: approve, by: by}
+	pq.answer <- approval.Answer{Approve: approve, By: by}
 	return nil
 }
 
 // arguments returns the function that writes the whole arguments of the
-// question id (writeArguments: redacted, format characters escaped), or
+// question id (approval.WriteArguments: redacted, format characters escaped), or
 // errNoQuestion.
 func (a *approvals) arguments(id string) (func(io.Writer) error, error) {
 	if a == nil {
@@ -90,7 +86,7 @@ func (a *approvals) arguments(id string) (func(io.Writer) error, error) {
 		return nil, errNoQuestion
 	}
 	return func(w io.Writer) error {
-		_, err := writeArguments(w, pq.args, pq.redacts)
+		_, err := approval.WriteArguments(w, pq.args, pq.redacts)
 		return err
 	}, nil
 }

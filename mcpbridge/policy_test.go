@@ -14,13 +14,15 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/approval"
 )
 
 // policyBridge connects a client (with elicitation answered by answer
 // when it is set) to a bridge on the stub servers under the policy text,
 // with an audit log; it returns the client and the audit log's path.
 func policyBridge(t *testing.T, text string, answer func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error)) (*mcp.ClientSession, string) {
-	return policyBridgeOn(t, text, answer, elicitMaxProtocol)
+	return policyBridgeOn(t, text, answer, approval.ElicitMaxProtocol)
 }
 
 // policyBridgeOn is policyBridge with the client on protocol version.

@@ -10,6 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/entrypoint"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/approval"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/live"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/render"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/toolsearch"
@@ -105,7 +106,7 @@ func (b *Bridge) runPython(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 // during the call). t, when set, is the task the call runs as: it
 // follows the call's output and reports, instead of progress
 // notifications, which tasks do not carry.
-func (b *Bridge) execute(ctx context.Context, req *mcp.CallToolRequest, cs *clientSession, args callArgs, log *slog.Logger, ask askFunc, t *task) (*mcp.CallToolResult, int) {
+func (b *Bridge) execute(ctx context.Context, req *mcp.CallToolRequest, cs *clientSession, args callArgs, log *slog.Logger, ask approval.AskFunc, t *task) (*mcp.CallToolResult, int) {
 	mode := b.opts.OutputMode
 	call := &entrypoint.Call{Code: args.code, Timeout: args.timeout}
 	if t != nil {
@@ -135,7 +136,7 @@ func (b *Bridge) execute(ctx context.Context, req *mcp.CallToolRequest, cs *clie
 		msg := "this replica let the handle's idle sandbox go as the call came; call again (the sandbox and its state are kept)"
 		return render.NotRun(msg).Result(mode), 0
 	}
-	ci := &callInfo{ctx: ctx, ss: req.Session, ask: ask}
+	ci := &callInfo{Call: approval.Call{Ctx: ctx, Session: req.Session, Ask: ask}}
 	cs.current.Store(ci)
 	defer cs.current.Store(nil)
 	defer cs.install.end(ci) // an install endpoint it opened closes with it

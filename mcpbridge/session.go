@@ -6,9 +6,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/entrypoint"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/approval"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/egress"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/handle"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/live"
@@ -100,14 +99,9 @@ func (cs *clientSession) leave() {
 // A callInfo is what the bridge knows of a client session's run_python
 // call in progress, for the proxied calls its code makes.
 type callInfo struct {
-	// ctx is the MCP request's context: a question to the user sent with
-	// it goes to the client on that request's stream (over HTTP, the
-	// session that made the call), and ends with the call.
-	ctx context.Context
-	ss  *mcp.ServerSession
-	// ask, when set, asks the client through input-required results;
-	// else the bridge elicits during the call.
-	ask askFunc
+	// Call is where a question to the user about a proxied call goes:
+	// its MCP request's context, its client's session, and how to ask.
+	approval.Call
 	// toolCalls counts the proxied calls the code made so far.
 	toolCalls atomic.Int64
 }

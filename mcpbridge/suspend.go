@@ -24,9 +24,6 @@ func asksByResult(ss *mcp.ServerSession) bool {
 	return ip != nil && ip.ProtocolVersion >= protocolAsksByResult
 }
 
-// An askFunc puts a question to the client and returns its answer.
-type askFunc func(ctx context.Context, params *mcp.ElicitParams) (*mcp.ElicitResult, error)
-
 // A pendingCall is a run_python call of a client asked through
 // input-required results. It runs on its own, so that it can wait, its
 // code paused in a proxied call, while its handler answers the client
@@ -45,7 +42,7 @@ type question struct {
 	answer chan *mcp.ElicitResult // buffered; nil: no usable answer
 }
 
-// ask implements askFunc for the call's code: it hands the question to
+// ask implements approval.AskFunc for the call's code: it hands the question to
 // the handler waiting on the call, and waits for the answer the client's
 // next call brings, or for ctx.
 func (pc *pendingCall) ask(ctx context.Context, params *mcp.ElicitParams) (*mcp.ElicitResult, error) {

@@ -116,7 +116,7 @@ func (t *task) setQueued(q bool) {
 	t.touch()
 }
 
-// ask implements askFunc for a task's call: the task waits for input
+// ask implements approval.AskFunc for a task's call: the task waits for input
 // with the question, until tasks/update brings the answer or ctx ends.
 func (t *task) ask(ctx context.Context, params *mcp.ElicitParams) (*mcp.ElicitResult, error) {
 	t.mu.Lock()
