@@ -115,7 +115,7 @@ func (b *Bridge) execute(ctx context.Context, req *mcp.CallToolRequest, cs *clie
 		// The client follows the call: heartbeats from here on (loading
 		// servers can take a while), then its output and the code's
 		// reports as they come.
-		rep := live.Start(ctx, token, req.Session.NotifyProgress)
+		rep := live.StartReporter(ctx, token, req.Session.NotifyProgress)
 		call.OnOutput, call.OnProgress = rep.Output, rep.Progress
 		defer rep.Stop()
 	}
@@ -155,7 +155,7 @@ func (b *Bridge) execute(ctx context.Context, req *mcp.CallToolRequest, cs *clie
 	if errors.Is(err, entrypoint.ErrBusy) {
 		// Another replica's call runs in the sandbox: wait for it, as
 		// long as this call's timeout lets it.
-		res, err = b.waitBusy(ctx, cs, call, args.timeout)
+		res, err = waitBusy(ctx, cs, call, args.timeout)
 		if errors.Is(err, entrypoint.ErrBusy) {
 			msg := fmt.Sprintf("the sandbox of this session handle is busy: a call through another replica runs in it, and it did not end within this call's timeout (%v); try again later", args.timeout)
 			return render.NotRun(msg).Result(mode), 0
@@ -204,7 +204,7 @@ func (b *Bridge) execute(ctx context.Context, req *mcp.CallToolRequest, cs *clie
 
 // waitBusy runs call again, backing off from 20 ms to 500 ms, while the
 // sandbox is busy with another replica's call, for at most timeout.
-func (b *Bridge) waitBusy(ctx context.Context, cs *clientSession, call *entrypoint.Call, timeout time.Duration) (*entrypoint.Result, error) {
+func waitBusy(ctx context.Context, cs *clientSession, call *entrypoint.Call, timeout time.Duration) (*entrypoint.Result, error) {
 	deadline := time.Now().Add(timeout)
 	wait := 20 * time.Millisecond
 	for {

@@ -61,11 +61,11 @@ type Reporter struct {
 	sent   int                  // notifications sent
 }
 
-// Start returns a reporter for the call of ctx whose request carried
+// StartReporter returns a reporter for the call of ctx whose request carried
 // token, sending through send from now on: heartbeats, then the call's
 // output and the code's reports as they come (Output, Progress). Stop
 // ends it.
-func Start(ctx context.Context, token any, send Sender) *Reporter {
+func StartReporter(ctx context.Context, token any, send Sender) *Reporter {
 	r := newReporter(ctx, token, send)
 	stop, cancel := context.WithCancel(ctx)
 	r.stop, r.done = cancel, make(chan struct{})

@@ -36,7 +36,7 @@ func (r *recorder) got() []*mcp.ProgressNotificationParams {
 // report on Stop when it had not gone out.
 func TestReporter(t *testing.T) {
 	var rec recorder
-	r := Start(context.Background(), "tok", rec.send)
+	r := StartReporter(context.Background(), "tok", rec.send)
 	r.Output("stdout", "one\ntwo\n")
 	waitFor(t, "the first notification", func() bool { return len(rec.got()) >= 1 })
 	r.Progress(entrypoint.Progress{Progress: 5, Total: 10, Message: "half"})
