@@ -231,23 +231,22 @@ func waitBusy(ctx context.Context, cs *clientSession, call *entrypoint.Call, tim
 // carries minted, the handle of the sandbox the call started, if any.
 func (b *Bridge) runSuspendable(ctx context.Context, req *mcp.CallToolRequest, cs *clientSession, args callArgs, log *slog.Logger, minted string, finish func(*mcp.CallToolResult, int)) *mcp.CallToolResult {
 	began := time.Now()
-	pc := &pendingCall{done: make(chan *mcp.CallToolResult, 1), asks: make(chan *question)}
 	// The call outlives this request when it asks; it keeps the
 	// request's values, and ends with its MCP session.
 	cctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	pc.cancel = cancel
+	pc := live.NewPending(cancel)
 	stopHalt := context.AfterFunc(cs.halted, cancel)
 	go func() {
 		defer cancel()
 		defer stopHalt()
-		res, outBytes := b.execute(cctx, req, cs, args, log, pc.ask, nil)
+		res, outBytes := b.execute(cctx, req, cs, args, log, pc.Ask, nil)
 		if minted != "" {
 			res = withHandle(res, minted)
 		}
-		cs.waiting.forget(pc)
+		cs.waiting.Forget(pc)
 		log.Debug("run_python answered", "status", render.Status(res), "took", time.Since(began))
 		finish(res, outBytes)
-		pc.done <- res
+		pc.End(res)
 	}()
 	return b.await(ctx, req, cs, pc)
 }
@@ -257,17 +256,17 @@ func (b *Bridge) runSuspendable(ctx context.Context, req *mcp.CallToolRequest, c
 // names the call. The client's request going away while the call runs
 // interrupts the call, as for any call; while it waits for an answer,
 // it does not.
-func (b *Bridge) await(ctx context.Context, req *mcp.CallToolRequest, cs *clientSession, pc *pendingCall) *mcp.CallToolResult {
+func (b *Bridge) await(ctx context.Context, req *mcp.CallToolRequest, cs *clientSession, pc *live.Pending) *mcp.CallToolResult {
 	rctx, stop := b.callContext(ctx, req.Extra)
 	defer stop()
 	select {
-	case res := <-pc.done:
+	case res := <-pc.Done():
 		return res
-	case q := <-pc.asks:
+	case q := <-pc.Asks():
 		return b.askClient(cs, pc, q)
 	case <-rctx.Done():
-		pc.cancel()
-		return <-pc.done
+		pc.Cancel()
+		return <-pc.Done()
 	}
 }
 
@@ -277,8 +276,8 @@ func (b *Bridge) await(ctx context.Context, req *mcp.CallToolRequest, cs *client
 func (b *Bridge) resume(ctx context.Context, req *mcp.CallToolRequest) *mcp.CallToolResult {
 	mode := b.opts.OutputMode
 	var cs *clientSession
-	var pc *pendingCall
-	var q *question
+	var pc *live.Pending
+	var q *live.Question
 	if stateless(req) {
 		// No MCP session: the call waits in the sandbox of a handle, on
 		// this replica or another.
@@ -293,14 +292,14 @@ func (b *Bridge) resume(ctx context.Context, req *mcp.CallToolRequest) *mcp.Call
 		if cs, err = b.sessionOf(req.Session); err != nil {
 			return render.Failed(err).Result(mode)
 		}
-		pc, q = cs.waiting.resumed(req.Params.RequestState)
+		pc, q = cs.waiting.Resumed(req.Params.RequestState)
 	}
 	if pc == nil {
 		msg := "this answer matches no call waiting for one in this session (it ended, timed out, or was answered already); call run_python again"
 		return render.NotRun(msg).Result(mode)
 	}
-	answer, _ := req.Params.InputResponses[q.id].(*mcp.ElicitResult)
-	q.answer <- answer
+	answer, _ := req.Params.InputResponses[q.ID].(*mcp.ElicitResult)
+	q.Answer(answer)
 	return b.await(ctx, req, cs, pc)
 }
 

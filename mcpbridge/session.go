@@ -65,7 +65,7 @@ type clientSession struct {
 	current atomic.Pointer[callInfo]
 	// waiting holds its calls waiting for the client's answer to a
 	// question (protocol 2026-07-28).
-	waiting suspensions
+	waiting live.Suspensions
 
 	mu       sync.Mutex
 	toolsGen int64 // the saved tools' generation its interpreter defines

@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/entrypoint"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/handle"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/live"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/render"
 )
 
@@ -38,13 +39,13 @@ type task struct {
 	status    string
 	updated   time.Time
 	ended     time.Time
-	queued    bool                 // waiting for the call before it in its sandbox
-	tail      string               // its newest output
-	report    *entrypoint.Progress // the code's newest report
-	inputs    map[string]*question // questions waiting for the client's answer
-	seq       int                  // numbers its questions
-	cancelled bool                 // the client asked to cancel it
-	ctlAck    int64                // the highest sequence of "ctl" applied
+	queued    bool                      // waiting for the call before it in its sandbox
+	tail      string                    // its newest output
+	report    *entrypoint.Progress      // the code's newest report
+	inputs    map[string]*live.Question // questions waiting for the client's answer
+	seq       int                       // numbers its questions
+	cancelled bool                      // the client asked to cancel it
+	ctlAck    int64                     // the highest sequence of "ctl" applied
 	result    *mcp.CallToolResult
 	failure   *taskError
 	changed   chan struct{} // closed, and replaced, on every change
@@ -55,7 +56,7 @@ type task struct {
 func newTask(timeout, ttl time.Duration) *task {
 	now := time.Now()
 	return &task{created: now, timeout: timeout, ttl: ttl, bound: make(chan struct{}), placed: make(chan struct{}), done: make(chan struct{}),
-		status: taskWorking, updated: now, inputs: map[string]*question{}, changed: make(chan struct{})}
+		status: taskWorking, updated: now, inputs: map[string]*live.Question{}, changed: make(chan struct{})}
 }
 
 // acknowledge records that the "ctl" of sequence seq was applied, a
@@ -121,14 +122,14 @@ func (t *task) setQueued(q bool) {
 func (t *task) ask(ctx context.Context, params *mcp.ElicitParams) (*mcp.ElicitResult, error) {
 	t.mu.Lock()
 	t.seq++
-	q := &question{id: fmt.Sprintf("confirm-%d", t.seq), params: params, answer: make(chan *mcp.ElicitResult, 1)}
-	t.inputs[q.id] = q
+	q := live.NewQuestion(fmt.Sprintf("confirm-%d", t.seq), params)
+	t.inputs[q.ID] = q
 	t.status = taskInputRequired
 	t.touch()
 	t.mu.Unlock()
 	defer func() {
 		t.mu.Lock()
-		delete(t.inputs, q.id)
+		delete(t.inputs, q.ID)
 		if len(t.inputs) == 0 && t.status == taskInputRequired {
 			t.status = taskWorking
 		}
@@ -136,9 +137,9 @@ func (t *task) ask(ctx context.Context, params *mcp.ElicitParams) (*mcp.ElicitRe
 		t.mu.Unlock()
 	}()
 	select {
-	case r := <-q.answer:
+	case r := <-q.Answered():
 		if r == nil {
-			return nil, fmt.Errorf("the client's answer to %s is not an elicitation result", q.id)
+			return nil, fmt.Errorf("the client's answer to %s is not an elicitation result", q.ID)
 		}
 		return r, nil
 	case <-ctx.Done():
@@ -160,7 +161,7 @@ func (t *task) answer(responses mcp.InputResponseMap) int {
 		}
 		r, _ := v.(*mcp.ElicitResult)
 		delete(t.inputs, key)
-		q.answer <- r
+		q.Answer(r)
 		n++
 	}
 	if n > 0 {
@@ -227,7 +228,7 @@ func (t *task) finish(status string) {
 	t.ended = time.Now()
 	for k, q := range t.inputs {
 		delete(t.inputs, k)
-		q.answer <- nil
+		q.Answer(nil)
 	}
 	t.touch()
 	close(t.done)
@@ -255,7 +256,7 @@ func (t *task) view() taskView {
 	if len(t.inputs) > 0 {
 		v.Inputs = mcp.InputRequestMap{}
 		for k, q := range t.inputs {
-			v.Inputs[k] = q.params
+			v.Inputs[k] = q.Params
 		}
 	}
 	v.Message = t.message()
