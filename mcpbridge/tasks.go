@@ -93,7 +93,7 @@ func (t *task) output(_, data string) {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.tail = keepTail(t.tail+data, taskTailBytes)
+	t.tail = live.KeepTail(t.tail+data, taskTailBytes)
 	t.touch()
 }
 
@@ -289,7 +289,7 @@ func (t *task) message() string {
 		}
 		parts = append(parts, p)
 	}
-	if out := lastLines(t.tail, taskTailLines); out != "" {
+	if out := live.LastLines(t.tail, taskTailLines); out != "" {
 		parts = append(parts, "latest output:\n"+out)
 	}
 	if len(parts) == 0 {

@@ -38,7 +38,7 @@ func consoleRequest() Request {
 		Policy:  &policy.Policy{ConfirmVia: []string{policy.ViaConsole}},
 		Verdict: policy.Verdict{Kind: policy.Confirm, Rule: `servers["stub"].confirm "get-sum"`},
 		Session: "session-1", Server: "stub", Tool: "get\u202e-sum",
-		Args: map[string]any{"a": 40, "api_token": "sk-1"},
+		Args: map[string]any{"a": float64(40), "api_token": "sk-1"},
 	}
 }
 

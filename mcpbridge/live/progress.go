@@ -94,7 +94,7 @@ func (r *Reporter) Output(stream, data string) {
 		return
 	}
 	r.mu.Lock()
-	r.tail = keepTail(r.tail+data, ProgressBytes)
+	r.tail = KeepTail(r.tail+data, ProgressBytes)
 	r.fresh = true
 	r.mu.Unlock()
 	r.poke()
@@ -185,7 +185,7 @@ func (r *Reporter) notify(heartbeat bool) {
 		value = math.Nextafter(r.last, math.Inf(1))
 	}
 	if p.Message == "" && r.fresh {
-		p.Message = lastLines(r.tail, ProgressLines)
+		p.Message = LastLines(r.tail, ProgressLines)
 	}
 	if p.Message == "" && heartbeat {
 		p.Message = fmt.Sprintf("running for %s", time.Since(r.began).Round(time.Second))
@@ -197,9 +197,9 @@ func (r *Reporter) notify(heartbeat bool) {
 	r.send(r.ctx, p)
 }
 
-// keepTail returns the end of s, at most max bytes, starting on a
+// KeepTail returns the end of s, at most max bytes, starting on a
 // character boundary.
-func keepTail(s string, max int) string {
+func KeepTail(s string, max int) string {
 	if len(s) <= max {
 		return s
 	}
@@ -210,8 +210,8 @@ func keepTail(s string, max int) string {
 	return s[cut:]
 }
 
-// lastLines returns the last n lines of s, without a final newline.
-func lastLines(s string, n int) string {
+// LastLines returns the last n lines of s, without a final newline.
+func LastLines(s string, n int) string {
 	s = strings.TrimRight(s, "\n")
 	i := len(s)
 	for range n {

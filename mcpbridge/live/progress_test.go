@@ -63,16 +63,16 @@ func TestReporter(t *testing.T) {
 }
 
 func TestKeepTailAndLastLines(t *testing.T) {
-	if got := keepTail("ab€", 2); got != "" {
-		t.Errorf("keepTail cut inside a character: %q", got)
+	if got := KeepTail("ab€", 2); got != "" {
+		t.Errorf("KeepTail cut inside a character: %q", got)
 	}
-	if got := keepTail("ab€", 3); got != "€" {
-		t.Errorf("keepTail = %q", got)
+	if got := KeepTail("ab€", 3); got != "€" {
+		t.Errorf("KeepTail = %q", got)
 	}
-	if got := lastLines("a\nb\nc\n", 2); got != "b\nc" {
-		t.Errorf("lastLines = %q", got)
+	if got := LastLines("a\nb\nc\n", 2); got != "b\nc" {
+		t.Errorf("LastLines = %q", got)
 	}
-	if got := lastLines("only", 2); got != "only" {
-		t.Errorf("lastLines = %q", got)
+	if got := LastLines("only", 2); got != "only" {
+		t.Errorf("LastLines = %q", got)
 	}
 }

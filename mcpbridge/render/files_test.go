@@ -24,7 +24,7 @@ import (
 // testSandbox is the SandboxID of the results of these tests.
 const testSandbox = "sb-1"
 
-// A fakeFiles is a sandbox's files out for richOf: each path holds its
+// A fakeFiles is a sandbox's files out for RichOf: each path holds its
 // bytes ([]byte) or the error opening it fails with (error).
 type fakeFiles struct {
 	files  map[string]any
@@ -32,7 +32,7 @@ type fakeFiles struct {
 	opened []string
 }
 
-// open is a fileOpener that behaves as entrypoint.Session.OpenFile.
+// open is an Opener that behaves as entrypoint.Session.OpenFile.
 func (f *fakeFiles) open(ctx context.Context, sandboxID, p string, max int64) (io.ReadCloser, int64, error) {
 	f.mu.Lock()
 	f.opened = append(f.opened, p)

@@ -16,7 +16,7 @@ import (
 // and its strict decoder gives back the structured content).
 var toonCases = []struct {
 	name string
-	o    outcome
+	o    Outcome
 	want string
 }{
 	{
@@ -91,7 +91,7 @@ func TestTOONText(t *testing.T) {
 // validation error, and the fields of the compact payload after them.
 func TestTOONPayloadFields(t *testing.T) {
 	for _, tt := range []struct {
-		o    outcome
+		o    Outcome
 		want string
 	}{
 		{Outcome{status: statusSuccess, summary: "Success (no output)"}, `{"status":"success","summary":"Success (no output)","exitCode":0}`},
