@@ -129,7 +129,7 @@ var cpuSpans = []struct{ fn, part string }{
 	{"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge.(*Bridge).runPython", "the bridge's run_python handler"},
 	{"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge.parseArgs", "… its argument validation"},
 	{"github.com/mcp-code-exec/mcp-server-code-execution-mode/entrypoint.(*Session).Run", "… Session.Run (frame out, frames in)"},
-	{"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge.outcome.toolResult", "… rendering the result"},
+	{"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/render.Outcome.Result", "… rendering the result"},
 	{"github.com/modelcontextprotocol/go-sdk/internal/jsonrpc2.(*Connection).readIncoming", "go-sdk: reading and decoding messages (both ends)"},
 	{"github.com/modelcontextprotocol/go-sdk/internal/jsonrpc2.(*Connection).write", "go-sdk: encoding and writing messages (both ends)"},
 	{"runtime.gcBgMarkWorker", "background garbage collection"},

@@ -29,7 +29,7 @@ func (b *Bridge) auditToolCall(cs *clientSession, p *policy.Policy, server, tool
 	}
 	var ss *mcp.ServerSession
 	if ci := cs.current.Load(); ci != nil {
-		ss = ci.ss
+		ss = ci.Session
 	}
 	b.audit.ToolCall(audit.ToolCall{
 		Server: server, Tool: tool, Arguments: args, Redacts: p.Redacts,

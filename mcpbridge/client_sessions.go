@@ -9,6 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/entrypoint"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/live"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/policy"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/servers"
 )
@@ -29,7 +30,7 @@ func (b *Bridge) buildClientSession(newSession func(*entrypoint.Options) *entryp
 		born:   time.Now(),
 		state:  &clientState{},
 		events: &clientEvents{log: log},
-		queue:  newCallQueue(b.opts.MaxQueuedCalls),
+		queue:  live.NewQueue(b.opts.MaxQueuedCalls),
 	}
 	cs.halted, cs.halt = context.WithCancel(context.Background())
 	cs.servers = b.servers.NewRoute(&servers.Hooks{Logger: log,

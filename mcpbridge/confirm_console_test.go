@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/approval"
 )
 
 // consoleBridge is policyBridge with the console served: it returns the
@@ -20,7 +22,7 @@ import (
 // path.
 func consoleBridge(t *testing.T, text string, answer func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error)) (*mcp.ClientSession, *Bridge, *httptest.Server, string) {
 	t.Helper()
-	fo := policyFixture(t, text, answer, elicitMaxProtocol)
+	fo := policyFixture(t, text, answer, approval.ElicitMaxProtocol)
 	fo.HTTP = &HTTPOptions{ConsoleToken: testConsoleToken}
 	f := newFixture(t, fo)
 	return f.connectInMemory(t), f.b, f.srv, f.auditPath
@@ -110,7 +112,7 @@ func TestConsoleApprovalsClientFirst(t *testing.T) {
 		t.Errorf("questions left on the console: %+v", qs)
 	}
 	for _, rec := range auditRecords(t, auditPath) {
-		if rec["event"] == "tool_call" && rec["rule"] != nil && (rec["outcome"] != outcomeAccepted || rec["answered_via"] != answeredByClient) {
+		if rec["event"] == "tool_call" && rec["rule"] != nil && (rec["outcome"] != "accepted" || rec["answered_via"] != "client") {
 			t.Errorf("audit record %v", rec)
 		}
 	}
@@ -147,7 +149,7 @@ func TestConsoleQuestionUnanswered(t *testing.T) {
 		return false
 	})
 	for _, rec := range auditRecords(t, auditPath) {
-		if rec["event"] == "tool_call" && (rec["outcome"] != outcomeDeclined || rec["answered_via"] != answeredByNobody) {
+		if rec["event"] == "tool_call" && (rec["outcome"] != "declined" || rec["answered_via"] != "none") {
 			t.Errorf("audit record %v", rec)
 		}
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/entrypoint"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/internal/sandboxfile"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/render"
 )
 
 // The resources of a sandbox behind a handle are read with the handle:
@@ -54,26 +55,7 @@ func (b *Bridge) keepHandleOutput(ctx context.Context, cs *clientSession, whole 
 		cs.events.log.Warn("keeping a whole output in the sandbox; it stays in this replica only", "err", err)
 		return ""
 	}
-	return outputURIPrefix + id + sessionQuery + cs.handle
-}
-
-// withSessionQuery makes the URIs of rich name the handle h.
-func withSessionQuery(rich *richResult, h string) {
-	for i := range rich.files {
-		rich.files[i].URI += sessionQuery + h
-	}
-	for _, c := range rich.content {
-		switch c := c.(type) {
-		case *mcp.ResourceLink:
-			if strings.HasPrefix(c.URI, fileURIPrefix) {
-				c.URI += sessionQuery + h
-			}
-		case *mcp.EmbeddedResource:
-			if c.Resource != nil && strings.HasPrefix(c.Resource.URI, fileURIPrefix) {
-				c.Resource.URI += sessionQuery + h
-			}
-		}
-	}
+	return render.OutputURIPrefix + id + sessionQuery + cs.handle
 }
 
 // splitSession splits a resource URI into its part before the handle's
@@ -101,12 +83,12 @@ func (b *Bridge) readHandleResource(ctx context.Context, req *mcp.ReadResourceRe
 	var err error
 	mimeType := "text/plain"
 	switch {
-	case strings.HasPrefix(base, outputURIPrefix):
-		id := strings.TrimPrefix(base, outputURIPrefix)
+	case strings.HasPrefix(base, render.OutputURIPrefix):
+		id := strings.TrimPrefix(base, render.OutputURIPrefix)
 		if n, nerr := strconv.Atoi(id); nerr == nil {
 			// Kept by the replica that ran the call, when the sandbox
 			// could not keep it (an engine without file access).
-			text, ok := held.cs.outputs.get(n)
+			text, ok := held.cs.outputs.Get(n)
 			if !ok {
 				return nil, mcp.ResourceNotFoundError(uri)
 			}
@@ -117,13 +99,13 @@ func (b *Bridge) readHandleResource(ctx context.Context, req *mcp.ReadResourceRe
 			return nil, mcp.ResourceNotFoundError(uri)
 		}
 		data, err = b.files.Read(ctx, sandboxfile.Session(held.cs.session), handleOutputDir, id, maxOutputRead)
-	case strings.HasPrefix(base, fileURIPrefix):
-		rel, uerr := url.PathUnescape(strings.TrimPrefix(base, fileURIPrefix))
+	case strings.HasPrefix(base, render.FileURIPrefix):
+		rel, uerr := url.PathUnescape(strings.TrimPrefix(base, render.FileURIPrefix))
 		if uerr != nil || rel == "" {
 			return nil, mcp.ResourceNotFoundError(uri)
 		}
-		mimeType = fileType(rel)
-		data, err = held.cs.session.ReadFile(ctx, entrypoint.OutDir, rel, maxFileRead)
+		mimeType = render.FileType(rel)
+		data, err = held.cs.session.ReadFile(ctx, entrypoint.OutDir, rel, render.MaxFileRead)
 	default:
 		return nil, mcp.ResourceNotFoundError(uri)
 	}
@@ -134,9 +116,9 @@ func (b *Bridge) readHandleResource(ctx context.Context, req *mcp.ReadResourceRe
 		if errors.Is(err, entrypoint.ErrPinnedGone) {
 			return nil, fmt.Errorf("reading %s: %s", base, b.handleGone(held.cs, err))
 		}
-		return nil, fmt.Errorf("reading %s: %s", base, fileError(err))
+		return nil, fmt.Errorf("reading %s: %s", base, render.FileError(err))
 	}
-	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{contentsOf(uri, mimeType, data)}}, nil
+	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{render.ContentsOf(uri, mimeType, data)}}, nil
 }
 
 // validOutputID reports whether id can be the id keepHandleOutput made.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/handle"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/httpserve"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/live"
 )
 
 // maxTombstones bounds the handles remembered as expired or ended, to
@@ -110,7 +111,7 @@ func (t *handleTable) end(key, why string) *heldSandbox {
 
 // resumed returns the held sandbox whose call waits for the answer that
 // state names, with the call and its question, forgotten there.
-func (t *handleTable) resumed(state string) (*clientSession, *pendingCall, *question) {
+func (t *handleTable) resumed(state string) (*clientSession, *live.Pending, *live.Question) {
 	t.mu.Lock()
 	held := make([]*heldSandbox, 0, len(t.held))
 	for _, h := range t.held {
@@ -118,7 +119,7 @@ func (t *handleTable) resumed(state string) (*clientSession, *pendingCall, *ques
 	}
 	t.mu.Unlock()
 	for _, h := range held {
-		if pc, q := h.cs.waiting.resumed(state); pc != nil {
+		if pc, q := h.cs.waiting.Resumed(state); pc != nil {
 			return h.cs, pc, q
 		}
 	}
@@ -134,7 +135,7 @@ func (t *handleTable) detached() []*heldSandbox {
 	defer t.mu.Unlock()
 	var out []*heldSandbox
 	for k, h := range t.held {
-		if h.cs.session.Ready() || !h.cs.queue.claim() {
+		if h.cs.session.Ready() || !h.cs.queue.Claim() {
 			continue
 		}
 		h.cs.dropped.Store(true)

@@ -167,7 +167,7 @@ func TestHandleTableDetached(t *testing.T) {
 	if err := live.session.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	leave, err := busy.queue.enter(context.Background())
+	leave, err := busy.queue.Enter(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -183,7 +183,7 @@ func TestHandleTableDetached(t *testing.T) {
 		t.Fatal("the detached sandbox is still held")
 	}
 	leave()
-	idle.queue.leave()
+	idle.queue.Leave()
 	res, _ := b.execute(context.Background(), &mcp.CallToolRequest{Params: &mcp.CallToolParamsRaw{}}, idle, callArgs{code: "pass", timeout: time.Second}, b.log, nil, nil)
 	if !res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "call again") {
 		t.Fatalf("a call on a detached sandbox: %+v", res.Content[0])

@@ -302,7 +302,7 @@ func TestHTTPQueueFull(t *testing.T) {
 	waitFor(t, "the first call to run", func() bool { _, err := os.Stat(started); return err == nil })
 	second := callAsync("order.append(2)")
 	q := hb.onlySession(t).queue
-	waitFor(t, "the second call to queue", func() bool { return q.waiters() == 1 })
+	waitFor(t, "the second call to queue", func() bool { return q.Waiters() == 1 })
 	third := receive(t, "the third call", callAsync("order.append(3)"))
 	if !third.isErr || !strings.Contains(third.text, "Not run: too many calls waiting in this session (1 wait behind the running one)") {
 		t.Fatalf("the third call: %q, want refused as the queue is full", third.text)

@@ -9,7 +9,14 @@ import (
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/discovery"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/egress"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/packages"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/render"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/tasks"
+)
+
+// Output modes of the tool's text content (Options.OutputMode).
+const (
+	OutputCompact = render.Compact
+	OutputTOON    = render.TOON
 )
 
 // What a proxied tool call returns to sandbox code (Options.ToolResults).
@@ -100,7 +107,7 @@ type Options struct {
 	// Zero: a CA made at New, in memory only.
 	EgressCA *egress.CA
 	// MaxQueuedCalls bounds the calls that wait in one session while
-	// another runs; past it a call fails at once with ErrQueueFull.
+	// another runs; past it a call fails at once (live.ErrQueueFull).
 	// Zero: 8.
 	MaxQueuedCalls int
 	// Packages are the package settings: the set every sandbox mounts,
@@ -135,7 +142,7 @@ func (o Options) withDefaults() Options {
 	}
 	o.DefaultTimeout = min(o.DefaultTimeout, o.MaxTimeout)
 	if o.OutputBudget <= 0 {
-		o.OutputBudget = defaultOutputBudget
+		o.OutputBudget = render.DefaultBudget
 	}
 	if o.OutputMode == "" {
 		o.OutputMode = OutputCompact

@@ -15,6 +15,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/approval"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/internal/protocol"
 )
 
@@ -22,7 +23,7 @@ import (
 // when it is set) to a bridge on the stub servers under the policy text,
 // with an audit log; it returns the client and the audit log's path.
 func policyBridge(t *testing.T, text string, answer func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error)) (*mcp.ClientSession, string) {
-	return policyBridgeOn(t, text, answer, elicitMaxProtocol)
+	return policyBridgeOn(t, text, answer, approval.ElicitMaxProtocol)
 }
 
 // policyBridgeOn is policyBridge with the client on protocol version.

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/live"
 )
 
 // progressClient connects a client that records the progress
@@ -82,8 +84,8 @@ func TestProgressCarriesOutput(t *testing.T) {
 	checkIncreasing(t, n, "tok-1")
 	seen := 0
 	for _, p := range n {
-		if strings.Count(p.Message, "\n") >= progressLines {
-			t.Errorf("message of more than %d lines: %q", progressLines, p.Message)
+		if strings.Count(p.Message, "\n") >= live.ProgressLines {
+			t.Errorf("message of more than %d lines: %q", live.ProgressLines, p.Message)
 		}
 		for _, line := range strings.Split(p.Message, "\n") {
 			if line == "line "+string(rune('0'+seen)) {
@@ -136,21 +138,6 @@ func TestNoProgressWithoutToken(t *testing.T) {
 	}
 }
 
-func TestKeepTailAndLastLines(t *testing.T) {
-	if got := keepTail("ab€", 2); got != "" {
-		t.Errorf("keepTail cut inside a character: %q", got)
-	}
-	if got := keepTail("ab€", 3); got != "€" {
-		t.Errorf("keepTail = %q", got)
-	}
-	if got := lastLines("a\nb\nc\n", 2); got != "b\nc" {
-		t.Errorf("lastLines = %q", got)
-	}
-	if got := lastLines("only", 2); got != "only" {
-		t.Errorf("lastLines = %q", got)
-	}
-}
-
 func TestProgressTokenOfAnyJSONType(t *testing.T) {
 	for _, token := range []any{"t", float64(7), 2.5, "ünïcode ✓", map[string]any{"k": "v"}, []any{float64(1)}, true} {
 		cs, got := progressClient(t)
@@ -187,7 +174,7 @@ print("end")`)
 		t.Fatalf("result of %d bytes, want the 1 MiB cap with its marker: %q…", len(text), text[:min(len(text), 80)])
 	}
 	for _, p := range got() {
-		if len(p.Message) > progressBytes {
+		if len(p.Message) > live.ProgressBytes {
 			t.Fatalf("a message of %d bytes", len(p.Message))
 		}
 	}

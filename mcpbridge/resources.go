@@ -2,15 +2,9 @@ package mcpbridge
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
-	"strconv"
-	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/mcp-code-exec/mcp-server-code-execution-mode/entrypoint"
 )
 
 // readCapabilities serves the capabilities resource.
@@ -29,19 +23,11 @@ func (b *Bridge) readOutput(ctx context.Context, req *mcp.ReadResourceRequest) (
 	if base, h := splitSession(uri); h != "" {
 		return b.readHandleResource(ctx, req, base, h)
 	}
-	n, err := strconv.Atoi(strings.TrimPrefix(uri, outputURIPrefix))
-	if err != nil || !strings.HasPrefix(uri, outputURIPrefix) {
-		return nil, mcp.ResourceNotFoundError(uri)
-	}
 	cs := b.existing(req.Session)
 	if cs == nil {
 		return nil, mcp.ResourceNotFoundError(uri)
 	}
-	text, ok := cs.outputs.get(n)
-	if !ok {
-		return nil, mcp.ResourceNotFoundError(uri)
-	}
-	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, MIMEType: "text/plain", Text: text}}}, nil
+	return cs.outputs.Read(uri)
 }
 
 // readFileResource serves a file out to the session whose call reported it.
@@ -54,16 +40,5 @@ func (b *Bridge) readFileResource(ctx context.Context, req *mcp.ReadResourceRequ
 	if cs == nil {
 		return nil, mcp.ResourceNotFoundError(uri)
 	}
-	l, ok := cs.files.get(uri)
-	if !ok {
-		return nil, mcp.ResourceNotFoundError(uri)
-	}
-	data, err := readFile(ctx, cs.session.OpenFile, l.sandboxID, l.path, maxFileRead)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, entrypoint.ErrSandboxGone) {
-			return nil, mcp.ResourceNotFoundError(uri)
-		}
-		return nil, fmt.Errorf("reading %s: %s", uri, fileError(err))
-	}
-	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{contentsOf(uri, l.mimeType, data)}}, nil
+	return cs.files.Read(ctx, cs.session.OpenFile, uri)
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/approval"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/pyname"
 )
 
@@ -82,7 +83,7 @@ func (b *Bridge) rpcHandler(cs *clientSession) func(context.Context, json.RawMes
 			if err != nil {
 				return nil, err
 			}
-			res, err := proxies.Call(withCodeLine(ctx, req.Line), req.Server, req.Tool, args)
+			res, err := proxies.Call(approval.WithCodeLine(ctx, req.Line), req.Server, req.Tool, args)
 			if err != nil {
 				return nil, err
 			}

@@ -14,6 +14,7 @@ import (
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/entrypoint"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/handle"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/render"
 )
 
 // A handleCall is how a run_python call finds its sandbox behind a
@@ -193,14 +194,7 @@ func (b *Bridge) handleGone(cs *clientSession, err error) string {
 // withHandle returns res carrying the handle h: in its structured
 // content's session and in one line of text before the rest.
 func withHandle(res *mcp.CallToolResult, h string) *mcp.CallToolResult {
-	switch p := res.StructuredContent.(type) {
-	case payload:
-		p.Session = h
-		res.StructuredContent = p
-	case toonPayload:
-		p.Session = h
-		res.StructuredContent = p
-	}
+	render.SetSession(res, h)
 	line := &mcp.TextContent{Text: mintedLine(h)}
 	if len(res.Content) > 0 {
 		if t, ok := res.Content[0].(*mcp.TextContent); ok {
@@ -240,7 +234,7 @@ func (b *Bridge) sweepHandles(ctx context.Context, eng engine.Engine) {
 		// the server instances they started) end; a call resumes them.
 		for _, h := range b.handles.detached() {
 			h.cs.leave()
-			h.cs.queue.leave() // a call that found it just before: told to call again
+			h.cs.queue.Leave() // a call that found it just before: told to call again
 		}
 		select {
 		case <-ctx.Done():

@@ -5,13 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/entrypoint"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/approval"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/live"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/render"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/tasks"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/toolsearch"
 )
@@ -32,18 +33,18 @@ func (b *Bridge) runPython(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 	var cs *clientSession
 	// finish records a call that ended with result: metrics and audit.
 	finish := func(result *mcp.CallToolResult, outBytes int) {
-		b.metrics.call(resultStatus(result), time.Since(began))
-		b.auditRunPython(req, cs, args, began, resultStatus(result), outBytes)
+		b.metrics.call(render.Status(result), time.Since(began))
+		b.auditRunPython(req, cs, args, began, render.Status(result), outBytes)
 		b.calls.Add(-1)
 	}
 	if problem != "" {
-		res := validationError(problem).toolResult(mode)
+		res := render.Invalid(problem).Result(mode)
 		finish(res, 0)
 		return res, nil
 	}
 	cs, hc, problem := b.sandboxFor(req, args)
 	if problem != "" {
-		res := outcome{status: statusError, summary: "Not run: " + problem, err: problem}.toolResult(mode)
+		res := render.NotRun(problem).Result(mode)
 		finish(res, 0)
 		return res, nil
 	}
@@ -52,7 +53,7 @@ func (b *Bridge) runPython(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 		h, err := b.mint(b.traceStart(withEvents(ctx, cs.events)), hc)
 		if err != nil {
 			cs.close()
-			res := outcome{status: statusError, summary: "Sandbox error: " + err.Error(), err: err.Error()}.toolResult(mode)
+			res := render.Failed(err).Result(mode)
 			finish(res, 0)
 			return res, nil
 		}
@@ -61,7 +62,7 @@ func (b *Bridge) runPython(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 	if cs == nil {
 		var err error
 		if cs, err = b.sessionOf(req.Session); err != nil {
-			res := outcome{status: statusError, summary: "Sandbox error: " + err.Error(), err: err.Error()}.toolResult(mode)
+			res := render.Failed(err).Result(mode)
 			finish(res, 0)
 			return res, nil
 		}
@@ -78,7 +79,7 @@ func (b *Bridge) runPython(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 	log.Debug("run_python call", "timeout", args.timeout, "servers", args.servers)
 	if t := tasks.Of(ctx); t != nil {
 		if problem := b.bindTask(ctx, t, cs, req); problem != "" {
-			res := outcome{status: statusError, summary: "Not run: " + problem, err: problem}.toolResult(mode)
+			res := render.NotRun(problem).Result(mode)
 			finish(res, 0)
 			return res, nil
 		}
@@ -95,7 +96,7 @@ func (b *Bridge) runPython(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 	if minted != "" {
 		res = withHandle(res, minted)
 	}
-	log.Debug("run_python answered", "status", resultStatus(res), "took", time.Since(began))
+	log.Debug("run_python answered", "status", render.Status(res), "took", time.Since(began))
 	finish(res, outBytes)
 	return res, nil
 }
@@ -106,7 +107,7 @@ func (b *Bridge) runPython(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 // during the call). t, when set, is the task the call runs as: it
 // follows the call's output and reports, instead of progress
 // notifications, which tasks do not carry.
-func (b *Bridge) execute(ctx context.Context, req *mcp.CallToolRequest, cs *clientSession, args callArgs, log *slog.Logger, ask askFunc, t *tasks.Task) (*mcp.CallToolResult, int) {
+func (b *Bridge) execute(ctx context.Context, req *mcp.CallToolRequest, cs *clientSession, args callArgs, log *slog.Logger, ask approval.AskFunc, t *tasks.Task) (*mcp.CallToolResult, int) {
 	mode := b.opts.OutputMode
 	call := &entrypoint.Call{Code: args.code, Timeout: args.timeout}
 	if t != nil {
@@ -115,31 +116,28 @@ func (b *Bridge) execute(ctx context.Context, req *mcp.CallToolRequest, cs *clie
 		// The client follows the call: heartbeats from here on (loading
 		// servers can take a while), then its output and the code's
 		// reports as they come.
-		rep := newProgressReporter(ctx, token, req.Session.NotifyProgress)
-		call.OnOutput, call.OnProgress = rep.output, rep.progress
-		pctx, stop := context.WithCancel(ctx)
-		done := make(chan struct{})
-		go func() { defer close(done); rep.run(pctx) }()
-		defer func() { stop(); <-done; rep.finish() }()
+		rep := live.StartReporter(ctx, token, req.Session.NotifyProgress)
+		call.OnOutput, call.OnProgress = rep.Output, rep.Progress
+		defer rep.Stop()
 	}
 	var placed func() // a task is answered once its call holds its place
 	if t != nil {
 		t.SetQueued(true)
 		placed = t.Place
 	}
-	leave, err := cs.queue.enterPlaced(ctx, placed)
+	leave, err := cs.queue.EnterPlaced(ctx, placed)
 	if t != nil {
 		t.SetQueued(false)
 	}
 	if err != nil {
-		return outcome{status: statusError, summary: "Not run: " + err.Error(), err: err.Error()}.toolResult(mode), 0
+		return render.NotRun(err.Error()).Result(mode), 0
 	}
 	defer leave()
 	if cs.dropped.Load() {
 		msg := "this replica let the handle's idle sandbox go as the call came; call again (the sandbox and its state are kept)"
-		return outcome{status: statusError, summary: "Not run: " + msg, err: msg}.toolResult(mode), 0
+		return render.NotRun(msg).Result(mode), 0
 	}
-	ci := &callInfo{ctx: ctx, ss: req.Session, ask: ask}
+	ci := &callInfo{Call: approval.Call{Ctx: ctx, Session: req.Session, Ask: ask}}
 	cs.current.Store(ci)
 	defer cs.current.Store(nil)
 	defer cs.install.end(ci) // an install endpoint it opened closes with it
@@ -151,17 +149,17 @@ func (b *Bridge) execute(ctx context.Context, req *mcp.CallToolRequest, cs *clie
 		log.Warn("defining the tools saved since the sandbox started", "err", err)
 	}
 	if err := b.load(withEvents(ctx, cs.events), cs, args.servers); err != nil {
-		return outcome{status: statusError, summary: "Loading MCP servers failed: " + err.Error(), err: err.Error(), servers: args.servers}.toolResult(mode), 0
+		return render.LoadFailed(err, args.servers).Result(mode), 0
 	}
 	cs.egress.BeginCall()
 	res, err := cs.session.Run(b.traceStart(withEvents(ctx, cs.events)), call)
 	if errors.Is(err, entrypoint.ErrBusy) {
 		// Another replica's call runs in the sandbox: wait for it, as
 		// long as this call's timeout lets it.
-		res, err = b.waitBusy(ctx, cs, call, args.timeout)
+		res, err = waitBusy(ctx, cs, call, args.timeout)
 		if errors.Is(err, entrypoint.ErrBusy) {
 			msg := fmt.Sprintf("the sandbox of this session handle is busy: a call through another replica runs in it, and it did not end within this call's timeout (%v); try again later", args.timeout)
-			return outcome{status: statusError, summary: "Not run: " + msg, err: msg}.toolResult(mode), 0
+			return render.NotRun(msg).Result(mode), 0
 		}
 	}
 	if errors.Is(err, entrypoint.ErrPinnedGone) {
@@ -169,7 +167,7 @@ func (b *Bridge) execute(ctx context.Context, req *mcp.CallToolRequest, cs *clie
 		if t != nil {
 			t.Lost("the task's sandbox was lost: " + msg)
 		}
-		return outcome{status: statusError, summary: "Not run: " + msg, err: msg}.toolResult(mode), 0
+		return render.NotRun(msg).Result(mode), 0
 	}
 	if err != nil {
 		log.Warn("run_python failed", "err", err)
@@ -184,31 +182,30 @@ func (b *Bridge) execute(ctx context.Context, req *mcp.CallToolRequest, cs *clie
 		outBytes = len(res.Stdout) + len(res.Stderr)
 	}
 	reportEvents(cs.events, res, err, args.timeout)
-	out := fromSession(res, err, args.servers, int(args.timeout.Seconds()))
-	if note := cs.egress.EndCall(); note != "" {
-		out.notice = strings.TrimPrefix(out.notice+"; "+note, "; ")
-	}
+	out := render.FromSession(res, err, args.servers, int(args.timeout.Seconds()))
+	out.AddNotice(cs.egress.EndCall())
 	maxImages, maxImageBytes := b.opts.Session.ImageLimits()
-	out.rich = richOf(ctx, res, cs.session.OpenFile, &cs.files, maxImages, maxImageBytes)
+	rich := render.RichOf(ctx, res, cs.session.OpenFile, &cs.files, maxImages, maxImageBytes)
 	if cs.handle != "" {
-		withSessionQuery(&out.rich, cs.handle)
+		rich.AddQuery(sessionQuery + cs.handle)
 	}
-	out.applyBudget(b.opts.OutputBudget, func(whole string) string {
+	out.SetRich(rich)
+	out.ApplyBudget(b.opts.OutputBudget, func(whole string) string {
 		if cs.handle != "" {
 			if uri := b.keepHandleOutput(ctx, cs, whole); uri != "" {
 				return uri
 			}
 			// Kept by this replica only.
-			return outputURIPrefix + strconv.Itoa(cs.outputs.add(whole)) + sessionQuery + cs.handle
+			return cs.outputs.Keep(whole) + sessionQuery + cs.handle
 		}
-		return outputURIPrefix + strconv.Itoa(cs.outputs.add(whole))
+		return cs.outputs.Keep(whole)
 	})
-	return out.toolResult(mode), outBytes
+	return out.Result(mode), outBytes
 }
 
 // waitBusy runs call again, backing off from 20 ms to 500 ms, while the
 // sandbox is busy with another replica's call, for at most timeout.
-func (b *Bridge) waitBusy(ctx context.Context, cs *clientSession, call *entrypoint.Call, timeout time.Duration) (*entrypoint.Result, error) {
+func waitBusy(ctx context.Context, cs *clientSession, call *entrypoint.Call, timeout time.Duration) (*entrypoint.Result, error) {
 	deadline := time.Now().Add(timeout)
 	wait := 20 * time.Millisecond
 	for {
@@ -235,23 +232,22 @@ func (b *Bridge) waitBusy(ctx context.Context, cs *clientSession, call *entrypoi
 // carries minted, the handle of the sandbox the call started, if any.
 func (b *Bridge) runSuspendable(ctx context.Context, req *mcp.CallToolRequest, cs *clientSession, args callArgs, log *slog.Logger, minted string, finish func(*mcp.CallToolResult, int)) *mcp.CallToolResult {
 	began := time.Now()
-	pc := &pendingCall{done: make(chan *mcp.CallToolResult, 1), asks: make(chan *question)}
 	// The call outlives this request when it asks; it keeps the
 	// request's values, and ends with its MCP session.
 	cctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	pc.cancel = cancel
+	pc := live.NewPending(cancel)
 	stopHalt := context.AfterFunc(cs.halted, cancel)
 	go func() {
 		defer cancel()
 		defer stopHalt()
-		res, outBytes := b.execute(cctx, req, cs, args, log, pc.ask, nil)
+		res, outBytes := b.execute(cctx, req, cs, args, log, pc.Ask, nil)
 		if minted != "" {
 			res = withHandle(res, minted)
 		}
-		cs.waiting.forget(pc)
-		log.Debug("run_python answered", "status", resultStatus(res), "took", time.Since(began))
+		cs.waiting.Forget(pc)
+		log.Debug("run_python answered", "status", render.Status(res), "took", time.Since(began))
 		finish(res, outBytes)
-		pc.done <- res
+		pc.End(res)
 	}()
 	return b.await(ctx, req, cs, pc)
 }
@@ -261,17 +257,17 @@ func (b *Bridge) runSuspendable(ctx context.Context, req *mcp.CallToolRequest, c
 // names the call. The client's request going away while the call runs
 // interrupts the call, as for any call; while it waits for an answer,
 // it does not.
-func (b *Bridge) await(ctx context.Context, req *mcp.CallToolRequest, cs *clientSession, pc *pendingCall) *mcp.CallToolResult {
+func (b *Bridge) await(ctx context.Context, req *mcp.CallToolRequest, cs *clientSession, pc *live.Pending) *mcp.CallToolResult {
 	rctx, stop := b.callContext(ctx, req.Extra)
 	defer stop()
 	select {
-	case res := <-pc.done:
+	case res := <-pc.Done():
 		return res
-	case q := <-pc.asks:
+	case q := <-pc.Asks():
 		return b.askClient(cs, pc, q)
 	case <-rctx.Done():
-		pc.cancel()
-		return <-pc.done
+		pc.Cancel()
+		return <-pc.Done()
 	}
 }
 
@@ -281,8 +277,8 @@ func (b *Bridge) await(ctx context.Context, req *mcp.CallToolRequest, cs *client
 func (b *Bridge) resume(ctx context.Context, req *mcp.CallToolRequest) *mcp.CallToolResult {
 	mode := b.opts.OutputMode
 	var cs *clientSession
-	var pc *pendingCall
-	var q *question
+	var pc *live.Pending
+	var q *live.Question
 	if stateless(req) {
 		// No MCP session: the call waits in the sandbox of a handle, on
 		// this replica or another.
@@ -295,16 +291,16 @@ func (b *Bridge) resume(ctx context.Context, req *mcp.CallToolRequest) *mcp.Call
 	} else {
 		var err error
 		if cs, err = b.sessionOf(req.Session); err != nil {
-			return outcome{status: statusError, summary: "Sandbox error: " + err.Error(), err: err.Error()}.toolResult(mode)
+			return render.Failed(err).Result(mode)
 		}
-		pc, q = cs.waiting.resumed(req.Params.RequestState)
+		pc, q = cs.waiting.Resumed(req.Params.RequestState)
 	}
 	if pc == nil {
 		msg := "this answer matches no call waiting for one in this session (it ended, timed out, or was answered already); call run_python again"
-		return outcome{status: statusError, summary: "Not run: " + msg, err: msg}.toolResult(mode)
+		return render.NotRun(msg).Result(mode)
 	}
-	answer, _ := req.Params.InputResponses[q.id].(*mcp.ElicitResult)
-	q.answer <- answer
+	answer, _ := req.Params.InputResponses[q.ID].(*mcp.ElicitResult)
+	q.Answer(answer)
 	return b.await(ctx, req, cs, pc)
 }
 
@@ -333,7 +329,7 @@ func (b *Bridge) runTask(ctx context.Context, req *mcp.CallToolRequest, cs *clie
 	if minted != "" {
 		res = withHandle(res, minted)
 	}
-	log.Debug("run_python task ended", "task", t, "status", resultStatus(res), "took", time.Since(t.Created()))
+	log.Debug("run_python task ended", "task", t, "status", render.Status(res), "took", time.Since(t.Created()))
 	finish(res, outBytes)
 	return res
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/handle"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/internal/sandboxfile"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/render"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/tasks"
 )
 
@@ -33,7 +34,7 @@ func (b *Bridge) newTasks(keys *handle.Keyring) *tasks.Manager {
 			args, problem := parseArgs(raw, o.DefaultTimeout, o.MaxTimeout, b.servers.Known)
 			return args.timeout, problem == ""
 		},
-		ResultStatus: resultStatus,
+		ResultStatus: render.Status,
 		Token: func(extra *mcp.RequestExtra) string {
 			token, _ := bearerOf(extra)
 			return token

@@ -14,6 +14,7 @@ import (
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/internal/sandboxfile"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/packages"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/policy"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/render"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/servers"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/tasks"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/toolsearch"
@@ -85,8 +86,8 @@ func New(eng engine.Engine, opts *Options) *Bridge {
 	b.server.AddTool(runPythonTool(o.DefaultTimeout, o.MaxTimeout), b.runPython)
 	b.tasks.Register(b.server)
 	b.server.AddResource(capabilitiesResource(), b.readCapabilities)
-	b.server.AddResourceTemplate(outputTemplate(), b.readOutput)
-	b.server.AddResourceTemplate(filesTemplate(), b.readFileResource)
+	b.server.AddResourceTemplate(render.OutputTemplate(), b.readOutput)
+	b.server.AddResourceTemplate(render.FilesTemplate(), b.readFileResource)
 	if eng != nil {
 		b.pool = newSandboxPool(o.PoolSize, o.PoolOnce, func() *clientSession {
 			cs := b.newClientSession()

@@ -6,11 +6,12 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/entrypoint"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/approval"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/egress"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/handle"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/live"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/render"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/servers"
 )
 
@@ -28,11 +29,11 @@ type clientSession struct {
 	session *entrypoint.Session
 	state   *clientState
 	events  *clientEvents
-	servers *servers.Route // its use of the servers, its own instances of those not shared
-	queue   *callQueue     // its run_python calls, one at a time, in order
-	outputs outputStore    // whole outputs of calls cut to the budget
-	files   fileLinks      // the files out its calls reported
-	egress  *egress.Client // its side of the egress gateway (nil: none)
+	servers *servers.Route   // its use of the servers, its own instances of those not shared
+	queue   *live.Queue      // its run_python calls, one at a time, in order
+	outputs render.Outputs   // whole outputs of calls cut to the budget
+	files   render.FileLinks // the files out its calls reported
+	egress  *egress.Client   // its side of the egress gateway (nil: none)
 	// handleKey is its key in the bridge's handle table, when a handle
 	// names its sandbox ("": none); set before its first call.
 	handleKey string
@@ -65,7 +66,7 @@ type clientSession struct {
 	current atomic.Pointer[callInfo]
 	// waiting holds its calls waiting for the client's answer to a
 	// question (protocol 2026-07-28).
-	waiting suspensions
+	waiting live.Suspensions
 
 	mu       sync.Mutex
 	toolsGen int64 // the saved tools' generation its interpreter defines
@@ -99,14 +100,9 @@ func (cs *clientSession) leave() {
 // A callInfo is what the bridge knows of a client session's run_python
 // call in progress, for the proxied calls its code makes.
 type callInfo struct {
-	// ctx is the MCP request's context: a question to the user sent with
-	// it goes to the client on that request's stream (over HTTP, the
-	// session that made the call), and ends with the call.
-	ctx context.Context
-	ss  *mcp.ServerSession
-	// ask, when set, asks the client through input-required results;
-	// else the bridge elicits during the call.
-	ask askFunc
+	// Call is where a question to the user about a proxied call goes:
+	// its MCP request's context, its client's session, and how to ask.
+	approval.Call
 	// toolCalls counts the proxied calls the code made so far.
 	toolCalls atomic.Int64
 }

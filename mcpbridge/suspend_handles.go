@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"io/fs"
-	"strconv"
 	"strings"
 	"time"
 
@@ -15,6 +14,8 @@ import (
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/entrypoint"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/handle"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/internal/sandboxfile"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/live"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/render"
 )
 
 // A call in a handle's sandbox that waits for the client's answer
@@ -68,9 +69,9 @@ func (b *Bridge) parseHandleState(state string) (id, h string, ok bool) {
 // suspendHandle records that pc waits for the answer to q, as suspend
 // does, under a request state any replica can take the answer with; this
 // replica watches the sandbox for an answer another brings.
-func (b *Bridge) suspendHandle(cs *clientSession, pc *pendingCall, q *question) string {
+func (b *Bridge) suspendHandle(cs *clientSession, pc *live.Pending, q *live.Question) string {
 	state, id := b.handleState(cs)
-	cs.waiting.suspendAs(state, pc, q)
+	cs.waiting.SuspendAs(state, pc, q)
 	go b.watchAnswer(cs, pc, state, id)
 	return state
 }
@@ -79,7 +80,7 @@ func (b *Bridge) suspendHandle(cs *clientSession, pc *pendingCall, q *question) 
 // another replica into the sandbox, until the question is answered here
 // or the call ends; it then hands the answer to the call and writes what
 // the call answers next into the sandbox, for that replica.
-func (b *Bridge) watchAnswer(cs *clientSession, pc *pendingCall, state, id string) {
+func (b *Bridge) watchAnswer(cs *clientSession, pc *live.Pending, state, id string) {
 	ctx, cancel := context.WithTimeout(context.Background(), b.opts.MaxTimeout+time.Minute)
 	defer cancel()
 	wait := answerPollMin
@@ -90,7 +91,7 @@ func (b *Bridge) watchAnswer(cs *clientSession, pc *pendingCall, state, id strin
 		case <-time.After(wait):
 		}
 		wait = min(2*wait, answerPollMax)
-		if !cs.waiting.has(state) {
+		if !cs.waiting.Has(state) {
 			return // answered here, or the call ended
 		}
 		data, err := b.readAnswerFile(ctx, cs, id, "in", maxAnswerBytes)
@@ -105,12 +106,12 @@ func (b *Bridge) watchAnswer(cs *clientSession, pc *pendingCall, state, id strin
 			cs.events.log.Warn("an answer another replica brought does not decode", "err", err)
 			continue
 		}
-		pc2, q := cs.waiting.resumed(state)
+		pc2, q := cs.waiting.Resumed(state)
 		if pc2 == nil {
 			return
 		}
-		answer, _ := responses[q.id].(*mcp.ElicitResult)
-		q.answer <- answer
+		answer, _ := responses[q.ID].(*mcp.ElicitResult)
+		q.Answer(answer)
 		res := b.awaitElsewhere(cs, pc2)
 		out, err := json.Marshal(res)
 		if err == nil {
@@ -125,11 +126,11 @@ func (b *Bridge) watchAnswer(cs *clientSession, pc *pendingCall, state, id strin
 
 // awaitElsewhere waits for what pc answers after an answer another
 // replica brought: its result, or its next question (suspended again).
-func (b *Bridge) awaitElsewhere(cs *clientSession, pc *pendingCall) *mcp.CallToolResult {
+func (b *Bridge) awaitElsewhere(cs *clientSession, pc *live.Pending) *mcp.CallToolResult {
 	select {
-	case res := <-pc.done:
+	case res := <-pc.Done():
 		return res
-	case q := <-pc.asks:
+	case q := <-pc.Asks():
 		return b.askClient(cs, pc, q)
 	}
 }
@@ -138,16 +139,15 @@ func (b *Bridge) awaitElsewhere(cs *clientSession, pc *pendingCall) *mcp.CallToo
 // answer, and returns the input-required result that asks the client,
 // whose request state names the call: under a handle, a state any
 // replica can take the answer with.
-func (b *Bridge) askClient(cs *clientSession, pc *pendingCall, q *question) *mcp.CallToolResult {
-	pc.seq++
-	q.id = "confirm-" + strconv.Itoa(pc.seq)
+func (b *Bridge) askClient(cs *clientSession, pc *live.Pending, q *live.Question) *mcp.CallToolResult {
+	pc.Number(q)
 	var state string
 	if cs.handle != "" {
 		state = b.suspendHandle(cs, pc, q)
 	} else {
-		state = cs.waiting.suspend(pc, q)
+		state = cs.waiting.Suspend(pc, q)
 	}
-	return &mcp.CallToolResult{Content: []mcp.Content{}, InputRequests: mcp.InputRequestMap{q.id: q.params}, RequestState: state}
+	return &mcp.CallToolResult{Content: []mcp.Content{}, InputRequests: mcp.InputRequestMap{q.ID: q.Params}, RequestState: state}
 }
 
 // resumeElsewhere takes a client's answer for a waiting call this replica
@@ -163,11 +163,11 @@ func (b *Bridge) resumeElsewhere(ctx context.Context, req *mcp.CallToolRequest) 
 	token, client := clientToken(req)
 	held, problem := b.heldByHandle(h, token, client)
 	if held == nil {
-		return outcome{status: statusError, summary: "Not run: " + problem, err: problem}.toolResult(mode)
+		return render.NotRun(problem).Result(mode)
 	}
 	cs := held.cs
 	fail := func(msg string) *mcp.CallToolResult {
-		return outcome{status: statusError, summary: "Not run: " + msg, err: msg}.toolResult(mode)
+		return render.NotRun(msg).Result(mode)
 	}
 	answer, err := json.Marshal(req.Params.InputResponses)
 	if err != nil || len(answer) > maxAnswerBytes {

@@ -14,6 +14,7 @@ import (
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/entrypoint"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/handle"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/internal/sandboxfile"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/live"
 )
 
 // A Task is a run_python call a client follows by its task ID. The
@@ -40,23 +41,16 @@ type Task struct {
 	status    string
 	updated   time.Time
 	ended     time.Time
-	queued    bool                 // waiting for the call before it in its sandbox
-	tail      string               // its newest output
-	report    *entrypoint.Progress // the code's newest report
-	inputs    map[string]*question // questions waiting for the client's answer
-	seq       int                  // numbers its questions
-	cancelled bool                 // the client asked to cancel it
-	ctlAck    int64                // the highest sequence of "ctl" applied
+	queued    bool                      // waiting for the call before it in its sandbox
+	tail      string                    // its newest output
+	report    *entrypoint.Progress      // the code's newest report
+	inputs    map[string]*live.Question // questions waiting for the client's answer
+	seq       int                       // numbers its questions
+	cancelled bool                      // the client asked to cancel it
+	ctlAck    int64                     // the highest sequence of "ctl" applied
 	result    *mcp.CallToolResult
 	failure   *taskError
 	changed   chan struct{} // closed, and replaced, on every change
-}
-
-// A question is one input request of a task's call.
-type question struct {
-	id     string
-	params *mcp.ElicitParams
-	answer chan *mcp.ElicitResult // buffered; nil: no usable answer
 }
 
 // newTask returns a task, not yet bound, of a call with timeout, kept
@@ -64,7 +58,7 @@ type question struct {
 func newTask(timeout, ttl time.Duration, resultStatus func(*mcp.CallToolResult) string) *Task {
 	now := time.Now()
 	return &Task{created: now, timeout: timeout, ttl: ttl, resultStatus: resultStatus, bound: make(chan struct{}), placed: make(chan struct{}), done: make(chan struct{}),
-		status: taskWorking, updated: now, inputs: map[string]*question{}, changed: make(chan struct{})}
+		status: taskWorking, updated: now, inputs: map[string]*live.Question{}, changed: make(chan struct{})}
 }
 
 // Created returns when the task was created.
@@ -112,7 +106,7 @@ func (t *Task) Output(_, data string) {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.tail = keepTail(t.tail+data, taskTailBytes)
+	t.tail = live.KeepTail(t.tail+data, taskTailBytes)
 	t.touch()
 }
 
@@ -142,14 +136,14 @@ func (t *Task) SetQueued(q bool) {
 func (t *Task) Ask(ctx context.Context, params *mcp.ElicitParams) (*mcp.ElicitResult, error) {
 	t.mu.Lock()
 	t.seq++
-	q := &question{id: fmt.Sprintf("confirm-%d", t.seq), params: params, answer: make(chan *mcp.ElicitResult, 1)}
-	t.inputs[q.id] = q
+	q := live.NewQuestion(fmt.Sprintf("confirm-%d", t.seq), params)
+	t.inputs[q.ID] = q
 	t.status = taskInputRequired
 	t.touch()
 	t.mu.Unlock()
 	defer func() {
 		t.mu.Lock()
-		delete(t.inputs, q.id)
+		delete(t.inputs, q.ID)
 		if len(t.inputs) == 0 && t.status == taskInputRequired {
 			t.status = taskWorking
 		}
@@ -157,9 +151,9 @@ func (t *Task) Ask(ctx context.Context, params *mcp.ElicitParams) (*mcp.ElicitRe
 		t.mu.Unlock()
 	}()
 	select {
-	case r := <-q.answer:
+	case r := <-q.Answered():
 		if r == nil {
-			return nil, fmt.Errorf("the client's answer to %s is not an elicitation result", q.id)
+			return nil, fmt.Errorf("the client's answer to %s is not an elicitation result", q.ID)
 		}
 		return r, nil
 	case <-ctx.Done():
@@ -181,7 +175,7 @@ func (t *Task) answer(responses mcp.InputResponseMap) int {
 		}
 		r, _ := v.(*mcp.ElicitResult)
 		delete(t.inputs, key)
-		q.answer <- r
+		q.Answer(r)
 		n++
 	}
 	if n > 0 {
@@ -246,7 +240,7 @@ func (t *Task) finish(status string) {
 	t.ended = time.Now()
 	for k, q := range t.inputs {
 		delete(t.inputs, k)
-		q.answer <- nil
+		q.Answer(nil)
 	}
 	t.touch()
 	close(t.done)
@@ -274,7 +268,7 @@ func (t *Task) view() taskView {
 	if len(t.inputs) > 0 {
 		v.Inputs = mcp.InputRequestMap{}
 		for k, q := range t.inputs {
-			v.Inputs[k] = q.params
+			v.Inputs[k] = q.Params
 		}
 	}
 	v.Message = t.message()
@@ -307,7 +301,7 @@ func (t *Task) message() string {
 		}
 		parts = append(parts, p)
 	}
-	if out := lastLines(t.tail, taskTailLines); out != "" {
+	if out := live.LastLines(t.tail, taskTailLines); out != "" {
 		parts = append(parts, "latest output:\n"+out)
 	}
 	if len(parts) == 0 {

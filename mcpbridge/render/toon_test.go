@@ -1,4 +1,4 @@
-package mcpbridge
+package render
 
 import (
 	"encoding/json"
@@ -16,15 +16,15 @@ import (
 // and its strict decoder gives back the structured content).
 var toonCases = []struct {
 	name string
-	o    outcome
+	o    Outcome
 	want string
 }{
 	{
 		name: "rich",
-		o: outcome{
+		o: Outcome{
 			status: statusSuccess, summary: "Success", stdout: "total: 3\n", servers: []string{"everything", "file system"},
 			output: "sandbox://output/1", notice: "the sandbox was replaced",
-			rich: richResult{
+			rich: Rich{
 				content: []mcp.Content{&mcp.ImageContent{MIMEType: "image/png", Data: []byte("png")}},
 				files: []payloadFile{
 					{Path: "/workspace/out/by_region.csv", Size: 1234, MIMEType: "text/csv", URI: "sandbox://files/by_region.csv", As: "embedded"},
@@ -48,9 +48,9 @@ notes[1]: "[2 images were not shown: a call shows at most 10 images and 8 MiB of
 	},
 	{
 		name: "files that are not uniform",
-		o: outcome{
+		o: Outcome{
 			status: statusError, summary: "Sandbox exited with code 3", exitCode: 3, err: "Sandbox exited with code 3",
-			rich: richResult{files: []payloadFile{
+			rich: Rich{files: []payloadFile{
 				{Path: "/workspace/out/a.bin", Size: 300000, URI: "sandbox://files/a.bin", As: "link"},
 				{Path: "/workspace/out/b.txt", Size: 2, MIMEType: "text/plain", URI: "sandbox://files/b.txt", As: "embedded"},
 			}},
@@ -76,7 +76,7 @@ files[2]:
 // of the toon result is the same payload.
 func TestTOONText(t *testing.T) {
 	for _, tc := range toonCases {
-		res := tc.o.toolResult(OutputTOON)
+		res := tc.o.Result(TOON)
 		if got := res.Content[0].(*mcp.TextContent).Text; got != tc.want {
 			t.Errorf("%s:\n got %s\nwant %s", tc.name, got, tc.want)
 		}
@@ -91,12 +91,12 @@ func TestTOONText(t *testing.T) {
 // validation error, and the fields of the compact payload after them.
 func TestTOONPayloadFields(t *testing.T) {
 	for _, tt := range []struct {
-		o    outcome
+		o    Outcome
 		want string
 	}{
-		{outcome{status: statusSuccess, summary: "Success (no output)"}, `{"status":"success","summary":"Success (no output)","exitCode":0}`},
-		{validationError("Missing 'code' argument"), `{"status":"validation_error","summary":"Missing 'code' argument","error":"Missing 'code' argument"}`},
-		{outcome{status: statusTimeout, summary: "Timeout: execution exceeded 2s", timeout: 2, stdout: "x\n"},
+		{Outcome{status: statusSuccess, summary: "Success (no output)"}, `{"status":"success","summary":"Success (no output)","exitCode":0}`},
+		{Invalid("Missing 'code' argument"), `{"status":"validation_error","summary":"Missing 'code' argument","error":"Missing 'code' argument"}`},
+		{Outcome{status: statusTimeout, summary: "Timeout: execution exceeded 2s", timeout: 2, stdout: "x\n"},
 			`{"status":"timeout","summary":"Timeout: execution exceeded 2s","stdout":["x"],"timeoutSeconds":2}`},
 	} {
 		data, err := json.Marshal(tt.o.toonPayload())
@@ -109,7 +109,7 @@ func TestTOONPayloadFields(t *testing.T) {
 // TestTOONJSONFallback checks the original's fallback block: indented
 // JSON with sorted keys, <, > and & as they are.
 func TestTOONJSONFallback(t *testing.T) {
-	got := jsonBlock(outcome{status: statusError, summary: "a <b> & c", exitCode: 1}.toonPayload())
+	got := jsonBlock(Outcome{status: statusError, summary: "a <b> & c", exitCode: 1}.toonPayload())
 	want := "```json\n{\n  \"exitCode\": 1,\n  \"status\": \"error\",\n  \"summary\": \"a <b> & c\"\n}\n```"
 	if got != want {
 		t.Fatalf("got:\n%s\nwant:\n%s", got, want)

@@ -5,10 +5,11 @@ import (
 	"errors"
 	"strings"
 	"testing"
-	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/render"
 )
 
 func TestOutputBudget(t *testing.T) {
@@ -51,27 +52,45 @@ func TestOutputBudget(t *testing.T) {
 		t.Fatalf("another session read %s: %v", link.URI, err)
 	}
 	// Only the last 8 cut outputs are kept.
-	for range keptOutputs {
+	for range render.KeptOutputs {
 		call(t, cs, map[string]any{"code": code})
 	}
 	if _, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: link.URI}); !errors.As(err, &je) || je.Code != jsonrpc.CodeInvalidParams {
-		t.Fatalf("output 1 after %d more: %v", keptOutputs, err)
+		t.Fatalf("output 1 after %d more: %v", render.KeptOutputs, err)
 	}
 	if _, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "sandbox://output/9"}); err != nil {
 		t.Fatalf("output 9: %v", err)
 	}
 }
 
-func TestCutMiddle(t *testing.T) {
-	s := strings.Repeat("é", 100) // 200 bytes of 2-byte characters
-	got := cutMiddle(s, 51, "sandbox://output/3")
-	if !utf8.ValidString(got) {
-		t.Fatalf("cut inside a character: %q", got)
+// TestFilesResource reads files out through a client: an unknown one is
+// not found, and the template is listed.
+func TestFilesResource(t *testing.T) {
+	t.Parallel()
+	cs, _ := connectClient(t, Options{})
+	ctx := context.Background()
+	tmpls, err := cs.ListResourceTemplates(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if !strings.Contains(got, "cut to fit the output budget; the whole output: sandbox://output/3") {
-		t.Fatalf("no marker: %q", got)
+	var found bool
+	for _, tm := range tmpls.ResourceTemplates {
+		found = found || tm.URITemplate == "sandbox://files/{+path}{?session}"
 	}
-	if cutMiddle("short", 10, "x") != "short" {
-		t.Fatal("a string within the budget was changed")
+	if !found {
+		t.Fatalf("templates %+v lack sandbox://files/{+path}{?session}", tmpls.ResourceTemplates)
 	}
+	notFound := func(uri string) {
+		t.Helper()
+		_, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
+		var je *jsonrpc.Error
+		if !errors.As(err, &je) || je.Code != jsonrpc.CodeInvalidParams || !strings.Contains(string(je.Data), uri) {
+			t.Fatalf("reading %s: %v; want resource not found", uri, err)
+		}
+	}
+	// Before the session has a sandbox, and after.
+	notFound("sandbox://files/x")
+	call(t, cs, map[string]any{"code": "print(1)"})
+	notFound("sandbox://files/x")
+	notFound("sandbox://files/sub/my%20file.csv")
 }

@@ -1,4 +1,4 @@
-package mcpbridge
+package render
 
 import (
 	"bytes"
@@ -30,16 +30,16 @@ const (
 	// embedTotalBytes bounds the embedded files of one result; past it
 	// files are linked.
 	embedTotalBytes = 1 << 20
-	// maxFileRead bounds a file served by resources/read (the files-out
+	// MaxFileRead bounds a file served by resources/read (the files-out
 	// mount is smaller unless an operator raised it).
-	maxFileRead = 256 << 20
+	MaxFileRead = 256 << 20
 	// keptFileLinks bounds the file URIs a session remembers.
 	keptFileLinks = 1000
 )
 
-// fileURIPrefix starts the URI of a file out; its path under
+// FileURIPrefix starts the URI of a file out; its path under
 // /workspace/out follows, escaped.
-const fileURIPrefix = "sandbox://files/"
+const FileURIPrefix = "sandbox://files/"
 
 // fileTypes are the MIME types of the extensions data work produces, so
 // that a file's type does not depend on the host's /etc/mime.types;
@@ -60,9 +60,9 @@ var imageFileTypes = map[string]bool{
 	"image/png": true, "image/jpeg": true, "image/gif": true, "image/webp": true, "image/svg+xml": true,
 }
 
-// fileType returns the MIME type of the file at p by its extension; ""
+// FileType returns the MIME type of the file at p by its extension; ""
 // when unknown.
-func fileType(p string) string {
+func FileType(p string) string {
 	ext := strings.ToLower(path.Ext(p))
 	if t, ok := fileTypes[ext]; ok {
 		return t
@@ -95,7 +95,7 @@ func fileURI(p string) string {
 	for i, s := range parts {
 		parts[i] = url.PathEscape(s)
 	}
-	return fileURIPrefix + strings.Join(parts, "/")
+	return FileURIPrefix + strings.Join(parts, "/")
 }
 
 // A fileLink is what resources/read needs to serve a file out.
@@ -103,16 +103,17 @@ type fileLink struct {
 	sandboxID, path, mimeType string
 }
 
-// A fileLinks remembers the URIs of a session's files out, the latest
-// keptFileLinks of them.
-type fileLinks struct {
+// A FileLinks remembers the URIs of a session's files out, the latest
+// keptFileLinks of them, for resources/read. Its zero value is empty and
+// ready to use.
+type FileLinks struct {
 	mu    sync.Mutex
 	links map[string]fileLink
 	order []string
 }
 
 // add remembers l under uri.
-func (f *fileLinks) add(uri string, l fileLink) {
+func (f *FileLinks) add(uri string, l fileLink) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.links == nil {
@@ -130,19 +131,36 @@ func (f *fileLinks) add(uri string, l fileLink) {
 }
 
 // get returns the link of uri.
-func (f *fileLinks) get(uri string) (fileLink, bool) {
+func (f *FileLinks) get(uri string) (fileLink, bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	l, ok := f.links[uri]
 	return l, ok
 }
 
-// A fileOpener opens a file of a session's sandbox (entrypoint.Session.OpenFile).
-type fileOpener func(ctx context.Context, sandboxID, path string, max int64) (io.ReadCloser, int64, error)
+// Read serves uri, the URI of a file out of the session, to
+// resources/read: the file as it is now, read through open.
+func (f *FileLinks) Read(ctx context.Context, open Opener, uri string) (*mcp.ReadResourceResult, error) {
+	l, ok := f.get(uri)
+	if !ok {
+		return nil, mcp.ResourceNotFoundError(uri)
+	}
+	data, err := readFile(ctx, open, l.sandboxID, l.path, MaxFileRead)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, entrypoint.ErrSandboxGone) {
+			return nil, mcp.ResourceNotFoundError(uri)
+		}
+		return nil, fmt.Errorf("reading %s: %s", uri, FileError(err))
+	}
+	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{ContentsOf(uri, l.mimeType, data)}}, nil
+}
 
-// A richResult is what a call returns besides its text: images, files
-// out, and notes on what was left out.
-type richResult struct {
+// An Opener opens a file of a session's sandbox (entrypoint.Session.OpenFile).
+type Opener func(ctx context.Context, sandboxID, path string, max int64) (io.ReadCloser, int64, error)
+
+// A Rich is what a call returns besides its text: images, files out, and
+// notes on what was left out.
+type Rich struct {
 	content []mcp.Content
 	files   []payloadFile
 	notes   []string
@@ -158,13 +176,13 @@ type payloadFile struct {
 	As string `json:"as"`
 }
 
-// richOf renders the images and files out of res. Files are read through
-// open; images among them count against the call's image limits (count
-// and bytes, what res.Images left), and one that does not fit is linked.
-// A file that cannot be read is left out with a note; it never fails the
-// call.
-func richOf(ctx context.Context, res *entrypoint.Result, open fileOpener, links *fileLinks, maxImages int, maxImageBytes int64) richResult {
-	var r richResult
+// RichOf renders the images and files out of res, remembering the files
+// in links. Files are read through open; images among them count against
+// the call's image limits (count and bytes, what res.Images left), and
+// one that does not fit is linked. A file that cannot be read is left out
+// with a note; it never fails the call.
+func RichOf(ctx context.Context, res *entrypoint.Result, open Opener, links *FileLinks, maxImages int, maxImageBytes int64) Rich {
+	var r Rich
 	if res == nil {
 		return r
 	}
@@ -176,7 +194,7 @@ func richOf(ctx context.Context, res *entrypoint.Result, open fileOpener, links 
 	}
 	images, embedded := len(res.Images), int64(0)
 	for _, f := range res.Files {
-		uri, t := fileURI(f.Path), fileType(f.Path)
+		uri, t := fileURI(f.Path), FileType(f.Path)
 		name := strings.TrimPrefix(f.Path, entrypoint.OutDir+"/")
 		pf := payloadFile{Path: f.Path, Size: f.Size, MIMEType: t, URI: uri, As: "link"}
 		links.add(uri, fileLink{sandboxID: res.SandboxID, path: f.Path, mimeType: t})
@@ -192,13 +210,13 @@ func richOf(ctx context.Context, res *entrypoint.Result, open fileOpener, links 
 			}
 			switch {
 			case err != nil:
-				r.notes = append(r.notes, fmt.Sprintf("[file %s not returned: %s]", name, fileError(err)))
+				r.notes = append(r.notes, fmt.Sprintf("[file %s not returned: %s]", name, FileError(err)))
 				continue
 			case asImage && entrypoint.IsImage(t, data):
 				r.content = append(r.content, &mcp.ImageContent{Data: data, MIMEType: t})
 				images, imgBytes, pf.As, pf.Size = images+1, imgBytes+int64(len(data)), "image", int64(len(data))
 			case int64(len(data)) <= embedMaxBytes && embedded+int64(len(data)) <= embedTotalBytes:
-				rc := contentsOf(uri, t, data)
+				rc := ContentsOf(uri, t, data)
 				r.content = append(r.content, &mcp.EmbeddedResource{Resource: rc})
 				embedded += int64(len(data))
 				pf.As, pf.Size, pf.MIMEType = "embedded", int64(len(data)), rc.MIMEType
@@ -214,8 +232,28 @@ func richOf(ctx context.Context, res *entrypoint.Result, open fileOpener, links 
 	return r
 }
 
+// AddQuery appends q to the URIs of the files out in r (a handle's
+// query, naming its sandbox).
+func (r *Rich) AddQuery(q string) {
+	for i := range r.files {
+		r.files[i].URI += q
+	}
+	for _, c := range r.content {
+		switch c := c.(type) {
+		case *mcp.ResourceLink:
+			if strings.HasPrefix(c.URI, FileURIPrefix) {
+				c.URI += q
+			}
+		case *mcp.EmbeddedResource:
+			if c.Resource != nil && strings.HasPrefix(c.Resource.URI, FileURIPrefix) {
+				c.Resource.URI += q
+			}
+		}
+	}
+}
+
 // readFile reads the whole file at p of sandbox sid, at most max bytes.
-func readFile(ctx context.Context, open fileOpener, sid, p string, max int64) ([]byte, error) {
+func readFile(ctx context.Context, open Opener, sid, p string, max int64) ([]byte, error) {
 	rc, size, err := open(ctx, sid, p, max)
 	if err != nil {
 		return nil, err
@@ -228,8 +266,8 @@ func readFile(ctx context.Context, open fileOpener, sid, p string, max int64) ([
 	return buf.Bytes(), nil
 }
 
-// fileError says for people why a file out could not be returned.
-func fileError(err error) string {
+// FileError says for people why a file out could not be returned.
+func FileError(err error) string {
 	switch {
 	case errors.Is(err, engine.ErrNotRegular):
 		return "it is not a regular file (a symbolic link is never followed)"
@@ -243,19 +281,19 @@ func fileError(err error) string {
 	return err.Error()
 }
 
-// filesTemplate is the resource template of the files out.
-func filesTemplate() *mcp.ResourceTemplate {
+// FilesTemplate is the resource template of the files out.
+func FilesTemplate() *mcp.ResourceTemplate {
 	return &mcp.ResourceTemplate{
 		Name:        "file",
 		Title:       "A file a run_python call wrote to " + entrypoint.OutDir,
 		Description: "A file the code of this session created or changed under " + entrypoint.OutDir + ", as it is now, read from the session's sandbox while that sandbox lives.",
-		URITemplate: fileURIPrefix + "{+path}{?session}",
+		URITemplate: FileURIPrefix + "{+path}{?session}",
 	}
 }
 
-// contentsOf returns data of type mimeType ("": unknown) as the contents
+// ContentsOf returns data of type mimeType ("": unknown) as the contents
 // of resource uri: text when it is text, else a blob.
-func contentsOf(uri, mimeType string, data []byte) *mcp.ResourceContents {
+func ContentsOf(uri, mimeType string, data []byte) *mcp.ResourceContents {
 	rc := &mcp.ResourceContents{URI: uri, MIMEType: mimeType}
 	if len(data) > 0 && isText(mimeType, data) {
 		rc.Text = string(data)

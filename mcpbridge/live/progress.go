@@ -1,4 +1,4 @@
-package mcpbridge
+package live
 
 import (
 	"context"
@@ -23,16 +23,17 @@ const (
 	// notification with the elapsed time is sent when nothing else was,
 	// so clients that reset their timeout on progress keep a long call.
 	progressHeartbeat = 3 * time.Second
-	// progressLines and progressBytes bound the output a notification
+	// ProgressLines and ProgressBytes bound the output a notification
 	// carries: its newest lines, whichever bound is smaller.
-	progressLines = 10
-	progressBytes = 1 << 10
+	ProgressLines = 10
+	ProgressBytes = 1 << 10
 )
 
-// A progressSender sends one notifications/progress to the client.
-type progressSender func(ctx context.Context, p *mcp.ProgressNotificationParams) error
+// A Sender sends one notifications/progress to the client
+// (mcp.ServerSession.NotifyProgress).
+type Sender func(ctx context.Context, p *mcp.ProgressNotificationParams) error
 
-// A progressReporter turns a call's output and the code's own reports
+// A Reporter turns a call's output and the code's own reports
 // (runtime.report_progress) into notifications/progress for a client that
 // gave the call a progress token. Its hooks only record and wake its
 // goroutine, so the session's reader never waits for the client.
@@ -42,15 +43,17 @@ type progressSender func(ctx context.Context, p *mcp.ProgressNotificationParams)
 // since the last notification; one that carries only output or a
 // heartbeat repeats the last figure, raised by the smallest step a float64
 // allows, so a client shows the code's own figure throughout.
-type progressReporter struct {
+type Reporter struct {
 	ctx   context.Context // the call's: notifications are sent with it
 	token any
-	send  progressSender
+	send  Sender
 	began time.Time
 	wake  chan struct{}
+	stop  context.CancelFunc // ends run
+	done  chan struct{}      // closed when run has returned
 
 	mu     sync.Mutex
-	tail   string               // the newest output, at most progressBytes
+	tail   string               // the newest output, at most ProgressBytes
 	fresh  bool                 // output arrived since the last notification
 	report *entrypoint.Progress // the code's newest report, not yet sent
 	last   float64              // the progress of the last notification
@@ -58,26 +61,48 @@ type progressReporter struct {
 	sent   int                  // notifications sent
 }
 
-// newProgressReporter returns a reporter for the call of ctx whose
-// request carried token.
-func newProgressReporter(ctx context.Context, token any, send progressSender) *progressReporter {
-	return &progressReporter{ctx: ctx, token: token, send: send, began: time.Now(), wake: make(chan struct{}, 1)}
+// StartReporter returns a reporter for the call of ctx whose request carried
+// token, sending through send from now on: heartbeats, then the call's
+// output and the code's reports as they come (Output, Progress). Stop
+// ends it.
+func StartReporter(ctx context.Context, token any, send Sender) *Reporter {
+	r := newReporter(ctx, token, send)
+	stop, cancel := context.WithCancel(ctx)
+	r.stop, r.done = cancel, make(chan struct{})
+	go func() { defer close(r.done); r.run(stop) }()
+	return r
 }
 
-// output records a piece of the call's output; it never blocks.
-func (r *progressReporter) output(stream, data string) {
+// Stop stops sending, once what is being sent went out, and sends the
+// code's last report when it had not gone out yet.
+func (r *Reporter) Stop() {
+	r.stop()
+	<-r.done
+	r.finish()
+}
+
+// newReporter returns a reporter for the call of ctx whose request
+// carried token, not yet sending.
+func newReporter(ctx context.Context, token any, send Sender) *Reporter {
+	return &Reporter{ctx: ctx, token: token, send: send, began: time.Now(), wake: make(chan struct{}, 1)}
+}
+
+// Output records a piece of the call's output (entrypoint.Call.OnOutput);
+// it never blocks.
+func (r *Reporter) Output(stream, data string) {
 	if data == "" {
 		return
 	}
 	r.mu.Lock()
-	r.tail = keepTail(r.tail+data, progressBytes)
+	r.tail = KeepTail(r.tail+data, ProgressBytes)
 	r.fresh = true
 	r.mu.Unlock()
 	r.poke()
 }
 
-// progress records the code's report; it never blocks.
-func (r *progressReporter) progress(p entrypoint.Progress) {
+// Progress records the code's report (entrypoint.Call.OnProgress); it
+// never blocks.
+func (r *Reporter) Progress(p entrypoint.Progress) {
 	r.mu.Lock()
 	r.report = &p
 	r.mu.Unlock()
@@ -85,7 +110,7 @@ func (r *progressReporter) progress(p entrypoint.Progress) {
 }
 
 // poke wakes the goroutine, without waiting.
-func (r *progressReporter) poke() {
+func (r *Reporter) poke() {
 	select {
 	case r.wake <- struct{}{}:
 	default:
@@ -97,7 +122,7 @@ func (r *progressReporter) poke() {
 // silence. A notification being sent when stop ends is sent all the same
 // (it may carry the code's last report); one that fails to send is
 // dropped: the call goes on, and its result carries the whole output.
-func (r *progressReporter) run(stop context.Context) {
+func (r *Reporter) run(stop context.Context) {
 	var lastSent time.Time // zero: the first notification goes at once
 	for {
 		now := time.Now()
@@ -138,7 +163,7 @@ func (r *progressReporter) run(stop context.Context) {
 // finish sends the code's last report when the call ended before it went
 // out (the result carries the output, not the code's figures). Call it
 // after run has returned.
-func (r *progressReporter) finish() {
+func (r *Reporter) finish() {
 	r.mu.Lock()
 	pending := r.report != nil
 	r.mu.Unlock()
@@ -148,7 +173,7 @@ func (r *progressReporter) finish() {
 }
 
 // notify sends one notification of what was recorded, or a heartbeat.
-func (r *progressReporter) notify(heartbeat bool) {
+func (r *Reporter) notify(heartbeat bool) {
 	r.mu.Lock()
 	p := &mcp.ProgressNotificationParams{ProgressToken: r.token}
 	value := r.last
@@ -160,7 +185,7 @@ func (r *progressReporter) notify(heartbeat bool) {
 		value = math.Nextafter(r.last, math.Inf(1))
 	}
 	if p.Message == "" && r.fresh {
-		p.Message = lastLines(r.tail, progressLines)
+		p.Message = LastLines(r.tail, ProgressLines)
 	}
 	if p.Message == "" && heartbeat {
 		p.Message = fmt.Sprintf("running for %s", time.Since(r.began).Round(time.Second))
@@ -172,9 +197,9 @@ func (r *progressReporter) notify(heartbeat bool) {
 	r.send(r.ctx, p)
 }
 
-// keepTail returns the end of s, at most max bytes, starting on a
+// KeepTail returns the end of s, at most max bytes, starting on a
 // character boundary.
-func keepTail(s string, max int) string {
+func KeepTail(s string, max int) string {
 	if len(s) <= max {
 		return s
 	}
@@ -185,8 +210,8 @@ func keepTail(s string, max int) string {
 	return s[cut:]
 }
 
-// lastLines returns the last n lines of s, without a final newline.
-func lastLines(s string, n int) string {
+// LastLines returns the last n lines of s, without a final newline.
+func LastLines(s string, n int) string {
 	s = strings.TrimRight(s, "\n")
 	i := len(s)
 	for range n {

@@ -1,6 +1,7 @@
-package mcpbridge
+package approval
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -70,16 +71,16 @@ func showArguments(args map[string]any, redacts func(string) bool) (string, erro
 	return b.String(), nil
 }
 
-// writeArguments writes args whole as JSON (redacted as showArguments
-// does, format characters escaped, keys in order) to w, holding no copy
+// WriteArguments writes args whole as JSON (redacted as a question shows
+// them, format characters escaped, keys in order) to w, holding no copy
 // of them: what the console serves as a question's whole arguments.
-func writeArguments(w io.Writer, args map[string]any, redacts func(string) bool) (int64, error) {
+func WriteArguments(w io.Writer, args map[string]any, redacts func(string) bool) (int64, error) {
 	t := jsontext.To(w)
 	t.Value(args, "", redacts)
 	return t.Len(), t.Err()
 }
 
-// argumentsLength returns the length writeArguments would write.
+// argumentsLength returns the length WriteArguments would write.
 func argumentsLength(args map[string]any, redacts func(string) bool) int64 {
 	return jsontext.Length(args, "", redacts)
 }
@@ -109,4 +110,47 @@ func shareOut(sizes []int64, budget, least int) []int {
 		left = max(left-share, 0)
 	}
 	return shares
+}
+
+// confirmMessage is the question shown to the user: the server, the
+// tool, every top-level argument (redacted as in audit records, each
+// value cut to its share with its whole length stated, format characters
+// escaped: showArguments) and, when the sandbox says which (line > 0),
+// the line of code that asks, labelled as the sandbox's claim. It fails
+// when the arguments cannot be shown whole enough (errTooManyArguments).
+func confirmMessage(server, tool string, args map[string]any, redacts func(string) bool, line int) (string, error) {
+	shown, err := showArguments(args, redacts)
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "Code running in the sandbox wants to call the tool %q of the MCP server %q with %d argument(s) "+
+		"(each value shown up to its share, whole lengths stated; secrets redacted; invisible characters escaped):\n%s\n",
+		tool, server, len(args), shown)
+	if line > 0 {
+		fmt.Fprintf(&b, "\nThe sandbox says this call comes from line %d of its code (its claim, not checked).\n", line)
+	}
+	b.WriteString("\nAllow this call?")
+	return b.String(), nil
+}
+
+// maxCodeLine bounds the line a sandbox may claim a call comes from.
+const maxCodeLine = 10_000_000
+
+type codeLineKey struct{}
+
+// WithCodeLine returns ctx carrying line, the line of the run_python code
+// a proxied call comes from, when it is one (1 to maxCodeLine; the
+// sandbox says so, so it is shown, never trusted).
+func WithCodeLine(ctx context.Context, line int) context.Context {
+	if line < 1 || line > maxCodeLine {
+		return ctx
+	}
+	return context.WithValue(ctx, codeLineKey{}, line)
+}
+
+// codeLineOf returns the line ctx carries, or 0.
+func codeLineOf(ctx context.Context) int {
+	line, _ := ctx.Value(codeLineKey{}).(int)
+	return line
 }

@@ -1,4 +1,4 @@
-package mcpbridge
+package render
 
 import (
 	"bytes"
@@ -24,7 +24,7 @@ import (
 // testSandbox is the SandboxID of the results of these tests.
 const testSandbox = "sb-1"
 
-// A fakeFiles is a sandbox's files out for richOf: each path holds its
+// A fakeFiles is a sandbox's files out for RichOf: each path holds its
 // bytes ([]byte) or the error opening it fails with (error).
 type fakeFiles struct {
 	files  map[string]any
@@ -32,7 +32,7 @@ type fakeFiles struct {
 	opened []string
 }
 
-// open is a fileOpener that behaves as entrypoint.Session.OpenFile.
+// open is an Opener that behaves as entrypoint.Session.OpenFile.
 func (f *fakeFiles) open(ctx context.Context, sandboxID, p string, max int64) (io.ReadCloser, int64, error) {
 	f.mu.Lock()
 	f.opened = append(f.opened, p)
@@ -129,8 +129,8 @@ func TestRichOf(t *testing.T) {
 		"/workspace/out/plots/p.png", "/workspace/out/fake.png", "/workspace/out/notes", "/workspace/out/my file#1.md")
 	res.Images = []entrypoint.Image{{MIME: "image/svg+xml", Data: []byte("<svg/>")}, {MIME: "image/png", Data: pngOf(0)}}
 	res.Notes = []string{"[1 image was not shown: …]"}
-	var links fileLinks
-	r := richOf(context.Background(), res, ff.open, &links, 10, 8<<20)
+	var links FileLinks
+	r := RichOf(context.Background(), res, ff.open, &links, 10, 8<<20)
 	want := []string{
 		"image:image/svg+xml",
 		"image:image/png",
@@ -212,7 +212,7 @@ func TestRichOfImageLimits(t *testing.T) {
 			for range tt.shown {
 				res.Images = append(res.Images, img)
 			}
-			r := richOf(context.Background(), res, ff.open, &fileLinks{}, tt.maxCount, tt.maxBytes)
+			r := RichOf(context.Background(), res, ff.open, &FileLinks{}, tt.maxCount, tt.maxBytes)
 			var got []string
 			images, imgBytes := 0, int64(0)
 			for i, f := range r.files {
@@ -242,7 +242,7 @@ func TestRichOfEmbedTotal(t *testing.T) {
 		ff.files[p] = bytes.Repeat([]byte("a"), size)
 		paths = append(paths, p)
 	}
-	r := richOf(context.Background(), ff.result(paths...), ff.open, &fileLinks{}, 10, 8<<20)
+	r := RichOf(context.Background(), ff.result(paths...), ff.open, &FileLinks{}, 10, 8<<20)
 	// 4 × 250 KiB fit in 1 MiB, the fifth does not; 24 KiB still fit
 	// exactly, then nothing does.
 	want := []string{"f0.txt=embedded", "f1.txt=embedded", "f2.txt=embedded", "f3.txt=embedded", "f4.txt=link", "f5.txt=embedded", "f6.txt=link"}
@@ -287,7 +287,7 @@ func TestRichOfUnreadable(t *testing.T) {
 			}
 			res := ff.result(p, "/workspace/out/ok.txt")
 			res.SandboxID = tt.sandboxID
-			r := richOf(context.Background(), res, ff.open, &fileLinks{}, 10, 8<<20)
+			r := RichOf(context.Background(), res, ff.open, &FileLinks{}, 10, 8<<20)
 			wantNote := "[file sub/" + p[len("/workspace/out/sub/"):] + " not returned: "
 			if len(r.notes) == 0 || !strings.HasPrefix(r.notes[0], wantNote) || !strings.Contains(r.notes[0], tt.says) {
 				t.Fatalf("notes %q; want %q…%q", r.notes, wantNote, tt.says)
@@ -304,8 +304,8 @@ func TestRichOfUnreadable(t *testing.T) {
 			}
 		})
 	}
-	if r := richOf(context.Background(), nil, nil, &fileLinks{}, 10, 8<<20); r.content != nil || r.files != nil || r.notes != nil {
-		t.Fatalf("richOf(nil) = %+v", r)
+	if r := RichOf(context.Background(), nil, nil, &FileLinks{}, 10, 8<<20); r.content != nil || r.files != nil || r.notes != nil {
+		t.Fatalf("RichOf(nil) = %+v", r)
 	}
 }
 
@@ -337,8 +337,8 @@ func TestFileType(t *testing.T) {
 		{"/workspace/out/.hidden", ""},
 	}
 	for _, tt := range tests {
-		if got := fileType(tt.path); got != tt.want {
-			t.Errorf("fileType(%q) = %q; want %q", tt.path, got, tt.want)
+		if got := FileType(tt.path); got != tt.want {
+			t.Errorf("FileType(%q) = %q; want %q", tt.path, got, tt.want)
 		}
 	}
 }
@@ -383,7 +383,7 @@ func TestContentsOf(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			rc := contentsOf("sandbox://files/x", tt.mime, tt.data)
+			rc := ContentsOf("sandbox://files/x", tt.mime, tt.data)
 			if rc.URI != "sandbox://files/x" || rc.MIMEType != tt.wantMIME {
 				t.Fatalf("%+v; want type %q", rc, tt.wantMIME)
 			}
@@ -407,9 +407,9 @@ func TestContentsOf(t *testing.T) {
 }
 
 func TestFileLinks(t *testing.T) {
-	var links fileLinks
+	var links FileLinks
 	if _, ok := links.get("sandbox://files/none"); ok {
-		t.Fatal("a link in an empty fileLinks")
+		t.Fatal("a link in an empty FileLinks")
 	}
 	uri := func(i int) string { return fmt.Sprintf("sandbox://files/f%d", i) }
 	for i := range keptFileLinks + 5 {
@@ -440,8 +440,8 @@ func TestRichPayload(t *testing.T) {
 	res := ff.result("/workspace/out/t.csv", "/workspace/out/big.bin", "/workspace/out/gone.txt", "/workspace/out/img/p.webp")
 	res.Images = []entrypoint.Image{{MIME: "image/png", Data: pngOf(0)}}
 	res.Notes = []string{"[2 images were not shown: a call shows at most 1 images and 8 MiB of images]"}
-	out := fromSession(res, nil, nil, 0)
-	out.rich = richOf(context.Background(), res, ff.open, &fileLinks{}, 3, 8<<20)
+	out := FromSession(res, nil, nil, 0)
+	out.rich = RichOf(context.Background(), res, ff.open, &FileLinks{}, 3, 8<<20)
 	p := out.payload()
 	if p.Images != 2 || len(p.Files) != 3 || len(p.Notes) != 2 || p.Status != "" || p.Summary != "Success" {
 		t.Fatalf("payload %+v", p)
@@ -466,46 +466,64 @@ func TestRichPayload(t *testing.T) {
 	if !strings.Contains(string(raw), `"images":2`) || !strings.Contains(string(raw), `"as":"link"`) {
 		t.Fatalf("wire payload %s", raw)
 	}
-	tr := out.toolResult(OutputCompact)
+	tr := out.Result(Compact)
 	if len(tr.Content) != 1+4 || tr.IsError {
 		t.Fatalf("tool result content %q", kinds(tr.Content))
 	}
 	// Nothing printed, no images nor files: no files line, "no output".
-	plain := fromSession(&entrypoint.Result{Status: entrypoint.StatusSuccess}, nil, nil, 0)
-	plain.rich = richOf(context.Background(), &entrypoint.Result{Status: entrypoint.StatusSuccess}, ff.open, &fileLinks{}, 3, 8<<20)
+	plain := FromSession(&entrypoint.Result{Status: entrypoint.StatusSuccess}, nil, nil, 0)
+	plain.rich = RichOf(context.Background(), &entrypoint.Result{Status: entrypoint.StatusSuccess}, ff.open, &FileLinks{}, 3, 8<<20)
 	if text := plain.compactText(); text != "Success (no output)" {
 		t.Fatalf("plain text %q", text)
 	}
 }
 
-// TestFilesResource reads files out through a client: an unknown one is
-// not found, and the template is listed.
-func TestFilesResource(t *testing.T) {
-	t.Parallel()
-	cs, _ := connectClient(t, Options{})
-	ctx := context.Background()
-	tmpls, err := cs.ListResourceTemplates(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
+// TestAddQuery appends a handle's query to the URIs of the files out,
+// in the payload and in the content, and to no other URI.
+func TestAddQuery(t *testing.T) {
+	ff := &fakeFiles{files: map[string]any{
+		"/workspace/out/t.csv":   []byte("a,b\n"),
+		"/workspace/out/big.bin": make([]byte, 300<<10),
+	}}
+	res := ff.result("/workspace/out/t.csv", "/workspace/out/big.bin")
+	res.Images = []entrypoint.Image{{MIME: "image/png", Data: pngOf(0)}}
+	r := RichOf(context.Background(), res, ff.open, &FileLinks{}, 3, 8<<20)
+	r.AddQuery("?session=h1")
+	want := []string{"image:image/png", "text:sandbox://files/t.csv?session=h1:text/csv", "link:sandbox://files/big.bin?session=h1:307200"}
+	if got := kinds(r.content); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("content\n%q\nwant\n%q", got, want)
 	}
-	var found bool
-	for _, tm := range tmpls.ResourceTemplates {
-		found = found || tm.URITemplate == "sandbox://files/{+path}{?session}"
-	}
-	if !found {
-		t.Fatalf("templates %+v lack sandbox://files/{+path}{?session}", tmpls.ResourceTemplates)
-	}
-	notFound := func(uri string) {
-		t.Helper()
-		_, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
-		var je *jsonrpc.Error
-		if !errors.As(err, &je) || je.Code != jsonrpc.CodeInvalidParams || !strings.Contains(string(je.Data), uri) {
-			t.Fatalf("reading %s: %v; want resource not found", uri, err)
+	for _, f := range r.files {
+		if !strings.HasSuffix(f.URI, "?session=h1") {
+			t.Fatalf("file %+v", f)
 		}
 	}
-	// Before the session has a sandbox, and after.
-	notFound("sandbox://files/x")
-	call(t, cs, map[string]any{"code": "print(1)"})
-	notFound("sandbox://files/x")
-	notFound("sandbox://files/sub/my%20file.csv")
+}
+
+// TestFileLinksRead serves a file out a session's call reported, as it
+// is now; a file never reported, removed since, or whose sandbox is gone
+// is not found.
+func TestFileLinksRead(t *testing.T) {
+	ff := &fakeFiles{files: map[string]any{
+		"/workspace/out/t.csv":    []byte("a,b\n"),
+		"/workspace/out/gone.txt": []byte("x"),
+	}}
+	var links FileLinks
+	RichOf(context.Background(), ff.result("/workspace/out/t.csv", "/workspace/out/gone.txt"), ff.open, &links, 3, 8<<20)
+	ctx := context.Background()
+	got, err := links.Read(ctx, ff.open, "sandbox://files/t.csv")
+	if err != nil || got.Contents[0].Text != "a,b\n" || got.Contents[0].MIMEType != "text/csv" {
+		t.Fatalf("read: %+v, %v", got, err)
+	}
+	delete(ff.files, "/workspace/out/gone.txt")
+	for _, uri := range []string{"sandbox://files/gone.txt", "sandbox://files/never.txt"} {
+		var je *jsonrpc.Error
+		if _, err := links.Read(ctx, ff.open, uri); !errors.As(err, &je) || !strings.Contains(string(je.Data), uri) {
+			t.Fatalf("read %s: %v; want not found", uri, err)
+		}
+	}
+	links.add("sandbox://files/other", fileLink{sandboxID: "sb-gone", path: "/workspace/out/t.csv"})
+	if _, err := links.Read(ctx, ff.open, "sandbox://files/other"); err == nil {
+		t.Fatal("read a file of a sandbox that is gone")
+	}
 }

@@ -1,7 +1,8 @@
-package mcpbridge
+package render
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -9,28 +10,35 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// defaultOutputBudget is the default budget of a result's text, in bytes
-// of output (about 8,000 tokens).
-const defaultOutputBudget = 32 << 10
+// DefaultBudget is the default budget of a result's text, in bytes of
+// output (about 8,000 tokens).
+const DefaultBudget = 32 << 10
 
-// keptOutputs is how many whole outputs a session keeps readable.
-const keptOutputs = 8
+// KeptOutputs is how many whole outputs a session keeps readable.
+const KeptOutputs = 8
 
-// outputURIPrefix starts the URI of a call's whole output; the call's
-// number in its session follows.
-const outputURIPrefix = "sandbox://output/"
+// OutputURIPrefix starts the URI of a call's whole output; the call's
+// number in its session follows (or, for a handle's sandbox, the id of
+// the file that keeps it there).
+const OutputURIPrefix = "sandbox://output/"
 
-// An outputStore keeps the whole output of a session's last calls whose
+// An Outputs keeps the whole output of a session's last calls whose
 // result was cut to the budget, for resources/read. It holds at most
-// keptOutputs, each at most the session's output cap per stream.
-type outputStore struct {
+// KeptOutputs, each at most the session's output cap per stream. Its
+// zero value is empty and ready to use.
+type Outputs struct {
 	mu   sync.Mutex
 	next int
 	kept map[int]string // call number → the whole output, rendered
 }
 
+// Keep keeps text and returns its URI.
+func (s *Outputs) Keep(text string) string {
+	return OutputURIPrefix + strconv.Itoa(s.add(text))
+}
+
 // add keeps text and returns its number.
-func (s *outputStore) add(text string) int {
+func (s *Outputs) add(text string) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.kept == nil {
@@ -38,23 +46,36 @@ func (s *outputStore) add(text string) int {
 	}
 	s.next++
 	s.kept[s.next] = text
-	delete(s.kept, s.next-keptOutputs)
+	delete(s.kept, s.next-KeptOutputs)
 	return s.next
 }
 
-// get returns the output numbered n, if still kept.
-func (s *outputStore) get(n int) (string, bool) {
+// Get returns the output numbered n, if still kept.
+func (s *Outputs) Get(n int) (string, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	text, ok := s.kept[n]
 	return text, ok
 }
 
-// applyBudget cuts the output of o to budget bytes when it is over: each
+// Read serves uri, the URI of an output of s, to resources/read.
+func (s *Outputs) Read(uri string) (*mcp.ReadResourceResult, error) {
+	n, err := strconv.Atoi(strings.TrimPrefix(uri, OutputURIPrefix))
+	if err != nil || !strings.HasPrefix(uri, OutputURIPrefix) {
+		return nil, mcp.ResourceNotFoundError(uri)
+	}
+	text, ok := s.Get(n)
+	if !ok {
+		return nil, mcp.ResourceNotFoundError(uri)
+	}
+	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, MIMEType: "text/plain", Text: text}}}, nil
+}
+
+// ApplyBudget cuts the output of o to budget bytes when it is over: each
 // stream keeps its head and its tail around a marker saying how much was
 // cut and where the whole is. keep stores the whole output and returns
 // its URI.
-func (o *outcome) applyBudget(budget int, keep func(whole string) string) {
+func (o *Outcome) ApplyBudget(budget int, keep func(whole string) string) {
 	if len(o.stdout)+len(o.stderr) <= budget {
 		return
 	}
@@ -105,13 +126,13 @@ func runeStartAtOrAfter(s string, i int) int {
 	return i
 }
 
-// outputTemplate is the resource template of the kept outputs.
-func outputTemplate() *mcp.ResourceTemplate {
+// OutputTemplate is the resource template of the kept outputs.
+func OutputTemplate() *mcp.ResourceTemplate {
 	return &mcp.ResourceTemplate{
 		Name:        "output",
 		Title:       "The whole output of a run_python call",
 		Description: "The whole output of a call whose result was cut to the output budget, readable by the session that made the call while it is one of its last 8 such calls.",
-		URITemplate: outputURIPrefix + "{call}{?session}",
+		URITemplate: OutputURIPrefix + "{call}{?session}",
 		MIMEType:    "text/plain",
 	}
 }

@@ -1,4 +1,8 @@
-package mcpbridge
+// Package live runs a client session's run_python calls as they happen:
+// one at a time and in order (Queue), followed by the client that asked
+// for progress (Reporter). The bridge calls it; it knows nothing of the
+// bridge.
+package live
 
 import (
 	"context"
@@ -7,16 +11,17 @@ import (
 	"sync"
 )
 
-// defaultMaxQueuedCalls is the zero value of Options.MaxQueuedCalls.
-const defaultMaxQueuedCalls = 8
+// defaultMaxQueued is how many calls wait at most when NewQueue is given
+// no bound.
+const defaultMaxQueued = 8
 
 // ErrQueueFull reports a call refused because its session already has as
-// many calls waiting as Options.MaxQueuedCalls allows.
+// many calls waiting as its queue allows.
 var ErrQueueFull = errors.New("too many calls waiting in this session")
 
-// A callQueue runs the calls of one session one at a time, in the order
+// A Queue runs the calls of one session one at a time, in the order
 // they arrive, with at most max of them waiting.
-type callQueue struct {
+type Queue struct {
 	max int
 
 	mu      sync.Mutex
@@ -24,24 +29,26 @@ type callQueue struct {
 	waiting []chan struct{} // closed to hand the turn over, oldest first
 }
 
-func newCallQueue(max int) *callQueue {
+// NewQueue returns a queue on which at most max calls wait (zero or
+// less: 8).
+func NewQueue(max int) *Queue {
 	if max <= 0 {
-		max = defaultMaxQueuedCalls
+		max = defaultMaxQueued
 	}
-	return &callQueue{max: max}
+	return &Queue{max: max}
 }
 
-// enter waits for the call's turn and returns the function that ends it.
+// Enter waits for the call's turn and returns the function that ends it.
 // It fails at once with ErrQueueFull when max calls already wait, and
 // with ctx's error when ctx ends first.
-func (q *callQueue) enter(ctx context.Context) (leave func(), err error) {
-	return q.enterPlaced(ctx, nil)
+func (q *Queue) Enter(ctx context.Context) (leave func(), err error) {
+	return q.EnterPlaced(ctx, nil)
 }
 
-// enterPlaced is enter, calling placed (when set) as soon as the call
+// EnterPlaced is Enter, calling placed (when set) as soon as the call
 // holds its place, running or in line, before it waits: a call placed
 // after it runs after it.
-func (q *callQueue) enterPlaced(ctx context.Context, placed func()) (leave func(), err error) {
+func (q *Queue) EnterPlaced(ctx context.Context, placed func()) (leave func(), err error) {
 	q.mu.Lock()
 	if !q.busy {
 		q.busy = true
@@ -49,7 +56,7 @@ func (q *callQueue) enterPlaced(ctx context.Context, placed func()) (leave func(
 		if placed != nil {
 			placed()
 		}
-		return q.leave, nil
+		return q.Leave, nil
 	}
 	if len(q.waiting) >= q.max {
 		q.mu.Unlock()
@@ -63,7 +70,7 @@ func (q *callQueue) enterPlaced(ctx context.Context, placed func()) (leave func(
 	}
 	select {
 	case <-turn:
-		return q.leave, nil
+		return q.Leave, nil
 	case <-ctx.Done():
 		q.mu.Lock()
 		for i, w := range q.waiting {
@@ -74,13 +81,13 @@ func (q *callQueue) enterPlaced(ctx context.Context, placed func()) (leave func(
 			}
 		}
 		q.mu.Unlock()
-		q.leave() // the turn came as ctx ended: pass it on
+		q.Leave() // the turn came as ctx ended: pass it on
 		return nil, ctx.Err()
 	}
 }
 
-// leave ends the running call's turn, handing it to the oldest waiter.
-func (q *callQueue) leave() {
+// Leave ends the running call's turn, handing it to the oldest waiter.
+func (q *Queue) Leave() {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if len(q.waiting) == 0 {
@@ -92,16 +99,16 @@ func (q *callQueue) leave() {
 	close(next)
 }
 
-// waiters returns how many calls wait.
-func (q *callQueue) waiters() int {
+// Waiters returns how many calls wait.
+func (q *Queue) Waiters() int {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	return len(q.waiting)
 }
 
-// claim takes the queue's turn for good when no call runs or waits, and
+// Claim takes the queue's turn for good when no call runs or waits, and
 // reports whether it did: the session is about to be let go.
-func (q *callQueue) claim() bool {
+func (q *Queue) Claim() bool {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.busy || len(q.waiting) > 0 {

@@ -1,4 +1,11 @@
-package mcpbridge
+// Package render turns the outcome of a run_python call into its MCP
+// result, as the original bridge renders it: the text (compact, or the
+// payload in TOON) and the structured payload, the output cut to its
+// budget with the whole kept for resources/read (budget.go), and the
+// call's rich results: images and the files it wrote out (files.go).
+// It holds no state of the bridge: the bridge hands it a session's
+// result, the stores of its session and how to open a sandbox's files.
+package render
 
 import (
 	"bytes"
@@ -47,8 +54,8 @@ type payload struct {
 	Session string `json:"session,omitempty"`
 }
 
-// An outcome is everything a result is rendered from.
-type outcome struct {
+// An Outcome is everything a run_python result is rendered from.
+type Outcome struct {
 	status   string
 	summary  string
 	exitCode int
@@ -59,17 +66,32 @@ type outcome struct {
 	timeout  int // seconds, for timeouts
 	notice   string
 	output   string // the URI of the whole output, when cut to the budget
-	rich     richResult
+	rich     Rich
 }
 
-// validationError is the outcome of a rejected call.
-func validationError(msg string) outcome {
-	return outcome{status: statusValidation, summary: msg, err: msg}
+// Invalid is the outcome of a call whose arguments were refused.
+func Invalid(msg string) Outcome {
+	return Outcome{status: statusValidation, summary: msg, err: msg}
 }
 
-// fromSession turns a session's Result (and error) into an outcome.
-func fromSession(res *entrypoint.Result, err error, servers []string, timeoutSec int) outcome {
-	o := outcome{servers: servers}
+// NotRun is the outcome of a call that did not run, for problem.
+func NotRun(problem string) Outcome {
+	return Outcome{status: statusError, summary: "Not run: " + problem, err: problem}
+}
+
+// Failed is the outcome of a call whose sandbox could not be had.
+func Failed(err error) Outcome {
+	return Outcome{status: statusError, summary: "Sandbox error: " + err.Error(), err: err.Error()}
+}
+
+// LoadFailed is the outcome of a call whose servers could not be loaded.
+func LoadFailed(err error, servers []string) Outcome {
+	return Outcome{status: statusError, summary: "Loading MCP servers failed: " + err.Error(), err: err.Error(), servers: servers}
+}
+
+// FromSession turns a session's Result (and error) into an outcome.
+func FromSession(res *entrypoint.Result, err error, servers []string, timeoutSec int) Outcome {
+	o := Outcome{servers: servers}
 	if res != nil {
 		o.stdout, o.stderr, o.notice = res.Stdout, res.Stderr, res.Notice
 	}
@@ -104,8 +126,18 @@ func fromSession(res *entrypoint.Result, err error, servers []string, timeoutSec
 	return o
 }
 
+// AddNotice appends note ("": none) to the outcome's notice.
+func (o *Outcome) AddNotice(note string) {
+	if note != "" {
+		o.notice = strings.TrimPrefix(o.notice+"; "+note, "; ")
+	}
+}
+
+// SetRich sets what the call returns besides its text.
+func (o *Outcome) SetRich(r Rich) { o.rich = r }
+
 // payload trims the outcome into the structured result.
-func (o outcome) payload() payload {
+func (o Outcome) payload() payload {
 	p := payload{
 		Servers:        o.servers,
 		Stdout:         splitLines(o.stdout),
@@ -135,7 +167,7 @@ func (o outcome) payload() payload {
 // compactText renders the default text: the stdout lines, a stderr block,
 // the summary when nothing was printed, then status lines when not
 // successful.
-func (o outcome) compactText() string {
+func (o Outcome) compactText() string {
 	var b strings.Builder
 	line := func(s string) {
 		b.WriteString(strings.TrimRight(s, "\n"))
@@ -175,12 +207,12 @@ func (o outcome) compactText() string {
 	return strings.TrimRight(b.String(), "\n")
 }
 
-// toolResult builds the MCP result in the given output mode: in toon
-// mode, as in the original, the text renders the structured content, the
-// full payload (toonPayload).
-func (o outcome) toolResult(mode string) *mcp.CallToolResult {
+// Result builds the MCP result in the given output mode (Compact or
+// TOON): in toon mode, as in the original, the text renders the
+// structured content, the full payload (toonPayload).
+func (o Outcome) Result(mode string) *mcp.CallToolResult {
 	text, structured := o.compactText(), any(o.payload())
-	if mode == OutputTOON {
+	if mode == TOON {
 		p := o.toonPayload()
 		text, structured = toonText(p), p
 	}
@@ -202,6 +234,40 @@ func splitLines(s string) []string {
 		return nil
 	}
 	return strings.Split(strings.TrimSuffix(s, "\n"), "\n")
+}
+
+// Output modes of the tool's text content.
+const (
+	Compact = "compact"
+	TOON    = "toon"
+)
+
+// Status returns the status a run_python result carries: success,
+// validation_error, timeout or error.
+func Status(res *mcp.CallToolResult) string {
+	if res == nil {
+		return statusError
+	}
+	if p, ok := res.StructuredContent.(payload); ok && p.Status != "" {
+		return p.Status
+	}
+	if res.IsError {
+		return statusError
+	}
+	return statusSuccess
+}
+
+// SetSession makes the structured content of res, a run_python result,
+// carry the session handle h.
+func SetSession(res *mcp.CallToolResult, h string) {
+	switch p := res.StructuredContent.(type) {
+	case payload:
+		p.Session = h
+		res.StructuredContent = p
+	case toonPayload:
+		p.Session = h
+		res.StructuredContent = p
+	}
 }
 
 // The text of MCP_BRIDGE_OUTPUT_MODE=toon: the result's payload in TOON
@@ -234,7 +300,7 @@ type toonPayload struct {
 }
 
 // toonPayload returns the outcome's payload for toon mode.
-func (o outcome) toonPayload() toonPayload {
+func (o Outcome) toonPayload() toonPayload {
 	p := toonPayload{Status: o.status, Summary: o.summary, payload: o.payload()}
 	if o.exitCode != 0 || o.status == statusSuccess {
 		code := o.exitCode
@@ -277,24 +343,4 @@ func jsonBlock(v any) string {
 	enc.SetIndent("", "  ")
 	enc.Encode(sorted)
 	return "```json\n" + strings.TrimRight(b.String(), "\n") + "\n```"
-}
-
-// Output modes of the tool's text content.
-const (
-	OutputCompact = "compact"
-	OutputTOON    = "toon"
-)
-
-// resultStatus returns the status a run_python result carries.
-func resultStatus(res *mcp.CallToolResult) string {
-	if res == nil {
-		return statusError
-	}
-	if p, ok := res.StructuredContent.(payload); ok && p.Status != "" {
-		return p.Status
-	}
-	if res.IsError {
-		return statusError
-	}
-	return statusSuccess
 }
