@@ -38,6 +38,12 @@ Settings come from MCP_BRIDGE_* environment variables; see README.md.
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// A client that goes while the bridge writes to it (a progress
+	// notification mid-stream) must not kill it with SIGPIPE: the write
+	// fails with EPIPE instead, the transport ends and the bridge stops
+	// its calls and exits cleanly. Notify, not Ignore: the servers the
+	// bridge starts get SIGPIPE's default again.
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv)
 	stop()
 	os.Exit(code)
