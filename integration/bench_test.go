@@ -27,7 +27,7 @@ import (
 // token figures are not latencies: there the op is the whole measurement,
 // and its ns/op only says how long that took.
 //
-// scripts/bench writes BENCHMARKS.md with -args -report FILE -benchplan
+// scripts/bench writes BENCHMARKS.md's generated part with -args -report FILE -benchplan
 // PLAN: PLAN gives each benchmark its own iteration count, and TestMain
 // runs the steps one after the other in this one process, so every figure
 // of the report comes from the same run on the same machine.
@@ -57,7 +57,7 @@ func TestMain(m *testing.M) {
 		os.RemoveAll(filepath.Dir(binPath))
 	}
 	if *reportPath != "" {
-		if err := os.WriteFile(*reportPath, []byte(report.markdown()), 0o644); err != nil {
+		if err := writeReport(*reportPath); err != nil {
 			fmt.Fprintln(os.Stderr, "writing the report:", err)
 			code = 1
 		}
