@@ -176,20 +176,3 @@ func (a *Log) failed(err error) {
 	a.warnedAt = time.Now()
 	a.log.Warn("audit records are being lost; calls go on", "path", a.path, "lost", a.dropped, "err", err)
 }
-
-// Close writes the refusals merged so far and closes the file. Records
-// written later are lost (and counted).
-func (a *Log) Close() error {
-	if a == nil {
-		return nil
-	}
-	a.flushRefusals()
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.f == nil {
-		return nil
-	}
-	err := a.f.Close()
-	a.f = nil
-	return err
-}

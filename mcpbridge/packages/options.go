@@ -190,3 +190,35 @@ func CheckIndexURL(s string) error {
 	}
 	return nil
 }
+
+// IndexHosts returns the hosts ("host:port") of the indexes installs
+// use: the only ones an install gives a secret to (an inject rule's).
+func (o *Options) IndexHosts() []string {
+	var hosts []string
+	for _, raw := range append([]string{o.Index()}, o.ExtraIndexURLs...) {
+		u, err := url.Parse(raw)
+		if err != nil {
+			continue
+		}
+		port := u.Port()
+		if port == "" {
+			port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
+		}
+		hosts = append(hosts, net.JoinHostPort(u.Hostname(), port))
+	}
+	return hosts
+}
+
+// FileHosts returns the hosts ("host:port") the indexes keep their
+// files on, which installs reach too: PyPI's with PyPI, and
+// ExtraFileHosts.
+func (o *Options) FileHosts() []string {
+	var hosts []string
+	for _, raw := range append([]string{o.Index()}, o.ExtraIndexURLs...) {
+		if u, err := url.Parse(raw); err == nil && strings.EqualFold(u.Hostname(), "pypi.org") {
+			hosts = append(hosts, "files.pythonhosted.org:443")
+			break
+		}
+	}
+	return append(hosts, o.ExtraFileHosts...)
+}

@@ -1,22 +1,16 @@
 package packages
 
 import (
-	"archive/tar"
-	"bytes"
 	"context"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"log/slog"
 	"maps"
 	"net"
-	"net/url"
-	"os"
-	"path"
 	"slices"
 	"strconv"
 	"strings"
@@ -24,26 +18,8 @@ import (
 	"time"
 
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/entrypoint"
 )
-
-// Labels of a package set's volumes, besides engine.LabelPackages (the
-// set's key).
-const (
-	// labelSite names the directory of the data volume that holds the
-	// complete install (on the marker volume).
-	labelSite = engine.LabelPackages + ".site"
-	// labelPython is the Python version the set was installed for.
-	labelPython = engine.LabelPackages + ".python"
-	// labelBytes is the size of the installed set.
-	labelBytes = engine.LabelPackages + ".bytes"
-	// labelRole is "data", "marker" or "lock".
-	labelRole = engine.LabelPackages + ".role"
-	// labelOwner is the token of the install holding a lock volume.
-	labelOwner = engine.LabelPackages + ".owner"
-)
-
-// installTimeout bounds one install of a set.
-const installTimeout = 15 * time.Minute
 
 // Backoff after a failed install: the next session tries again after
 // firstBackoff, doubling up to maxBackoff.
@@ -51,9 +27,6 @@ const (
 	firstBackoff = 30 * time.Second
 	maxBackoff   = 10 * time.Minute
 )
-
-// ErrInstall reports a package set that could not be installed.
-var ErrInstall = errors.New("installing the package set failed")
 
 // An Installer is what a Store needs of the egress gateway: the network
 // side of an install of session that may reach only hosts.
@@ -221,11 +194,6 @@ func (s *Store) key(imageID string) string {
 	return hex.EncodeToString(h.Sum(nil))[:16]
 }
 
-// volumeNames returns the data and marker volumes of the set key.
-func volumeNames(key string) (data, marker string) {
-	return "mcp-pkgs-" + key, "mcp-pkgs-" + key + "-ok"
-}
-
 // find returns the set key when its marker exists, or nil.
 func (s *Store) find(ctx context.Context, vols engine.Volumes, key string) (*Ready, error) {
 	data, marker := volumeNames(key)
@@ -243,179 +211,6 @@ func (s *Store) find(ctx context.Context, vols engine.Volumes, key string) (*Rea
 	n, _ := strconv.ParseInt(m.Labels[labelBytes], 10, 64)
 	return &Ready{Mount: engine.VolumeMount{Name: data, Target: engine.PackagesDir, ReadOnly: true},
 		Dir: engine.PackagesDir + "/" + site, Python: m.Labels[labelPython], Bytes: n}, nil
-}
-
-// validSite reports whether site is a directory name an install makes.
-func validSite(site string) bool {
-	rest, ok := strings.CutPrefix(site, "site-")
-	if !ok || len(rest) != 16 {
-		return false
-	}
-	_, err := hex.DecodeString(rest)
-	return err == nil
-}
-
-// IndexHosts returns the hosts ("host:port") of the indexes installs
-// use: the only ones an install gives a secret to (an inject rule's).
-func (o *Options) IndexHosts() []string {
-	var hosts []string
-	for _, raw := range append([]string{o.Index()}, o.ExtraIndexURLs...) {
-		u, err := url.Parse(raw)
-		if err != nil {
-			continue
-		}
-		port := u.Port()
-		if port == "" {
-			port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
-		}
-		hosts = append(hosts, net.JoinHostPort(u.Hostname(), port))
-	}
-	return hosts
-}
-
-// FileHosts returns the hosts ("host:port") the indexes keep their
-// files on, which installs reach too: PyPI's with PyPI, and
-// ExtraFileHosts.
-func (o *Options) FileHosts() []string {
-	var hosts []string
-	for _, raw := range append([]string{o.Index()}, o.ExtraIndexURLs...) {
-		if u, err := url.Parse(raw); err == nil && strings.EqualFold(u.Hostname(), "pypi.org") {
-			hosts = append(hosts, "files.pythonhosted.org:443")
-			break
-		}
-	}
-	return append(hosts, o.ExtraFileHosts...)
-}
-
-// pipArgs returns pip's arguments for an install into target of the
-// requirements file reqs, run from the wheel at wheel.
-func (o *Options) pipArgs(wheel, target, reqs string) []string {
-	return append(append([]string{wheel + "/pip"}, o.installOptions(target)...), "-r", reqs)
-}
-
-// InstallArgs returns pip's arguments (after "pip") for a live install of
-// reqs into target: the indexes, wheels only unless builds are allowed.
-func (o *Options) InstallArgs(target string, reqs []Requirement) []string {
-	args := o.installOptions(target)
-	for _, r := range reqs {
-		args = append(args, r.String())
-	}
-	return args
-}
-
-// installOptions returns "install" and its options for an install into
-// target: no prompts, cache or version check, the indexes, and wheels
-// only unless builds are allowed.
-func (o *Options) installOptions(target string) []string {
-	args := []string{"install", "--no-input", "--no-cache-dir", "--disable-pip-version-check",
-		"--progress-bar", "off", "--target", target, "--index-url", o.Index()}
-	for _, x := range o.ExtraIndexURLs {
-		args = append(args, "--extra-index-url", x)
-	}
-	if !o.AllowSdist {
-		args = append(args, "--only-binary=:all:")
-	}
-	return args
-}
-
-// requirementsText returns the set as a requirements file.
-func (o *Options) requirementsText() string {
-	var b strings.Builder
-	for _, r := range o.Requirements {
-		b.WriteString(r.String() + "\n")
-	}
-	return b.String()
-}
-
-// randomSite returns a new install directory's name.
-func randomSite() string {
-	var b [8]byte
-	rand.Read(b[:])
-	return "site-" + hex.EncodeToString(b[:])
-}
-
-// dirTar returns a tar stream of one directory, name, owned by uid:gid
-// with mode 0755: what the engine extracts to make a directory the
-// sandbox user may write in a volume whose root belongs to root.
-func dirTar(name string, uid, gid int) io.Reader {
-	var buf bytes.Buffer
-	tw := tar.NewWriter(&buf)
-	tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: name + "/", Mode: 0o755, Uid: uid, Gid: gid, ModTime: time.Unix(0, 0)})
-	tw.Close()
-	return &buf
-}
-
-// filesTar returns a tar stream of regular files (name → content), owned
-// by root, mode 0644.
-func filesTar(files map[string][]byte) io.Reader {
-	var buf bytes.Buffer
-	tw := tar.NewWriter(&buf)
-	for name, data := range files {
-		tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: name, Mode: 0o644, Size: int64(len(data)), ModTime: time.Unix(0, 0)})
-		tw.Write(data)
-	}
-	tw.Close()
-	return &buf
-}
-
-// userIDs returns the uid and gid of a "uid:gid" user (65534:65534 when
-// empty).
-func userIDs(user string) (int, int) {
-	if user == "" {
-		return 65534, 65534
-	}
-	u, g, ok := strings.Cut(user, ":")
-	if !ok {
-		g = u
-	}
-	uid, err1 := strconv.Atoi(u)
-	gid, err2 := strconv.Atoi(g)
-	if err1 != nil || err2 != nil {
-		return 65534, 65534
-	}
-	return uid, gid
-}
-
-// ReadWheel returns the pip wheel's file name and content.
-func (o *Options) ReadWheel() (string, []byte, error) {
-	p, err := o.Wheel()
-	if err != nil {
-		return "", nil, err
-	}
-	data, err := os.ReadFile(p)
-	if err != nil {
-		return "", nil, fmt.Errorf("reading the pip wheel: %w", err)
-	}
-	return path.Base(p), data, nil
-}
-
-// installResult is what the installer's code prints.
-type installResult struct {
-	RC     int    `json:"rc"`
-	Stdout string `json:"stdout"`
-	Stderr string `json:"stderr"`
-	Bytes  int64  `json:"bytes"`
-	Python string `json:"python"`
-}
-
-// pipFailure says why pip failed: its ERROR lines (or its last lines),
-// with the set named.
-func (o *Options) pipFailure(r installResult) error {
-	var lines []string
-	for l := range strings.SplitSeq(r.Stderr, "\n") {
-		if strings.HasPrefix(l, "ERROR:") {
-			lines = append(lines, strings.TrimSpace(strings.TrimPrefix(l, "ERROR:")))
-		}
-	}
-	if len(lines) == 0 {
-		all := strings.Split(strings.TrimSpace(r.Stderr+"\n"+r.Stdout), "\n")
-		lines = all[max(0, len(all)-3):]
-	}
-	var names []string
-	for _, q := range o.Requirements {
-		names = append(names, q.String())
-	}
-	return fmt.Errorf("%w (%s): pip exited with %d: %s", ErrInstall, cut(strings.Join(names, " "), 200), r.RC, strings.Join(lines, "; "))
 }
 
 // evict removes package sets, least recently used first (the day a
@@ -485,5 +280,128 @@ func (s *Store) evict(ctx context.Context, vols engine.Volumes, keep string) {
 		delete(s.sets, st.key)
 		s.mu.Unlock()
 		s.log.Info("removed the least recently used package set past the cache bound", "key", st.key, "bytes", st.bytes)
+	}
+}
+
+// install installs the set key for image into its data volume, in a
+// directory of its own, with pip run from the configured wheel in an
+// installer container with the sandboxes' hardening whose only network
+// is the gateway, limited to the index hosts; then it makes the marker
+// volume, naming that directory unless another install's marker came
+// first, and returns the set the marker names.
+func (s *Store) install(ctx context.Context, vols engine.Volumes, key, image string) (*Ready, error) {
+	o := s.opts.Packages
+	wheelName, wheel, err := o.ReadWheel()
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInstall, err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, installTimeout)
+	defer cancel()
+	ready, unlock, err := s.lock(ctx, vols, key)
+	if ready != nil || err != nil {
+		return ready, err // another bridge installed it meanwhile
+	}
+	defer unlock()
+	data, marker := volumeNames(key)
+	if err := vols.CreateVolume(ctx, data, map[string]string{engine.LabelPackages: key, labelRole: "data"}); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInstall, err)
+	}
+	site := randomSite()
+	session := "packages-" + key[:8]
+	ic, ca := s.opts.Network(session, o.IndexHosts(), o.FileHosts())
+	if ic == nil {
+		return nil, fmt.Errorf("%w: no egress gateway to install through", ErrInstall)
+	}
+	spec := s.opts.Spec
+	spec.Image, spec.Session = image, session
+	spec.Volumes = []engine.VolumeMount{{Name: data, Target: engine.PackagesDir}}
+	spec.InBytes = int64(len(wheel)) + 1<<20
+	box := entrypoint.New(s.opts.Engine, &entrypoint.Options{Spec: spec, Logger: s.log, IdleTimeout: -1, Egress: ic.Serve, EgressCA: ca})
+	defer box.Close()
+	began := s.clock()
+	s.log.Info("installing the package set", "key", key, "requirements", len(o.Requirements), "index", o.Index())
+	uid, gid := userIDs(spec.User)
+	if err := box.CopyIn(ctx, engine.PackagesDir, dirTar(site, uid, gid)); err != nil {
+		return nil, fmt.Errorf("%w: making its directory: %v", ErrInstall, err)
+	}
+	if err := box.CopyIn(ctx, engine.InDir, filesTar(map[string][]byte{wheelName: wheel, "requirements.txt": []byte(o.requirementsText())})); err != nil {
+		return nil, fmt.Errorf("%w: delivering pip: %v", ErrInstall, err)
+	}
+	args, _ := json.Marshal(o.pipArgs(engine.InDir+"/"+wheelName, engine.PackagesDir+"/"+site, engine.InDir+"/requirements.txt"))
+	secs := int(installTimeout.Seconds()) - 30
+	res, err := box.Execute(ctx, fmt.Sprintf(installCode, engine.PackagesDir+"/"+site, args, secs), installTimeout)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInstall, err)
+	}
+	var r installResult
+	if res.Status != entrypoint.StatusSuccess || json.Unmarshal([]byte(strings.TrimSpace(res.Stdout)), &r) != nil {
+		return nil, fmt.Errorf("%w: the installer said %q %s", ErrInstall, cut(res.Stdout+res.Stderr, 300), res.ExceptionMessage)
+	}
+	if r.RC != 0 {
+		// What pip left goes: the next attempt makes a directory of its own.
+		box.Execute(ctx, fmt.Sprintf("import shutil\nshutil.rmtree(%q, ignore_errors=True)", engine.PackagesDir+"/"+site), 0)
+		return nil, o.pipFailure(r)
+	}
+	labels := map[string]string{engine.LabelPackages: key, labelRole: "marker", labelSite: site,
+		labelPython: r.Python, labelBytes: strconv.FormatInt(r.Bytes, 10)}
+	if err := vols.CreateVolume(ctx, marker, labels); err != nil {
+		return nil, fmt.Errorf("%w: marking it complete: %v", ErrInstall, err)
+	}
+	ready, err = s.find(ctx, vols, key)
+	if err != nil || ready == nil {
+		return nil, fmt.Errorf("%w: its marker volume: %v", ErrInstall, err)
+	}
+	if ready.Dir != engine.PackagesDir+"/"+site {
+		// Another install of the same set finished first: ours goes.
+		box.Execute(ctx, fmt.Sprintf("import shutil\nshutil.rmtree(%q, ignore_errors=True)", engine.PackagesDir+"/"+site), 0)
+	}
+	s.log.Info("installed the package set", "key", key, "python", r.Python, "bytes", r.Bytes, "took", s.clock().Sub(began))
+	s.evict(ctx, vols, key)
+	return ready, nil
+}
+
+// lockPoll is how often a bridge waiting for another's install looks.
+var lockPoll = time.Second
+
+// lock makes this bridge the one installing the set key on the engine:
+// the lock is a volume whose label holds the token of the bridge that
+// created it (the engine makes one volume of a name, and answers a second
+// create with the first), removed when the install ends. While another
+// bridge holds it, lock waits for that install's marker (and returns the
+// set it made) or for the lock to go; a lock older than an install may
+// take is a crashed bridge's, and is removed.
+func (s *Store) lock(ctx context.Context, vols engine.Volumes, key string) (*Ready, func(), error) {
+	name := "mcp-pkgs-" + key + "-lock"
+	token := randomSite()
+	for {
+		if err := vols.CreateVolume(ctx, name, map[string]string{engine.LabelPackages: key, labelRole: "lock", labelOwner: token}); err != nil {
+			return nil, nil, fmt.Errorf("%w: locking it: %v", ErrInstall, err)
+		}
+		held, err := vols.Volume(ctx, name)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, nil, fmt.Errorf("%w: locking it: %v", ErrInstall, err)
+		}
+		if err == nil && held.Labels[labelOwner] == token {
+			// Ours; the set may have been finished by the holder before us.
+			if r, err := s.find(ctx, vols, key); r != nil || err != nil {
+				vols.RemoveVolume(context.WithoutCancel(ctx), name)
+				return r, nil, err
+			}
+			return nil, func() { vols.RemoveVolume(context.WithoutCancel(ctx), name) }, nil
+		}
+		if err == nil && !held.Created.IsZero() && s.clock().Sub(held.Created) > installTimeout {
+			s.log.Warn("removing a stale package install lock", "key", key, "created", held.Created)
+			vols.RemoveVolume(ctx, name)
+			continue
+		}
+		s.log.Info("waiting for another install of the package set", "key", key)
+		select {
+		case <-ctx.Done():
+			return nil, nil, fmt.Errorf("%w: waiting for another bridge's install: %v", ErrInstall, ctx.Err())
+		case <-time.After(lockPoll):
+		}
+		if r, err := s.find(ctx, vols, key); r != nil || err != nil {
+			return r, nil, err
+		}
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/netip"
 	"strconv"
 	"strings"
@@ -72,54 +71,6 @@ type InjectSpec struct {
 	Host   string `json:"host"`
 	Header string `json:"header"`
 	Value  Secret `json:"value"`
-}
-
-// A Secret is a value that is never printed: String, GoString, Format,
-// MarshalJSON, MarshalText and LogValue all give "[redacted]". Reveal
-// gives the value. It holds the value behind a pointer, so that even
-// printing a struct that holds a Secret in an unexported field shows an
-// address, not the value.
-type Secret struct{ p *string }
-
-const redacted = "[redacted]"
-
-// NewSecret returns a Secret holding v.
-func NewSecret(v string) Secret { return Secret{&v} }
-
-// Reveal returns the value.
-func (s Secret) Reveal() string {
-	if s.p == nil {
-		return ""
-	}
-	return *s.p
-}
-
-// String returns "[redacted]".
-func (s Secret) String() string { return redacted }
-
-// GoString returns "[redacted]".
-func (s Secret) GoString() string { return redacted }
-
-// Format writes "[redacted]" whatever the verb.
-func (s Secret) Format(f fmt.State, _ rune) { _, _ = io.WriteString(f, redacted) }
-
-// MarshalJSON returns "[redacted]" as a JSON string.
-func (s Secret) MarshalJSON() ([]byte, error) { return []byte(`"` + redacted + `"`), nil }
-
-// MarshalText returns "[redacted]".
-func (s Secret) MarshalText() ([]byte, error) { return []byte(redacted), nil }
-
-// LogValue returns "[redacted]" for log/slog.
-func (s Secret) LogValue() slog.Value { return slog.StringValue(redacted) }
-
-// UnmarshalJSON reads a JSON string.
-func (s *Secret) UnmarshalJSON(b []byte) error {
-	var v string
-	if err := json.Unmarshal(b, &v); err != nil {
-		return errors.New("want a string")
-	}
-	s.p = &v
-	return nil
 }
 
 // A Header is a header to add to a request.
@@ -197,22 +148,6 @@ func (n *Network) Format(f fmt.State, _ rune) { _, _ = io.WriteString(f, n.Strin
 // MarshalJSON gives String as a JSON string: a Network is not a file's
 // content, and its secrets must not leave memory.
 func (n *Network) MarshalJSON() ([]byte, error) { return json.Marshal(n.String()) }
-
-// Network returns the network section of p, parsed. Never nil: without
-// a section (or for a nil *Policy) it refuses every connection and says
-// why.
-func (p *Policy) Network() *Network {
-	switch {
-	case p == nil:
-		return refusingNetwork("there is no network section in the policy (there is no policy)")
-	case p.network != nil:
-		return p.network
-	case p.NetworkSection != nil:
-		return refusingNetwork("the network section of the policy was not parsed" + p.SourceNote())
-	default:
-		return refusingNetwork("there is no network section in the policy" + p.SourceNote())
-	}
-}
 
 func refusingNetwork(reason string) *Network {
 	return &Network{refuseAll: reason, maxConns: defaultMaxConnections, maxBytes: defaultMaxBytesPerCall,
@@ -565,4 +500,57 @@ func hostPort(host string, port int) string {
 		return "[" + host + "]:" + strconv.Itoa(port)
 	}
 	return host + ":" + strconv.Itoa(port)
+}
+
+func isAddr(s string) bool {
+	_, err := netip.ParseAddr(s)
+	return err == nil
+}
+
+func normalizeName(s string) string {
+	return strings.ToLower(strings.TrimSuffix(s, "."))
+}
+
+// checkName checks a normalized host name: ASCII letters, digits, - and
+// _ in dot-separated labels of 1 to 63 bytes, 253 bytes in all.
+func checkName(n string) error {
+	if n == "" || len(n) > 253 {
+		return errors.New("it is not a host name (want 1 to 253 bytes)")
+	}
+	for _, label := range strings.Split(n, ".") {
+		if label == "" || len(label) > 63 {
+			return errors.New("it is not a host name (a label is empty or longer than 63 bytes)")
+		}
+		for _, c := range []byte(label) {
+			if !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-' || c == '_') {
+				if c == '/' || c == '?' || c == '#' {
+					return errors.New("it holds a path; write the host alone, with an optional :port")
+				}
+				return fmt.Errorf("it is not a host name (%q is not allowed in one)", c)
+			}
+		}
+	}
+	return nil
+}
+
+// IsNumericIPv4Spelling reports whether host is a numeric spelling of
+// an IPv4 address other than the dotted quad, as inet_aton and URL
+// parsers read them: "2130706433", "0x7f.1", "017700000001", "127.1",
+// "0177.0.0.1", "127.0.0.1." — a host whose last dot-separated label
+// (a trailing dot ignored) is a decimal number or 0x and hex digits.
+// Such a host is no host name; the network policy refuses it without
+// any lookup. "127.0.0.1" itself is an IP address, not such a spelling.
+func IsNumericIPv4Spelling(host string) bool {
+	if isAddr(host) || strings.Contains(host, ":") {
+		return false
+	}
+	h := strings.TrimSuffix(host, ".")
+	last := h[strings.LastIndexByte(h, '.')+1:]
+	if last == "" {
+		return false
+	}
+	if hex, ok := strings.CutPrefix(strings.ToLower(last), "0x"); ok {
+		return strings.Trim(hex, "0123456789abcdef") == ""
+	}
+	return strings.Trim(last, "0123456789") == ""
 }

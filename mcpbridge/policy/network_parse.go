@@ -225,11 +225,6 @@ func parseEntry(s string) (entry, error) {
 	return e, nil
 }
 
-func isAddr(s string) bool {
-	_, err := netip.ParseAddr(s)
-	return err == nil
-}
-
 func parsePort(s string) (int, error) {
 	if s == "" {
 		return 0, errors.New("its port is empty")
@@ -242,54 +237,6 @@ func parsePort(s string) (int, error) {
 		return 0, fmt.Errorf("its port %d is not from 1 to 65535", p)
 	}
 	return p, nil
-}
-
-func normalizeName(s string) string {
-	return strings.ToLower(strings.TrimSuffix(s, "."))
-}
-
-// checkName checks a normalized host name: ASCII letters, digits, - and
-// _ in dot-separated labels of 1 to 63 bytes, 253 bytes in all.
-func checkName(n string) error {
-	if n == "" || len(n) > 253 {
-		return errors.New("it is not a host name (want 1 to 253 bytes)")
-	}
-	for _, label := range strings.Split(n, ".") {
-		if label == "" || len(label) > 63 {
-			return errors.New("it is not a host name (a label is empty or longer than 63 bytes)")
-		}
-		for _, c := range []byte(label) {
-			if !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-' || c == '_') {
-				if c == '/' || c == '?' || c == '#' {
-					return errors.New("it holds a path; write the host alone, with an optional :port")
-				}
-				return fmt.Errorf("it is not a host name (%q is not allowed in one)", c)
-			}
-		}
-	}
-	return nil
-}
-
-// IsNumericIPv4Spelling reports whether host is a numeric spelling of
-// an IPv4 address other than the dotted quad, as inet_aton and URL
-// parsers read them: "2130706433", "0x7f.1", "017700000001", "127.1",
-// "0177.0.0.1", "127.0.0.1." — a host whose last dot-separated label
-// (a trailing dot ignored) is a decimal number or 0x and hex digits.
-// Such a host is no host name; the network policy refuses it without
-// any lookup. "127.0.0.1" itself is an IP address, not such a spelling.
-func IsNumericIPv4Spelling(host string) bool {
-	if isAddr(host) || strings.Contains(host, ":") {
-		return false
-	}
-	h := strings.TrimSuffix(host, ".")
-	last := h[strings.LastIndexByte(h, '.')+1:]
-	if last == "" {
-		return false
-	}
-	if hex, ok := strings.CutPrefix(strings.ToLower(last), "0x"); ok {
-		return strings.Trim(hex, "0123456789abcdef") == ""
-	}
-	return strings.Trim(last, "0123456789") == ""
 }
 
 // hopByHop are headers an inject rule may not set (lower case); every

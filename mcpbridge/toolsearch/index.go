@@ -8,6 +8,20 @@ import (
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/internal/inputschema"
 )
 
+// A Doc is one tool as search reads it.
+type Doc struct {
+	Server      string // the server's name in the configuration
+	ServerAlias string // the server's Python identifier
+	Tool        string // the tool's name
+	Title       string // the tool's title
+	Description string // the tool's description
+	Keywords    string // the operator's words for the tool (KeywordsFile), separated by spaces
+	// Schema is the tool's input schema: a map, json.RawMessage or
+	// anything that encodes as JSON. A schema held by reference must not
+	// change once searched (the index of its tools is cached).
+	Schema any
+}
+
 // The fields of a tool a search looks at.
 const (
 	fieldName      = iota // the tool's name, split on case, "_" and "-"
@@ -234,4 +248,18 @@ func schemaProperties(schema any) map[string]any {
 	m, _ := inputschema.Object(schema)
 	props, _ := m["properties"].(map[string]any)
 	return props
+}
+
+// maxSeqWords bounds the words of a tool kept in order for proximity.
+const maxSeqWords = 512
+
+// wordID is the id of the normalized word s in seq, given to new words
+// as they come.
+func (ix *index) wordID(s string) int32 {
+	id, ok := ix.ids[s]
+	if !ok {
+		id = int32(len(ix.ids))
+		ix.ids[s] = id
+	}
+	return id
 }

@@ -7,6 +7,13 @@ import (
 	"unicode/utf8"
 )
 
+// Bounds on what one search reads of its query.
+const (
+	maxQueryRunes = 1000
+	maxQueryTerms = 64
+	maxNameTerms  = 32 // name words a tool's name coverage counts
+)
+
 // valueWeight is how much a word of a value in the query weighs, relative
 // to the query's other words (tuned on the tune split of the evaluation:
 // nothing): an agent names the things it acts on ("create a namespace

@@ -6,22 +6,6 @@ import (
 	"sync"
 )
 
-// A synonym is a word a query word widens to, and how much it weighs
-// relative to the word itself.
-type synonym struct {
-	term    string
-	hand    bool // from handSynonyms or groupSynonyms, else from WordNet (or the word itself, in rank)
-	concept bool // from conceptWords
-}
-
-// weight is how much a synonym weighs relative to the word itself.
-func (s synonym) weight() float64 {
-	if s.hand {
-		return handSynonymWeight
-	}
-	return wordnetSynonymWeight
-}
-
 // A synonymTable holds the synonyms of normalized words: hand holds those
 // of handSynonyms and of the groups (groupSynonyms: actionWords and
 // thingWords, then conceptWords; weighing handSynonymWeight), at most
