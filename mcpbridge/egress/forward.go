@@ -7,7 +7,6 @@ import (
 	"net"
 	"net/http"
 	"strconv"
-	"strings"
 	"time"
 )
 
@@ -43,13 +42,6 @@ func (c *Client) forward(conn net.Conn, req *http.Request, hostHeader string, cv
 	}
 	defer up.Close()
 	c.exchange(conn, bufio.NewReader(up), up, req, host, port, cv, true)
-}
-
-// sameAuthority reports whether a Host header names host:port (the port
-// may be left out when it is def).
-func sameAuthority(header, host string, port, def int) bool {
-	h, p, err := splitTarget(header, def)
-	return err == nil && p == port && strings.EqualFold(strings.TrimSuffix(h, "."), strings.TrimSuffix(host, "."))
 }
 
 // exchange sends req to the host on up (its responses read through ubr)

@@ -2,8 +2,11 @@ package egress
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
 	"io"
 	"net"
+	"strconv"
 	"time"
 )
 
@@ -98,4 +101,22 @@ func (m *meter) ReadFrom(r io.Reader) (int64, error) {
 			return total, err
 		}
 	}
+}
+
+// spend counts n bytes against the current call; past the policy's
+// bound the connection is cut, and the call's notice says so.
+func (c *Client) spend(n int64, cv *conversation) error {
+	limit := cv.network.MaxBytesPerCall()
+	if used := c.callUsed.Add(n); used > limit {
+		return c.overBudget(cv, fmt.Sprintf("cut: the call's bytes through the gateway passed max_bytes_per_call (%d)", limit))
+	}
+	return nil
+}
+
+// overBudget records why as the call's notice (the first of the call
+// wins), naming cv's target, and returns it as an error.
+func (c *Client) overBudget(cv *conversation, why string) error {
+	note := fmt.Sprintf("egress: the connection to %s was %s%s", net.JoinHostPort(cv.Host, strconv.Itoa(cv.Port)), why, cv.note)
+	c.notice.CompareAndSwap(nil, &note)
+	return errors.New(why)
 }

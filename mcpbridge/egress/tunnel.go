@@ -10,13 +10,9 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
-	"strconv"
 	"strings"
 	"time"
 )
-
-// established answers a CONNECT that the gateway takes.
-const established = "HTTP/1.1 200 Connection established\r\n\r\n"
 
 // tunnel handles a CONNECT: to a host the policy adds a secret to, the
 // gateway speaks TLS on both sides (intercept); to any other, it carries
@@ -187,22 +183,4 @@ func (c *Client) copy(dst io.Writer, src io.Reader, from, to net.Conn, dir strin
 			return nil
 		}
 	}
-}
-
-// spend counts n bytes against the current call; past the policy's
-// bound the connection is cut, and the call's notice says so.
-func (c *Client) spend(n int64, cv *conversation) error {
-	limit := cv.network.MaxBytesPerCall()
-	if used := c.callUsed.Add(n); used > limit {
-		return c.overBudget(cv, fmt.Sprintf("cut: the call's bytes through the gateway passed max_bytes_per_call (%d)", limit))
-	}
-	return nil
-}
-
-// overBudget records why as the call's notice (the first of the call
-// wins), naming cv's target, and returns it as an error.
-func (c *Client) overBudget(cv *conversation, why string) error {
-	note := fmt.Sprintf("egress: the connection to %s was %s%s", net.JoinHostPort(cv.Host, strconv.Itoa(cv.Port)), why, cv.note)
-	c.notice.CompareAndSwap(nil, &note)
-	return errors.New(why)
 }
