@@ -11,85 +11,20 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
-	"github.com/docker/docker/api/types"
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/api/types/image"
-	"github.com/docker/docker/api/types/network"
 	"github.com/docker/docker/api/types/volume"
 	"github.com/docker/docker/client"
-	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine/internal/lifecycle"
 )
-
-// Options configure New. The zero value is ready to use.
-type Options struct {
-	// Host is the daemon address (unix://, tcp://, ssh://). Zero: the
-	// daemon the docker CLI would reach: that of Context, else
-	// DOCKER_HOST (with the TLS settings of DOCKER_TLS_VERIFY and
-	// DOCKER_CERT_PATH), else that of the context DOCKER_CONTEXT names,
-	// else that of the currentContext of the CLI's config.json
-	// ($DOCKER_CONFIG/config.json, else ~/.docker/config.json), else the
-	// platform default socket (with the same TLS settings).
-	Host string
-	// Context is the name of a Docker context (`docker context ls`)
-	// whose daemon to reach, with the TLS files the CLI stored for it;
-	// "default" is the daemon of DOCKER_HOST, else the default socket.
-	// As `docker --context`, it overrides DOCKER_HOST; it may not be set
-	// with Host. Zero: DOCKER_CONTEXT, or config.json's currentContext,
-	// when DOCKER_HOST is unset (see Host).
-	Context string
-	// CertPath is a directory holding ca.pem, cert.pem and key.pem: the
-	// daemon is reached over TLS, verified against ca.pem, with cert.pem
-	// as the client certificate. Zero: DOCKER_CERT_PATH for the daemon
-	// of DOCKER_HOST or the default socket when Host is zero too, the
-	// TLS files the docker CLI stored for a context, else no TLS.
-	CertPath string
-	// Logger receives progress and clean-up reports. Zero: discarded.
-	Logger *slog.Logger
-	// StopGrace is how long Close waits after SIGTERM before SIGKILL.
-	// Zero: two seconds.
-	StopGrace time.Duration
-}
-
-// A dockerAPI is the part of the Docker client (*client.Client) that the
-// Docker backend calls, so that tests can stand in for the daemon.
-type dockerAPI interface {
-	Ping(ctx context.Context) (types.Ping, error)
-	ClientVersion() string
-	ImageInspect(ctx context.Context, ref string, opts ...client.ImageInspectOption) (image.InspectResponse, error)
-	ImagePull(ctx context.Context, ref string, opts image.PullOptions) (io.ReadCloser, error)
-	ContainerCreate(ctx context.Context, cfg *container.Config, host *container.HostConfig,
-		net *network.NetworkingConfig, platform *ocispec.Platform, name string) (container.CreateResponse, error)
-	ContainerAttach(ctx context.Context, id string, opts container.AttachOptions) (types.HijackedResponse, error)
-	ContainerStart(ctx context.Context, id string, opts container.StartOptions) error
-	ContainerWait(ctx context.Context, id string, cond container.WaitCondition) (<-chan container.WaitResponse, <-chan error)
-	ContainerInspect(ctx context.Context, id string) (container.InspectResponse, error)
-	ContainerKill(ctx context.Context, id, signal string) error
-	ContainerStop(ctx context.Context, id string, opts container.StopOptions) error
-	ContainerRemove(ctx context.Context, id string, opts container.RemoveOptions) error
-	ContainerList(ctx context.Context, opts container.ListOptions) ([]container.Summary, error)
-	ContainerStatsOneShot(ctx context.Context, id string) (container.StatsResponseReader, error)
-	ContainerExecCreate(ctx context.Context, id string, opts container.ExecOptions) (container.ExecCreateResponse, error)
-	ContainerExecAttach(ctx context.Context, execID string, opts container.ExecAttachOptions) (types.HijackedResponse, error)
-	CopyFromContainer(ctx context.Context, id, path string) (io.ReadCloser, container.PathStat, error)
-	CopyToContainer(ctx context.Context, id, path string, content io.Reader, opts container.CopyToContainerOptions) error
-	VolumeList(ctx context.Context, opts volume.ListOptions) (volume.ListResponse, error)
-	VolumeRemove(ctx context.Context, name string, force bool) error
-	VolumeCreate(ctx context.Context, opts volume.CreateOptions) (volume.Volume, error)
-	VolumeInspect(ctx context.Context, name string) (volume.Volume, error)
-	Close() error
-}
-
-var _ dockerAPI = (*client.Client)(nil)
 
 // A Docker is an Engine on the Docker Engine API.
 type Docker struct {

@@ -10,17 +10,13 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
-	"net"
-	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
 	"sync"
-	"syscall"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/dynamic"
@@ -41,17 +37,6 @@ type Kubernetes struct {
 	e    *lifecycle.Engine
 	api  *kubeAPI
 	name string // "kubernetes" or "kubernetes@CONTEXT", for messages
-}
-
-// A kubeAPI is the Kubernetes backend's lifecycle.API.
-type kubeAPI struct {
-	cs   kubernetes.Interface
-	rest *rest.Config
-	ns   string
-	pod  kubePodOptions
-	log  *slog.Logger
-	// claims makes the sandboxes SandboxClaims; nil without a template.
-	claims *kubeClaims
 }
 
 // kubeQuiet routes client-go's klog to the first Kubernetes engine's
@@ -206,53 +191,6 @@ func (a *kubeAPI) check(ctx context.Context) error {
 	return nil
 }
 
-// kubeDenyPolicy names the NetworkPolicy that denies the sandbox pods
-// every connection, in and out.
-const kubeDenyPolicy = "mcp-sandbox-deny-all"
-
-// denyNetwork makes sure a NetworkPolicy selecting the sandbox pods denies
-// them all traffic. A policy is enforced only by a network plugin that
-// implements policies, and removes no route: the pods' own lack of a
-// route out is what isolates them on a plugin that does not (doctor
-// checks it). It logs, and goes on, when this identity may not.
-func (a *kubeAPI) denyNetwork(ctx context.Context) {
-	pols := a.cs.NetworkingV1().NetworkPolicies(a.ns)
-	if _, err := pols.Get(ctx, kubeDenyPolicy, metav1.GetOptions{}); err == nil {
-		return
-	} else if !apierrors.IsNotFound(err) {
-		a.log.Warn("cannot read the sandboxes' deny-all network policy", "namespace", a.ns, "err", err)
-		return
-	}
-	_, err := pols.Create(ctx, &networkingv1.NetworkPolicy{
-		ObjectMeta: metav1.ObjectMeta{Name: kubeDenyPolicy, Namespace: a.ns, Labels: map[string]string{engine.LabelBridge: "1"}},
-		Spec: networkingv1.NetworkPolicySpec{
-			PodSelector: metav1.LabelSelector{MatchLabels: map[string]string{engine.LabelBridge: "1"}},
-			PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress, networkingv1.PolicyTypeEgress},
-		},
-	}, metav1.CreateOptions{})
-	if err != nil && !apierrors.IsAlreadyExists(err) {
-		a.log.Warn("cannot create the sandboxes' deny-all network policy", "namespace", a.ns, "err", err)
-		return
-	}
-	a.log.Info("created the sandboxes' deny-all network policy", "namespace", a.ns, "policy", kubeDenyPolicy)
-}
-
-// explain returns err, an API server's answer to verb on resource, with
-// what it means for the bridge.
-func (a *kubeAPI) explain(err error, verb, resource string) error {
-	switch {
-	case apierrors.IsNotFound(err):
-		return fmt.Errorf("%s %s in namespace %q: the namespace does not exist (create it, or set MCP_BRIDGE_K8S_NAMESPACE): %w", verb, resource, a.ns, err)
-	case apierrors.IsForbidden(err):
-		return fmt.Errorf("%s %s in namespace %q is forbidden to this identity (RBAC; or the namespace may not exist: the API server refuses an identity without rights there either way): %w", verb, resource, a.ns, err)
-	case apierrors.IsUnauthorized(err):
-		return fmt.Errorf("the API server does not accept this identity's credentials: %w", err)
-	case a.ConnFailed(err):
-		return fmt.Errorf("%w: %w", engine.ErrNoEngine, err)
-	}
-	return err
-}
-
 // Name returns "kubernetes", or "kubernetes@CONTEXT" for a named context.
 func (k *Kubernetes) Name() string { return k.name }
 
@@ -310,13 +248,6 @@ func kubeState(p *corev1.Pod) string {
 
 // errKubeVolumes refuses named volumes on pods, which have none to mount.
 var errKubeVolumes = errors.New("the kubernetes backend keeps no named volumes: package sets (MCP_BRIDGE_PACKAGES) need Docker or Podman; on pods, runtime.install installs into the session")
-
-// ConnFailed implements lifecycle.API.
-func (a *kubeAPI) ConnFailed(err error) bool {
-	var ue *url.Error
-	var ne *net.OpError
-	return errors.As(err, &ue) || errors.As(err, &ne) || errors.Is(err, syscall.ECONNREFUSED)
-}
 
 // HasImage implements lifecycle.API: the API server cannot tell what
 // a node holds; the kubelet reports a missing image as the pod starts

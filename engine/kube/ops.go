@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"sync"
 	"syscall"
 	"time"
@@ -17,7 +16,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/httpstream"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/remotecommand"
@@ -339,26 +337,6 @@ func (c *kubeContainerOps) attachExecutor() (remotecommand.Executor, error) {
 	req := c.a.cs.CoreV1().RESTClient().Post().Resource("pods").Namespace(c.a.ns).Name(c.name).SubResource("attach").
 		VersionedParams(&corev1.PodAttachOptions{Container: kubeContainer, Stdin: true, Stdout: true, Stderr: true}, scheme.ParameterCodec)
 	return c.a.executor(req.URL().String())
-}
-
-// executor returns a stream executor of url: WebSocket, falling back to
-// SPDY when the server refuses the upgrade.
-func (a *kubeAPI) executor(url string) (remotecommand.Executor, error) {
-	u, err := parseURL(url)
-	if err != nil {
-		return nil, err
-	}
-	ws, err := remotecommand.NewWebSocketExecutor(a.rest, http.MethodGet, u.String())
-	if err != nil {
-		return nil, fmt.Errorf("attaching: %w", err)
-	}
-	spdy, err := remotecommand.NewSPDYExecutor(a.rest, http.MethodPost, u)
-	if err != nil {
-		return nil, fmt.Errorf("attaching: %w", err)
-	}
-	return remotecommand.NewFallbackExecutor(ws, spdy, func(err error) bool {
-		return httpstream.IsUpgradeFailure(err) || httpstream.IsHTTPSProxyError(err)
-	})
 }
 
 // Start implements lifecycle.Ops: the pod started when it was created.

@@ -197,9 +197,6 @@ func (p *Podman) List(ctx context.Context) ([]engine.SandboxInfo, error) {
 	return out, nil
 }
 
-// Ops implements lifecycle.API.
-func (p *Podman) Ops(id string) lifecycle.Ops { return &podmanContainer{p: p, id: id} }
-
 // Stop implements lifecycle.API.
 func (p *Podman) Stop(ctx context.Context, id string, grace time.Duration) error {
 	secs := uint(grace.Seconds() + 0.999)

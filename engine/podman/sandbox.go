@@ -34,6 +34,9 @@ type podmanContainer struct {
 	oom          *oomWatch          // nil when the cgroup cannot be watched
 }
 
+// Ops implements lifecycle.API.
+func (p *Podman) Ops(id string) lifecycle.Ops { return &podmanContainer{p: p, id: id} }
+
 // Attach implements lifecycle.Ops.
 func (c *podmanContainer) Attach(ctx context.Context, stdout, stderr *lifecycle.Pipe) (io.WriteCloser, <-chan struct{}, error) {
 	// Attach swaps the transport of the connection it is given, so each

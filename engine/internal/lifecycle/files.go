@@ -14,8 +14,6 @@ import (
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine"
 )
 
-var _ engine.Files = (*Sandbox)(nil)
-
 // A Copier is the part of an Ops that copies files in and out
 // of the container through the engine's archive API.
 type Copier interface {
@@ -31,14 +29,6 @@ type Copier interface {
 	// absolute), keeping the owners of its headers; it fails with an
 	// error wrapping fs.ErrNotExist when dir is missing.
 	CopyIn(ctx context.Context, dir string, r io.Reader) error
-}
-
-// OpenFile implements Files.
-func (s *Sandbox) OpenFile(ctx context.Context, root, rel string, max int64) (io.ReadCloser, int64, error) {
-	if s.closed.Load() {
-		return nil, 0, fmt.Errorf("opening %s in container %s: sandbox %w", rel, ShortID(s.id), engine.ErrClosed)
-	}
-	return OpenFileIn(ctx, s.c, s.id, root, rel, max)
 }
 
 // OpenFileIn implements Files.OpenFile on container id through c.
@@ -61,21 +51,6 @@ func OpenFileIn(ctx context.Context, c Copier, id, root, rel string, max int64) 
 		return nil, 0, fmt.Errorf("opening %s in container %s: %w", name, ShortID(id), err)
 	}
 	return f, size, nil
-}
-
-// Archive is the engine's own tar archive of the directory dir in the
-// sandbox, as CopyOut returns it (names of the form base/…, links as
-// links); the caller closes it.
-func (s *Sandbox) Archive(ctx context.Context, dir string) (io.ReadCloser, error) {
-	return s.c.CopyOut(ctx, dir)
-}
-
-// CopyIn implements Files.
-func (s *Sandbox) CopyIn(ctx context.Context, dir string, r io.Reader) error {
-	if s.closed.Load() {
-		return fmt.Errorf("copying into %s of container %s: sandbox %w", dir, ShortID(s.id), engine.ErrClosed)
-	}
-	return CopyInto(ctx, s.c, s.id, dir, r)
 }
 
 // CopyInto implements Files.CopyIn on container id through c.

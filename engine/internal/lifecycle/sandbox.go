@@ -41,28 +41,6 @@ type Sandbox struct {
 	closeErr  error
 }
 
-// An Ops is one backend's calls on one container, with the state
-// they keep (the attached connection, …).
-type Ops interface {
-	// Attach attaches the container's standard streams, copying its
-	// output to stdout and stderr and closing them, with the stream's
-	// error, when the output ends. It returns the container's standard
-	// input and, even with an error, the done channel of the goroutine it
-	// started, if any.
-	Attach(ctx context.Context, stdout, stderr *Pipe) (stdin io.WriteCloser, done <-chan struct{}, err error)
-	// Start starts the attached container.
-	Start(ctx context.Context) error
-	// Wait blocks until the container has stopped and reports how; it
-	// leaves ExitStatus.MemoryLimit to the caller.
-	Wait(ctx context.Context) (engine.ExitStatus, error)
-	// Detach releases the attached streams: Close calls it after the
-	// container is removed.
-	Detach()
-	// Signal sends sig to the container's init process.
-	Signal(ctx context.Context, sig syscall.Signal) error
-	Copier
-}
-
 // A MemoryWatcher is an Ops that watches the container's memory
 // from the host once it started; see oomWatch.
 type MemoryWatcher interface {
@@ -207,4 +185,29 @@ func (s *Sandbox) Running() int {
 		}
 	}
 	return n
+}
+
+var _ engine.Files = (*Sandbox)(nil)
+
+// OpenFile implements Files.
+func (s *Sandbox) OpenFile(ctx context.Context, root, rel string, max int64) (io.ReadCloser, int64, error) {
+	if s.closed.Load() {
+		return nil, 0, fmt.Errorf("opening %s in container %s: sandbox %w", rel, ShortID(s.id), engine.ErrClosed)
+	}
+	return OpenFileIn(ctx, s.c, s.id, root, rel, max)
+}
+
+// Archive is the engine's own tar archive of the directory dir in the
+// sandbox, as CopyOut returns it (names of the form base/…, links as
+// links); the caller closes it.
+func (s *Sandbox) Archive(ctx context.Context, dir string) (io.ReadCloser, error) {
+	return s.c.CopyOut(ctx, dir)
+}
+
+// CopyIn implements Files.
+func (s *Sandbox) CopyIn(ctx context.Context, dir string, r io.Reader) error {
+	if s.closed.Load() {
+		return fmt.Errorf("copying into %s of container %s: sandbox %w", dir, ShortID(s.id), engine.ErrClosed)
+	}
+	return CopyInto(ctx, s.c, s.id, dir, r)
 }
