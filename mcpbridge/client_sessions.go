@@ -139,7 +139,7 @@ func (b *Bridge) existing(ss *mcp.ServerSession) *clientSession {
 
 // load starts the named servers and, when any is new to the session,
 // installs their proxies in its interpreter and, for a handle's sandbox,
-// records them as granted (grants.go).
+// records them as granted (handle_grants.go).
 func (b *Bridge) load(ctx context.Context, cs *clientSession, servers []string) error {
 	if len(servers) == 0 {
 		return nil

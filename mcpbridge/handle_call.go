@@ -127,7 +127,7 @@ del _j, _r`
 // resumed sandbox loaded on other replicas: its proxies of them call this
 // replica now, which starts its own instances of them on their first use.
 // What the sandbox says is untrusted: it grants at most the servers of
-// the sandbox's granted servers' record (grants.go), which the sandbox
+// the sandbox's granted servers' record (handle_grants.go), which the sandbox
 // cannot forge, and of those the ones the interpreter reports, that are
 // configured and that the policy lets load. A record that is missing or
 // not the bridge's grants none, and is logged as tampering.
