@@ -9,29 +9,30 @@ import (
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/policy"
 )
 
-// auditRunPython writes the record of a run_python call.
-func (b *Bridge) auditRunPython(req *mcp.CallToolRequest, cs *clientSession, args callArgs, began time.Time, status string, outBytes int) {
-	if b.audit == nil {
+// auditRunPython writes the record of a run_python call into log (nil:
+// none).
+func auditRunPython(log *audit.Log, req *mcp.CallToolRequest, cs *clientSession, args callArgs, began time.Time, status string, outBytes int) {
+	if log == nil {
 		return
 	}
-	b.audit.RunPython(audit.RunPython{
+	log.RunPython(audit.RunPython{
 		Code: args.code, Servers: args.servers, Began: began, Status: status, OutputBytes: outBytes,
 		Session: sessionName(cs), MCPSession: mcpSessionID(req.Session),
 	})
 }
 
-// auditToolCall writes the record of a proxied call of tool of server,
-// its arguments redacted as p says; extra holds more fields, as key,
-// value pairs.
-func (b *Bridge) auditToolCall(cs *clientSession, p *policy.Policy, server, tool string, args map[string]any, began time.Time, outcome string, err error, extra ...any) {
-	if b.audit == nil {
+// auditToolCall writes the record of a proxied call of tool of server
+// into log (nil: none), its arguments redacted as p says; extra holds
+// more fields, as key, value pairs.
+func auditToolCall(log *audit.Log, cs *clientSession, p *policy.Policy, server, tool string, args map[string]any, began time.Time, outcome string, err error, extra ...any) {
+	if log == nil {
 		return
 	}
 	var ss *mcp.ServerSession
 	if ci := cs.current.Load(); ci != nil {
 		ss = ci.Session
 	}
-	b.audit.ToolCall(audit.ToolCall{
+	log.ToolCall(audit.ToolCall{
 		Server: server, Tool: tool, Arguments: args, Redacts: p.Redacts,
 		Began: began, Outcome: outcome, Err: err, Extra: extra,
 		Session: sessionName(cs), MCPSession: mcpSessionID(ss),

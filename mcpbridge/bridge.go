@@ -16,7 +16,6 @@ import (
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/console"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/egress"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/httpserve"
-	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/internal/sandboxfile"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/packages"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/policy"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/servers"
@@ -41,10 +40,9 @@ type Bridge struct {
 	audit          *audit.Log               // nil: no audit records
 	egress         *egress.Gateway          // nil: sandboxes get no network endpoint
 	packages       *packages.Store          // nil: no package set
-	handles        *handleTable             // the sandboxes behind handles
-	stopSweep      context.CancelFunc       // ends sweepHandles (nil: none)
+	handles        *handles                 // the sandboxes behind handles
+	stopSweep      context.CancelFunc       // ends handles.sweep (nil: none)
 	tasks          *tasks.Manager           // the calls that run as tasks (mcpbridge/tasks)
-	files          *sandboxfile.Keeper      // the bridge's files in sandboxes: outputs, answers, grants, task records
 	closing        chan struct{}            // closed when the bridge closes
 
 	requests  httpserve.Requests                // the HTTP requests in flight, for their calls

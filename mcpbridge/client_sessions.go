@@ -45,7 +45,7 @@ func (b *Bridge) buildClientSession(newSession func(*entrypoint.Options) *entryp
 			return b.confirm(ctx, ci, p, v, cs.name, server, tool, args)
 		},
 		Audit: func(p *policy.Policy, server, tool string, args map[string]any, began time.Time, outcome string, err error, extra ...any) {
-			b.auditToolCall(cs, p, server, tool, args, began, outcome, err, extra...)
+			auditToolCall(b.audit, cs, p, server, tool, args, began, outcome, err, extra...)
 		},
 	})
 	opts := b.opts.Session
@@ -139,7 +139,7 @@ func (b *Bridge) existing(ss *mcp.ServerSession) *clientSession {
 
 // load starts the named servers and, when any is new to the session,
 // installs their proxies in its interpreter and, for a handle's sandbox,
-// records them as granted (grants.go).
+// records them as granted (handle_grants.go).
 func (b *Bridge) load(ctx context.Context, cs *clientSession, servers []string) error {
 	if len(servers) == 0 {
 		return nil
@@ -148,7 +148,7 @@ func (b *Bridge) load(ctx context.Context, cs *clientSession, servers []string) 
 		return err
 	}
 	if !cs.state.add(servers) {
-		return b.recordGrants(ctx, cs) // one that failed before
+		return b.handles.recordGrants(ctx, cs) // one that failed before
 	}
 	cs.grantsDirty.Store(true)
 	res, err := cs.session.Execute(ctx, b.configureCode(cs, cs.state.servers()), installTimeout)
@@ -160,7 +160,7 @@ func (b *Bridge) load(ctx context.Context, cs *clientSession, servers []string) 
 	}
 	// A handle's granted servers are part of its authenticated state,
 	// for the replicas that resume it.
-	return b.recordGrants(ctx, cs)
+	return b.handles.recordGrants(ctx, cs)
 }
 
 // syncSavedTools defines in the session's interpreter the tools saved

@@ -81,7 +81,7 @@ func (r consoleReplica) Sandboxes() []console.Sandbox {
 	}
 	// Sandboxes behind handles (protocol 2026-07-28), minted here or
 	// resumed from another replica: named by their handle, redacted.
-	for _, cs := range b.handles.list() {
+	for _, cs := range b.handles.table.list() {
 		what := "handle " + handle.Redact(cs.handle)
 		if cs.resumed {
 			what += " (resumed)"

@@ -44,14 +44,14 @@ const maxOutputRead = 64 << 20
 // handleOutputTimeout bounds keeping or reading back a whole output.
 const handleOutputTimeout = 30 * time.Second
 
-// keepHandleOutput writes whole, the output of a call of cs (a handle's
+// keepOutput writes whole, the output of a call of cs (a handle's
 // session), into its sandbox and returns its resource URI; "" when it
 // cannot (the caller keeps it in the bridge instead).
-func (b *Bridge) keepHandleOutput(ctx context.Context, cs *clientSession, whole string) string {
+func (hs *handles) keepOutput(ctx context.Context, cs *clientSession, whole string) string {
 	id := "h" + strings.ToLower(rand.Text()[:12])
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), handleOutputTimeout)
 	defer cancel()
-	if err := b.files.Write(wctx, sandboxfile.Session(cs.session), handleOutputDir, id, []byte(whole)); err != nil {
+	if err := hs.files.Write(wctx, sandboxfile.Session(cs.session), handleOutputDir, id, []byte(whole)); err != nil {
 		cs.events.log.Warn("keeping a whole output in the sandbox; it stays in this replica only", "err", err)
 		return ""
 	}
@@ -68,12 +68,12 @@ func splitSession(uri string) (string, string) {
 	return base, h
 }
 
-// readHandleResource serves a resource of a handle's sandbox: the whole
-// output or file out that base names, read from the sandbox h names.
-func (b *Bridge) readHandleResource(ctx context.Context, req *mcp.ReadResourceRequest, base, h string) (*mcp.ReadResourceResult, error) {
+// readResource serves a resource of a handle's sandbox: the whole output
+// or file out that base names, read from the sandbox h names.
+func (hs *handles) readResource(ctx context.Context, req *mcp.ReadResourceRequest, base, h string) (*mcp.ReadResourceResult, error) {
 	uri := req.Params.URI
 	token, client := bearerOf(req.Extra)
-	held, problem := b.heldByHandle(h, token, client)
+	held, problem := hs.heldByHandle(h, token, client)
 	if held == nil {
 		return nil, fmt.Errorf("reading %s: %s", base, problem)
 	}
@@ -98,7 +98,7 @@ func (b *Bridge) readHandleResource(ctx context.Context, req *mcp.ReadResourceRe
 		if !validOutputID(id) {
 			return nil, mcp.ResourceNotFoundError(uri)
 		}
-		data, err = b.files.Read(ctx, sandboxfile.Session(held.cs.session), handleOutputDir, id, maxOutputRead)
+		data, err = hs.files.Read(ctx, sandboxfile.Session(held.cs.session), handleOutputDir, id, maxOutputRead)
 	case strings.HasPrefix(base, render.FileURIPrefix):
 		rel, uerr := url.PathUnescape(strings.TrimPrefix(base, render.FileURIPrefix))
 		if uerr != nil || rel == "" {
@@ -114,14 +114,14 @@ func (b *Bridge) readHandleResource(ctx context.Context, req *mcp.ReadResourceRe
 			return nil, mcp.ResourceNotFoundError(uri)
 		}
 		if errors.Is(err, entrypoint.ErrPinnedGone) {
-			return nil, fmt.Errorf("reading %s: %s", base, b.handleGone(held.cs, err))
+			return nil, fmt.Errorf("reading %s: %s", base, hs.gone(held.cs, err))
 		}
 		return nil, fmt.Errorf("reading %s: %s", base, render.FileError(err))
 	}
 	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{render.ContentsOf(uri, mimeType, data)}}, nil
 }
 
-// validOutputID reports whether id can be the id keepHandleOutput made.
+// validOutputID reports whether id can be the id keepOutput made.
 func validOutputID(id string) bool {
 	if len(id) != 13 || id[0] != 'h' {
 		return false

@@ -21,7 +21,7 @@ func (b *Bridge) readCapabilities(ctx context.Context, req *mcp.ReadResourceRequ
 func (b *Bridge) readOutput(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 	uri := req.Params.URI
 	if base, h := splitSession(uri); h != "" {
-		return b.readHandleResource(ctx, req, base, h)
+		return b.handles.readResource(ctx, req, base, h)
 	}
 	cs := b.existing(req.Session)
 	if cs == nil {
@@ -34,7 +34,7 @@ func (b *Bridge) readOutput(ctx context.Context, req *mcp.ReadResourceRequest) (
 func (b *Bridge) readFileResource(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 	uri := req.Params.URI
 	if base, h := splitSession(uri); h != "" {
-		return b.readHandleResource(ctx, req, base, h)
+		return b.handles.readResource(ctx, req, base, h)
 	}
 	cs := b.existing(req.Session)
 	if cs == nil {

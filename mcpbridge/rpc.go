@@ -93,7 +93,7 @@ func (b *Bridge) rpcHandler(cs *clientSession) func(context.Context, json.RawMes
 		case "search_tool_docs":
 			return proxies.Search(ctx, req.Query, req.Limit, req.Detail == "full")
 		case "memory":
-			return b.store.memory(req.Op, req.Key, req.Value, req.Metadata)
+			return b.store.entry(req.Op, req.Key, req.Value, req.Metadata)
 		case "save_tool":
 			if err := b.store.saveTool(req.Name, req.Source); err != nil {
 				return nil, err

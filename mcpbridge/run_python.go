@@ -34,7 +34,7 @@ func (b *Bridge) runPython(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 	// finish records a call that ended with result: metrics and audit.
 	finish := func(result *mcp.CallToolResult, outBytes int) {
 		b.metrics.call(render.Status(result), time.Since(began))
-		b.auditRunPython(req, cs, args, began, render.Status(result), outBytes)
+		auditRunPython(b.audit, req, cs, args, began, render.Status(result), outBytes)
 		b.calls.Add(-1)
 	}
 	if problem != "" {
@@ -42,7 +42,7 @@ func (b *Bridge) runPython(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 		finish(res, 0)
 		return res, nil
 	}
-	cs, hc, problem := b.sandboxFor(req, args)
+	cs, hc, problem := b.handles.sandboxFor(req, args)
 	if problem != "" {
 		res := render.NotRun(problem).Result(mode)
 		finish(res, 0)
@@ -50,7 +50,7 @@ func (b *Bridge) runPython(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 	}
 	var minted string
 	if hc != nil && hc.minted {
-		h, err := b.mint(b.traceStart(withEvents(ctx, cs.events)), hc)
+		h, err := b.handles.mint(b.traceStart(withEvents(ctx, cs.events)), hc)
 		if err != nil {
 			cs.close()
 			res := render.Failed(err).Result(mode)
@@ -88,7 +88,10 @@ func (b *Bridge) runPython(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 	if asksByResult(req.Session) {
 		return b.runSuspendable(ctx, req, cs, args, log, minted, finish), nil
 	}
-	ctx, cancel := b.callContext(ctx, req.Extra)
+	// Cancelled too when the HTTP request the call came in ends: the
+	// client went away, and with no stream to resume its answer can
+	// never be delivered.
+	ctx, cancel := b.requests.Tie(ctx, req.Extra)
 	defer cancel()
 	stopHalt := context.AfterFunc(cs.halted, cancel) // its MCP session is ending
 	defer stopHalt()
@@ -144,7 +147,7 @@ func (b *Bridge) execute(ctx context.Context, req *mcp.CallToolRequest, cs *clie
 	var endLive func()
 	call.OnOutput, endLive = b.live.Load().Begin(cs.name, args.code, call.OnOutput)
 	defer endLive()
-	b.syncLoadedServers(withEvents(ctx, cs.events), cs)
+	b.handles.syncLoadedServers(withEvents(ctx, cs.events), cs)
 	if err := b.syncSavedTools(withEvents(ctx, cs.events), cs); err != nil {
 		log.Warn("defining the tools saved since the sandbox started", "err", err)
 	}
@@ -163,7 +166,7 @@ func (b *Bridge) execute(ctx context.Context, req *mcp.CallToolRequest, cs *clie
 		}
 	}
 	if errors.Is(err, entrypoint.ErrPinnedGone) {
-		msg := b.handleGone(cs, err)
+		msg := b.handles.gone(cs, err)
 		if t != nil {
 			t.Lost("the task's sandbox was lost: " + msg)
 		}
@@ -192,7 +195,7 @@ func (b *Bridge) execute(ctx context.Context, req *mcp.CallToolRequest, cs *clie
 	out.SetRich(rich)
 	out.ApplyBudget(b.opts.OutputBudget, func(whole string) string {
 		if cs.handle != "" {
-			if uri := b.keepHandleOutput(ctx, cs, whole); uri != "" {
+			if uri := b.handles.keepOutput(ctx, cs, whole); uri != "" {
 				return uri
 			}
 			// Kept by this replica only.
@@ -258,13 +261,13 @@ func (b *Bridge) runSuspendable(ctx context.Context, req *mcp.CallToolRequest, c
 // interrupts the call, as for any call; while it waits for an answer,
 // it does not.
 func (b *Bridge) await(ctx context.Context, req *mcp.CallToolRequest, cs *clientSession, pc *live.Pending) *mcp.CallToolResult {
-	rctx, stop := b.callContext(ctx, req.Extra)
+	rctx, stop := b.requests.Tie(ctx, req.Extra)
 	defer stop()
 	select {
 	case res := <-pc.Done():
 		return res
 	case q := <-pc.Asks():
-		return b.askClient(cs, pc, q)
+		return b.handles.askClient(cs, pc, q)
 	case <-rctx.Done():
 		pc.Cancel()
 		return <-pc.Done()
@@ -282,9 +285,9 @@ func (b *Bridge) resume(ctx context.Context, req *mcp.CallToolRequest) *mcp.Call
 	if stateless(req) {
 		// No MCP session: the call waits in the sandbox of a handle, on
 		// this replica or another.
-		cs, pc, q = b.handles.resumed(req.Params.RequestState)
+		cs, pc, q = b.handles.table.resumed(req.Params.RequestState)
 		if pc == nil {
-			if res := b.resumeElsewhere(ctx, req); res != nil {
+			if res := b.handles.resumeElsewhere(ctx, req); res != nil {
 				return res
 			}
 		}

@@ -26,7 +26,7 @@ func (b *Bridge) newTasks(keys *handle.Keyring) *tasks.Manager {
 	return tasks.New(tasks.Host{
 		Engine:     b.eng,
 		Keys:       keys,
-		Files:      b.files,
+		Files:      b.handles.files,
 		Shared:     o.Handles.Key != "",
 		MaxTimeout: o.MaxTimeout,
 		Logger:     b.log,

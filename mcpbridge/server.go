@@ -48,8 +48,22 @@ func New(eng engine.Engine, opts *Options) *Bridge {
 		b.log.Error("the handle key is unusable: handles get a random key of this process", "err", err)
 		keys, _ = handle.NewKeyring("")
 	}
-	b.handles = newHandleTable(keys)
-	b.files = &sandboxfile.Keeper{Owner: o.Session.Spec.User, Keys: keys}
+	b.handles = &handles{
+		table: newHandleTable(), keys: keys, files: &sandboxfile.Keeper{Owner: o.Session.Spec.User, Keys: keys},
+		opts: o.Handles, maxTimeout: o.MaxTimeout, outputMode: o.OutputMode,
+		servers: b.servers, requests: &b.requests, log: b.log,
+		fresh: func() *clientSession {
+			if cs := b.pool.take(); cs != nil {
+				return cs
+			}
+			return b.newClientSession()
+		},
+		attach: func(sb handle.Sandbox) *clientSession {
+			return b.buildClientSession(func(opts *entrypoint.Options) *entrypoint.Session {
+				return entrypoint.Resume(b.eng, sb.Engine, sb.Ref, opts)
+			})
+		},
+	}
 	b.tasks = b.newTasks(keys)
 	if o.Handles.Key != "" {
 		// Replicas share the key: every sandbox may come to be behind a
@@ -58,7 +72,7 @@ func New(eng engine.Engine, opts *Options) *Bridge {
 		if engine.MayBe[engine.Sweeper](eng) {
 			ctx, cancel := context.WithCancel(context.Background())
 			b.stopSweep = cancel
-			go b.sweepHandles(ctx, eng)
+			go b.handles.sweep(ctx, eng)
 		}
 	}
 	gw, err := egress.New(&egress.Options{Policy: b.policy.Current, CA: o.EgressCA, Audit: o.Audit, Metrics: b.metrics, Logger: b.log})
@@ -133,7 +147,7 @@ func (b *Bridge) Close() error {
 		go func() { defer wg.Done(); s.close() }()
 	}
 	wg.Add(3)
-	go func() { defer wg.Done(); b.closeHandles() }()
+	go func() { defer wg.Done(); b.handles.close() }()
 	go func() { defer wg.Done(); b.servers.Close() }()
 	go func() { defer wg.Done(); b.pool.close() }()
 	wg.Wait()

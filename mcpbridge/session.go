@@ -42,7 +42,7 @@ type clientSession struct {
 	// sandbox is the engine and container the handle names.
 	sandbox handle.Sandbox
 	// grantsDirty says the servers loaded changed since they were last
-	// recorded in the sandbox (grants.go).
+	// recorded in the sandbox (handle_grants.go).
 	grantsDirty atomic.Bool
 	// resumed says another replica (or process) started its sandbox;
 	// serversSynced, that it learnt the servers the interpreter loaded

@@ -4,14 +4,18 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/handle"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/httpserve"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/internal/sandboxfile"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/live"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/servers"
 )
 
 // maxTombstones bounds the handles remembered as expired or ended, to
@@ -24,20 +28,43 @@ type heldSandbox struct {
 	client [sha256.Size]byte // the client token's digest
 }
 
+// A handles is the bridge's side of the sandboxes behind handles
+// (protocol 2026-07-28, which any replica resumes): it finds a call's
+// sandbox by its handle, mints and resumes handles, carries a waiting
+// call's answers between replicas, keeps outputs and granted servers in
+// the sandboxes, and sweeps and closes them. It holds what it needs of
+// the bridge, and nothing else of it.
+type handles struct {
+	table      *handleTable        // the sandboxes held, and the handles that ended
+	keys       *handle.Keyring     // mints and checks handles, request states and tags
+	files      *sandboxfile.Keeper // the bridge's files in sandboxes: outputs, answers, grants, task records
+	opts       HandleOptions
+	maxTimeout time.Duration       // Options.MaxTimeout: how long a waiting call may wait
+	outputMode string              // Options.OutputMode, of the results it answers with
+	servers    *servers.Set        // the configured servers a resumed sandbox may have loaded
+	requests   *httpserve.Requests // the HTTP requests in flight, for their calls
+	log        *slog.Logger
+
+	// fresh returns the client session of a new handle's sandbox: a warm
+	// one of the pool, or a new one.
+	fresh func() *clientSession
+	// attach returns a client session attached to sb, the sandbox of a
+	// handle another replica minted (entrypoint.Resume).
+	attach func(sb handle.Sandbox) *clientSession
+}
+
 // A handleTable is what a bridge knows of the handles it minted or
 // resumed: the sandboxes it holds by their engine and container, and the
 // handles that ended (expired, or their sandbox died) to say so.
 type handleTable struct {
-	keys *handle.Keyring
-
 	mu    sync.Mutex
 	held  map[string]*heldSandbox // by handleKey
 	ended map[string]string       // handleKey → why it ended
 	order []string                // ended's keys, oldest first
 }
 
-func newHandleTable(keys *handle.Keyring) *handleTable {
-	return &handleTable{keys: keys, held: map[string]*heldSandbox{}, ended: map[string]string{}}
+func newHandleTable() *handleTable {
+	return &handleTable{held: map[string]*heldSandbox{}, ended: map[string]string{}}
 }
 
 // handleKey is the key of a sandbox in a handleTable.

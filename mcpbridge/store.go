@@ -14,12 +14,12 @@ import (
 	"time"
 )
 
-// Limits of the host-side stores.
+// Limits of the host-side stores (an entry is a stored memory).
 const (
-	maxMemoryBytes = 1 << 20
-	maxMemories    = 1000
-	maxSavedTools  = 200
-	maxToolSource  = 256 << 10
+	maxEntryBytes = 1 << 20
+	maxEntries    = 1000
+	maxSavedTools = 200
+	maxToolSource = 256 << 10
 )
 
 // validKey is the shape of memory keys and saved tool names: it keeps
@@ -39,8 +39,8 @@ type store struct {
 // defined the tools at an older generation lacks some.
 func (s *store) generation() int64 { return s.gen.Load() }
 
-// A memoryRecord is one memory file.
-type memoryRecord struct {
+// An entryRecord is one stored memory's file.
+type entryRecord struct {
 	Key       string          `json:"key"`
 	Value     json.RawMessage `json:"value"`
 	Metadata  json.RawMessage `json:"metadata,omitempty"`
@@ -48,8 +48,8 @@ type memoryRecord struct {
 	UpdatedAt time.Time       `json:"updated_at"`
 }
 
-// A memoryInfo describes a memory without its value.
-type memoryInfo struct {
+// An entryInfo describes a stored memory without its value.
+type entryInfo struct {
 	Key       string          `json:"key"`
 	Size      int             `json:"size"`
 	Metadata  json.RawMessage `json:"metadata,omitempty"`
@@ -57,8 +57,8 @@ type memoryInfo struct {
 	UpdatedAt time.Time       `json:"updated_at"`
 }
 
-func (r memoryRecord) info() memoryInfo {
-	return memoryInfo{Key: r.Key, Size: len(r.Value), Metadata: r.Metadata, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}
+func (r entryRecord) info() entryInfo {
+	return entryInfo{Key: r.Key, Size: len(r.Value), Metadata: r.Metadata, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}
 }
 
 func checkKey(kind, key string) error {
@@ -68,19 +68,19 @@ func checkKey(kind, key string) error {
 	return nil
 }
 
-func (s *store) memoryPath(key string) string { return filepath.Join(s.dir, "memory", key+".json") }
+func (s *store) entryPath(key string) string { return filepath.Join(s.dir, "memory", key+".json") }
 
-func (s *store) readMemory(key string) (memoryRecord, bool, error) {
-	data, err := os.ReadFile(s.memoryPath(key))
+func (s *store) readEntry(key string) (entryRecord, bool, error) {
+	data, err := os.ReadFile(s.entryPath(key))
 	if errors.Is(err, os.ErrNotExist) {
-		return memoryRecord{}, false, nil
+		return entryRecord{}, false, nil
 	}
 	if err != nil {
-		return memoryRecord{}, false, err
+		return entryRecord{}, false, err
 	}
-	var r memoryRecord
+	var r entryRecord
 	if err := json.Unmarshal(data, &r); err != nil {
-		return memoryRecord{}, false, fmt.Errorf("memory %q is corrupt: %v", key, err)
+		return entryRecord{}, false, fmt.Errorf("memory %q is corrupt: %v", key, err)
 	}
 	return r, true, nil
 }
@@ -109,9 +109,10 @@ func writeFile(path string, data []byte) error {
 	return os.Rename(tmp.Name(), path)
 }
 
-// memory serves one memory request: op is save, load, delete, list,
-// update, exists or info.
-func (s *store) memory(op, key string, value, metadata json.RawMessage) (any, error) {
+// entry serves one request of the sandbox's "memory" type, on a stored
+// memory (an entry of the store: in Go names, memory is RAM): op is
+// save, load, delete, list, update, exists or info.
+func (s *store) entry(op, key string, value, metadata json.RawMessage) (any, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if op != "list" {
@@ -121,10 +122,10 @@ func (s *store) memory(op, key string, value, metadata json.RawMessage) (any, er
 	}
 	switch op {
 	case "save", "update":
-		if len(value) > maxMemoryBytes {
-			return nil, fmt.Errorf("memory %q is %d bytes, over the %d-byte limit", key, len(value), maxMemoryBytes)
+		if len(value) > maxEntryBytes {
+			return nil, fmt.Errorf("memory %q is %d bytes, over the %d-byte limit", key, len(value), maxEntryBytes)
 		}
-		old, exists, err := s.readMemory(key)
+		old, exists, err := s.readEntry(key)
 		if err != nil && op == "update" {
 			return nil, err
 		}
@@ -132,12 +133,12 @@ func (s *store) memory(op, key string, value, metadata json.RawMessage) (any, er
 			return nil, fmt.Errorf("memory %q does not exist", key)
 		}
 		if !exists {
-			if n, _ := s.count("memory", ".json"); n >= maxMemories {
+			if n, _ := s.count("memory", ".json"); n >= maxEntries {
 				return nil, fmt.Errorf("%d memories are stored, the limit; delete some first", n)
 			}
 		}
 		now := time.Now().UTC()
-		r := memoryRecord{Key: key, Value: value, Metadata: metadata, CreatedAt: now, UpdatedAt: now}
+		r := entryRecord{Key: key, Value: value, Metadata: metadata, CreatedAt: now, UpdatedAt: now}
 		if exists {
 			r.CreatedAt = old.CreatedAt
 			if len(metadata) == 0 || string(metadata) == "null" {
@@ -145,12 +146,12 @@ func (s *store) memory(op, key string, value, metadata json.RawMessage) (any, er
 			}
 		}
 		data, _ := json.Marshal(r)
-		if err := writeFile(s.memoryPath(key), data); err != nil {
+		if err := writeFile(s.entryPath(key), data); err != nil {
 			return nil, fmt.Errorf("saving memory %q: %w", key, err)
 		}
 		return r.info(), nil
 	case "load", "exists", "info":
-		r, exists, err := s.readMemory(key)
+		r, exists, err := s.readEntry(key)
 		if err != nil {
 			return nil, err
 		}
@@ -164,7 +165,7 @@ func (s *store) memory(op, key string, value, metadata json.RawMessage) (any, er
 		}
 		return map[string]any{"value": r.Value}, nil
 	case "delete":
-		err := os.Remove(s.memoryPath(key))
+		err := os.Remove(s.entryPath(key))
 		if errors.Is(err, os.ErrNotExist) {
 			return false, nil
 		}

@@ -171,7 +171,7 @@ func TestHandleTableDetached(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	table := newHandleTable(b.handles.keys)
+	table := newHandleTable()
 	for key, cs := range map[string]*clientSession{"idle": idle, "live": live, "busy": busy} {
 		table.add(key, &heldSandbox{cs: cs})
 	}

@@ -9,7 +9,7 @@ import (
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/discovery"
 )
 
-func TestMemoryAndSavedToolsOutliveTheBridge(t *testing.T) {
+func TestStoreOutlivesTheBridge(t *testing.T) {
 	t.Parallel()
 	home := t.TempDir()
 	reg := func() *discovery.Registry {

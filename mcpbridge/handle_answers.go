@@ -45,34 +45,35 @@ const (
 	answerPollMax  = 500 * time.Millisecond
 )
 
-// handleState returns a new request state of a waiting call of cs (a
+// newState returns a new request state of a waiting call of cs (a
 // handle's session) and its ID.
-func (b *Bridge) handleState(cs *clientSession) (state, id string) {
+func (hs *handles) newState(cs *clientSession) (state, id string) {
 	id = strings.ToLower(rand.Text()[:16])
-	return handleStatePrefix + id + "." + b.handles.keys.Tag(id, cs.handle) + "." + cs.handle, id
+	return handleStatePrefix + id + "." + hs.keys.Tag(id, cs.handle) + "." + cs.handle, id
 }
 
-// parseHandleState returns the ID and handle of a request state that
-// handleState made under this bridge's key; ok is false otherwise.
-func (b *Bridge) parseHandleState(state string) (id, h string, ok bool) {
+// parseState returns the ID and handle of a request state that newState
+// made under this bridge's key; ok is false otherwise.
+func (hs *handles) parseState(state string) (id, h string, ok bool) {
 	rest, found := strings.CutPrefix(state, handleStatePrefix)
 	if !found {
 		return "", "", false
 	}
 	parts := strings.SplitN(rest, ".", 3)
-	if len(parts) != 3 || len(parts[0]) != 16 || !b.handles.keys.CheckTag(parts[1], parts[0], parts[2]) {
+	if len(parts) != 3 || len(parts[0]) != 16 || !hs.keys.CheckTag(parts[1], parts[0], parts[2]) {
 		return "", "", false
 	}
 	return parts[0], parts[2], true
 }
 
-// suspendHandle records that pc waits for the answer to q, as suspend
-// does, under a request state any replica can take the answer with; this
-// replica watches the sandbox for an answer another brings.
-func (b *Bridge) suspendHandle(cs *clientSession, pc *live.Pending, q *live.Question) string {
-	state, id := b.handleState(cs)
+// suspend records that pc waits for the answer to q, as
+// live.Suspensions.Suspend does, under a request state any replica can
+// take the answer with; this replica watches the sandbox for an answer
+// another brings.
+func (hs *handles) suspend(cs *clientSession, pc *live.Pending, q *live.Question) string {
+	state, id := hs.newState(cs)
 	cs.waiting.SuspendAs(state, pc, q)
-	go b.watchAnswer(cs, pc, state, id)
+	go hs.watchAnswer(cs, pc, state, id)
 	return state
 }
 
@@ -80,8 +81,8 @@ func (b *Bridge) suspendHandle(cs *clientSession, pc *live.Pending, q *live.Ques
 // another replica into the sandbox, until the question is answered here
 // or the call ends; it then hands the answer to the call and writes what
 // the call answers next into the sandbox, for that replica.
-func (b *Bridge) watchAnswer(cs *clientSession, pc *live.Pending, state, id string) {
-	ctx, cancel := context.WithTimeout(context.Background(), b.opts.MaxTimeout+time.Minute)
+func (hs *handles) watchAnswer(cs *clientSession, pc *live.Pending, state, id string) {
+	ctx, cancel := context.WithTimeout(context.Background(), hs.maxTimeout+time.Minute)
 	defer cancel()
 	wait := answerPollMin
 	for {
@@ -94,7 +95,7 @@ func (b *Bridge) watchAnswer(cs *clientSession, pc *live.Pending, state, id stri
 		if !cs.waiting.Has(state) {
 			return // answered here, or the call ended
 		}
-		data, err := b.readAnswerFile(ctx, cs, id, "in", maxAnswerBytes)
+		data, err := hs.readAnswerFile(ctx, cs, id, "in", maxAnswerBytes)
 		if err != nil {
 			if !errors.Is(err, fs.ErrNotExist) {
 				cs.events.log.Debug("looking for an answer another replica brought", "err", err)
@@ -112,10 +113,10 @@ func (b *Bridge) watchAnswer(cs *clientSession, pc *live.Pending, state, id stri
 		}
 		answer, _ := responses[q.ID].(*mcp.ElicitResult)
 		q.Answer(answer)
-		res := b.awaitElsewhere(cs, pc2)
+		res := hs.awaitElsewhere(cs, pc2)
 		out, err := json.Marshal(res)
 		if err == nil {
-			err = b.writeAnswerFile(ctx, cs, id, "out", out)
+			err = hs.writeAnswerFile(ctx, cs, id, "out", out)
 		}
 		if err != nil {
 			cs.events.log.Warn("carrying a waiting call's result to another replica", "err", err)
@@ -126,12 +127,12 @@ func (b *Bridge) watchAnswer(cs *clientSession, pc *live.Pending, state, id stri
 
 // awaitElsewhere waits for what pc answers after an answer another
 // replica brought: its result, or its next question (suspended again).
-func (b *Bridge) awaitElsewhere(cs *clientSession, pc *live.Pending) *mcp.CallToolResult {
+func (hs *handles) awaitElsewhere(cs *clientSession, pc *live.Pending) *mcp.CallToolResult {
 	select {
 	case res := <-pc.Done():
 		return res
 	case q := <-pc.Asks():
-		return b.askClient(cs, pc, q)
+		return hs.askClient(cs, pc, q)
 	}
 }
 
@@ -139,11 +140,11 @@ func (b *Bridge) awaitElsewhere(cs *clientSession, pc *live.Pending) *mcp.CallTo
 // answer, and returns the input-required result that asks the client,
 // whose request state names the call: under a handle, a state any
 // replica can take the answer with.
-func (b *Bridge) askClient(cs *clientSession, pc *live.Pending, q *live.Question) *mcp.CallToolResult {
+func (hs *handles) askClient(cs *clientSession, pc *live.Pending, q *live.Question) *mcp.CallToolResult {
 	pc.Number(q)
 	var state string
 	if cs.handle != "" {
-		state = b.suspendHandle(cs, pc, q)
+		state = hs.suspend(cs, pc, q)
 	} else {
 		state = cs.waiting.Suspend(pc, q)
 	}
@@ -154,14 +155,14 @@ func (b *Bridge) askClient(cs *clientSession, pc *live.Pending, q *live.Question
 // does not hold, by a request state another made: it brings the answer
 // into the sandbox and waits there for what the call answers next. It
 // returns nil when state is not such a state.
-func (b *Bridge) resumeElsewhere(ctx context.Context, req *mcp.CallToolRequest) *mcp.CallToolResult {
-	id, h, ok := b.parseHandleState(req.Params.RequestState)
+func (hs *handles) resumeElsewhere(ctx context.Context, req *mcp.CallToolRequest) *mcp.CallToolResult {
+	id, h, ok := hs.parseState(req.Params.RequestState)
 	if !ok {
 		return nil
 	}
-	mode := b.opts.OutputMode
+	mode := hs.outputMode
 	token, client := clientToken(req)
-	held, problem := b.heldByHandle(h, token, client)
+	held, problem := hs.heldByHandle(h, token, client)
 	if held == nil {
 		return render.NotRun(problem).Result(mode)
 	}
@@ -173,12 +174,12 @@ func (b *Bridge) resumeElsewhere(ctx context.Context, req *mcp.CallToolRequest) 
 	if err != nil || len(answer) > maxAnswerBytes {
 		return fail("the answer cannot be carried to the call (too large, or not encodable)")
 	}
-	if err := b.writeAnswerFile(ctx, cs, id, "in", answer); err != nil {
+	if err := hs.writeAnswerFile(ctx, cs, id, "in", answer); err != nil {
 		return fail("carrying the answer to the waiting call: " + err.Error())
 	}
-	rctx, stop := b.callContext(ctx, req.Extra)
+	rctx, stop := hs.requests.Tie(ctx, req.Extra)
 	defer stop()
-	wctx, cancel := context.WithTimeout(rctx, b.opts.MaxTimeout+30*time.Second)
+	wctx, cancel := context.WithTimeout(rctx, hs.maxTimeout+30*time.Second)
 	defer cancel()
 	wait := answerPollMin
 	for {
@@ -188,7 +189,7 @@ func (b *Bridge) resumeElsewhere(ctx context.Context, req *mcp.CallToolRequest) 
 		case <-time.After(wait):
 		}
 		wait = min(2*wait, answerPollMax)
-		data, err := b.readAnswerFile(wctx, cs, id, "out", maxOutputRead)
+		data, err := hs.readAnswerFile(wctx, cs, id, "out", maxOutputRead)
 		if errors.Is(err, entrypoint.ErrPinnedGone) {
 			return fail("reading the call's answer: " + err.Error())
 		}
@@ -206,22 +207,15 @@ func (b *Bridge) resumeElsewhere(ctx context.Context, req *mcp.CallToolRequest) 
 
 // writeAnswerFile writes data as the record ID.kind of answerDir in the
 // sandbox of cs (sandboxfile), tagged with ID and kind.
-func (b *Bridge) writeAnswerFile(ctx context.Context, cs *clientSession, id, kind string, data []byte) error {
+func (hs *handles) writeAnswerFile(ctx context.Context, cs *clientSession, id, kind string, data []byte) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), handleOutputTimeout)
 	defer cancel()
-	return b.files.WriteRecord(ctx, sandboxfile.Session(cs.session), answerDir, id+"."+kind, data, id, kind)
+	return hs.files.WriteRecord(ctx, sandboxfile.Session(cs.session), answerDir, id+"."+kind, data, id, kind)
 }
 
 // readAnswerFile reads the record ID.kind of answerDir in the sandbox of
 // cs and returns its data, once whole and with a good tag; else an error
 // (fs.ErrNotExist while it is not there).
-func (b *Bridge) readAnswerFile(ctx context.Context, cs *clientSession, id, kind string, max int64) ([]byte, error) {
-	return b.files.ReadRecord(ctx, sandboxfile.Session(cs.session), answerDir, id+"."+kind, max, id, kind)
-}
-
-// callContext returns ctx, cancelled too when the HTTP request the call
-// came in ends: the client went away, and with no stream to resume its
-// answer can never be delivered.
-func (b *Bridge) callContext(ctx context.Context, extra *mcp.RequestExtra) (context.Context, context.CancelFunc) {
-	return b.requests.Tie(ctx, extra)
+func (hs *handles) readAnswerFile(ctx context.Context, cs *clientSession, id, kind string, max int64) ([]byte, error) {
+	return hs.files.ReadRecord(ctx, sandboxfile.Session(cs.session), answerDir, id+"."+kind, max, id, kind)
 }

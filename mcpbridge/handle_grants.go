@@ -61,18 +61,18 @@ func grantParts(sb handle.Sandbox, servers []string) []string {
 // recordGrants writes the servers granted to cs (a handle's session,
 // under a shared key; else nothing) into its sandbox, when they changed
 // since the last write that succeeded.
-func (b *Bridge) recordGrants(ctx context.Context, cs *clientSession) error {
-	if cs.handle == "" || b.opts.Handles.Key == "" || !cs.grantsDirty.Load() {
+func (hs *handles) recordGrants(ctx context.Context, cs *clientSession) error {
+	if cs.handle == "" || hs.opts.Key == "" || !cs.grantsDirty.Load() {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), grantIOTimeout)
 	defer cancel()
 	servers := slices.Sorted(slices.Values(cs.state.servers()))
-	f, err := json.Marshal(grantFile{Servers: servers, Tag: b.handles.keys.Tag(grantParts(cs.sandbox, servers)...)})
+	f, err := json.Marshal(grantFile{Servers: servers, Tag: hs.keys.Tag(grantParts(cs.sandbox, servers)...)})
 	if err != nil {
 		return fmt.Errorf("encoding the granted servers: %w", err)
 	}
-	if err := b.files.Write(ctx, sandboxfile.Session(cs.session), grantDir, grantRecordName, f); err != nil {
+	if err := hs.files.Write(ctx, sandboxfile.Session(cs.session), grantDir, grantRecordName, f); err != nil {
 		return fmt.Errorf("recording the granted servers in the sandbox: %w", err)
 	}
 	cs.grantsDirty.Store(false)
@@ -82,10 +82,10 @@ func (b *Bridge) recordGrants(ctx context.Context, cs *clientSession) error {
 // readGrants returns the servers granted to the sandbox of cs, as its
 // record says, once the record's tag is good (errGrantTampered
 // otherwise).
-func (b *Bridge) readGrants(ctx context.Context, cs *clientSession) ([]string, error) {
+func (hs *handles) readGrants(ctx context.Context, cs *clientSession) ([]string, error) {
 	ctx, cancel := context.WithTimeout(ctx, grantIOTimeout)
 	defer cancel()
-	raw, err := b.files.Read(ctx, sandboxfile.Session(cs.session), grantDir, grantRecordName, maxGrantBytes)
+	raw, err := hs.files.Read(ctx, sandboxfile.Session(cs.session), grantDir, grantRecordName, maxGrantBytes)
 	if err != nil {
 		return nil, fmt.Errorf("reading the granted servers: %w", err)
 	}
@@ -93,7 +93,7 @@ func (b *Bridge) readGrants(ctx context.Context, cs *clientSession) ([]string, e
 	if err := json.Unmarshal(raw, &f); err != nil || len(f.Servers) > maxGrantServers {
 		return nil, fmt.Errorf("%w: it does not decode", errGrantTampered)
 	}
-	if !b.handles.keys.CheckTag(f.Tag, grantParts(cs.sandbox, f.Servers)...) {
+	if !hs.keys.CheckTag(f.Tag, grantParts(cs.sandbox, f.Servers)...) {
 		return nil, errGrantTampered
 	}
 	return f.Servers, nil

@@ -29,10 +29,10 @@ type handleCall struct {
 // sandboxFor returns the client session of a call behind a handle (args
 // names one, or req came without an MCP session), or a problem to answer
 // with instead (nothing ran). hc is nil for a call of an MCP session.
-func (b *Bridge) sandboxFor(req *mcp.CallToolRequest, args callArgs) (cs *clientSession, hc *handleCall, problem string) {
+func (hs *handles) sandboxFor(req *mcp.CallToolRequest, args callArgs) (cs *clientSession, hc *handleCall, problem string) {
 	token, client := clientToken(req)
 	if args.session != "" {
-		held, problem := b.heldByHandle(args.session, token, client)
+		held, problem := hs.heldByHandle(args.session, token, client)
 		if held == nil {
 			return nil, nil, problem
 		}
@@ -41,38 +41,35 @@ func (b *Bridge) sandboxFor(req *mcp.CallToolRequest, args callArgs) (cs *client
 	if !stateless(req) {
 		return nil, nil, ""
 	}
-	if n := b.handles.count(client); n >= b.opts.Handles.MaxPerClient {
+	if n := hs.table.count(client); n >= hs.opts.MaxPerClient {
 		return nil, nil, fmt.Sprintf("this client holds %d live sandbox handles, the most MCP_BRIDGE_MAX_HANDLES allows: "+
-			"pass one of them as session, or wait for one to expire (%v without a call)", n, b.opts.Handles.IdleTimeout)
+			"pass one of them as session, or wait for one to expire (%v without a call)", n, hs.opts.IdleTimeout)
 	}
-	cs = b.pool.take()
-	if cs == nil {
-		cs = b.newClientSession()
-	}
-	cs.session.SetIdleTimeout(b.opts.Handles.IdleTimeout)
+	cs = hs.fresh()
+	cs.session.SetIdleTimeout(hs.opts.IdleTimeout)
 	return cs, &handleCall{held: &heldSandbox{cs: cs, client: client}, minted: true, token: token}, ""
 }
 
 // mint pins the sandbox of a new handle's call and records it, returning
 // the handle; the caller closes the session when it fails.
-func (b *Bridge) mint(ctx context.Context, hc *handleCall) (string, error) {
+func (hs *handles) mint(ctx context.Context, hc *handleCall) (string, error) {
 	id, engineName, err := hc.held.cs.session.Pin(ctx)
 	if err != nil {
 		return "", err
 	}
-	h, err := b.handles.keys.Mint(handle.Sandbox{Engine: engineName, Ref: id}, hc.token, time.Now())
+	h, err := hs.keys.Mint(handle.Sandbox{Engine: engineName, Ref: id}, hc.token, time.Now())
 	if err != nil {
 		return "", err
 	}
 	cs := hc.held.cs
 	cs.handleKey, cs.handle, cs.sandbox = handleKey(engineName, id), h, handle.Sandbox{Engine: engineName, Ref: id}
-	if b.opts.Handles.Key != "" {
+	if hs.opts.Key != "" {
 		// Shared with other replicas: the sandbox outlives this one.
-		if err := cs.session.Persist(ctx, b.opts.Handles.IdleTimeout); err != nil {
+		if err := cs.session.Persist(ctx, hs.opts.IdleTimeout); err != nil {
 			return "", fmt.Errorf("making the sandbox resumable: %w", err)
 		}
 	}
-	b.handles.add(cs.handleKey, hc.held)
+	hs.table.add(cs.handleKey, hc.held)
 	cs.events.log.Info("minted a sandbox handle", "handle", handle.Redact(h), "engine", engineName, "id", shortRef(id))
 	return h, nil
 }
@@ -80,16 +77,16 @@ func (b *Bridge) mint(ctx context.Context, hc *handleCall) (string, error) {
 // heldByHandle returns the sandbox handle h names, for a client with
 // token (client its digest): one this bridge holds, or one another
 // replica made, which it resumes; else nil and the problem to answer.
-func (b *Bridge) heldByHandle(h, token string, client [32]byte) (*heldSandbox, string) {
-	sb, err := b.handles.keys.Check(h, token)
+func (hs *handles) heldByHandle(h, token string, client [32]byte) (*heldSandbox, string) {
+	sb, err := hs.keys.Check(h, token)
 	if err != nil {
 		return nil, handleProblem(h, err)
 	}
 	key := handleKey(sb.Engine, sb.Ref)
-	held, why := b.handles.get(key)
-	if held == nil && why == "" && b.opts.Handles.Key != "" {
+	held, why := hs.table.get(key)
+	if held == nil && why == "" && hs.opts.Key != "" {
 		// Another replica (or an earlier process) holds it: resume it.
-		held = b.resumeHandle(key, sb, h, client)
+		held = hs.resume(key, sb, h, client)
 	}
 	if held == nil {
 		if why == "" {
@@ -101,16 +98,14 @@ func (b *Bridge) heldByHandle(h, token string, client [32]byte) (*heldSandbox, s
 	return held, ""
 }
 
-// resumeHandle records, as held, the sandbox of a handle another replica
+// resume records, as held, the sandbox of a handle another replica
 // minted: its first call attaches to it (entrypoint.Resume).
-func (b *Bridge) resumeHandle(key string, sb handle.Sandbox, h string, client [32]byte) *heldSandbox {
-	cs := b.buildClientSession(func(opts *entrypoint.Options) *entrypoint.Session {
-		return entrypoint.Resume(b.eng, sb.Engine, sb.Ref, opts)
-	})
+func (hs *handles) resume(key string, sb handle.Sandbox, h string, client [32]byte) *heldSandbox {
+	cs := hs.attach(sb)
 	cs.handleKey, cs.handle, cs.sandbox, cs.resumed = key, h, sb, true
-	cs.session.SetIdleTimeout(b.opts.Handles.IdleTimeout)
+	cs.session.SetIdleTimeout(hs.opts.IdleTimeout)
 	held := &heldSandbox{cs: cs, client: client}
-	if other := b.handles.addNew(key, held); other != held {
+	if other := hs.table.addNew(key, held); other != held {
 		go cs.close() // a concurrent call resumed it first
 		return other
 	}
@@ -132,11 +127,11 @@ del _j, _r`
 // resumed sandbox loaded on other replicas: its proxies of them call this
 // replica now, which starts its own instances of them on their first use.
 // What the sandbox says is untrusted: it grants at most the servers of
-// the sandbox's granted servers' record (grants.go), which the sandbox
+// the sandbox's granted servers' record (handle_grants.go), which the sandbox
 // cannot forge, and of those the ones the interpreter reports, that are
 // configured and that the policy lets load. A record that is missing or
 // not the bridge's grants none, and is logged as tampering.
-func (b *Bridge) syncLoadedServers(ctx context.Context, cs *clientSession) {
+func (hs *handles) syncLoadedServers(ctx context.Context, cs *clientSession) {
 	if !cs.resumed || cs.serversSynced.Swap(true) {
 		return
 	}
@@ -153,7 +148,7 @@ func (b *Bridge) syncLoadedServers(ctx context.Context, cs *clientSession) {
 	if len(names) == 0 {
 		return
 	}
-	granted, err := b.readGrants(ctx, cs)
+	granted, err := hs.readGrants(ctx, cs)
 	if err != nil {
 		cs.events.log.Warn("a resumed sandbox reports loaded servers without a record of their grant: none granted (the record was removed or tampered with)",
 			"reported", names, "err", err)
@@ -165,7 +160,7 @@ func (b *Bridge) syncLoadedServers(ctx context.Context, cs *clientSession) {
 			refused = append(refused, n)
 			continue
 		}
-		if !b.servers.Known(n) {
+		if !hs.servers.Known(n) {
 			continue
 		}
 		if _, err := cs.servers.Loadable(n); err != nil {
@@ -180,12 +175,12 @@ func (b *Bridge) syncLoadedServers(ctx context.Context, cs *clientSession) {
 	cs.state.add(ok)
 }
 
-// handleGone ends the handle of cs, whose pinned sandbox is gone (err
-// wraps entrypoint.ErrPinnedGone and says why), and returns the problem
-// to answer the call with.
-func (b *Bridge) handleGone(cs *clientSession, err error) string {
+// gone ends the handle of cs, whose pinned sandbox is gone (err wraps
+// entrypoint.ErrPinnedGone and says why), and returns the problem to
+// answer the call with.
+func (hs *handles) gone(cs *clientSession, err error) string {
 	why := err.Error()
-	if held := b.handles.end(cs.handleKey, why); held != nil {
+	if held := hs.table.end(cs.handleKey, why); held != nil {
 		go held.cs.close()
 	}
 	return fmt.Sprintf("this session handle can no longer be used (%s); leave session out to start a new sandbox", why)
@@ -210,10 +205,10 @@ func withHandle(res *mcp.CallToolResult, h string) *mcp.CallToolResult {
 // removes the persistent sandboxes that have ended.
 const sweepInterval = time.Minute
 
-// sweepHandles removes, now and every sweepInterval until ctx ends, the
+// sweep removes, now and every sweepInterval until ctx ends, the
 // persistent sandboxes of the shared key that have ended (idle, died):
 // any replica does it, since the one that started a sandbox may be gone.
-func (b *Bridge) sweepHandles(ctx context.Context, eng engine.Engine) {
+func (hs *handles) sweep(ctx context.Context, eng engine.Engine) {
 	t := time.NewTicker(sweepInterval)
 	defer t.Stop()
 	for {
@@ -221,18 +216,18 @@ func (b *Bridge) sweepHandles(ctx context.Context, eng engine.Engine) {
 		n := 0
 		s, err := engine.As[engine.Sweeper](sctx, eng)
 		if err == nil {
-			n, err = s.SweepExited(sctx, b.handles.keys.KeyID())
+			n, err = s.SweepExited(sctx, hs.keys.KeyID())
 		}
 		cancel()
 		if err != nil && ctx.Err() == nil {
-			b.log.Debug("sweeping ended persistent sandboxes", "err", err)
+			hs.log.Debug("sweeping ended persistent sandboxes", "err", err)
 		}
 		if n > 0 {
-			b.log.Info("removed ended persistent sandboxes", "count", n)
+			hs.log.Info("removed ended persistent sandboxes", "count", n)
 		}
 		// Sandboxes this replica let go when idle: their sessions (and
 		// the server instances they started) end; a call resumes them.
-		for _, h := range b.handles.detached() {
+		for _, h := range hs.table.detached() {
 			h.cs.leave()
 			h.cs.queue.Leave() // a call that found it just before: told to call again
 		}
@@ -244,15 +239,15 @@ func (b *Bridge) sweepHandles(ctx context.Context, eng engine.Engine) {
 	}
 }
 
-// closeHandles stops the sandboxes behind the handles this bridge holds,
-// or, when replicas share the key, leaves them running for the others.
-func (b *Bridge) closeHandles() {
+// close stops the sandboxes behind the handles this bridge holds, or,
+// when replicas share the key, leaves them running for the others.
+func (hs *handles) close() {
 	var wg sync.WaitGroup
-	for _, h := range b.handles.all() {
+	for _, h := range hs.table.all() {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if b.opts.Handles.Key != "" {
+			if hs.opts.Key != "" {
 				h.cs.leave()
 			} else {
 				h.cs.close()
