@@ -34,6 +34,7 @@ func New(eng engine.Engine, opts *Options) *Bridge {
 	b.policy = policy.Open(o.PolicyFile, o.Registry.StateDir(), b.log)
 	b.searchKeywords = toolsearch.NewKeywordsFile(o.SearchKeywordsFile, o.Registry.StateDir(), b.log)
 	b.servers = servers.New(&servers.Options{Registry: o.Registry, Policy: b.policy, Keywords: b.searchKeywords, Version: o.Version, Logger: b.log,
+		//lint:ignore SA1019 logging is deprecated from 2026-07-28 on, and 2025-11-25 clients use it (logging/setLevel)
 		Events: func(ctx context.Context, level mcp.LoggingLevel, msg string, attrs ...any) {
 			eventsOf(ctx).emit(level, msg, attrs...)
 		},

@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 MCP log messages are deprecated by SEP-2577 (protocol 2026-07-28) but stay functional for at least twelve months; clients that set a level still get the proxied servers' events.
+
 package servers
 
 import (

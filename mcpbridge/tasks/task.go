@@ -7,7 +7,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -325,31 +324,4 @@ func redactTaskID(id string) string {
 		return id[:len(sessionTaskPrefix)+6] + "…"
 	}
 	return handle.RedactTask(id)
-}
-
-// keepTail returns the end of s, at most max bytes, starting on a
-// character boundary.
-func keepTail(s string, max int) string {
-	if len(s) <= max {
-		return s
-	}
-	cut := len(s) - max
-	for cut < len(s) && !utf8.RuneStart(s[cut]) {
-		cut++
-	}
-	return s[cut:]
-}
-
-// lastLines returns the last n lines of s, without a final newline.
-func lastLines(s string, n int) string {
-	s = strings.TrimRight(s, "\n")
-	i := len(s)
-	for range n {
-		j := strings.LastIndexByte(s[:i], '\n')
-		if j < 0 {
-			return s
-		}
-		i = j
-	}
-	return s[i+1:]
 }
