@@ -40,13 +40,14 @@ type Config struct {
 	// Bridge is the bridge Server is the MCP server of.
 	Bridge Bridge
 	// Requests keeps the requests in flight for the calls they carry.
+	// Nil: a registry of the handler's own, which no call reads.
 	Requests *Requests
 	// Health and Metrics serve HealthPath and MetricsPath (GET, HEAD).
 	Health, Metrics http.Handler
 	// Console serves the operator's console at console.Path, behind the
 	// Host and Origin checks and its own token. Zero: no console (404).
 	Console http.Handler
-	// Logger receives the refusals.
+	// Logger receives the refusals. Nil: they are not logged.
 	Logger *slog.Logger
 }
 
@@ -79,6 +80,12 @@ func NewHandler(c Config, opts *Options) http.Handler {
 		o = *opts
 	}
 	o = o.withDefaults()
+	if c.Requests == nil {
+		c.Requests = &Requests{}
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
 	f := &front{opts: o, bridge: c.Bridge, requests: c.Requests, log: c.Logger, guard: newGuard(o.Token, o.AllowedHosts, o.AllowedOrigins)}
 	idle := o.SessionIdleTimeout
 	if idle < 0 {

@@ -225,3 +225,34 @@ func (b stubBridge) Sessions() int {
 func (stubBridge) HaltCalls(string) {}
 
 func (stubBridge) ListenTasks(http.ResponseWriter, *http.Request, []byte) bool { return false }
+
+// idleBridge is a Bridge without sessions, calls or tasks.
+type idleBridge struct{}
+
+func (idleBridge) Sessions() int                                               { return 0 }
+func (idleBridge) HaltCalls(string)                                            {}
+func (idleBridge) ListenTasks(http.ResponseWriter, *http.Request, []byte) bool { return false }
+
+// TestHandlerZeroConfig: a handler made without a Requests registry or a
+// logger (their zero values documented as defaults) serves a request
+// that registers itself, and a refusal that logs, without a panic.
+func TestHandlerZeroConfig(t *testing.T) {
+	h := NewHandler(Config{Server: mcp.NewServer(&mcp.Implementation{Name: "t", Version: "1"}, nil), Bridge: idleBridge{}}, nil)
+	body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`
+	r := httptest.NewRequest(http.MethodPost, Path, strings.NewReader(body))
+	r.Host = "127.0.0.1"
+	r.Header.Set("Content-Type", "application/json")
+	r.Header.Set("Accept", "application/json, text/event-stream")
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	if w.Code != http.StatusOK {
+		t.Fatalf("initialize: %d %s", w.Code, w.Body)
+	}
+	r = httptest.NewRequest(http.MethodPost, Path, strings.NewReader(body))
+	r.Host = "evil.example"
+	w = httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	if w.Code/100 != 4 {
+		t.Fatalf("a request for another host: %d, want a refusal", w.Code)
+	}
+}
