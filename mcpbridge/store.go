@@ -12,6 +12,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/internal/statefile"
 )
 
 // Limits of the host-side stores (an entry is a stored memory).
@@ -85,30 +87,6 @@ func (s *store) readEntry(key string) (entryRecord, bool, error) {
 	return r, true, nil
 }
 
-// writeFile writes data to path atomically, mode 0600: through a
-// temporary file of its own in path's directory (made, mode 0700, when
-// missing), renamed into place, so that bridges sharing the state
-// directory never write one temporary file together.
-func writeFile(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name()) // gone already once renamed
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
-}
-
 // entry serves one request of the sandbox's "memory" type, on a stored
 // memory (an entry of the store: in Go names, memory is RAM): op is
 // save, load, delete, list, update, exists or info.
@@ -146,7 +124,7 @@ func (s *store) entry(op, key string, value, metadata json.RawMessage) (any, err
 			}
 		}
 		data, _ := json.Marshal(r)
-		if err := writeFile(s.entryPath(key), data); err != nil {
+		if err := statefile.Write(s.entryPath(key), data); err != nil {
 			return nil, fmt.Errorf("saving memory %q: %w", key, err)
 		}
 		return r.info(), nil
@@ -215,7 +193,7 @@ func (s *store) saveTool(name, source string) error {
 			return fmt.Errorf("%d tools are saved, the limit", n)
 		}
 	}
-	if err := writeFile(path, []byte(source)); err != nil {
+	if err := statefile.Write(path, []byte(source)); err != nil {
 		return err
 	}
 	s.gen.Add(1)

@@ -17,6 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/discovery"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/internal/statefile"
 )
 
 // maxCatalogFile bounds a catalog file read back from disk.
@@ -148,7 +149,7 @@ func (c *catalog) save(cfg discovery.Server, tools []*mcp.Tool, version string) 
 		err = errors.New("the tool list is larger than a catalog file may be")
 	}
 	if err == nil {
-		err = writeFile(c.path(cfg.Name), data)
+		err = statefile.Write(c.path(cfg.Name), data)
 	}
 	if err != nil {
 		c.log.Warn("saving a server's tools in the catalog", "server", cfg.Name, "err", err)
@@ -209,28 +210,4 @@ func sameConfig(a, b discovery.Server) bool {
 		}
 	}
 	return true
-}
-
-// writeFile writes data to path atomically, mode 0600: through a
-// temporary file of its own in path's directory (made, mode 0700, when
-// missing), renamed into place, so that bridges sharing the state
-// directory never write one temporary file together.
-func writeFile(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name()) // gone already once renamed
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }
