@@ -190,7 +190,7 @@ func quickReport(figures []quickFigure, rec *recordedFigures, recErr error, load
 		}
 	}
 	if notes > 0 {
-		fmt.Fprintf(&b, "\n%d of %d ratios are over %.2f× their recorded ones: compare with an A/B on one machine before reading it as a regression (BENCHMARKS.md, Findings)\n", notes, len(figures), slower)
+		fmt.Fprintf(&b, "\n%d of %d ratios are over %.2f× their recorded ones: compare the commits side by side (scripts/ab) before reading it as a regression (BENCHMARKS.md item 22)\n", notes, len(figures), slower)
 	}
 	return b.String()
 }
