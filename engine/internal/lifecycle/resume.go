@@ -154,7 +154,7 @@ func (e *Engine) SweepExited(ctx context.Context, keyID string) (int, error) {
 	}
 	removed := 0
 	for _, c := range all {
-		if keyID == "" || c.Labels[engine.LabelResumable] != keyID || (c.State != "exited" && c.State != "dead") {
+		if keyID == "" || c.Labels[engine.LabelResumable] != keyID || !ended(c.State) {
 			continue
 		}
 		if err := e.api.Remove(ctx, c.ID); err != nil {
@@ -164,4 +164,16 @@ func (e *Engine) SweepExited(ctx context.Context, keyID string) (int, error) {
 		removed++
 	}
 	return removed, nil
+}
+
+// ended reports whether a container in state (the engine's word) has
+// ended: Docker says exited or dead; Podman also says stopped for one
+// whose process ended and whose clean-up has not run yet, which a loaded
+// machine can leave for seconds.
+func ended(state string) bool {
+	switch state {
+	case "exited", "dead", "stopped":
+		return true
+	}
+	return false
 }
