@@ -30,6 +30,9 @@ const (
 	// read-only to the sandbox user. It is mounted only when Spec.InBytes
 	// is set.
 	InDir = "/workspace/in"
+	// LaneDir is where a sandbox sees the directory of Spec.Lane: the
+	// fast lane's socket, sock, until the runtime connects to it.
+	LaneDir = "/run/mcp-lane"
 )
 
 // A Spec describes one sandbox container; every zero value means the
@@ -81,6 +84,13 @@ type Spec struct {
 	// Session names the client session the container belongs to; it is
 	// recorded in a label. Zero: no session label value.
 	Session string
+	// Lane is a directory on the bridge's host that holds one Unix
+	// socket, the sandbox's fast lane to the bridge (MCP_BRIDGE_FAST_LANE),
+	// bind-mounted read-only at LaneDir. Docker and Podman mount it (a
+	// source missing on the engine's host fails the start); Kubernetes,
+	// whose nodes are not the bridge's host, ignores it, and the lane's
+	// probe finds no socket. Zero: no such mount.
+	Lane string
 	// Resumable, when set, marks the container as one another bridge may
 	// resume (LabelResumable, whose value it is: the fingerprint of the
 	// replicas' shared handle key): the orphan clean-up spares it while

@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -39,7 +40,12 @@ type container struct {
 	// another bridge's call.
 	lastCall float64
 
-	wmu sync.Mutex // serializes frames to stdin
+	wmu sync.Mutex // serializes frames to the sandbox
+	// dmu serializes the dispatch of frames read from the stream and
+	// from the lane.
+	dmu sync.Mutex
+	// link is the sandbox's fast lane (nil: none; guarded by wmu).
+	link *laneLink
 
 	// egress carries the connections of the sandbox's proxy endpoint
 	// (nil: no endpoint).
@@ -67,12 +73,25 @@ type container struct {
 func startContainer(ctx context.Context, eng engine.Engine, opts *Options, log *slog.Logger) (*container, error) {
 	spec := opts.Spec
 	spec.Cmd = command()
+	link := openLane(opts.Lanes, &spec, log)
 	sb, err := eng.Start(ctx, spec)
+	if err != nil && link != nil && strings.Contains(err.Error(), link.lane.dir) {
+		// The engine's host has no such directory: a bridge in a
+		// container, say. The sandbox starts without a lane.
+		opts.Lanes.learn("", fmt.Errorf("the engine cannot mount its directory: %w", err))
+		link.lane.close()
+		link, spec.Lane = nil, ""
+		sb, err = eng.Start(ctx, spec)
+	}
 	if err != nil {
+		if link != nil {
+			link.lane.close()
+		}
 		return nil, err
 	}
 	started := time.Now()
 	ctr := newContainer(sb, opts, log)
+	ctr.link = link
 	go ctr.readStderr()
 	ready := make(chan frame, 1)
 	go ctr.readFrames(ready)
@@ -133,6 +152,9 @@ func (ctr *container) awaitReady(ctx context.Context, ready <-chan frame, opts *
 				return nil, ctr.closeWith(fmt.Errorf("adding the package directories: %w", err))
 			}
 		}
+		if ctr.link != nil {
+			ctr.offerLane(opts.Lanes)
+		}
 		traceReady(ctx, started, f)
 		return ctr, nil
 	case <-ctr.dead:
@@ -185,6 +207,7 @@ func (ctr *container) fault(err error) {
 // Close stops and removes the container.
 func (ctr *container) Close() error {
 	ctr.fault(fmt.Errorf("%w: the sandbox was stopped", ErrSandboxDied))
+	defer ctr.closeLane()
 	return ctr.sb.Close()
 }
 
@@ -192,6 +215,7 @@ func (ctr *container) Close() error {
 // sandbox waits for another bridge; another ends when its input does.
 func (ctr *container) leave() error {
 	ctr.fault(fmt.Errorf("%w: the bridge detached from the sandbox", ErrSandboxDied))
+	ctr.closeLane()
 	if d, ok := ctr.sb.(interface{ Detach() error }); ok {
 		return d.Detach()
 	}
@@ -251,8 +275,14 @@ func (ctr *container) readFrames(ready chan<- frame) {
 		if err == nil && !readySeen && f.T != frameReady {
 			err = fmt.Errorf("%w: %s frame before ready", errProtocol, f.T)
 		}
-		if err == nil {
+		if err == nil && f.T == frameLane && f.Lane.Broke {
+			// Not under dmu: it waits for the lane's reader to dispatch
+			// what reached it.
+			err = ctr.laneFellBack(f.Lane)
+		} else if err == nil {
+			ctr.dmu.Lock()
 			err = ctr.dispatch(f, &readySeen, ready)
+			ctr.dmu.Unlock()
 		}
 		if err != nil {
 			ctr.log.Warn("sandbox protocol violation; stopping the sandbox", "err", err)
@@ -333,6 +363,8 @@ func (ctr *container) dispatch(f frame, readySeen *bool, ready chan<- frame) err
 		go ctr.serveRPC(ctx, f.RPCID, f.Payload)
 	case frameNetOpen, frameNetData, frameNetClose, frameNetAck:
 		return ctr.egress.dispatch(f)
+	case frameLane:
+		return ctr.laneAnswered(f)
 	}
 	return nil
 }
@@ -412,11 +444,15 @@ func (ctr *container) sendData(cid int64, b []byte) error {
 	return ctr.sendRaw(append(data, b...))
 }
 
-// sendRaw writes data, whole frames (or blank lines), to the sandbox.
+// sendRaw writes data, whole frames (or blank lines), to the sandbox:
+// on its lane while one is in use, else on the stream.
 func (ctr *container) sendRaw(data []byte) error {
 	ctr.wmu.Lock()
 	defer ctr.wmu.Unlock()
 	if err := ctr.Err(); err != nil {
+		return err
+	}
+	if done, err := ctr.writeLane(data); done {
 		return err
 	}
 	_, err := ctr.sb.Stdin().Write(data)

@@ -29,7 +29,7 @@ var runtimeFiles embed.FS
 // listed so that a module imports only those before it (no cycle).
 var runtimeModules = []string{
 	"outputs", "channel", "reaper", "limits", "executor", "display", "rpc", "egress",
-	"stdio", "admission", "relay", "dispatch",
+	"stdio", "admission", "relay", "lane", "dispatch",
 }
 
 // sandboxAPIModule is the module the sandbox API (sandbox_api/sandbox_api.py,

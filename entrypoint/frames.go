@@ -125,6 +125,8 @@ type frame struct {
 	Dropped    map[string]int64
 	Killed     int
 	Files      []OutFile
+	// lane: the runtime's answer to the offer, or its report of a break
+	Lane laneReport
 }
 
 // wireFrame is the JSON shape of a frame from the sandbox.
@@ -158,6 +160,11 @@ type wireFrame struct {
 	N          *int64           `json:"n"`
 	Len        *int64           `json:"len"`
 	Install    *bool            `json:"install"`
+	OK         *bool            `json:"ok"`
+	Broke      bool             `json:"broke"`
+	Error      string           `json:"error"`
+	Wrote      *int64           `json:"wrote"`
+	Read       *int64           `json:"read"`
 }
 
 // wireFile is the JSON shape of a file of a result.
@@ -326,6 +333,17 @@ func parseFrame(line []byte) (frame, error) {
 				return bad("without n from 1 to " + strconv.Itoa(egressDownWindow))
 			}
 			f.NetN = int(*w.N)
+		}
+	case frameLane:
+		if w.OK == nil {
+			return bad("without ok")
+		}
+		f.Lane = laneReport{OK: *w.OK, Broke: w.Broke, Error: cutUTF8(w.Error, maxProgressMessage)}
+		if w.Broke {
+			if w.OK != nil && *w.OK || w.Wrote == nil || w.Read == nil || *w.Wrote < 0 || *w.Read < 0 {
+				return bad("reporting a break without ok false and the bytes it wrote and read")
+			}
+			f.Lane.Wrote, f.Lane.Read = *w.Wrote, *w.Read
 		}
 	default:
 		return frame{}, fmt.Errorf("%w: unknown frame type %q", errProtocol, f.T)

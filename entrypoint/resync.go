@@ -79,7 +79,17 @@ func (ctr *container) resync(r *bufio.Reader) error {
 // abandon fails the call in flight with ErrStreamsLost and keeps its id,
 // whose frames are dropped until its result (see settleAbandoned); it
 // returns that id ("": no call ran).
-func (ctr *container) abandon() string {
+func (ctr *container) abandon() string { return ctr.abandonAs(streamsLost) }
+
+// The reasons a call is cut off, which its notice tells (frame.Data of
+// a frameLost).
+const (
+	streamsLost = "streams"
+	laneLost    = "lane"
+)
+
+// abandonAs is abandon for a call cut off for why (streamsLost, laneLost).
+func (ctr *container) abandonAs(why string) string {
 	ctr.mu.Lock()
 	c := ctr.call
 	ctr.call = nil
@@ -92,7 +102,7 @@ func (ctr *container) abandon() string {
 	id := ctr.abandoned
 	ctr.mu.Unlock()
 	if c != nil {
-		c.result <- frame{T: frameLost, ID: c.id}
+		c.result <- frame{T: frameLost, ID: c.id, Data: why}
 	}
 	return id
 }
@@ -183,9 +193,14 @@ func (s *Session) settle(ctx context.Context, ctr *container) error {
 
 // lost is the result of a call cut off by lost streams: its output until
 // then, and a notice that says what happened.
-func (c *callState) lost(began time.Time) *Result {
+func (c *callState) lost(began time.Time, f frame) *Result {
 	res := c.partial(began)
 	res.Status = StatusError
+	if f.Data == laneLost {
+		res.Notice = ErrLaneBroken.Error() + " and frames on it were lost: the call was interrupted and its output from then on is gone; " +
+			"the sandbox and the session's state are kept, and its frames travel the engine's stream from now on"
+		return res
+	}
 	res.Notice = ErrStreamsLost.Error() + " (the engine's API was unreachable for a while; on Kubernetes, the API server restarted, say): " +
 		"the call was interrupted and its output from then on is gone; the sandbox and the session's state are kept"
 	return res

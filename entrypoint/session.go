@@ -91,6 +91,10 @@ type Options struct {
 	// EgressCA is PEM the sandbox trusts besides its system roots, for
 	// a gateway that terminates TLS. Zero: none.
 	EgressCA []byte
+	// Lanes, when set, gives each sandbox a fast lane to the bridge that
+	// carries its frames instead of the engine's stream (lane.go), on the
+	// engines whose sandboxes reach it. Zero: the stream only.
+	Lanes *Lanes
 	// Prepare, when set, runs before each sandbox starts: it may amend the
 	// sandbox's spec (mount a package set) and returns directories the
 	// runtime adds to its import path before the first call, with
@@ -599,7 +603,7 @@ func (s *Session) run(ctx context.Context, ctr *container, call *Call) (res *Res
 		case frameBusy:
 			return &Result{Status: StatusError}, ErrBusy
 		case frameLost:
-			return c.lost(began), nil
+			return c.lost(began, f), nil
 		}
 		return c.finish(f, false), nil
 	case <-ctr.dead:
@@ -623,7 +627,7 @@ func (s *Session) interrupt(ctr *container, c *callState, began time.Time, why s
 	select {
 	case f := <-c.result:
 		if f.T == frameLost {
-			return c.lost(began), nil
+			return c.lost(began, f), nil
 		}
 		if f.Status != statusInterrupt {
 			return c.finish(f, false), nil // it ended on its own meanwhile

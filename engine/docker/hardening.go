@@ -52,6 +52,15 @@ func dockerConfig(spec engine.Spec, o lifecycle.Owner) (*container.Config, *cont
 		mounts = append(mounts, mount.Mount{Type: mount.TypeVolume, Source: v.Name, Target: v.Target, ReadOnly: v.ReadOnly,
 			VolumeOptions: &mount.VolumeOptions{NoCopy: true}})
 	}
+	// The fast lane's directory: Docker takes no nosuid, nodev or noexec
+	// on a bind mount, only readonly; it holds one socket, which
+	// no-new-privileges and the dropped capabilities leave nothing to
+	// gain from. A mount (never a bind of -v, which makes a missing
+	// source) fails when the engine's host has no such directory.
+	if spec.Lane != "" {
+		mounts = append(mounts, mount.Mount{Type: mount.TypeBind, Source: spec.Lane, Target: engine.LaneDir, ReadOnly: true,
+			BindOptions: &mount.BindOptions{Propagation: mount.PropagationRPrivate, NonRecursive: true}})
+	}
 	tmpfs := map[string]string{
 		"/tmp":                 strings.Join(lifecycle.TmpfsOptions(spec.TmpBytes, spec.User, "1777"), ","),
 		lifecycle.WorkspaceDir: strings.Join(lifecycle.TmpfsOptions(spec.WorkspaceBytes, spec.User, "1777"), ","),

@@ -48,6 +48,8 @@ func TestDockerConfig(t *testing.T) {
 			wantVolume("/workspace/out", "s2", "rw,noexec,nosuid,nodev,size=3145728,uid=1000,gid=1000,mode=0700"),
 			wantVolume("/workspace/in", "s2", "rw,noexec,nosuid,nodev,size=4194304,mode=0755"),
 			{Type: mount.TypeVolume, Source: "mcp-pkgs-0123", Target: "/opt/mcp-packages", ReadOnly: true, VolumeOptions: &mount.VolumeOptions{NoCopy: true}},
+			{Type: mount.TypeBind, Source: "/run/mcp-bridge/lanes/0123", Target: "/run/mcp-lane", ReadOnly: true,
+				BindOptions: &mount.BindOptions{Propagation: mount.PropagationRPrivate, NonRecursive: true}},
 		},
 	}
 	runc := maps.Clone(operator)

@@ -101,7 +101,11 @@ type localSandbox struct {
 	closeErr       error
 }
 
-func (s *localSandbox) ID() string            { return "local" }
+func (s *localSandbox) ID() string { return "local" }
+
+// SharesHostFS reports that the sandbox sees the host's files as they
+// are: a fast lane is offered at its host path.
+func (s *localSandbox) SharesHostFS() bool    { return true }
 func (s *localSandbox) Stdin() io.WriteCloser { return s.stdin }
 func (s *localSandbox) Stdout() io.Reader     { return s.stdout }
 func (s *localSandbox) Stderr() io.Reader     { return s.stderr }

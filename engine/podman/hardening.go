@@ -57,6 +57,11 @@ func podmanSpec(s engine.Spec, o lifecycle.Owner) *specgen.SpecGenerator {
 		mounts = append(mounts, spec.Mount{Destination: engine.SiteDir, Type: "tmpfs", Source: "tmpfs",
 			Options: lifecycle.MountOptions(lifecycle.SiteFlags, s.SiteBytes, "", "1777")})
 	}
+	// The fast lane's directory: one socket, read-only, nothing to run.
+	if s.Lane != "" {
+		mounts = append(mounts, spec.Mount{Destination: engine.LaneDir, Type: "bind", Source: s.Lane,
+			Options: []string{"bind", "ro", "nosuid", "nodev", "noexec", "rprivate"}})
+	}
 	// Named volumes (package sets): nosuid and nodev, never noexec.
 	var volumes []*specgen.NamedVolume
 	for _, v := range s.Volumes {

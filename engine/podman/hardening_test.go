@@ -70,6 +70,7 @@ func TestPodmanSpec(t *testing.T) {
 			{Destination: "/workspace/out", Type: "tmpfs", Source: "tmpfs", Options: []string{"rw", "noexec", "nosuid", "nodev", "size=3145728", "mode=1777"}},
 			{Destination: "/workspace/in", Type: "tmpfs", Source: "tmpfs", Options: []string{"rw", "noexec", "nosuid", "nodev", "size=4194304", "mode=0755"}},
 			{Destination: "/opt/mcp-site", Type: "tmpfs", Source: "tmpfs", Options: []string{"rw", "exec", "nosuid", "nodev", "size=5242880", "mode=1777"}},
+			{Destination: "/run/mcp-lane", Type: "bind", Source: "/run/mcp-bridge/lanes/0123", Options: []string{"bind", "ro", "nosuid", "nodev", "noexec", "rprivate"}},
 		},
 		"Spec.Rlimits": []spec.POSIXRlimit{
 			{Type: "nofile", Soft: 256, Hard: 256},

@@ -13,7 +13,8 @@ class Dispatch:
     to admission to hold or drop, and the driver's frames to the part
     each is for."""
 
-    def __init__(self, admission, relay, chan, executor, rpc, egress):
+    def __init__(self, admission, relay, chan, executor, rpc, egress, lane=None):
+        self.lane = lane
         self.admission = admission
         self.relay = relay
         self.chan = chan
@@ -25,6 +26,13 @@ class Dispatch:
         """Acts on one frame from host (a dict); host is None in tests of
         one host."""
         t = msg.get("t")
+        if t == "lane":
+            # The offer of a fast lane: the first host's only, at its start.
+            if self.lane is not None and host is not None and host is self.lane.main:
+                self.lane.open(msg)
+            else:
+                channel.log("ignoring a lane offer of another host")
+            return
         if t == "exec":
             # Whether host drives the sandbox is decided under the lock
             # that admits the call: another host may take it over between

@@ -19,6 +19,7 @@ with it (see runtimeProgram in entrypoint.go), each of one concern:
     mcp_sandbox_stdio      the standard streams: the protocol's and the user's
     mcp_sandbox_admission  which host drives the sandbox, which call is current
     mcp_sandbox_relay      persistence, and the hosts that resume the sandbox
+    mcp_sandbox_lane       the fast lane: the first host's frames on a socket of its own
     mcp_sandbox_dispatch   each host frame to the part that acts on it
 
 The Runtime here composes them and is the call loop: it serves the first
@@ -39,6 +40,7 @@ import mcp_sandbox_dispatch as dispatch
 import mcp_sandbox_display as display
 import mcp_sandbox_egress as egress
 import mcp_sandbox_executor as executor
+import mcp_sandbox_lane as lane
 import mcp_sandbox_limits as limits
 import mcp_sandbox_outputs as outputs
 import mcp_sandbox_reaper as reaper
@@ -81,7 +83,15 @@ class Runtime:
             self.executor.request_interrupt,
             self.egress.flush,
         )
-        self.dispatch = dispatch.Dispatch(self.admission, self.relay, self.chan, self.executor, self.rpc, self.egress)
+        self.lane = lane.Lane(
+            self.chan,
+            self.main,
+            self.stdio.out_fd,
+            sandbox,
+            lambda msg, host: self.handle(msg, host),
+            self.egress.flush,
+        )
+        self.dispatch = dispatch.Dispatch(self.admission, self.relay, self.chan, self.executor, self.rpc, self.egress, self.lane)
         self.display.start_pumps(self.stdio.out_r, self.stdio.err_r)
         self.stdio.restore()
 
@@ -190,6 +200,7 @@ def runtime_files():
             stdio.Stdio.restore,
             admission.Admission.admit,
             relay.Relay.serve_host,
+            lane.Lane.write,
             dispatch.Dispatch.handle,
             main,
         )

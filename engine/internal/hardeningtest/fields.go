@@ -91,7 +91,7 @@ var (
 		TmpBytes: 1 << 20, WorkspaceBytes: 2 << 20, OutBytes: 3 << 20, InBytes: 4 << 20, SiteBytes: 5 << 20,
 		Volumes: []engine.VolumeMount{{Name: "mcp-pkgs-0123", Target: engine.PackagesDir, ReadOnly: true}},
 		NoFile:  256, NProc: 64,
-		OCIRuntime: "runsc", Session: "s2",
+		OCIRuntime: "runsc", Session: "s2", Lane: "/run/mcp-bridge/lanes/0123",
 	}
 	// RuncSpec is OperatorSpec under runc, where the limits on tasks are
 	// the operator's as they are; under gVisor (OperatorSpec) they move.

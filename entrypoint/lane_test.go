@@ -1,0 +1,174 @@
+package entrypoint
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// newLanes returns a Lanes in a directory of the test's own.
+func newLanes(t *testing.T) *Lanes {
+	t.Helper()
+	l, err := NewLanes(filepath.Join(t.TempDir(), "lanes"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+// laneInUse reports whether s's sandbox frames travel its lane.
+func laneInUse(s *Session) bool {
+	s.mu.Lock()
+	ctr := s.ctr
+	s.mu.Unlock()
+	if ctr == nil {
+		return false
+	}
+	ctr.wmu.Lock()
+	defer ctr.wmu.Unlock()
+	return ctr.link != nil && ctr.link.conn != nil && !ctr.link.broken && !ctr.link.settled
+}
+
+func TestLaneCarriesTheFrames(t *testing.T) {
+	lanes := newLanes(t)
+	s := newLocal(t, Options{Lanes: lanes, MaxOutputBytes: -1, RPC: func(ctx context.Context, p json.RawMessage) (any, error) {
+		return map[string]string{"echo": string(p)}, nil
+	}})
+	exec1(t, s, "x = 41", 0)
+	if !laneInUse(s) {
+		t.Fatalf("the lane is not in use; status %v", lanes.Status())
+	}
+	if st := lanes.Status()[""]; st.Path != "lane" {
+		t.Fatalf("status %+v, want the lane", st)
+	}
+	// The socket is gone once the runtime connected: no second connection.
+	entries, _ := filepath.Glob(filepath.Join(lanes.Dir(), "*", laneSocket))
+	if len(entries) != 0 {
+		t.Fatalf("sockets left after the handshake: %v", entries)
+	}
+	big := strings.Repeat("y", 3<<20)
+	res := exec1(t, s, `import mcp_sandbox_runtime as r
+print(x + 1)
+v = await r.rpc({"k": "`+big[:10]+`"})
+print(len(v["echo"]))
+print("z" * (3 << 20), end="")`, 0)
+	if res.Status != StatusSuccess || !strings.HasPrefix(res.Stdout, "42\n18\n") || len(res.Stdout) < 3<<20 {
+		t.Fatalf("got %s %q… (%d bytes), exc %s", res.Status, res.Stdout[:min(40, len(res.Stdout))], len(res.Stdout), res.ExceptionMessage)
+	}
+	if !laneInUse(s) {
+		t.Fatal("the lane fell back")
+	}
+}
+
+// TestLaneBreaksMidCall cuts the lane from sandbox code in the middle of
+// a call: the call's frames carry on over the stream, nothing is lost,
+// and the session keeps its state.
+func TestLaneBreaksMidCall(t *testing.T) {
+	lanes := newLanes(t)
+	s := newLocal(t, Options{Lanes: lanes})
+	exec1(t, s, "kept = 'state'", 0)
+	if !laneInUse(s) {
+		t.Fatal("no lane")
+	}
+	res := exec1(t, s, `import os, socket, time
+print("before")
+for fd in range(3, 256):
+    try:
+        sk = socket.socket(fileno=fd)
+    except OSError:
+        continue
+    try:
+        peer = sk.getpeername()
+    except OSError:
+        peer = ""
+    if isinstance(peer, str) and peer.endswith("/sock"):
+        sk.shutdown(socket.SHUT_RDWR)
+    sk.detach()
+time.sleep(0.3)
+print("after", kept)`, 10*time.Second)
+	if res.Status != StatusSuccess || res.Stdout != "before\nafter state\n" {
+		t.Fatalf("got %s %q, notice %q", res.Status, res.Stdout, res.Notice)
+	}
+	if laneInUse(s) {
+		t.Fatal("the lane is still in use")
+	}
+	want(t, exec1(t, s, "print(kept)", 0), StatusSuccess, "state\n")
+}
+
+// TestLaneBrokenByTheHost closes the host's end while a call waits: the
+// runtime reports the break on the stream and the call ends there.
+func TestLaneBrokenByTheHost(t *testing.T) {
+	lanes := newLanes(t)
+	s := newLocal(t, Options{Lanes: lanes})
+	exec1(t, s, "kept = 7", 0)
+	done := make(chan *Result, 1)
+	go func() { done <- exec1(t, s, "import time\ntime.sleep(0.5)\nprint(kept)", 10*time.Second) }()
+	time.Sleep(200 * time.Millisecond)
+	s.mu.Lock()
+	ctr := s.ctr
+	s.mu.Unlock()
+	ctr.wmu.Lock()
+	ctr.link.conn.Close()
+	ctr.wmu.Unlock()
+	res := <-done
+	if res.Status != StatusSuccess || res.Stdout != "7\n" {
+		t.Fatalf("got %s %q, notice %q", res.Status, res.Stdout, res.Notice)
+	}
+	want(t, exec1(t, s, "print(kept + 1)", 0), StatusSuccess, "8\n")
+}
+
+// TestLaneRefusesAStranger connects to a lane's socket before the runtime
+// does, with a wrong token: the lane is given up, the frames stay on the
+// stream, and nothing else may connect.
+func TestLaneRefusesAStranger(t *testing.T) {
+	lanes := newLanes(t)
+	ln, err := lanes.open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.close()
+	c, err := netDialUnix(filepath.Join(ln.dir, laneSocket))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Write(bytes.Repeat([]byte("0"), 2*laneTokenBytes))
+	c.Write([]byte("\n"))
+	got := <-ln.accepted
+	if got.err == nil || got.conn != nil {
+		t.Fatalf("a wrong token was accepted: %+v", got)
+	}
+	if _, err := os.Stat(filepath.Join(ln.dir, laneSocket)); !os.IsNotExist(err) {
+		t.Fatalf("the socket is still there after the first connection: %v", err)
+	}
+	if _, err := netDialUnix(filepath.Join(ln.dir, laneSocket)); err == nil {
+		t.Fatal("a second connection was made")
+	}
+}
+
+// TestLaneProbeFails gives a runtime an offer it cannot reach: the frames
+// stay on the stream, and the engine's status says why.
+func TestLaneProbeFails(t *testing.T) {
+	lanes := newLanes(t)
+	s := newLocal(t, Options{Lanes: lanes})
+	s.opts.Spec.Image = "" // the local engine ignores the spec; the offer's path is what fails
+	// A runtime in sandbox mode takes only engine.LaneDir's socket, which
+	// this host has not: emulate it with an offer the runtime refuses.
+	lanes.learn("", os.ErrNotExist)
+	exec1(t, s, "pass", 0)
+	if laneInUse(s) {
+		t.Fatal("a lane was used after the probe failed")
+	}
+	if st := lanes.Status()[""]; st.Path != "stream" || st.Why == "" {
+		t.Fatalf("status %+v", st)
+	}
+}
+
+func netDialUnix(path string) (*net.UnixConn, error) {
+	return net.DialUnix("unix", nil, &net.UnixAddr{Name: path, Net: "unix"})
+}
