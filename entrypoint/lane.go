@@ -348,3 +348,12 @@ func (l *Lanes) allFailed() bool {
 	}
 	return true
 }
+
+// Close removes the directory of the bridge's lanes; sandboxes still
+// running keep what they mounted. A nil *Lanes does nothing.
+func (l *Lanes) Close() error {
+	if l == nil {
+		return nil
+	}
+	return os.RemoveAll(l.dir)
+}

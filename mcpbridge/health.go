@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/entrypoint"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/httpserve"
 )
 
@@ -33,9 +34,10 @@ const (
 // most that often), the sessions open and the pool's sandboxes.
 type healthCheck struct {
 	eng      engine.Engine
-	pool     *sandboxPool // nil: none
-	sessions func() int   // the client sessions open
-	version  string       // the build's
+	pool     *sandboxPool      // nil: none
+	sessions func() int        // the client sessions open
+	version  string            // the build's
+	lanes    *entrypoint.Lanes // nil: no fast lanes
 
 	mu  sync.Mutex // held while pinging: concurrent probes share a ping
 	at  time.Time
@@ -90,6 +92,9 @@ type healthReport struct {
 	PoolSize  int    `json:"pool_size"`
 	// Engines is the state of each engine when there are several.
 	Engines []engine.EngineState `json:"engines,omitempty"`
+	// Lanes says, with MCP_BRIDGE_FAST_LANE, which path each engine's
+	// frames take, once a sandbox of it started.
+	Lanes map[string]entrypoint.LaneStatus `json:"lanes,omitempty"`
 }
 
 // ServeHTTP answers a health probe: 200 when the engine answers, 503
@@ -106,6 +111,13 @@ func (h *healthCheck) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rep.Engine = h.engineName() // after the ping, which may connect it
 	if st, ok := h.eng.(engineStates); ok {
 		rep.Engines = st.Engines()
+	}
+	if h.lanes != nil {
+		rep.Lanes = h.lanes.Status()
+		if st, ok := rep.Lanes[""]; ok {
+			delete(rep.Lanes, "")
+			rep.Lanes[rep.Engine] = st
+		}
 	}
 	body, _ := json.Marshal(rep)
 	w.Header().Set("Content-Type", "application/json")

@@ -35,7 +35,8 @@ func (b *Bridge) HTTPHandler(opts *HTTPOptions) http.Handler {
 	if opts != nil {
 		o = *opts
 	}
-	health := &healthCheck{eng: b.eng, pool: b.pool, sessions: b.sessionCount, version: b.opts.Version}
+	health := &healthCheck{eng: b.eng, pool: b.pool, sessions: b.sessionCount, version: b.opts.Version,
+		lanes: b.opts.Session.Lanes}
 	c := httpserve.Config{Server: b.server, Bridge: httpBridge{b}, Requests: &b.requests,
 		Health: health, Metrics: metricsHandler(b.metrics), Logger: b.log}
 	if o.ConsoleToken != "" {

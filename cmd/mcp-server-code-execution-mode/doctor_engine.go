@@ -72,6 +72,7 @@ func (d *doctor) checkOneEngine(ctx context.Context, cfg *config.Config) {
 		return
 	}
 	d.report(runtimeResult(info, spec.OCIRuntime, probe))
+	d.checkLane(ctx, cfg, eng)
 }
 
 // engineCheck connects to the engine and describes it.

@@ -10,6 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/cmd/mcp-server-code-execution-mode/config"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/entrypoint"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/audit"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/egress"
@@ -53,8 +54,17 @@ func newBridge(cfg *config.Config, log *slog.Logger, adjust func(*mcpbridge.Opti
 			return nil, nil, fmt.Errorf("%s: %w", config.EnvEgressCA, err)
 		}
 	}
+	var lanes *entrypoint.Lanes
+	if cfg.FastLane {
+		var err error
+		if lanes, err = entrypoint.NewLanes(cfg.LaneDir, log); err != nil {
+			auditLog.Close()
+			return nil, nil, fmt.Errorf("%s: %w", config.EnvFastLane, err)
+		}
+	}
 	eng := newEngine(cfg, log)
 	opts := cfg.Bridge
+	opts.Session.Lanes = lanes
 	opts.EgressCA = ca
 	opts.Version = version
 	opts.Logger = log
@@ -63,7 +73,7 @@ func newBridge(cfg *config.Config, log *slog.Logger, adjust func(*mcpbridge.Opti
 		adjust(&opts)
 	}
 	br := mcpbridge.New(eng, &opts)
-	return br, func() { br.Close(); eng.Close(); auditLog.Close() }, nil
+	return br, func() { br.Close(); eng.Close(); auditLog.Close(); lanes.Close() }, nil
 }
 
 // serve runs the bridge on stdin and stdout until the client goes.

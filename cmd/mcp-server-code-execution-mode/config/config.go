@@ -80,6 +80,12 @@ type Config struct {
 	// command, for replicas that share sandboxes. Zero: the bridge makes
 	// a CA of its own at start.
 	EgressCACert, EgressCAKey string
+	// FastLane gives each sandbox of a local engine a fast lane to the
+	// bridge (MCP_BRIDGE_FAST_LANE=1), made by the command under LaneDir
+	// (MCP_BRIDGE_FAST_LANE_DIR). Zero: the engine's stream only; a
+	// zero LaneDir is entrypoint.DefaultLaneRoot().
+	FastLane bool
+	LaneDir  string
 }
 
 // Load reads the settings from getenv (os.Getenv when nil). Every invalid
@@ -153,6 +159,8 @@ func Load(getenv func(string) string) (*Config, error) {
 	c.Bridge.SearchKeywordsFile = r.path(r.renamed(EnvSearchKeywords, EnvSearchAliases))
 	c.AuditLog = r.path(EnvAuditLog)
 	c.EgressCACert, c.EgressCAKey = r.pathPair(EnvEgressCA)
+	c.FastLane = r.flag(EnvFastLane)
+	c.LaneDir = r.path(EnvFastLaneDir)
 	c.Bridge.Packages = r.packageOptions()
 	c.Audit.MaxBytes = r.size(EnvAuditMaxBytes, 4<<10, 1<<40, "want a size of at least 4k, such as 64m")
 	c.Bridge.MaxQueuedCalls = int(r.integer(EnvMaxQueuedCalls, 1, 1000, "want a whole number from 1 to 1000"))

@@ -84,6 +84,8 @@ const (
 	EnvPipWheel            = "MCP_BRIDGE_PIP_WHEEL"
 	EnvPackagesCache       = "MCP_BRIDGE_PACKAGES_CACHE_MAX"
 	EnvPackagesSession     = "MCP_BRIDGE_PACKAGES_SESSION_MAX"
+	EnvFastLane            = "MCP_BRIDGE_FAST_LANE"
+	EnvFastLaneDir         = "MCP_BRIDGE_FAST_LANE_DIR"
 )
 
 // The deprecated names of variables Load reads when the new name is
