@@ -5,7 +5,10 @@ package integration
 import (
 	"cmp"
 	"encoding/json"
+	"net"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -17,7 +20,7 @@ import (
 // probe is run inside the sandbox and reports what the code there can see
 // and do. Every hardening property is asserted on its report.
 const probe = `
-import json, os, resource, socket, subprocess, sys
+import json, os, resource, stat, subprocess, sys
 
 def attempt(f):
     try:
@@ -62,10 +65,24 @@ def exec_from(d):
         subprocess.run([p], check=True)
     return f
 
-def connect(addr):
-    def f():
-        socket.create_connection(addr, timeout=3).close()
-    return f
+def routes(path):
+    # The routing table's entries (none: nothing leaves the sandbox), read
+    # rather than tried: the probe dials no address.
+    try:
+        with open(path) as f:
+            lines = f.read().splitlines()
+    except OSError as e:
+        return [str(e)]
+    return [l for l in lines[1 if path.endswith("/route") else 0:] if l.strip() and " lo" not in l and "\tlo" not in l and not l.startswith("lo")]
+
+def lane_dir(d):
+    # What the fast lane's directory holds (None: it is not there).
+    if not os.path.isdir(d):
+        return None
+    entries = []
+    for n in sorted(os.listdir(d)):
+        entries.append([n, stat.S_ISSOCK(os.lstat(os.path.join(d, n)).st_mode)])
+    return {"entries": entries, "write": attempt(write(d + "/probe"))}
 
 mounts = {}
 with open("/proc/mounts") as f:
@@ -82,8 +99,9 @@ print(json.dumps({
     "groups": os.getgroups(),
     "NoNewPrivs": st.get("NoNewPrivs"), "CapEff": st.get("CapEff"), "CapPrm": st.get("CapPrm"),
     "CapInh": st.get("CapInh"), "CapAmb": st.get("CapAmb"), "CapBnd": st.get("CapBnd"),
-    "net_ip": attempt(connect(("1.1.1.1", 80))),
-    "net_local": attempt(connect(("172.17.0.1", 2375))),
+    "routes4": routes("/proc/net/route"),
+    "routes6": routes("/proc/net/ipv6_route"),
+    "lane": lane_dir("/run/mcp-lane"),
     "interfaces": sorted(os.listdir("/sys/class/net")),
     "write_root": attempt(write("/probe")),
     "write_etc": attempt(write("/etc/probe")),
@@ -93,7 +111,7 @@ print(json.dumps({
     "exec_tmp": attempt(exec_from("/tmp")),
     "exec_workspace": attempt(exec_from("/workspace")),
     "exec_out": attempt(exec_from("/workspace/out")),
-    "mounts": {k: mounts.get(k) for k in ("/", "/tmp", "/workspace", "/workspace/out")},
+    "mounts": {k: mounts.get(k) for k in ("/", "/tmp", "/workspace", "/workspace/out", "/run/mcp-lane")},
     "cwd": os.getcwd(),
     "env": dict(os.environ),
     "mem_path": mem_path, "mem": mem, "swap_path": swap_path, "swap": swap,
@@ -112,8 +130,12 @@ type probeReport struct {
 	CapEff, CapPrm       string
 	CapInh, CapAmb       string
 	CapBnd               string
-	NetIP                string `json:"net_ip"`
-	NetLocal             string `json:"net_local"`
+	Routes4              []string
+	Routes6              []string
+	Lane                 *struct {
+		Entries [][2]any
+		Write   string
+	}
 	Interfaces           []string
 	WriteRoot            string `json:"write_root"`
 	WriteEtc             string `json:"write_etc"`
@@ -146,18 +168,45 @@ const hostCanary = "MCP_TEST_HOST_CANARY"
 func TestHardeningFromInside(t *testing.T) {
 	// A variable of the host's environment that must not reach the sandbox.
 	t.Setenv(hostCanary, "host-secret")
-	forEachEngine(t, checkHardening)
+	forEachEngine(t, func(t *testing.T, e testEngine) {
+		checkHardening(t, e, "")
+		// With the fast lane (MCP_BRIDGE_FAST_LANE), one directory is
+		// mounted from the host: read-only, holding one socket.
+		checkHardening(t, e, laneDir(t))
+	})
 }
 
-// checkHardening runs the probe in a sandbox on e and asserts every
-// hardening property on its report. The caller sets hostCanary in the
-// environment, which must not reach the sandbox.
-func checkHardening(t *testing.T, e testEngine) {
+// laneDir makes a fast lane's directory as entrypoint.Lanes makes it:
+// mode 0755 in a 0700 directory of the bridge's user, holding one socket
+// of mode 0666, which listens until the test ends.
+func laneDir(t *testing.T) string {
+	parent := filepath.Join(t.TempDir(), "lanes")
+	dir := filepath.Join(parent, "sb-1")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(parent, 0o700)
+	ln, err := net.Listen("unix", filepath.Join(dir, "sock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	os.Chmod(filepath.Join(dir, "sock"), 0o666)
+	return dir
+}
+
+// checkHardening runs the probe in a sandbox on e, with lane as its
+// fast lane's directory ("": none), and asserts every hardening property
+// on its report. The caller sets hostCanary in the environment, which
+// must not reach the sandbox.
+func checkHardening(t *testing.T, e testEngine, lane string) {
 	spec := pySpec(t, "hardening")
 	spec.MemoryBytes = 96 << 20
 	spec.PidsLimit = 48
+	spec.Lane = lane
 	var r probeReport
 	runJSON(t, e, spec, probe, &r)
+	checkLane(t, e, lane, &r)
 
 	check := func(name string, ok bool, got any) {
 		t.Helper()
@@ -172,8 +221,8 @@ func checkHardening(t *testing.T, e testEngine) {
 	for name, v := range map[string]string{"CapEff": r.CapEff, "CapPrm": r.CapPrm, "CapInh": r.CapInh, "CapAmb": r.CapAmb, "CapBnd": r.CapBnd} {
 		check(name+" all zero", strings.Trim(v, "0") == "" && v != "", v)
 	}
-	check("network unreachable (public IP)", strings.Contains(r.NetIP, "unreachable"), r.NetIP)
-	check("network unreachable (docker bridge)", r.NetLocal != "ok", r.NetLocal)
+	check("no route but loopback (IPv4)", len(r.Routes4) == 0, r.Routes4)
+	check("no route but loopback (IPv6)", len(r.Routes6) == 0, r.Routes6)
 	check("only loopback interface", slices.Equal(r.Interfaces, []string{"lo"}), r.Interfaces)
 	check("rootfs not writable (/)", strings.Contains(r.WriteRoot, "Read-only file system") || strings.Contains(r.WriteRoot, "Permission denied"), r.WriteRoot)
 	check("rootfs not writable (/etc)", strings.Contains(r.WriteEtc, "Read-only file system") || strings.Contains(r.WriteEtc, "Permission denied"), r.WriteEtc)
@@ -219,6 +268,36 @@ func checkHardening(t *testing.T, e testEngine) {
 	check("nproc rlimit set", r.NProc[0] == spec.NProc && r.NProc[1] == spec.NProc, r.NProc)
 	check("an init process is PID 1", r.PID != 1 && r.Init != "python3", []any{r.PID, r.Init})
 	t.Logf("%s: init=%q cgroup mem=%s pids=%s", e.Name(), r.Init, r.MemPath, r.PidsPath)
+}
+
+// checkLane asserts what the probe found at engine.LaneDir: nothing
+// without a lane; with one, a read-only mount (nosuid, nodev and noexec
+// where the engine takes them: Podman) of one directory holding one
+// socket.
+func checkLane(t *testing.T, e testEngine, lane string, r *probeReport) {
+	t.Helper()
+	m := r.Mounts[engine.LaneDir]
+	if lane == "" {
+		if m != nil || r.Lane != nil {
+			t.Errorf("without a lane, %s is there: mount %+v, holding %+v", engine.LaneDir, m, r.Lane)
+		}
+		return
+	}
+	want := []string{"ro"}
+	if e.Name() == "podman" {
+		want = append(want, "nosuid", "nodev", "noexec")
+	}
+	for _, o := range want {
+		if m == nil || !slices.Contains(m.Options, o) {
+			t.Errorf("the lane's mount %+v lacks %s", m, o)
+		}
+	}
+	if r.Lane == nil || len(r.Lane.Entries) != 1 || r.Lane.Entries[0][0] != "sock" || r.Lane.Entries[0][1] != true {
+		t.Errorf("the lane's directory holds %+v, want one socket, sock", r.Lane)
+	}
+	if r.Lane != nil && !strings.Contains(r.Lane.Write, "Read-only file system") {
+		t.Errorf("writing in the lane's directory: %s", r.Lane.Write)
+	}
 }
 
 // imageEnv returns the variables image declares (its ENV), read with the

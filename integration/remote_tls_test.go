@@ -45,7 +45,7 @@ func TestTLSHardening(t *testing.T) {
 	d := tlsDaemon(t)
 	t.Setenv(hostCanary, "host-secret")
 	e := d.Engine(t)
-	t.Run("hardening", func(t *testing.T) { checkHardening(t, e) })
+	t.Run("hardening", func(t *testing.T) { checkHardening(t, e, "") })
 	t.Run("gvisor", func(t *testing.T) {
 		info, err := d.Client(t).Info(context.Background())
 		if err != nil {
