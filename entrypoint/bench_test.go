@@ -116,3 +116,25 @@ print(down, up, got.decode(), sorted(t)[100])`, egressBenchBytes)
 	b.ReportMetric(mib/up, "up-MiB/s")
 	b.ReportMetric(rtt/float64(b.N)*1e6, "exchange-µs")
 }
+
+// BenchmarkExecuteLocalLane is BenchmarkExecuteLocal over a fast lane.
+func BenchmarkExecuteLocalLane(b *testing.B) {
+	lanes, err := NewLanes(b.TempDir(), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	s := New(enginetest.Local{}, &Options{Lanes: lanes})
+	defer s.Close()
+	ctx := context.Background()
+	if err := s.Start(ctx); err != nil {
+		b.Fatal(err)
+	}
+	if st := lanes.Status()[""]; st.Path != "lane" {
+		b.Fatalf("no lane: %+v", st)
+	}
+	for b.Loop() {
+		if res, err := s.Execute(ctx, "pass", 0); err != nil || res.Status != StatusSuccess {
+			b.Fatal(res, err)
+		}
+	}
+}

@@ -43,6 +43,7 @@ class Lane:
         self.offered = False
         self.sock = None
         self.fd = None
+        self.ino = None
         self.wrote = 0
         self.read = 0
         self.breaking = False
@@ -87,7 +88,7 @@ class Lane:
             except OSError:
                 sock.close()
                 return
-            self.sock, self.fd = sock, fd
+            self.sock, self.fd, self.ino = sock, fd, os.fstat(fd).st_ino
             self.main.out_fd = fd
             if self.chan.fd == self.stream_fd:
                 self.chan.fd = fd
@@ -141,4 +142,14 @@ class Lane:
                 channel.write_all(self.stream_fd, data)
             except OSError as e:
                 channel.log("reporting the lane's break: %s" % e)
+        # Closed unless sandbox code closed its descriptor first (which
+        # may now be another file of its own).
+        try:
+            mine = os.fstat(self.fd).st_ino == self.ino
+        except OSError:
+            mine = False
+        if mine:
+            self.sock.close()
+        else:
+            self.sock.detach()
         channel.log("the lane ended; frames travel the stream")

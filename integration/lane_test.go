@@ -1,0 +1,94 @@
+//go:build integration
+
+package integration
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// laneProbe is sandbox code that reports, in one line, whether the
+// runtime's fast lane is connected (a socket of the process whose peer is
+// the lane's), what the lane's directory holds, and what a second
+// connection to it gets.
+const laneProbe = `import os, socket
+lane = 0
+for fd in range(3, 512):
+    try:
+        sk = socket.socket(fileno=fd)
+    except OSError:
+        continue
+    try:
+        if sk.family == socket.AF_UNIX and str(sk.getpeername()).endswith("/sock"):
+            lane += 1
+    except OSError:
+        pass
+    finally:
+        sk.detach()
+try:
+    s = socket.socket(socket.AF_UNIX)
+    s.connect("/run/mcp-lane/sock")
+    second = "connected"
+except OSError as e:
+    second = type(e).__name__
+print("lane", lane, "holds", os.listdir("/run/mcp-lane"), "second", second)`
+
+// laneCut is sandbox code that shuts the runtime's lane down in the middle
+// of its call, then goes on printing.
+const laneCut = `import socket, time
+print("before", flush=True)
+for fd in range(3, 512):
+    try:
+        sk = socket.socket(fileno=fd)
+    except OSError:
+        continue
+    try:
+        if sk.family == socket.AF_UNIX and str(sk.getpeername()).endswith("/sock"):
+            sk.shutdown(socket.SHUT_RDWR)
+    except OSError:
+        pass
+    finally:
+        sk.detach()
+time.sleep(0.5)
+print("after", kept)`
+
+// TestLaneThroughTheBridge runs the built binary with the fast lane on
+// (MCP_BRIDGE_FAST_LANE=1) on Docker and Podman: the runtime's frames
+// travel one authenticated connection, the lane's socket is gone once it
+// connected (sandbox code cannot open a second lane), output, state and
+// a large result come through, and a lane shut down mid-call falls back
+// to the stream without losing the call, its output or the state.
+func TestLaneThroughTheBridge(t *testing.T) {
+	t.Parallel()
+	forEachEngine(t, func(t *testing.T, e testEngine) {
+		var stderr lockedBuffer
+		root := filepath.Join(t.TempDir(), "lanes")
+		cs, _, _ := launchBridge(t, []string{"MCP_BRIDGE_RUNTIME=" + e.Name(), "MCP_BRIDGE_LOG_LEVEL=INFO",
+			"MCP_BRIDGE_FAST_LANE=1", "MCP_BRIDGE_FAST_LANE_DIR=" + root}, &stderr, nil)
+		text, isErr := runPython(t, cs, map[string]any{"code": "kept = 'state'\n" + laneProbe})
+		if isErr || text != "lane 1 holds [] second FileNotFoundError" {
+			t.Fatalf("the probe: %q (error %v); stderr:\n%s", text, isErr, stderr.String())
+		}
+		text, isErr = runPython(t, cs, map[string]any{"code": "print('x' * 20000, end='')"})
+		if isErr || text != strings.Repeat("x", 20000) {
+			t.Fatalf("a large output: %d bytes, error %v", len(text), isErr)
+		}
+		text, isErr = runPython(t, cs, map[string]any{"code": laneCut})
+		if isErr || text != "before\nafter state" {
+			t.Fatalf("the call whose lane was cut: %q (error %v); stderr:\n%s", text, isErr, stderr.String())
+		}
+		text, isErr = runPython(t, cs, map[string]any{"code": "print(kept)\n" + laneProbe})
+		if isErr || !strings.HasPrefix(text, "state\nlane 0 ") {
+			t.Fatalf("after the fall back: %q (error %v)", text, isErr)
+		}
+		deadline := time.Now().Add(5 * time.Second)
+		for !strings.Contains(stderr.String(), "the fast lane to the sandbox broke") && time.Now().Before(deadline) {
+			time.Sleep(50 * time.Millisecond)
+		}
+		if log := stderr.String(); !strings.Contains(log, "the fast lane to the sandbox broke") || !strings.Contains(log, "intact=true") {
+			t.Errorf("no log line of the lane's break, intact:\n%s", log)
+		}
+	})
+}
