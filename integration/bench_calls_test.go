@@ -81,7 +81,15 @@ func timedExecute(b testing.TB, ctx context.Context, s *entrypoint.Session, code
 func benchSession(b testing.TB, v variant, name string) *entrypoint.Session {
 	spec := settings(b).SandboxSpec(name, nil)
 	spec.OCIRuntime = v.oci
-	s := entrypoint.New(connect(b, v.engine), &entrypoint.Options{Spec: spec, Logger: testLogger()})
+	opts := &entrypoint.Options{Spec: spec, Logger: testLogger()}
+	if v.lane {
+		lanes, err := entrypoint.NewLanes(filepath.Join(b.TempDir(), "lanes"), testLogger())
+		if err != nil {
+			b.Fatal(err)
+		}
+		opts.Lanes = lanes
+	}
+	s := entrypoint.New(connect(b, v.engine), opts)
 	b.Cleanup(func() { s.Close() })
 	return s
 }

@@ -87,7 +87,7 @@ func quickVariants() []variant {
 	if _, err := exec.LookPath("runsc"); err == nil && os.Getenv("MCP_BENCH_RUNSC") == "1" && slices.Contains(engineNames(), "docker") {
 		out = append(out, variant{label: "docker+runsc", engine: "docker", oci: "runsc"})
 	}
-	return out
+	return withLanes(out)
 }
 
 // A quickFigure is one line of the report: a p50 over its same-run

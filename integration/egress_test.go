@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // TestEgressGateway runs sandbox code on every engine that reaches, with
@@ -131,11 +132,18 @@ print("found:", found)`, plain.URL+"/plain", secure.URL+"/secure")
 	if got != "/plain Bearer it-s3cret-token,/secure Bearer it-s3cret-token" {
 		t.Errorf("the hosts saw %q", got)
 	}
-	records := readAudit(t, auditLog)
+	// The gateway writes a connection's record once it has answered it:
+	// the call may have ended a moment before.
 	var egress []string
-	for _, r := range records {
-		if r["event"] == "egress" {
-			egress = append(egress, fmt.Sprint(r["outcome"], " ", r["host"], ":", r["port"]))
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		egress = nil
+		for _, r := range readAudit(t, auditLog) {
+			if r["event"] == "egress" {
+				egress = append(egress, fmt.Sprint(r["outcome"], " ", r["host"], ":", r["port"]))
+			}
+		}
+		if len(egress) >= 3 || time.Now().After(deadline) {
+			break
 		}
 	}
 	if len(egress) != 3 {

@@ -136,16 +136,16 @@ type probeReport struct {
 		Entries [][2]any
 		Write   string
 	}
-	Interfaces           []string
-	WriteRoot            string `json:"write_root"`
-	WriteEtc             string `json:"write_etc"`
-	WriteTmp             string `json:"write_tmp"`
-	WriteWorkspace       string `json:"write_workspace"`
-	WriteOut             string `json:"write_out"`
-	ExecTmp              string `json:"exec_tmp"`
-	ExecWorkspace        string `json:"exec_workspace"`
-	ExecOut              string `json:"exec_out"`
-	Mounts               map[string]*struct {
+	Interfaces     []string
+	WriteRoot      string `json:"write_root"`
+	WriteEtc       string `json:"write_etc"`
+	WriteTmp       string `json:"write_tmp"`
+	WriteWorkspace string `json:"write_workspace"`
+	WriteOut       string `json:"write_out"`
+	ExecTmp        string `json:"exec_tmp"`
+	ExecWorkspace  string `json:"exec_workspace"`
+	ExecOut        string `json:"exec_out"`
+	Mounts         map[string]*struct {
 		Type    string
 		Options []string
 	}

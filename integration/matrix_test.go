@@ -33,6 +33,7 @@ type variant struct {
 	engine string // the bridge's MCP_BRIDGE_RUNTIME
 	oci    string // MCP_BRIDGE_OCI_RUNTIME; empty: the engine's default
 	class  string // the pods' RuntimeClass on Kubernetes; empty: the node's default
+	lane   bool   // MCP_BRIDGE_FAST_LANE=1: the frames travel the fast lane
 }
 
 // env returns the bridge environment selecting v (on Kubernetes, its
@@ -41,7 +42,26 @@ func (v variant) env() []string {
 	if v.engine == engine.BackendKubernetes {
 		return []string{"MCP_BRIDGE_K8S_RUNTIME_CLASS=" + v.class, "MCP_BRIDGE_POOL_SIZE=0"}
 	}
-	return []string{"MCP_BRIDGE_RUNTIME=" + v.engine, "MCP_BRIDGE_OCI_RUNTIME=" + v.oci}
+	env := []string{"MCP_BRIDGE_RUNTIME=" + v.engine, "MCP_BRIDGE_OCI_RUNTIME=" + v.oci}
+	if v.lane {
+		env = append(env, "MCP_BRIDGE_FAST_LANE=1")
+	}
+	return env
+}
+
+// withLanes returns vs plus each local engine of vs under runc with the
+// fast lane (MCP_BENCH_LANE=0 leaves them out).
+func withLanes(vs []variant) []variant {
+	if os.Getenv("MCP_BENCH_LANE") == "0" {
+		return vs
+	}
+	out := slices.Clip(vs)
+	for _, v := range vs {
+		if (v.engine == "docker" || v.engine == "podman") && v.oci == "" && !v.lane {
+			out = append(out, variant{label: v.engine + "+lane", engine: v.engine, lane: true})
+		}
+	}
+	return out
 }
 
 // gvisor reports whether v's sandboxes run under gVisor.
@@ -115,7 +135,7 @@ func forEachKubeClass(t *testing.T, f func(t *testing.T, e testEngine, env []str
 // forEachVariant runs f as a sub-benchmark per engine, Docker under
 // gVisor included.
 func forEachVariant(b *testing.B, f func(b *testing.B, v variant)) {
-	for _, v := range withGVisor(engineVariants()) {
+	for _, v := range withLanes(withGVisor(engineVariants())) {
 		b.Run(v.label, func(b *testing.B) { f(b, v) })
 	}
 }
