@@ -46,6 +46,8 @@ type container struct {
 	dmu sync.Mutex
 	// link is the sandbox's fast lane (nil: none; guarded by wmu).
 	link *laneLink
+	// reads are the reads of files out in flight over the lane.
+	reads laneReads
 
 	// egress carries the connections of the sandbox's proxy endpoint
 	// (nil: no endpoint).
@@ -365,6 +367,8 @@ func (ctr *container) dispatch(f frame, readySeen *bool, ready chan<- frame) err
 		return ctr.egress.dispatch(f)
 	case frameLane:
 		return ctr.laneAnswered(f)
+	case frameReadData, frameReadEnd:
+		ctr.readArrived(f)
 	}
 	return nil
 }

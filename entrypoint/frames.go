@@ -127,6 +127,10 @@ type frame struct {
 	Files      []OutFile
 	// lane: the runtime's answer to the offer, or its report of a break
 	Lane laneReport
+	// read_end: the file's size, or the errno name of why it could not
+	// be read (ReadErr; Data says more)
+	Size    int64
+	ReadErr string
 }
 
 // wireFrame is the JSON shape of a frame from the sandbox.
@@ -165,6 +169,8 @@ type wireFrame struct {
 	Error      string           `json:"error"`
 	Wrote      *int64           `json:"wrote"`
 	Read       *int64           `json:"read"`
+	Size       *int64           `json:"size"`
+	Errno      string           `json:"errno"`
 }
 
 // wireFile is the JSON shape of a file of a result.
@@ -186,8 +192,8 @@ func parseFrame(line []byte) (frame, error) {
 	bad := func(what string) (frame, error) {
 		return frame{}, fmt.Errorf("%w: %s frame %s", errProtocol, f.T, what)
 	}
-	if w.Len != nil && f.T != frameNetData {
-		return bad("with len (only net_data carries bytes)")
+	if w.Len != nil && f.T != frameNetData && f.T != frameReadData {
+		return bad("with len (only net_data and read_data carry bytes)")
 	}
 	switch f.T {
 	case frameReady:
@@ -333,6 +339,30 @@ func parseFrame(line []byte) (frame, error) {
 				return bad("without n from 1 to " + strconv.Itoa(egressDownWindow))
 			}
 			f.NetN = int(*w.N)
+		}
+	case frameReadData, frameReadEnd:
+		id, ok := stringID(w.ID)
+		if !ok {
+			return bad("without a string id")
+		}
+		f.ID = id
+		if f.T == frameReadData {
+			if w.Len == nil || *w.Len <= 0 || *w.Len > maxReadChunk {
+				return bad("without len from 1 to " + strconv.Itoa(maxReadChunk))
+			}
+			f.NetLen = int(*w.Len)
+			break
+		}
+		switch {
+		case w.Errno != "":
+			if len(w.Errno) > 32 {
+				return bad("with an errno over 32 bytes")
+			}
+			f.ReadErr, f.Data = w.Errno, cutUTF8(w.Error, maxProgressMessage)
+		case w.Size == nil || *w.Size < 0 || *w.Size > maxFileBytes:
+			return bad("without a size or an errno")
+		default:
+			f.Size = *w.Size
 		}
 	case frameLane:
 		if w.OK == nil {

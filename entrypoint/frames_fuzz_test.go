@@ -31,7 +31,16 @@ var protocolFrames = []string{
 	`{"t":"net_data","cid":1,"len":32768}`,
 	`{"t":"net_ack","cid":1,"n":65536}`,
 	`{"t":"net_close","cid":1}`,
+	`{"t":"lane","ok":true}`,
+	`{"t":"lane","ok":false,"error":"connecting: [Errno 2] No such file or directory"}`,
+	`{"t":"lane","ok":false,"broke":true,"error":"the lane ended","wrote":1024,"read":2048}`,
+	`{"t":"read_data","id":"r1","len":1048576}`,
+	`{"t":"read_end","id":"r1","size":50331648}`,
+	`{"t":"read_end","id":"r1","errno":"ELOOP","error":"reading /workspace/out/link: a link on its path"}`,
 	// Broken or hostile.
+	`{"t":"lane"}`, `{"t":"lane","ok":true,"broke":true,"wrote":1,"read":1}`, `{"t":"lane","ok":false,"broke":true,"wrote":-1,"read":0}`,
+	`{"t":"read_data","id":"r1","len":1048577}`, `{"t":"read_data","id":1,"len":1}`, `{"t":"read_end","id":"r1"}`,
+	`{"t":"read_end","id":"r1","size":-1}`, `{"t":"read_end","id":"r1","errno":"EXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX"}`,
 	`{"t":"net_open"}`, `{"t":"net_open","cid":-1}`, `{"t":"net_open","cid":9007199254740993}`, `{"t":"net_open","cid":1.5}`,
 	`{"t":"net_data","cid":1}`, `{"t":"net_data","cid":1,"len":0}`, `{"t":"net_data","cid":1,"data":"aGk="}`,
 	`{"t":"net_ack","cid":1}`, `{"t":"net_ack","cid":1,"n":0}`, `{"t":"net_ack","cid":1,"n":262145}`, `{"t":"net_close","cid":"1"}`,
@@ -114,6 +123,18 @@ func frameProblem(fr frame) string {
 		}
 		if fr.Progress.Total < 0 {
 			return "a negative total"
+		}
+	case frameLane:
+		if fr.Lane.Broke && (fr.Lane.OK || fr.Lane.Wrote < 0 || fr.Lane.Read < 0) {
+			return "a break's report with ok or negative counts"
+		}
+	case frameReadData:
+		if fr.ID == "" || fr.NetLen <= 0 || fr.NetLen > maxReadChunk {
+			return "no read id, or a len out of bounds"
+		}
+	case frameReadEnd:
+		if fr.ID == "" || fr.Size < 0 || len(fr.ReadErr) > 32 {
+			return "no read id, a negative size or an errno over the bound"
 		}
 	case frameRPC:
 		if fr.RPCID <= 0 {

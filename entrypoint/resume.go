@@ -165,6 +165,13 @@ func (s *Session) ReadFile(ctx context.Context, root, rel string, max int64) ([]
 		}
 		ctr = c
 	}
+	// Over the lane, the runtime reads it as the sandbox user; without
+	// one, the engine's archive of root gives it.
+	if root == OutDir {
+		if data, err := ctr.readOverLane(ctx, rel, max); !errors.Is(err, errNoLane) {
+			return data, err
+		}
+	}
 	files, ok := ctr.sb.(engine.Files)
 	if !ok {
 		return nil, ErrNoFiles

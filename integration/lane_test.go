@@ -3,10 +3,17 @@
 package integration
 
 import (
+	"bytes"
+	"context"
+	"errors"
+	"io/fs"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/entrypoint"
 )
 
 // laneProbe is sandbox code that reports, in one line, whether the
@@ -89,6 +96,61 @@ func TestLaneThroughTheBridge(t *testing.T) {
 		}
 		if log := stderr.String(); !strings.Contains(log, "the fast lane to the sandbox broke") || !strings.Contains(log, "intact=true") {
 			t.Errorf("no log line of the lane's break, intact:\n%s", log)
+		}
+	})
+}
+
+// TestLaneReadsFilesOut reads files out over the lane on Docker and
+// Podman: a 48 MiB file comes whole, a link to a host-side file of the
+// image and a file under a linked directory are refused, a missing file
+// is fs.ErrNotExist, and a file over the bound is refused.
+func TestLaneReadsFilesOut(t *testing.T) {
+	t.Parallel()
+	forEachEngine(t, func(t *testing.T, e testEngine) {
+		lanes, err := entrypoint.NewLanes(filepath.Join(t.TempDir(), "lanes"), testLogger())
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := entrypoint.New(e, &entrypoint.Options{Spec: settings(t).SandboxSpec("lane-read", nil), Logger: testLogger(), Lanes: lanes})
+		t.Cleanup(func() { s.Close() })
+		ctx := context.Background()
+		res, err := s.Execute(ctx, `import os
+data = bytes(range(256)) * (48 * 4096)
+with open("/workspace/out/big.bin", "wb") as f:
+    f.write(data)
+os.symlink("/etc/passwd", "/workspace/out/link")
+os.symlink("/etc", "/workspace/out/sub")
+print(len(data))`, time.Minute)
+		if err != nil || res.Status != entrypoint.StatusSuccess {
+			t.Fatalf("writing the files: %+v %v", res, err)
+		}
+		if st := lanes.Status()[""]; st.Path != "lane" {
+			t.Fatalf("no lane: %+v", st)
+		}
+		began := time.Now()
+		got, err := s.ReadFile(ctx, engine.OutDir, "big.bin", 256<<20)
+		took := time.Since(began)
+		want := bytes.Repeat(func() []byte {
+			b := make([]byte, 256)
+			for i := range b {
+				b[i] = byte(i)
+			}
+			return b
+		}(), 48*4096)
+		if err != nil || !bytes.Equal(got, want) {
+			t.Fatalf("big.bin: %d bytes, %v", len(got), err)
+		}
+		t.Logf("%s: 48 MiB read over the lane in %v", e.Name(), took)
+		for _, rel := range []string{"link", "sub/passwd"} {
+			if got, err := s.ReadFile(ctx, engine.OutDir, rel, 1<<20); err == nil || bytes.Contains(got, []byte("root:")) {
+				t.Errorf("%s: read through a link: %q %v", rel, got, err)
+			}
+		}
+		if _, err := s.ReadFile(ctx, engine.OutDir, "missing", 1<<20); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("a missing file: %v, want fs.ErrNotExist", err)
+		}
+		if _, err := s.ReadFile(ctx, engine.OutDir, "big.bin", 1<<20); err == nil || !strings.Contains(err.Error(), "over") {
+			t.Errorf("a file over the bound: %v", err)
 		}
 	})
 }

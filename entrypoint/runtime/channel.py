@@ -76,6 +76,17 @@ class Channel:
             else:
                 write_all(fd, data)
 
+    def send_data_to(self, fd, frame, payload):
+        """send_to for a frame with its raw bytes (see send_data)."""
+        frame["len"] = len(payload)
+        data = (json.dumps(frame, separators=(",", ":")) + "\n").encode("ascii") + payload
+        with self.lock:
+            lane = self.lane
+            if lane is not None and fd == lane.fd:
+                lane.write(data)
+            else:
+                write_all(fd, data)
+
     def send(self, frame, limit=0):
         """Writes frame (or keeps it, when held); a frame over limit bytes
         (when limit is set) is refused with RPCError."""

@@ -13,8 +13,9 @@ class Dispatch:
     to admission to hold or drop, and the driver's frames to the part
     each is for."""
 
-    def __init__(self, admission, relay, chan, executor, rpc, egress, lane=None):
+    def __init__(self, admission, relay, chan, executor, rpc, egress, lane=None, reads=None):
         self.lane = lane
+        self.reads = reads
         self.admission = admission
         self.relay = relay
         self.chan = chan
@@ -38,6 +39,10 @@ class Dispatch:
             # that admits the call: another host may take it over between
             # a check here and the admission.
             self.admission.admit(msg, host)
+            return
+        if t == "read" and self.reads is not None:
+            # A host's read of a file out, answered to it, driver or not.
+            self.reads.serve(msg, host)
             return
         if not self.admission.drives(host):
             self.admission.hold(msg, host)

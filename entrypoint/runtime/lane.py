@@ -10,9 +10,11 @@ after a report of the bytes each way, so that the host can tell whether
 any were lost (PROTOCOL.md, The fast lane). Standard library only.
 """
 
+import errno
 import json
 import os
 import socket
+import stat
 import string
 import threading
 
@@ -22,6 +24,10 @@ import mcp_sandbox_channel as channel
 SOCKET = "/run/mcp-lane/sock"
 # TOKEN_HEX is the length of the lane's secret, hex-encoded.
 TOKEN_HEX = 64
+# OUT_DIR is where the files a host reads over the lane are.
+OUT_DIR = "/workspace/out"
+# READ_CHUNK is the most bytes one read_data frame carries.
+READ_CHUNK = 1 << 20
 
 
 class Lane:
@@ -153,3 +159,87 @@ class Lane:
         else:
             self.sock.detach()
         channel.log("the lane ended; frames travel the stream")
+
+
+def open_under(root, path):
+    """Opens path, a file under root, for reading without following a link
+    at any of its components (ELOOP or ENOTDIR where one is)."""
+    if not path.startswith(root + "/"):
+        raise OSError(errno.EINVAL, "not a path under " + root)
+    parts = path[len(root) + 1 :].split("/")
+    if any(p in ("", ".", "..") for p in parts):
+        raise OSError(errno.EINVAL, "not a clean path")
+    fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        for p in parts[:-1]:
+            nfd = os.open(p, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd)
+            os.close(fd)
+            fd = nfd
+        return os.open(parts[-1], os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=fd)
+    finally:
+        os.close(fd)
+
+
+class Reads:
+    """Serves the host's reads of files out (read frames, over the lane):
+    each on a thread of its own, its bytes raw in read_data frames, then
+    read_end with the size, or with the errno's name and a message."""
+
+    def __init__(self, chan, root=OUT_DIR):
+        self.chan = chan
+        self.root = root
+
+    def serve(self, msg, host=None):
+        """Starts serving a read frame of host (None: the driver's, in
+        tests), which the answer goes to."""
+        rid, path, limit = msg.get("id"), msg.get("path"), msg.get("max")
+        if not isinstance(rid, str) or not isinstance(path, str) or not isinstance(limit, int) or isinstance(limit, bool):
+            channel.log("ignoring a read frame without id, path and max")
+            return
+        threading.Thread(target=self.read, args=(rid, path, limit, host), name="mcp-read", daemon=True).start()
+
+    def read(self, rid, path, limit, host=None):
+        def send(frame, payload=None):
+            try:
+                if host is None:
+                    if payload is None:
+                        self.chan.send(frame)
+                    else:
+                        self.chan.send_data(frame, payload)
+                elif payload is None:
+                    self.chan.send_to(host.out_fd, frame)
+                else:
+                    self.chan.send_data_to(host.out_fd, frame, payload)
+            except OSError as e:  # the host is gone
+                raise ConnectionError(str(e))
+
+        sent = 0
+        try:
+            fd = open_under(self.root, path)
+            try:
+                st = os.fstat(fd)
+                if not stat.S_ISREG(st.st_mode):
+                    raise OSError(errno.EINVAL, "not a regular file")
+                if st.st_size > limit:
+                    raise OSError(errno.EFBIG, "the file is %d bytes, over %d" % (st.st_size, limit))
+                while True:
+                    chunk = os.read(fd, READ_CHUNK)
+                    if not chunk:
+                        break
+                    sent += len(chunk)
+                    if sent > limit:
+                        raise OSError(errno.EFBIG, "the file is over %d bytes" % limit)
+                    send({"t": "read_data", "id": rid}, chunk)
+            finally:
+                os.close(fd)
+        except ConnectionError:
+            return
+        except OSError as e:
+            name = errno.errorcode.get(e.errno, "EIO")
+            if e.errno in (errno.ELOOP, errno.ENOTDIR):
+                why = "a link on its path (links under %s are not followed)" % self.root
+            else:
+                why = e.strerror or str(e)
+            send({"t": "read_end", "id": rid, "errno": name, "error": "reading %s: %s" % (path, why)})
+            return
+        send({"t": "read_end", "id": rid, "size": sent})

@@ -91,7 +91,9 @@ class Runtime:
             lambda msg, host: self.handle(msg, host),
             self.egress.flush,
         )
-        self.dispatch = dispatch.Dispatch(self.admission, self.relay, self.chan, self.executor, self.rpc, self.egress, self.lane)
+        self.dispatch = dispatch.Dispatch(
+            self.admission, self.relay, self.chan, self.executor, self.rpc, self.egress, self.lane, lane.Reads(self.chan)
+        )
         self.display.start_pumps(self.stdio.out_r, self.stdio.err_r)
         self.stdio.restore()
 
