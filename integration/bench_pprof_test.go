@@ -19,6 +19,7 @@ import (
 	"github.com/google/pprof/profile"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/entrypoint"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge"
 )
 
@@ -32,6 +33,13 @@ func inProcessBridge(b testing.TB, v variant, mw ...mcp.Middleware) *mcp.ClientS
 	opts.Logger = testLogger()
 	opts.Session.Spec.OCIRuntime = v.oci
 	opts.PoolSize = 0
+	if v.lane {
+		lanes, err := entrypoint.NewLanes(filepath.Join(b.TempDir(), "lanes"), testLogger())
+		if err != nil {
+			b.Fatal(err)
+		}
+		opts.Session.Lanes = lanes
+	}
 	br := mcpbridge.New(connect(b, v.engine), &opts)
 	b.Cleanup(func() { br.Close() })
 	br.Server().AddReceivingMiddleware(mw...)
