@@ -172,3 +172,55 @@ func TestLaneProbeFails(t *testing.T) {
 func netDialUnix(path string) (*net.UnixConn, error) {
 	return net.DialUnix("unix", nil, &net.UnixAddr{Name: path, Net: "unix"})
 }
+
+// laneFD is sandbox code that binds lane to a socket object on the
+// runtime's lane connection (None when there is none).
+const laneFD = `import socket
+lane = None
+for fd in range(3, 512):
+    try:
+        sk = socket.socket(fileno=fd)
+    except OSError:
+        continue
+    try:
+        if sk.family == socket.AF_UNIX and str(sk.getpeername()).endswith("/sock"):
+            lane = sk
+            continue
+    except OSError:
+        pass
+    sk.detach()
+`
+
+// TestLaneForgedFrames writes frames from sandbox code straight onto the
+// runtime's lane: the host trusts them no more than the stream's. A
+// result for a call that is not running, a lane frame on the lane and a
+// line that is not JSON each stop the sandbox with a protocol violation;
+// the call fails saying so, and the next call gets a fresh sandbox with a
+// notice.
+func TestLaneForgedFrames(t *testing.T) {
+	for name, forged := range map[string]string{
+		"result of another call": `{"t":"result","id":"999","status":"ok","duration_ms":1,"dropped":{},"killed":0}`,
+		"lane frame on the lane": `{"t":"lane","ok":true}`,
+		"not JSON":               `hello`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			lanes := newLanes(t)
+			s := newLocal(t, Options{Lanes: lanes})
+			exec1(t, s, "kept = 1", 0)
+			if !laneInUse(s) {
+				t.Fatal("no lane")
+			}
+			res, err := s.Execute(context.Background(), laneFD+"lane.sendall(b'"+forged+"\\n')\nimport time\ntime.sleep(5)", 20*time.Second)
+			if err == nil && res.Status == StatusSuccess {
+				t.Fatalf("the forged frame went unnoticed: %+v", res)
+			}
+			if err == nil || !strings.Contains(err.Error(), "protocol violation") {
+				t.Fatalf("the call: %+v, %v; want a protocol violation", res, err)
+			}
+			res = exec1(t, s, "print('kept' in globals())", 0)
+			if res.Stdout != "False\n" || res.Notice == "" {
+				t.Fatalf("the next call: %+v, want a fresh sandbox with a notice", res)
+			}
+		})
+	}
+}
