@@ -369,6 +369,8 @@ func (ctr *container) dispatch(f frame, readySeen *bool, ready chan<- frame) err
 		return ctr.laneAnswered(f)
 	case frameReadData, frameReadEnd:
 		ctr.readArrived(f)
+	case frameNetFD:
+		return ctr.netFD(f)
 	}
 	return nil
 }

@@ -66,6 +66,9 @@ type egress struct {
 	conns map[int64]*egressConn // open, or closed by the host and not yet by the sandbox
 	last  int64                 // the highest cid opened (ids only grow)
 	any   bool                  // a connection was opened
+	// handed counts the connections handed over the lane (lane_fds.go)
+	// whose handlers still run.
+	handed int
 	// severed is the highest cid open when the streams were cut (see
 	// sever); -1: none was.
 	severed int64
@@ -149,7 +152,7 @@ func (eg *egress) open(cid int64, install bool) error {
 }
 
 // serve runs the handler on c, turning a panic into a closed connection.
-func (eg *egress) serve(c *egressConn, handler func(net.Conn)) {
+func (eg *egress) serve(c net.Conn, handler func(net.Conn)) {
 	defer func() {
 		if p := recover(); p != nil {
 			eg.ctr.log.Error("egress handler panicked", "panic", p)

@@ -340,6 +340,10 @@ func parseFrame(line []byte) (frame, error) {
 			}
 			f.NetN = int(*w.N)
 		}
+	case frameNetFD:
+		if w.Install != nil {
+			f.Install = *w.Install
+		}
 	case frameReadData, frameReadEnd:
 		id, ok := stringID(w.ID)
 		if !ok {

@@ -28,8 +28,9 @@ type laneLink struct {
 	queue   [][]byte
 	queued  int
 
-	read atomic.Int64  // bytes of whole frames read from conn
-	done chan struct{} // closed when the lane's reader returns
+	rights *rightsReader // reads conn, with the descriptors sent on it
+	read   atomic.Int64  // bytes of whole frames read from conn
+	done   chan struct{} // closed when the lane's reader returns
 }
 
 // sharesHostFS is implemented by sandboxes that see the host's files as
@@ -101,7 +102,7 @@ func (ctr *container) offerLane(lanes *Lanes) {
 	}
 	lanes.learn(name, nil)
 	ctr.wmu.Lock()
-	l.conn = acc.conn
+	l.conn, l.rights = acc.conn, newRightsReader(acc.conn)
 	ctr.wmu.Unlock()
 	go ctr.readLane(acc.conn)
 }
@@ -200,13 +201,14 @@ func (ctr *container) breakLaneLocked(why error) {
 func (ctr *container) readLane(c *net.UnixConn) {
 	l := ctr.link
 	defer close(l.done)
-	r := bufio.NewReaderSize(c, 256<<10)
+	defer l.rights.close()
+	r := bufio.NewReaderSize(l.rights, 256<<10)
 	seen := true
 	for {
 		line, err := engine.ReadLine(r, maxFrameBytes)
 		if errors.Is(err, engine.ErrLineTooLong) {
 			err = fmt.Errorf("%w: frame longer than %d bytes", errProtocol, maxFrameBytes)
-		} else if err != nil {
+		} else if err != nil && !errors.Is(err, errProtocol) {
 			ctr.laneEnded(err) // a frame cut by the break: the runtime sends it again
 			return
 		}

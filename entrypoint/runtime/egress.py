@@ -113,6 +113,9 @@ class Egress:
         self.sel = None
         self.wake_r = self.wake_w = None
         self.spare = None  # the spare descriptor (see shed) and its identity
+        # handoff(sock, install), when set, hands a connection to the host
+        # instead of relaying it (mcp_sandbox_lane); False: relay it.
+        self.handoff = None
 
     # ------------------------------------------------------------ start
 
@@ -354,6 +357,9 @@ class Egress:
                 channel.log("accepting an egress connection: %s" % e)
                 time.sleep(ACCEPT_PAUSE)
                 return
+            if self.handoff is not None and self.handoff(sock, install):
+                sock.close()  # the host holds the connection now
+                continue
             with self.lock:
                 full = len(self.conns) >= MAX_CONNS
                 if not full:

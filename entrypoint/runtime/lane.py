@@ -10,6 +10,7 @@ after a report of the bytes each way, so that the host can tell whether
 any were lost (PROTOCOL.md, The fast lane). Standard library only.
 """
 
+import array
 import errno
 import json
 import os
@@ -115,12 +116,42 @@ class Lane:
                 view = view[n:]
         except OSError as e:
             channel.log("the lane broke writing: %s" % e)
-            self.breaking = True
             self.pending.append(data)
+            self.broke()
+
+    def broke(self):
+        """Marks the lane broken (the caller holds the channel's lock):
+        frames wait for the reader's fall back, which its shutdown brings."""
+        self.breaking = True
+        try:
+            self.sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+
+    def hand_off(self, sock, install):
+        """Hands sock, a connection of sandbox code to the egress endpoint,
+        to the host over the lane (SCM_RIGHTS, with a net_fd frame): the
+        host's gateway reads and writes it directly. False when the lane
+        does not carry the frames now (a host that resumed the sandbox
+        drives it, or the lane broke): the connection is relayed."""
+        frame = {"t": "net_fd"}
+        if install:
+            frame["install"] = True
+        data = (json.dumps(frame, separators=(",", ":")) + "\n").encode("ascii")
+        rights = [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [sock.fileno()]))]
+        with self.chan.lock:
+            if self.chan.lane is not self or self.breaking or self.chan.fd != self.fd:
+                return False
             try:
-                self.sock.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
+                n = self.sock.sendmsg([data], rights)
+            except OSError as e:
+                channel.log("the lane broke handing a connection over: %s" % e)
+                self.broke()
+                return False
+            self.wrote += n
+            if n < len(data):
+                self.write(data[n:])
+        return True
 
     def reader(self):
         """Reads the host's frames from the lane; at its end, falls back."""

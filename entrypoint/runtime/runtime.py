@@ -91,6 +91,7 @@ class Runtime:
             lambda msg, host: self.handle(msg, host),
             self.egress.flush,
         )
+        self.egress.handoff = self.lane.hand_off
         self.dispatch = dispatch.Dispatch(
             self.admission, self.relay, self.chan, self.executor, self.rpc, self.egress, self.lane, lane.Reads(self.chan)
         )

@@ -1,0 +1,182 @@
+package entrypoint
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"sync"
+	"syscall"
+)
+
+// Egress connections handed over the lane: instead of relaying a
+// connection of sandbox code to its proxy endpoint as net_* frames, the
+// runtime passes the connection's socket itself (SCM_RIGHTS) with a
+// net_fd frame, and the gateway reads and writes it directly (PROTOCOL.md,
+// The fast lane). Every descriptor is checked: a connected TCP socket,
+// nothing else, or the sandbox broke the protocol.
+const (
+	frameNetFD = "net_fd"
+	// maxLaneFDs bounds the descriptors received and not yet claimed by
+	// their net_fd frames; rightsSpace is room for the descriptors of
+	// one read.
+	maxLaneFDs  = 64
+	rightsSpace = 64
+)
+
+// A rightsReader reads the lane, keeping the descriptors that come with
+// its bytes, in order, for the net_fd frames they belong to.
+type rightsReader struct {
+	c   *net.UnixConn
+	oob []byte
+
+	mu  sync.Mutex
+	fds []int
+}
+
+func newRightsReader(c *net.UnixConn) *rightsReader {
+	return &rightsReader{c: c, oob: make([]byte, syscall.CmsgSpace(4*rightsSpace))}
+}
+
+// Read reads bytes and the descriptors sent with them; more descriptors
+// than it holds, or a control message cut short, break the protocol.
+func (r *rightsReader) Read(p []byte) (int, error) {
+	n, oobn, flags, _, err := r.c.ReadMsgUnix(p, r.oob)
+	n = max(n, 0) // a failed read may say -1
+	if oobn > 0 {
+		if perr := r.keep(r.oob[:oobn]); perr != nil {
+			return 0, perr
+		}
+	}
+	if flags&syscall.MSG_CTRUNC != 0 {
+		return 0, fmt.Errorf("%w: more descriptors at once than the lane takes (%d)", errProtocol, rightsSpace)
+	}
+	return n, err
+}
+
+// keep takes the descriptors of control messages oob.
+func (r *rightsReader) keep(oob []byte) error {
+	msgs, err := syscall.ParseSocketControlMessage(oob)
+	if err != nil {
+		return fmt.Errorf("%w: a control message on the lane: %v", errProtocol, err)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var bad error
+	for i := range msgs {
+		fds, err := syscall.ParseUnixRights(&msgs[i])
+		if err != nil {
+			bad = fmt.Errorf("%w: a control message on the lane that is not descriptors", errProtocol)
+			continue
+		}
+		for _, fd := range fds {
+			if len(r.fds) >= maxLaneFDs || bad != nil {
+				syscall.Close(fd)
+				bad = fmt.Errorf("%w: over %d descriptors on the lane without their net_fd frames", errProtocol, maxLaneFDs)
+				continue
+			}
+			r.fds = append(r.fds, fd)
+		}
+	}
+	return bad
+}
+
+// take returns the oldest descriptor not yet claimed.
+func (r *rightsReader) take() (int, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.fds) == 0 {
+		return -1, false
+	}
+	fd := r.fds[0]
+	r.fds = r.fds[1:]
+	return fd, true
+}
+
+// close closes the descriptors no frame claimed.
+func (r *rightsReader) close() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, fd := range r.fds {
+		syscall.Close(fd)
+	}
+	r.fds = nil
+}
+
+// socketConn checks that fd is a connected TCP socket and returns it as
+// a net.Conn (fd is closed either way).
+func socketConn(fd int) (net.Conn, error) {
+	f := os.NewFile(uintptr(fd), "egress")
+	defer f.Close()
+	var st syscall.Stat_t
+	if err := syscall.Fstat(fd, &st); err != nil || st.Mode&syscall.S_IFMT != syscall.S_IFSOCK {
+		return nil, errors.New("not a socket")
+	}
+	typ, err1 := syscall.GetsockoptInt(fd, syscall.SOL_SOCKET, syscall.SO_TYPE)
+	dom, err2 := syscall.GetsockoptInt(fd, syscall.SOL_SOCKET, syscall.SO_DOMAIN)
+	if err1 != nil || err2 != nil || typ != syscall.SOCK_STREAM || dom != syscall.AF_INET && dom != syscall.AF_INET6 {
+		return nil, errors.New("not a TCP socket")
+	}
+	if _, err := syscall.Getpeername(fd); err != nil {
+		return nil, errors.New("not a connected socket")
+	}
+	c, err := net.FileConn(f)
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// netFD serves the connection the runtime handed over with f, a net_fd
+// frame: its descriptor came with the frame's bytes.
+func (ctr *container) netFD(f frame) error {
+	ctr.wmu.Lock()
+	l := ctr.link
+	ctr.wmu.Unlock()
+	if l == nil || l.rights == nil {
+		return fmt.Errorf("%w: net_fd frame off the lane", errProtocol)
+	}
+	fd, ok := l.rights.take()
+	if !ok {
+		return fmt.Errorf("%w: net_fd frame without its descriptor", errProtocol)
+	}
+	c, err := socketConn(fd)
+	if err != nil {
+		return fmt.Errorf("%w: net_fd frame with a descriptor that is %v", errProtocol, err)
+	}
+	return ctr.egress.handOver(c, f.Install)
+}
+
+// handOver serves c, a connection of sandbox code the runtime handed
+// over, as open serves a relayed one; over maxEgressConns at once, it is
+// closed at once, as the runtime closes one past its own bound.
+func (eg *egress) handOver(c net.Conn, install bool) error {
+	if eg == nil || eg.handler == nil {
+		c.Close()
+		return fmt.Errorf("%w: net_fd frame, but egress is off", errProtocol)
+	}
+	eg.mu.Lock()
+	full := eg.handed >= maxEgressConns
+	if !full {
+		eg.handed++
+	}
+	eg.mu.Unlock()
+	handler := eg.handler
+	if install {
+		handler = eg.install
+	}
+	if full || handler == nil {
+		c.Close()
+		return nil
+	}
+	go func() {
+		defer func() {
+			c.Close()
+			eg.mu.Lock()
+			eg.handed--
+			eg.mu.Unlock()
+		}()
+		eg.serve(c, handler)
+	}()
+	return nil
+}
