@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine/enginetest"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/entrypoint"
 )
 
 // scrape returns the metrics the bridge's HTTP handler serves.
@@ -312,5 +314,29 @@ func TestOpenProbes(t *testing.T) {
 	h.ServeHTTP(rec, req)
 	if rec.Code != http.StatusUnauthorized {
 		t.Errorf("open probes: POST %s without the token: %d, want 401", HTTPPath, rec.Code)
+	}
+}
+
+// TestHealthSaysTheLane: with fast lanes, /healthz says which path the
+// engine's frames take once a sandbox started: none before, the lane
+// after a call.
+func TestHealthSaysTheLane(t *testing.T) {
+	t.Parallel()
+	lanes, err := entrypoint.NewLanes(filepath.Join(t.TempDir(), "lanes"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := newFixture(t, fixtureOptions{Options: Options{Session: entrypoint.Options{Lanes: lanes}}})
+	h := f.b.HTTPHandler(nil)
+	if _, rep := getHealth(t, h, http.MethodGet, nil); len(rep.Lanes) != 0 {
+		t.Fatalf("lanes before any sandbox: %+v", rep.Lanes)
+	}
+	cs := f.connectInMemory(t)
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "run_python", Arguments: map[string]any{"code": "print(1)"}})
+	if err != nil || res.IsError {
+		t.Fatalf("run_python: %+v %v", res, err)
+	}
+	if _, rep := getHealth(t, h, http.MethodGet, nil); rep.Lanes["local"].Path != "lane" {
+		t.Fatalf("lanes after a call: %+v", rep.Lanes)
 	}
 }
