@@ -269,10 +269,11 @@ func (ctr *container) readFrames(ready chan<- frame) {
 				}
 			}
 			if err != nil {
-				ctr.fault(fmt.Errorf("%w: stream ended inside a net_data frame's bytes", errProtocol))
+				ctr.fault(fmt.Errorf("%w: stream ended inside a %s frame's bytes", errProtocol, f.T))
 				ctr.sb.Close()
 				return
 			}
+			err = f.withPayload()
 		}
 		if err == nil && !readySeen && f.T != frameReady {
 			err = fmt.Errorf("%w: %s frame before ready", errProtocol, f.T)

@@ -192,8 +192,16 @@ func parseFrame(line []byte) (frame, error) {
 	bad := func(what string) (frame, error) {
 		return frame{}, fmt.Errorf("%w: %s frame %s", errProtocol, f.T, what)
 	}
-	if w.Len != nil && f.T != frameNetData && f.T != frameReadData {
-		return bad("with len (only net_data and read_data carry bytes)")
+	switch {
+	case w.Len == nil:
+	case f.T == frameImage || f.T == frameFile:
+		// On the lane, an image or a file comes raw after its line.
+		if *w.Len <= 0 || *w.Len > maxFrameBytes || w.Data != nil {
+			return bad("with len out of bounds, or with both len and data")
+		}
+		f.NetLen = int(*w.Len)
+	case f.T != frameNetData && f.T != frameReadData:
+		return bad("with len (only net_data, read_data, image and file carry bytes)")
 	}
 	switch f.T {
 	case frameReady:
@@ -250,6 +258,14 @@ func parseFrame(line []byte) (frame, error) {
 		if !ok {
 			return bad("without a string id")
 		}
+		f.ID = id
+		if f.NetLen > 0 {
+			if !imageTypes[w.MIME] {
+				return bad(fmt.Sprintf("with image type %q", cutUTF8(w.MIME, 64)))
+			}
+			f.Image.MIME = w.MIME // its bytes follow: see withPayload
+			break
+		}
 		if w.Data == nil {
 			return bad("without data")
 		}
@@ -257,17 +273,21 @@ func parseFrame(line []byte) (frame, error) {
 		if err != nil {
 			return bad(err.Error())
 		}
-		f.ID, f.Image = id, img
+		f.Image = img
 	case frameFile:
 		id, ok := stringID(w.ID)
 		if !ok {
 			return bad("without a string id")
 		}
-		if w.Path == nil || w.Data == nil {
+		if w.Path == nil || w.Data == nil && f.NetLen == 0 {
 			return bad("without path or data")
 		}
 		if err := checkOutPath(*w.Path); err != nil {
 			return bad("with a " + err.Error())
+		}
+		if f.NetLen > 0 {
+			f.ID, f.Path = id, *w.Path // its bytes follow: see withPayload
+			break
 		}
 		b, err := base64.StdEncoding.DecodeString(*w.Data)
 		if err != nil {
@@ -383,6 +403,21 @@ func parseFrame(line []byte) (frame, error) {
 		return frame{}, fmt.Errorf("%w: unknown frame type %q", errProtocol, f.T)
 	}
 	return f, nil
+}
+
+// withPayload completes f, a frame whose raw bytes (NetData) followed its
+// line: an image's bytes must be of its type; a file's are its content.
+func (f *frame) withPayload() error {
+	switch f.T {
+	case frameImage:
+		if !IsImage(f.Image.MIME, f.NetData) {
+			return fmt.Errorf("%w: image frame whose data is not %s", errProtocol, f.Image.MIME)
+		}
+		f.Image.Data, f.NetData = f.NetData, nil
+	case frameFile:
+		f.FileData, f.NetData = f.NetData, nil
+	}
+	return nil
 }
 
 // cutUTF8 returns s cut to at most max bytes, on a character boundary.

@@ -222,6 +222,7 @@ func (ctr *container) readLane(c *net.UnixConn) {
 				ctr.laneEnded(rerr) // cut by the break: the runtime sends it again
 				return
 			}
+			err = f.withPayload()
 		}
 		if err == nil && (f.T == frameReady || f.T == frameLane) {
 			err = fmt.Errorf("%w: %s frame on the lane", errProtocol, f.T)

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -307,5 +308,50 @@ func TestLaneForgedDescriptors(t *testing.T) {
 				t.Fatalf("the next call: %+v", res)
 			}
 		})
+	}
+}
+
+// TestLaneImagesRaw: over the lane, images travel raw after their line,
+// not in base64, and come out the same; a raw image whose bytes are not
+// of its type breaks the protocol.
+func TestLaneImagesRaw(t *testing.T) {
+	s := newLocal(t, Options{Lanes: newLanes(t)})
+	code := fmt.Sprintf("png = bytes.fromhex(%q)\ndisplay(png)\ndisplay(%q.encode())\n",
+		fmt.Sprintf("%x", testImages["image/png"]), string(testImages["image/svg+xml"]))
+	res := exec1(t, s, code, 0)
+	if !laneInUse(s) || len(res.Images) != 2 || !bytes.Equal(res.Images[0].Data, testImages["image/png"]) ||
+		!bytes.Equal(res.Images[1].Data, testImages["image/svg+xml"]) {
+		t.Fatalf("images over the lane: %+v (lane %v)", res.Images, laneInUse(s))
+	}
+	for _, tt := range []struct {
+		line, payload string
+		ok            bool
+	}{
+		{`{"t":"image","id":"1","mime":"image/png","len":%d}`, string(testImages["image/png"]), true},
+		{`{"t":"image","id":"1","mime":"image/png","len":%d}`, "GIF89a not a png", false},
+		{`{"t":"file","id":"1","path":"/workspace/out/a.csv","len":%d}`, "a,b\n", true},
+	} {
+		f, err := parseFrame(fmt.Appendf(nil, tt.line, len(tt.payload)))
+		if err == nil {
+			if f.NetLen != len(tt.payload) {
+				t.Fatalf("%s: len %d", tt.line, f.NetLen)
+			}
+			f.NetData = []byte(tt.payload)
+			err = f.withPayload()
+		}
+		if (err == nil) != tt.ok || err != nil && !errors.Is(err, errProtocol) {
+			t.Errorf("%s with %q: %v, want ok %v", tt.line, tt.payload, err, tt.ok)
+		}
+	}
+	for _, bad := range []string{
+		`{"t":"image","id":"1","mime":"image/png","len":0}`,
+		`{"t":"image","id":"1","mime":"image/png","len":4,"data":"aGk="}`,
+		`{"t":"image","id":"1","mime":"text/html","len":4}`,
+		`{"t":"file","id":"1","path":"/etc/passwd","len":4}`,
+		`{"t":"file","id":"1","path":"/workspace/out/a","len":16777217}`,
+	} {
+		if _, err := parseFrame([]byte(bad)); !errors.Is(err, errProtocol) {
+			t.Errorf("parseFrame(%s): %v, want a protocol violation", bad, err)
+		}
 	}
 }

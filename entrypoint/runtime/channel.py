@@ -65,6 +65,12 @@ class Channel:
             self.held = None
             self.broken = fd is None
 
+    def on_lane(self):
+        """Reports whether the frames go to a lane now (where images and
+        files travel raw, not in base64)."""
+        lane = self.lane
+        return lane is not None and self.fd == lane.fd and not lane.breaking
+
     def send_to(self, fd, frame):
         """Writes frame to fd, another host's connection than the one the
         frames go to (its ready frame, a busy answer)."""
