@@ -289,10 +289,12 @@ func (ctr *container) laneFellBack(rep laneReport) error {
 	}
 	read := l.read.Load()
 	ctr.wmu.Lock()
-	intact := rep.Wrote == read && rep.Read == l.wrote
+	wrote := l.wrote
+	intact := rep.Wrote == read && rep.Read == wrote
 	var cut string
 	if !intact {
 		cut = ctr.abandonAs(laneLost)
+		ctr.failReads(ErrLaneBroken)
 	}
 	queue := l.queue
 	l.queue, l.queued, l.settled = nil, 0, true
@@ -304,7 +306,7 @@ func (ctr *container) laneFellBack(rep laneReport) error {
 	}
 	ctr.wmu.Unlock()
 	ctr.log.Warn("the fast lane's break was reported; the frames travel the engine's stream",
-		"id", ctr.sb.ID(), "intact", intact, "sandbox wrote", rep.Wrote, "host read", read, "host wrote", l.wrote, "sandbox read", rep.Read)
+		"id", ctr.sb.ID(), "intact", intact, "sandbox wrote", rep.Wrote, "host read", read, "host wrote", wrote, "sandbox read", rep.Read)
 	if err != nil {
 		return nil // the stream's reader reports the sandbox's end
 	}

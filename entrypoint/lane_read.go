@@ -127,3 +127,19 @@ func (ctr *container) readArrived(f frame) {
 	}
 	close(r.done)
 }
+
+// failReads ends every read in flight with err: frames of theirs may have
+// been lost with a broken lane.
+func (ctr *container) failReads(err error) {
+	rs := &ctr.reads
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	for _, r := range rs.open {
+		select {
+		case <-r.done:
+		default:
+			r.err = err
+			close(r.done)
+		}
+	}
+}

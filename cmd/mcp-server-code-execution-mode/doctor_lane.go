@@ -56,6 +56,6 @@ func (d *doctor) checkLane(ctx context.Context, cfg *config.Config, eng engine.E
 		}
 		d.report(checkResult{Check: "lane", Status: statusWarn, DurationMS: sinceMS(began),
 			Detail: fmt.Sprintf("%s: the frames travel the engine's stream: %s", name, st.Why),
-			Hint:   "the lane needs the engine on this host, sharing its file system (not a bridge in a container, nor a remote engine); under gVisor, runsc --host-uds=open"})
+			Hint:   "the lane needs the engine on this host, sharing its file system (not a bridge in a container, nor a remote engine); under gVisor, runsc --host-uds=open; on an SELinux host, a policy that lets containers connect to the socket"})
 	}
 }
