@@ -258,17 +258,17 @@ func (ctr *container) readFrames(ready chan<- frame) {
 		f, err := parseFrame(line)
 		if err == nil && f.NetLen > 0 {
 			f.NetData = make([]byte, f.NetLen)
-			_, err := io.ReadFull(r, f.NetData)
-			if errors.Is(err, engine.ErrReattached) {
-				if err = ctr.resync(r); err == nil {
+			_, rerr := io.ReadFull(r, f.NetData)
+			if errors.Is(rerr, engine.ErrReattached) {
+				if rerr = ctr.resync(r); rerr == nil {
 					continue
 				}
-				if !errors.Is(err, errProtocol) {
+				if !errors.Is(rerr, errProtocol) {
 					ctr.fault(ctr.deathReport())
 					return
 				}
 			}
-			if err != nil {
+			if rerr != nil {
 				ctr.fault(fmt.Errorf("%w: stream ended inside a %s frame's bytes", errProtocol, f.T))
 				ctr.sb.Close()
 				return
