@@ -3,6 +3,7 @@ package entrypoint
 import (
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"sync"
@@ -70,12 +71,22 @@ func (r *rightsReader) keep(oob []byte) error {
 			continue
 		}
 		for _, fd := range fds {
-			if len(r.fds) >= maxLaneFDs || bad != nil {
+			switch {
+			case bad != nil:
+				syscall.Close(fd)
+			case len(r.fds) >= maxLaneFDs:
 				syscall.Close(fd)
 				bad = fmt.Errorf("%w: over %d descriptors on the lane without their net_fd frames", errProtocol, maxLaneFDs)
-				continue
+			default:
+				// Checked as it comes: nothing but a connected TCP socket
+				// is held, not even until its frame claims it.
+				if err := tcpSocket(fd); err != nil {
+					syscall.Close(fd)
+					bad = fmt.Errorf("%w: a descriptor on the lane that is %v", errProtocol, err)
+					continue
+				}
+				r.fds = append(r.fds, fd)
 			}
-			r.fds = append(r.fds, fd)
 		}
 	}
 	return bad
@@ -103,28 +114,131 @@ func (r *rightsReader) close() {
 	r.fds = nil
 }
 
-// socketConn checks that fd is a connected TCP socket and returns it as
-// a net.Conn (fd is closed either way).
-func socketConn(fd int) (net.Conn, error) {
-	f := os.NewFile(uintptr(fd), "egress")
-	defer f.Close()
+// tcpSocket checks that fd is a connected TCP socket.
+func tcpSocket(fd int) error {
 	var st syscall.Stat_t
 	if err := syscall.Fstat(fd, &st); err != nil || st.Mode&syscall.S_IFMT != syscall.S_IFSOCK {
-		return nil, errors.New("not a socket")
+		return errors.New("not a socket")
 	}
 	typ, err1 := syscall.GetsockoptInt(fd, syscall.SOL_SOCKET, syscall.SO_TYPE)
 	dom, err2 := syscall.GetsockoptInt(fd, syscall.SOL_SOCKET, syscall.SO_DOMAIN)
-	if err1 != nil || err2 != nil || typ != syscall.SOCK_STREAM || dom != syscall.AF_INET && dom != syscall.AF_INET6 {
-		return nil, errors.New("not a TCP socket")
+	proto, err3 := syscall.GetsockoptInt(fd, syscall.SOL_SOCKET, syscall.SO_PROTOCOL)
+	if err1 != nil || err2 != nil || err3 != nil || typ != syscall.SOCK_STREAM ||
+		dom != syscall.AF_INET && dom != syscall.AF_INET6 || proto != syscall.IPPROTO_TCP {
+		return errors.New("not a TCP socket")
 	}
 	if _, err := syscall.Getpeername(fd); err != nil {
-		return nil, errors.New("not a connected socket")
+		return errors.New("not a connected socket")
 	}
+	return nil
+}
+
+// socketConn returns fd, a connected TCP socket, as a net.Conn (fd is
+// closed either way).
+func socketConn(fd int) (net.Conn, error) {
+	if err := tcpSocket(fd); err != nil {
+		syscall.Close(fd)
+		return nil, err
+	}
+	f := os.NewFile(uintptr(fd), "egress")
+	defer f.Close()
 	c, err := net.FileConn(f)
 	if err != nil {
 		return nil, err
 	}
-	return c, nil
+	tc, ok := c.(*net.TCPConn)
+	if !ok {
+		c.Close()
+		return nil, errors.New("not a TCP socket")
+	}
+	rc, err := tc.SyscallConn()
+	if err != nil {
+		c.Close()
+		return nil, err
+	}
+	return &handedConn{TCPConn: tc, rc: rc}, nil
+}
+
+// A handedConn is a socket sandbox code handed over. The sandbox holds
+// the same open file: it may clear O_NONBLOCK, set SO_LINGER, or read
+// and write it too. So every read and write passes MSG_DONTWAIT (the
+// kernel never blocks the bridge on it, and deadlines hold), writes
+// MSG_NOSIGNAL, and Close shuts the socket down and turns any linger off
+// (a close that drops the last reference would wait out a linger the
+// sandbox set) before it closes the bridge's copy; what was written still
+// goes out.
+type handedConn struct {
+	*net.TCPConn
+	rc syscall.RawConn
+}
+
+func (c *handedConn) Read(p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
+	var n int
+	var err error
+	rerr := c.rc.Read(func(fd uintptr) bool {
+		n, _, err = syscall.Recvfrom(int(fd), p, syscall.MSG_DONTWAIT)
+		return err != syscall.EAGAIN
+	})
+	if rerr != nil {
+		return 0, rerr
+	}
+	if err != nil {
+		return 0, err
+	}
+	if n == 0 {
+		return 0, io.EOF
+	}
+	return n, nil
+}
+
+func (c *handedConn) Write(p []byte) (int, error) {
+	done := 0
+	for done < len(p) {
+		var n int
+		var err error
+		werr := c.rc.Write(func(fd uintptr) bool {
+			n, err = syscall.SendmsgN(int(fd), p[done:], nil, nil, syscall.MSG_DONTWAIT|syscall.MSG_NOSIGNAL)
+			return err != syscall.EAGAIN
+		})
+		if werr != nil {
+			return done, werr
+		}
+		if err != nil {
+			return done, err
+		}
+		done += n
+	}
+	return done, nil
+}
+
+// ReadFrom and WriteTo are the generic copies through Read and Write, not
+// the TCP connection's own (splice, sendfile), which would block in the
+// kernel on a socket without O_NONBLOCK.
+func (c *handedConn) ReadFrom(r io.Reader) (int64, error) {
+	return io.Copy(struct{ io.Writer }{c}, r)
+}
+
+func (c *handedConn) WriteTo(w io.Writer) (int64, error) {
+	return io.Copy(w, struct{ io.Reader }{c})
+}
+
+func (c *handedConn) CloseWrite() error {
+	return c.control(func(fd int) { syscall.Shutdown(fd, syscall.SHUT_WR) })
+}
+
+func (c *handedConn) Close() error {
+	c.control(func(fd int) {
+		syscall.Shutdown(fd, syscall.SHUT_RDWR)
+		syscall.SetsockoptLinger(fd, syscall.SOL_SOCKET, syscall.SO_LINGER, &syscall.Linger{Onoff: 0})
+	})
+	return c.TCPConn.Close()
+}
+
+func (c *handedConn) control(f func(fd int)) error {
+	return c.rc.Control(func(fd uintptr) { f(int(fd)) })
 }
 
 // netFD serves the connection the runtime handed over with f, a net_fd

@@ -281,7 +281,7 @@ print(digest == hashlib.sha256(b"u" * size).digest(), got)`
 	if !laneInUse(s) {
 		t.Fatal("the lane is not in use")
 	}
-	if _, ok := kinds.Load("*net.TCPConn"); !ok {
+	if _, ok := kinds.Load("*entrypoint.handedConn"); !ok {
 		var got []any
 		kinds.Range(func(k, _ any) bool { got = append(got, k); return true })
 		t.Fatalf("the handler got %v, not the sandbox's TCP socket", got)
@@ -353,5 +353,47 @@ func TestLaneImagesRaw(t *testing.T) {
 		if _, err := parseFrame([]byte(bad)); !errors.Is(err, errProtocol) {
 			t.Errorf("parseFrame(%s): %v, want a protocol violation", bad, err)
 		}
+	}
+}
+
+// TestLaneHandedSocketStaysNonBlocking: sandbox code hands a socket over
+// itself and clears O_NONBLOCK on its copy (the same open file): the
+// bridge's reads still honour their deadline, and Close returns.
+func TestLaneHandedSocketStaysNonBlocking(t *testing.T) {
+	done := make(chan error, 1)
+	s := newLocal(t, Options{Lanes: newLanes(t), Egress: func(c net.Conn) {
+		time.Sleep(500 * time.Millisecond) // the sandbox clears O_NONBLOCK meanwhile
+		c.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
+		var b [1]byte
+		_, err := c.Read(b[:])
+		closed := make(chan struct{})
+		go func() { c.Close(); close(closed) }()
+		select {
+		case <-closed:
+		case <-time.After(2 * time.Second):
+			err = errors.New("Close did not return")
+		}
+		done <- err
+	}})
+	res := exec1(t, s, `import fcntl, gc, os, socket, time
+lane = [o for o in gc.get_objects() if type(o).__name__ == "Lane" and hasattr(o, "hand_off")][0]
+srv = socket.socket()
+srv.bind(("127.0.0.1", 0))
+srv.listen(1)
+a = socket.create_connection(srv.getsockname())
+b, _ = srv.accept()
+handed = lane.hand_off(a, False)
+time.sleep(0.2)
+fcntl.fcntl(a.fileno(), fcntl.F_SETFL, fcntl.fcntl(a.fileno(), fcntl.F_GETFL) & ~os.O_NONBLOCK)
+time.sleep(1.5)
+print(handed)`, 20*time.Second)
+	want(t, res, StatusSuccess, "True\n")
+	select {
+	case err := <-done:
+		if !errors.Is(err, os.ErrDeadlineExceeded) {
+			t.Fatalf("the handler's read: %v, want its deadline", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the handler's read blocked past its deadline")
 	}
 }
