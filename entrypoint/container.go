@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine"
@@ -44,8 +45,12 @@ type container struct {
 	// dmu serializes the dispatch of frames read from the stream and
 	// from the lane.
 	dmu sync.Mutex
-	// link is the sandbox's fast lane (nil: none; guarded by wmu).
-	link *laneLink
+	// link is the sandbox's fast lane (nil: none; guarded by wmu), and
+	// linkP the same, read without wmu; declined is set when the host
+	// gave a lane up before it carried anything.
+	link     *laneLink
+	linkP    atomic.Pointer[laneLink]
+	declined atomic.Bool
 	// reads are the reads of files out in flight over the lane.
 	reads laneReads
 
@@ -94,6 +99,7 @@ func startContainer(ctx context.Context, eng engine.Engine, opts *Options, log *
 	started := time.Now()
 	ctr := newContainer(sb, opts, log)
 	ctr.link = link
+	ctr.linkP.Store(link)
 	go ctr.readStderr()
 	ready := make(chan frame, 1)
 	go ctr.readFrames(ready)

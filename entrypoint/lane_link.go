@@ -31,7 +31,16 @@ type laneLink struct {
 	rights *rightsReader // reads conn, with the descriptors sent on it
 	read   atomic.Int64  // bytes of whole frames read from conn
 	done   chan struct{} // closed when the lane's reader returns
+	// live is conn while in use, for closing it without wmu, which a
+	// write blocked on it holds; reported is set once the runtime's
+	// report of a break came.
+	live     atomic.Pointer[net.UnixConn]
+	reported atomic.Bool
 }
+
+// laneWriteTimeout bounds one write to the lane: a runtime that reads
+// nothing for that long breaks it (and, reporting nothing, is stopped).
+var laneWriteTimeout = 10 * time.Second
 
 // sharesHostFS is implemented by sandboxes that see the host's files as
 // they are (enginetest.Local's processes): their lane is offered at its
@@ -68,15 +77,17 @@ func (ctr *container) offerLane(lanes *Lanes) {
 	if s, ok := ctr.sb.(sharesHostFS); ok && s.SharesHostFS() {
 		path = filepath.Join(l.lane.dir, laneSocket)
 	}
-	timer := time.NewTimer(laneAnswerTimeout)
+	timer := time.NewTimer(2 * laneAnswerTimeout) // the runtime's connect has laneAnswerTimeout
 	defer timer.Stop()
 	err = ctr.send(laneOffer{T: frameLane, Path: path, Token: l.lane.token})
 	var rep laneReport
+	definite := false
 	if err == nil {
 		select {
 		case rep = <-l.answer:
 			if !rep.OK {
 				err = fmt.Errorf("the sandbox could not connect to it: %s", rep.Error)
+				definite = true
 			}
 		case <-ctr.dead:
 			err = ctr.err
@@ -96,13 +107,18 @@ func (ctr *container) offerLane(lanes *Lanes) {
 		}
 	}
 	if err != nil {
-		lanes.learn(name, err)
+		// Only what says the engine's sandboxes cannot reach a lane is
+		// learnt: not a slow answer, nor a stranger's connection.
+		if definite {
+			lanes.learn(name, err)
+		}
 		ctr.dropLane()
 		return
 	}
 	lanes.learn(name, nil)
 	ctr.wmu.Lock()
 	l.conn, l.rights = acc.conn, newRightsReader(acc.conn)
+	l.live.Store(acc.conn)
 	ctr.wmu.Unlock()
 	go ctr.readLane(acc.conn)
 }
@@ -112,6 +128,8 @@ func (ctr *container) dropLane() {
 	ctr.wmu.Lock()
 	l := ctr.link
 	ctr.link = nil
+	ctr.linkP.Store(nil)
+	ctr.declined.Store(l != nil)
 	ctr.wmu.Unlock()
 	if l != nil {
 		l.lane.close()
@@ -120,16 +138,20 @@ func (ctr *container) dropLane() {
 
 // closeLane ends the lane with the container.
 func (ctr *container) closeLane() {
-	ctr.wmu.Lock()
-	l := ctr.link
-	if l != nil && l.conn != nil {
-		l.conn.Close()
+	l := ctr.linkNow()
+	if l == nil {
+		return
 	}
-	ctr.wmu.Unlock()
-	if l != nil {
-		l.lane.close()
+	// Closed before wmu is taken: a write blocked on it, which holds
+	// wmu, fails at once.
+	if c := l.live.Load(); c != nil {
+		c.Close()
 	}
+	l.lane.close()
 }
+
+// linkNow returns the lane's link without waiting for wmu (nil: none).
+func (ctr *container) linkNow() *laneLink { return ctr.linkP.Load() }
 
 // laneAnswered takes the runtime's answer to the offer (f.Lane, not a
 // break); one that nothing asked for breaks the protocol.
@@ -138,6 +160,9 @@ func (ctr *container) laneAnswered(f frame) error {
 	l := ctr.link
 	ctr.wmu.Unlock()
 	if l == nil {
+		if ctr.declined.Load() {
+			return nil // an answer that came after the host gave up
+		}
 		return fmt.Errorf("%w: lane frame, and no lane was offered", errProtocol)
 	}
 	select {
@@ -157,6 +182,7 @@ func (ctr *container) writeLane(data []byte) (bool, error) {
 		return false, nil
 	}
 	if !l.broken {
+		l.conn.SetWriteDeadline(time.Now().Add(laneWriteTimeout))
 		n, err := l.conn.Write(data)
 		if err == nil {
 			l.wrote += int64(n)
@@ -167,7 +193,11 @@ func (ctr *container) writeLane(data []byte) (bool, error) {
 		// cut frame; the whole frame goes on the stream after the report.
 	}
 	if l.queued+len(data) > maxLaneQueue {
-		return true, fmt.Errorf("%w: over %d bytes waited for the runtime's report of a broken lane", ErrSandboxDied, maxLaneQueue)
+		// Dropping it would lose a frame silently: the sandbox goes.
+		err := fmt.Errorf("%w: over %d bytes waited for the runtime's report of a broken lane", ErrSandboxDied, maxLaneQueue)
+		ctr.fault(err)
+		go ctr.sb.Close()
+		return true, err
 	}
 	l.queue = append(l.queue, data)
 	l.queued += len(data)
@@ -183,14 +213,13 @@ func (ctr *container) breakLaneLocked(why error) {
 		return
 	}
 	l.broken = true
-	l.conn.Close()
+	// Half closed: the runtime's end sees the break, and what it wrote
+	// before is still read to the end (the reader closes it at EOF).
+	l.conn.CloseWrite()
 	ctr.log.Warn("the fast lane to the sandbox broke; its frames travel the engine's stream from now on",
 		"id", ctr.sb.ID(), "err", why)
 	time.AfterFunc(laneFallbackTimeout, func() {
-		ctr.wmu.Lock()
-		waiting := !l.settled
-		ctr.wmu.Unlock()
-		if waiting && ctr.Err() == nil {
+		if !l.reported.Load() && ctr.Err() == nil {
 			ctr.fault(fmt.Errorf("%w: the fast lane broke and the runtime did not say so on the stream within %v", errProtocol, laneFallbackTimeout))
 			ctr.sb.Close()
 		}
@@ -202,6 +231,7 @@ func (ctr *container) readLane(c *net.UnixConn) {
 	l := ctr.link
 	defer close(l.done)
 	defer l.rights.close()
+	defer c.Close()
 	r := bufio.NewReaderSize(l.rights, 256<<10)
 	seen := true
 	for {
@@ -276,16 +306,16 @@ func (ctr *container) laneFellBack(rep laneReport) error {
 		}
 		return fmt.Errorf("%w: report of a broken lane that carried nothing", errProtocol)
 	}
+	l.reported.Store(true)
 	ctr.breakLaneLocked(errors.New(rep.Error))
 	ctr.wmu.Unlock()
-	t := time.NewTimer(laneFallbackTimeout)
-	defer t.Stop()
+	// The reader reads to the end of what the runtime wrote (it shut its
+	// end); dispatching may wait for a place among the RPCs in flight,
+	// which their handlers free.
 	select {
 	case <-l.done:
 	case <-ctr.dead:
 		return nil
-	case <-t.C:
-		return fmt.Errorf("%w: the fast lane's reader did not end after its break", errProtocol)
 	}
 	read := l.read.Load()
 	ctr.wmu.Lock()

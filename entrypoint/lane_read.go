@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"strconv"
 	"sync"
+	"time"
 )
 
 // Reading a file out over the lane: the runtime reads it as the sandbox
@@ -19,6 +20,9 @@ const (
 	frameReadEnd  = "read_end"
 	// maxReadChunk bounds the bytes of one read_data frame.
 	maxReadChunk = 1 << 20
+	// laneReadTimeout bounds a read over the lane; past it, the file is
+	// read through the engine instead.
+	laneReadTimeout = 30 * time.Second
 )
 
 // errNoLane reports a read the lane cannot serve (none in use): the
@@ -80,12 +84,17 @@ func (ctr *container) readOverLane(ctx context.Context, rel string, max int64) (
 	if err := ctr.send(readFrame{T: frameRead, ID: id, Path: p, Max: max}); err != nil {
 		return nil, err
 	}
+	timer := time.NewTimer(laneReadTimeout)
+	defer timer.Stop()
 	select {
 	case <-r.done:
 	case <-ctr.dead:
 		return nil, ctr.err
 	case <-ctx.Done():
 		return nil, ctx.Err()
+	case <-timer.C:
+		ctr.log.Warn("a read over the fast lane did not end; reading through the engine", "path", rel, "after", laneReadTimeout)
+		return nil, errNoLane
 	}
 	if r.err != nil {
 		return nil, r.err

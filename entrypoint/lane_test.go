@@ -16,6 +16,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine/enginetest"
 )
 
 // newLanes returns a Lanes in a directory of the test's own.
@@ -395,5 +397,43 @@ print(handed)`, 20*time.Second)
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("the handler's read blocked past its deadline")
+	}
+}
+
+// TestLaneStalledRuntimeCannotHangClose: sandbox code points the runtime's
+// lane descriptor at a pipe (the runtime stops reading the lane) and
+// floods the bridge with RPCs whose results fill the socket: the call
+// still ends at its timeout, and Close returns, where a write blocked
+// on the lane held the lock Close took.
+func TestLaneStalledRuntimeCannotHangClose(t *testing.T) {
+	old := laneWriteTimeout
+	laneWriteTimeout = time.Second
+	t.Cleanup(func() { laneWriteTimeout = old })
+	big := strings.Repeat("r", 1<<20)
+	s := New(enginetest.Local{T: t}, &Options{Lanes: newLanes(t), InterruptGrace: time.Second,
+		RPC: func(context.Context, json.RawMessage) (any, error) { return big, nil }})
+	exec1(t, s, "kept = 1", 0)
+	done := make(chan error, 1)
+	go func() {
+		_, err := s.Execute(context.Background(), laneFD+`import os, time
+mine = os.dup(lane.fileno())
+r, w = os.pipe()
+os.dup2(r, lane.fileno())
+for i in range(64):
+    os.write(mine, b'{"t":"rpc","id":%d,"payload":{}}\n' % (1000 + i))
+time.sleep(60)`, 2*time.Second)
+		done <- err
+	}()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the call did not end")
+	}
+	closed := make(chan struct{})
+	go func() { s.Close(); close(closed) }()
+	select {
+	case <-closed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Close did not return")
 	}
 }
