@@ -92,7 +92,8 @@ func NewLanes(root string, log *slog.Logger) (*Lanes, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	if err := privateDir(root); err != nil {
+	root, err := privateDir(root)
+	if err != nil {
 		return nil, fmt.Errorf("making the fast lanes' directory: %w", err)
 	}
 	sweepLanes(root, log)
@@ -117,20 +118,42 @@ func DefaultLaneRoot() string {
 }
 
 // privateDir makes dir (and its parents) and checks that it is a
-// directory, not a link, owned by this process's user, with mode 0700.
-func privateDir(dir string) error {
+// directory, not a link, owned by this process's user, with mode 0700,
+// and that no other user can replace it: every directory above it (links
+// resolved) is root's or this user's, and writable by no one else unless
+// sticky. It returns dir with its parent's links resolved.
+func privateDir(dir string) (string, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return err
+		return "", err
+	}
+	parent, err := filepath.EvalSymlinks(filepath.Dir(filepath.Clean(dir)))
+	if err != nil {
+		return "", err
+	}
+	dir = filepath.Join(parent, filepath.Base(dir))
+	for p := parent; ; p = filepath.Dir(p) {
+		fi, err := os.Lstat(p)
+		if err != nil {
+			return "", err
+		}
+		st, ok := fi.Sys().(*syscall.Stat_t)
+		if !ok || !fi.IsDir() || st.Uid != 0 && int(st.Uid) != os.Geteuid() ||
+			fi.Mode().Perm()&0o022 != 0 && fi.Mode()&os.ModeSticky == 0 {
+			return "", fmt.Errorf("%s, above %s, may be changed by another user", p, dir)
+		}
+		if p == filepath.Dir(p) {
+			break
+		}
 	}
 	fi, err := os.Lstat(dir)
 	if err != nil {
-		return err
+		return "", err
 	}
 	st, ok := fi.Sys().(*syscall.Stat_t)
 	if !fi.IsDir() || !ok || int(st.Uid) != os.Geteuid() {
-		return fmt.Errorf("%s is not a directory of user %d", dir, os.Geteuid())
+		return "", fmt.Errorf("%s is not a directory of user %d", dir, os.Geteuid())
 	}
-	return os.Chmod(dir, 0o700)
+	return dir, os.Chmod(dir, 0o700)
 }
 
 // sweepLanes removes the directories of bridges whose process is gone

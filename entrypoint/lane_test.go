@@ -437,3 +437,21 @@ time.sleep(60)`, 2*time.Second)
 		t.Fatal("Close did not return")
 	}
 }
+
+// TestLaneRootRefusesSharedParents: a lane root under a directory other
+// users may write (not sticky) is refused; under a sticky one (/tmp) it
+// is made.
+func TestLaneRootRefusesSharedParents(t *testing.T) {
+	shared := filepath.Join(t.TempDir(), "shared")
+	os.Mkdir(shared, 0o777)
+	os.Chmod(shared, 0o777)
+	if _, err := NewLanes(filepath.Join(shared, "lanes"), nil); err == nil || !strings.Contains(err.Error(), "may be changed by another user") {
+		t.Fatalf("a root under a world-writable directory: %v", err)
+	}
+	os.Chmod(shared, 0o777|os.ModeSticky)
+	l, err := NewLanes(filepath.Join(shared, "lanes"), nil)
+	if err != nil {
+		t.Fatalf("a root under a sticky directory: %v", err)
+	}
+	l.Close()
+}
