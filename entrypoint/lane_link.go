@@ -342,15 +342,7 @@ func (ctr *container) laneFellBack(rep laneReport) error {
 	}
 	if cut != "" {
 		ctr.egress.sever()
-		if err := ctr.send(interruptFrame{T: frameInterrupt, ID: cut}); err != nil {
-			return nil
-		}
-		ctr.mu.Lock()
-		if ctr.abandoned != "" && !ctr.interrupted {
-			ctr.interrupted = true
-			close(ctr.resynced)
-		}
-		ctr.mu.Unlock()
+		ctr.interruptCut(cut) // an error: the stream's reader reports the sandbox's end
 	}
 	return nil
 }

@@ -61,19 +61,26 @@ func (ctr *container) resync(r *bufio.Reader) error {
 		}
 		ctr.log.Warn("the sandbox's streams were lost and attached again; frames resynchronised",
 			"call cut off", lost != "", "took", time.Since(began))
-		if lost != "" {
-			if err := ctr.send(interruptFrame{T: frameInterrupt, ID: lost}); err != nil {
-				return err
-			}
-		}
-		ctr.mu.Lock()
-		if ctr.abandoned != "" && !ctr.interrupted {
-			ctr.interrupted = true
-			close(ctr.resynced)
-		}
-		ctr.mu.Unlock()
-		return nil
+		return ctr.interruptCut(lost)
 	}
+}
+
+// interruptCut interrupts the call cut off (lost; "": none), once the
+// frames are whole again, and lets the next call wait for its end (see
+// settle).
+func (ctr *container) interruptCut(lost string) error {
+	if lost != "" {
+		if err := ctr.send(interruptFrame{T: frameInterrupt, ID: lost}); err != nil {
+			return err
+		}
+	}
+	ctr.mu.Lock()
+	if ctr.abandoned != "" && !ctr.interrupted {
+		ctr.interrupted = true
+		close(ctr.resynced)
+	}
+	ctr.mu.Unlock()
+	return nil
 }
 
 // abandon fails the call in flight with ErrStreamsLost and keeps its id,

@@ -16,24 +16,36 @@ import (
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/entrypoint"
 )
 
-// laneProbe is sandbox code that reports, in one line, whether the
-// runtime's fast lane is connected (a socket of the process whose peer is
-// the lane's), what the lane's directory holds, and what a second
-// connection to it gets.
-const laneProbe = `import os, socket
-lane = 0
-for fd in range(3, 512):
-    try:
-        sk = socket.socket(fileno=fd)
-    except OSError:
-        continue
-    try:
-        if sk.family == socket.AF_UNIX and str(sk.getpeername()).endswith("/sock"):
-            lane += 1
-    except OSError:
-        pass
-    finally:
+// laneSockets is sandbox code defining lane_sockets(): socket objects on
+// the runtime's lane connections (a socket of the process whose peer is
+// the lane's), the process's other descriptors left alone. The caller
+// detaches them: a collected socket object would close the runtime's.
+const laneSockets = `import socket
+def lane_sockets():
+    found = []
+    for fd in range(3, 512):
+        try:
+            sk = socket.socket(fileno=fd)
+        except OSError:
+            continue
+        try:
+            if sk.family == socket.AF_UNIX and str(sk.getpeername()).endswith("/sock"):
+                found.append(sk)
+                continue
+        except OSError:
+            pass
         sk.detach()
+    return found
+`
+
+// laneProbe is sandbox code that reports, in one line, whether the
+// runtime's fast lane is connected, what the lane's directory holds, and
+// what a second connection to it gets.
+const laneProbe = laneSockets + `import os
+socks = lane_sockets()
+lane = len(socks)
+for sk in socks:
+    sk.detach()  # the runtime's: never closed here
 try:
     s = socket.socket(socket.AF_UNIX)
     s.connect("/run/mcp-lane/sock")
@@ -44,20 +56,11 @@ print("lane", lane, "holds", os.listdir("/run/mcp-lane"), "second", second)`
 
 // laneCut is sandbox code that shuts the runtime's lane down in the middle
 // of its call, then goes on printing.
-const laneCut = `import socket, time
+const laneCut = laneSockets + `import time
 print("before", flush=True)
-for fd in range(3, 512):
-    try:
-        sk = socket.socket(fileno=fd)
-    except OSError:
-        continue
-    try:
-        if sk.family == socket.AF_UNIX and str(sk.getpeername()).endswith("/sock"):
-            sk.shutdown(socket.SHUT_RDWR)
-    except OSError:
-        pass
-    finally:
-        sk.detach()
+for sk in lane_sockets():
+    sk.shutdown(socket.SHUT_RDWR)
+    sk.detach()
 time.sleep(0.5)
 print("after", kept)`
 
