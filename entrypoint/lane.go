@@ -11,7 +11,6 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -324,36 +323,6 @@ type laneReport struct {
 	Error string
 	Wrote int64
 	Read  int64
-}
-
-// laneStatuses orders Status's engines for a report.
-func laneStatuses(m map[string]LaneStatus) []string {
-	var out []string
-	for name, st := range m {
-		s := st.Path
-		if st.Why != "" {
-			s += " (" + st.Why + ")"
-		}
-		out = append(out, cmpName(name)+": "+s)
-	}
-	sort.Strings(out)
-	return out
-}
-
-func cmpName(name string) string {
-	if name == "" {
-		return "engine"
-	}
-	return name
-}
-
-// LaneSummary says in one line which path each engine's frames take, for
-// doctor and logs ("" when no sandbox started yet).
-func (l *Lanes) LaneSummary() string {
-	if l == nil {
-		return ""
-	}
-	return strings.Join(laneStatuses(l.Status()), "; ")
 }
 
 // allFailed reports whether every engine tried so far failed to reach a
