@@ -52,7 +52,17 @@ type Options struct {
 	AllowSelf bool
 	// Logger receives skipped files and entries. Zero: discarded.
 	Logger *slog.Logger
+	// Recheck is how long one look at the configuration files answers
+	// for: a lookup within it of the last look reuses what that look
+	// found instead of stating every location again (about twenty
+	// system calls, once per proxied call otherwise). Zero:
+	// DefaultRecheck; negative: every lookup looks.
+	Recheck time.Duration
 }
+
+// DefaultRecheck is Options.Recheck's default: a changed file is seen
+// within half a second.
+const DefaultRecheck = 500 * time.Millisecond
 
 // stateDir is StateDir resolved against the home directory.
 func (o Options) stateDir() string {
@@ -124,6 +134,11 @@ type Registry struct {
 	self  string // this executable, to skip entries that would start it
 	mu    sync.Mutex
 	files map[string]cachedFile
+	// last is what the last look found, and when it looked (zero: no
+	// look yet, or it was forgotten).
+	last   []Server
+	lastAt time.Time
+	now    func() time.Time // time.Now; tests move it
 }
 
 // A cachedFile is what a Registry keeps of one configuration file: the
@@ -143,7 +158,10 @@ func NewRegistry(opts Options) *Registry {
 	if opts.Cwd == "" {
 		opts.Cwd, _ = os.Getwd()
 	}
-	r := &Registry{opts: opts, log: opts.Logger, files: map[string]cachedFile{}}
+	if opts.Recheck == 0 {
+		opts.Recheck = DefaultRecheck
+	}
+	r := &Registry{opts: opts, log: opts.Logger, files: map[string]cachedFile{}, now: time.Now}
 	if r.log == nil {
 		r.log = slog.New(slog.DiscardHandler)
 	}

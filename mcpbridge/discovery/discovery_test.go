@@ -72,6 +72,8 @@ func TestDiscoveryLocationsAndPriority(t *testing.T) {
 func TestDiscoveryStateDirAndReload(t *testing.T) {
 	home, state := t.TempDir(), t.TempDir()
 	r := NewRegistry(Options{Home: home, Cwd: t.TempDir(), StateDir: state})
+	clock := time.Now()
+	r.now = func() time.Time { return clock }
 	path := filepath.Join(state, "a.json")
 	write(t, path, `{"mcpServers": {"one": {"command": "a"}}}`)
 	// As the newest original, ~/MCPs is read too, after the state directory.
@@ -82,14 +84,21 @@ func TestDiscoveryStateDirAndReload(t *testing.T) {
 	if got := names(r.Servers()); !slices.Equal(got, []string{"one", "also-read"}) {
 		t.Fatalf("servers %v", got)
 	}
-	// The cache serves unchanged files; a change is seen on the next call.
+	// The cache serves unchanged files; a change is seen by the first
+	// lookup after Recheck, not before: one look answers for Recheck.
 	write(t, path, `{"mcpServers": {"one": {"command": "a"}, "two": {"command": "b"}}}`)
 	future := time.Now().Add(2 * time.Second)
 	os.Chtimes(path, future, future)
+	clock = clock.Add(DefaultRecheck - time.Millisecond)
+	if got := names(r.Servers()); !slices.Equal(got, []string{"one", "also-read"}) {
+		t.Fatalf("within Recheck of the last look: %v", got)
+	}
+	clock = clock.Add(time.Millisecond)
 	if got := names(r.Servers()); !slices.Equal(got, []string{"one", "two", "also-read"}) {
 		t.Fatalf("after the change: %v", got)
 	}
 	os.Remove(path)
+	clock = clock.Add(time.Hour)
 	if got := names(r.Servers()); !slices.Equal(got, []string{"also-read", "one"}) {
 		t.Fatalf("after removal: %v", got)
 	}

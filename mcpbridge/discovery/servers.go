@@ -1,12 +1,28 @@
 package discovery
 
-import "os"
+import (
+	"os"
+	"slices"
+)
 
 // Servers returns every discovered server, first definition of a name
-// winning, in discovery order.
+// winning, in discovery order, as the last look found them when it was
+// less than Options.Recheck ago.
 func (r *Registry) Servers() []Server {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	now := r.now()
+	if !r.lastAt.IsZero() && now.Sub(r.lastAt) < r.opts.Recheck && now.Sub(r.lastAt) >= 0 {
+		return slices.Clone(r.last)
+	}
+	out := r.look()
+	r.last, r.lastAt = out, now
+	return slices.Clone(out)
+}
+
+// look reads every location (from the cache of files that did not
+// change); r.mu is held.
+func (r *Registry) look() []Server {
 	allowSelf := r.opts.AllowSelf
 	seen := map[string]bool{}
 	var out []Server
