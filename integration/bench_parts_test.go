@@ -23,8 +23,10 @@ func BenchmarkWarmCallParts(b *testing.B) {
 		"variant", "path", "calls", "p50", "p95", "mean")
 	sec.note("(0) a frame-sized line written to a container running a bare `os.read`/`os.write` loop and read back: the engine's attach path, the floor of any call; (a) `Session.Execute` in process (the sandbox round trip and the runtime); (b) `run_python` through the bridge in process, " +
 		"its client on the other end of an in-process pipe with the stdio transport's framing (adds MCP decoding, validation, " +
-		"the bridge's call path and result rendering); (c) the bridge as its own process over stdio (item 1: adds the process hop). " +
-		"The three loops interleave call by call, so they share the machine's state.")
+		"the bridge's call path and result rendering); (c) the bridge as its own process over stdio (item 1: adds the process hop); " +
+		"(f) the floor of (c) without a sandbox: a go-sdk server over stdio whose `run_python` answers at once (the test binary run as one), " +
+		"what any go-sdk server costs a go-sdk client here. The loops interleave call by call, so they share the machine's state; " +
+		"(c) can be no faster than (f) plus (a).")
 	forEachVariant(b, func(b *testing.B, v variant) {
 		paths, split := warmCallPaths(b, v)
 		interleave(paths, times(20))
@@ -61,7 +63,7 @@ type callSplit struct{ pre, handler, post []time.Duration }
 
 // warmCallPaths sets up item 1c's paths on v, in the order they
 // interleave: (0) the attach floor, (a0) and (a) Session.Execute, (b) the
-// bridge in process, (c) the built binary over stdio. Each (b) call
+// bridge in process, (c) the built binary over stdio, (f) the MCP floor. Each (b) call
 // appends its three parts to the returned split. Everything it starts
 // ends with tb.
 func warmCallPaths(tb testing.TB, v variant) ([]callPath, *callSplit) {
@@ -83,6 +85,7 @@ func warmCallPaths(tb testing.TB, v variant) ([]callPath, *callSplit) {
 		}
 	})
 	stdio := connectBridge(tb, v.engine, v.env()...)
+	floor := connectFloor(tb)
 
 	// The floor: a line echoed by a plain Python loop in a container
 	// of the same image and hardening, over the same attached streams.
@@ -121,6 +124,7 @@ func warmCallPaths(tb testing.TB, v variant) ([]callPath, *callSplit) {
 			return d
 		}},
 		{"(c) bridge over stdio", func() time.Duration { return timedCall(tb, stdio, args, "1") }},
+		{"(f) a go-sdk server over stdio answering at once (no sandbox)", func() time.Duration { return timedCall(tb, floor, args, "1") }},
 	}, split
 }
 

@@ -42,6 +42,9 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	if serveFloor() {
+		return
+	}
 	flag.Parse()
 	var code int
 	if *benchPlan == "" {
