@@ -172,9 +172,10 @@ func TestBridgeValidationErrors(t *testing.T) {
 	})
 }
 
-// TestSeedInspectServersExample runs the newest original README's "Inspect
-// Available Servers" example against server-everything.
-func TestSeedInspectServersExample(t *testing.T) {
+// TestInspectServersTour runs testdata/inspect_servers.py, a tour of the
+// discovery helpers as code written for the original calls them, against
+// server-everything.
+func TestInspectServersTour(t *testing.T) {
 	t.Parallel()
 	code, err := os.ReadFile(filepath.Join("testdata", "inspect_servers.py"))
 	if err != nil {
@@ -184,21 +185,21 @@ func TestSeedInspectServersExample(t *testing.T) {
 		home, _ := npmHome(t)
 		r := runTSClient(t, home, e.Name(), []map[string]any{{"code": string(code), "servers": []string{"everything"}}}).Results[0]
 		if r.IsError {
-			t.Fatalf("the example failed:\n%s", r.Text)
+			t.Fatalf("the tour failed:\n%s", r.Text)
 		}
 		for _, want := range []string{
-			"Discovered: ('everything', 'filesystem', 'memory')",
-			"Cached servers: ('everything',)",
-			"Loaded metadata: ({'name': 'everything', 'alias': 'everything', 'description': 'reference test server', 'cwd': '', 'tools': [{'name': 'echo', 'alias': 'echo'",
-			"Selectable via RPC: ('everything',)",
-			"get_sum → ",
-			"Summaries: [{'server': 'everything'",
-			"Cached tools: ",
-			"Detailed doc: {'server': 'everything', 'serverAlias': 'everything', 'tool': 'echo', 'toolAlias': 'echo'",
+			"configured: ('everything', 'filesystem', 'memory')",
+			"loaded (cached): ('everything',)",
+			"metadata: ({'name': 'everything', 'alias': 'everything', 'description': 'reference test server', 'cwd': '', 'tools': [{'name': 'echo', 'alias': 'echo'",
+			"loaded (asked): ('everything',)",
+			"tool everything.get_sum: ",
+			"brief docs: [{'server': 'everything'",
+			"tool list (cached): ",
+			"full doc: {'server': 'everything', 'serverAlias': 'everything', 'tool': 'echo', 'toolAlias': 'echo'",
 			"'inputSchema': {",
-			"Capability summary: ",
-			"Docs from cache: [{",
-			"Search from cache: [",
+			"summary: Python sandbox ",
+			"brief docs (sync): [{",
+			"hits (sync): [",
 		} {
 			if !strings.Contains(r.Text, want) {
 				t.Errorf("the output lacks %q", want)

@@ -25,14 +25,14 @@ func runPythonTool(def, max time.Duration) *mcp.Tool {
 		InputSchema: map[string]any{
 			"type": "object",
 			"properties": map[string]any{
-				"code": map[string]any{"type": "string", "description": "Python source to execute"},
+				"code": map[string]any{"type": "string", "description": "The Python to run"},
 				"servers": map[string]any{
 					"type": "array", "items": map[string]any{"type": "string"},
-					"description": "MCP servers to load as mcp_<name> proxies",
+					"description": "Configured servers to connect; each becomes mcp_<alias>",
 				},
 				"timeout": map[string]any{
 					"type": "integer", "minimum": 1, "maximum": int(max.Seconds()),
-					"default": int(def.Seconds()), "description": "Timeout in seconds",
+					"default": int(def.Seconds()), "description": "Seconds before it is interrupted",
 				},
 				"session": map[string]any{"type": "string", "description": "Handle from an earlier result, to continue in its sandbox"},
 			},

@@ -91,9 +91,9 @@ func TestProxiedServers(t *testing.T) {
 	if text, isErr := run(map[string]any{"servers": []string{"noisy"}, "code": "print(await mcp_noisy.echo(message='through the noise'))"}); isErr || text != "through the noise" {
 		t.Fatalf("noisy server: %q", text)
 	}
-	// The newest README's inspection snippet runs.
+	// The tour of the discovery helpers runs.
 	text, isErr = run(map[string]any{"code": inspectSnippet(t)})
-	if isErr || !strings.Contains(text, "Discovered: ('Stub Two', 'noisy', 'stub')") || !strings.Contains(text, "echo → Echo the provided message") {
+	if isErr || !strings.Contains(text, "configured: ('Stub Two', 'noisy', 'stub')") || !strings.Contains(text, "tool stub.echo: Echo the provided message") {
 		t.Fatalf("inspection snippet: %q", text)
 	}
 	// A crashed server is restarted on next use; the call in flight fails clearly.
@@ -103,8 +103,9 @@ func TestProxiedServers(t *testing.T) {
 	}
 }
 
-// inspectSnippet is the newest seed README's "Inspect Available Servers"
-// example, shared with the integration test that runs it on real servers.
+// inspectSnippet is integration/testdata/inspect_servers.py, a tour of the
+// discovery helpers, shared with the integration test that runs it on real
+// servers.
 func inspectSnippet(t *testing.T) string {
 	t.Helper()
 	code, err := os.ReadFile(filepath.Join("..", "integration", "testdata", "inspect_servers.py"))

@@ -1,37 +1,36 @@
-# The "Inspect Available Servers" example of the original's newest README,
-# line breaks restored, otherwise verbatim.
+# A tour of the discovery helpers of mcp.runtime, written for this project:
+# every helper code written for the original bridge may call, with the
+# arguments and result fields that code relies on. It prints one labelled
+# line (or block) per helper; mcpbridge/proxy_test.go and
+# integration/npm_test.go check the labels.
 from mcp import runtime
 
-print("Discovered:", runtime.discovered_servers())
-print("Cached servers:", runtime.list_servers_sync())
-print("Loaded metadata:", runtime.list_loaded_server_metadata())
-print("Selectable via RPC:", await runtime.list_servers())
+print("configured:", runtime.discovered_servers())
+print("loaded (cached):", runtime.list_servers_sync())
+print("loaded (asked):", await runtime.list_servers())
 
-# Peek at tool docs for a server that's already loaded in this run
 loaded = runtime.list_loaded_server_metadata()
+print("metadata:", loaded)
+
+# What each loaded server offers, from the metadata the call already has.
+for entry in loaded:
+    server = runtime.describe_server(entry["name"])
+    for t in server["tools"]:
+        print("tool %s.%s: %s" % (server["alias"], t["alias"], t.get("description", "")))
+
+# Documentation on demand: one line per tool first, then one tool in full.
 if loaded:
-    first = runtime.describe_server(loaded[0]["name"])
-    for tool in first["tools"]:
-        print(tool["alias"], "→", tool.get("description", ""))
+    name = loaded[0]["name"]
+    brief = await runtime.query_tool_docs(name)
+    print("brief docs:", brief)
+    print("brief docs (sync):", runtime.query_tool_docs_sync(name))
+    print("tool list (cached):", runtime.list_tools_sync(name))
+    if brief:
+        print("full doc:", await runtime.query_tool_docs(name, tool=brief[0]["toolAlias"], detail="full"))
 
-# Ask for summaries or full schemas only when needed
-if loaded:
-    summaries = await runtime.query_tool_docs(loaded[0]["name"])
-    detailed = await runtime.query_tool_docs(
-        loaded[0]["name"],
-        tool=summaries[0]["toolAlias"],
-        detail="full",
-    )
-    print("Summaries:", summaries)
-    print("Cached tools:", runtime.list_tools_sync(loaded[0]["name"]))
-    print("Detailed doc:", detailed)
+# Ranked search over every configured server.
+for hit in await runtime.search_tool_docs("add two numbers", limit=2):
+    print("hit:", hit["signature"], "-", hit.get("summary", ""))
+print("hits (sync):", runtime.search_tool_docs_sync("repeat a message back"))
 
-# Fuzzy search across loaded servers without rehydrating every schema
-results = await runtime.search_tool_docs("calendar events", limit=3)
-for result in results:
-    print(result["server"], result["tool"], result.get("description", ""))
-
-# Synchronous helpers for quick answers without extra awaits
-print("Capability summary:", runtime.capability_summary())
-print("Docs from cache:", runtime.query_tool_docs_sync(loaded[0]["name"]) if loaded else [])
-print("Search from cache:", runtime.search_tool_docs_sync("calendar"))
+print("summary:", runtime.capability_summary())

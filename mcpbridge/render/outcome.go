@@ -310,9 +310,9 @@ func (o Outcome) toonPayload() toonPayload {
 }
 
 // toonText renders p as a fenced TOON block. Should the encoder fail, it
-// is a fenced JSON block (indented, keys sorted: the original's
-// json.dumps(payload, indent=2, sort_keys=True)), the original's fallback
-// when its encoder is missing or fails.
+// is a fenced JSON block, indented by two spaces with its keys sorted,
+// which is also what the original falls back to when its encoder is
+// missing or fails.
 func toonText(p toonPayload) string {
 	body, err := toon.Marshal(p)
 	if err != nil {
