@@ -49,6 +49,10 @@ const (
 // the session's state are kept, and frames travel the stream from then on.
 var ErrLaneBroken = errors.New("the fast lane to the sandbox broke during the call")
 
+// ErrLaneUnsupported is NewLanes' error off Linux, where no engine shares
+// a Unix socket with the bridge.
+var ErrLaneUnsupported = errors.New("the fast lane (MCP_BRIDGE_FAST_LANE) needs a local engine on Linux")
+
 // A Lanes gives the sandboxes of one bridge their fast lanes: it owns the
 // directory their sockets are made in and learns, from the first sandbox
 // of each engine, whether that engine's sandboxes reach them (a bridge in
@@ -85,6 +89,9 @@ type LaneStatus struct {
 // in it) and which must be the bridge user's own; directories of
 // bridges no longer running are removed. root "" is DefaultLaneRoot().
 func NewLanes(root string, log *slog.Logger) (*Lanes, error) {
+	if !laneSupported {
+		return nil, ErrLaneUnsupported
+	}
 	if root == "" {
 		root = DefaultLaneRoot()
 	}

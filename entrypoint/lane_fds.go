@@ -114,25 +114,6 @@ func (r *rightsReader) close() {
 	r.fds = nil
 }
 
-// tcpSocket checks that fd is a connected TCP socket.
-func tcpSocket(fd int) error {
-	var st syscall.Stat_t
-	if err := syscall.Fstat(fd, &st); err != nil || st.Mode&syscall.S_IFMT != syscall.S_IFSOCK {
-		return errors.New("not a socket")
-	}
-	typ, err1 := syscall.GetsockoptInt(fd, syscall.SOL_SOCKET, syscall.SO_TYPE)
-	dom, err2 := syscall.GetsockoptInt(fd, syscall.SOL_SOCKET, syscall.SO_DOMAIN)
-	proto, err3 := syscall.GetsockoptInt(fd, syscall.SOL_SOCKET, syscall.SO_PROTOCOL)
-	if err1 != nil || err2 != nil || err3 != nil || typ != syscall.SOCK_STREAM ||
-		dom != syscall.AF_INET && dom != syscall.AF_INET6 || proto != syscall.IPPROTO_TCP {
-		return errors.New("not a TCP socket")
-	}
-	if _, err := syscall.Getpeername(fd); err != nil {
-		return errors.New("not a connected socket")
-	}
-	return nil
-}
-
 // socketConn returns fd, a connected TCP socket, as a net.Conn (fd is
 // closed either way).
 func socketConn(fd int) (net.Conn, error) {
@@ -200,7 +181,7 @@ func (c *handedConn) Write(p []byte) (int, error) {
 		var n int
 		var err error
 		werr := c.rc.Write(func(fd uintptr) bool {
-			n, err = syscall.SendmsgN(int(fd), p[done:], nil, nil, syscall.MSG_DONTWAIT|syscall.MSG_NOSIGNAL)
+			n, err = syscall.SendmsgN(int(fd), p[done:], nil, nil, syscall.MSG_DONTWAIT|msgNoSignal)
 			return err != syscall.EAGAIN
 		})
 		if werr != nil {

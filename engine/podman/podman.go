@@ -22,6 +22,10 @@ import (
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine/internal/lifecycle"
 )
 
+// Compiled reports whether this binary has the Podman backend: it has
+// (built with PodmanBuildTags).
+const Compiled = true
+
 // A Podman is an Engine on Podman's REST API through its Go bindings.
 type Podman struct {
 	// ep is the service's address and what chose it, with the identity

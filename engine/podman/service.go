@@ -101,7 +101,7 @@ func startPodmanService(ctx context.Context, log *slog.Logger) (*podmanService, 
 		return nil, err
 	}
 	cmd.Stdout = nil // never our stdout: it carries MCP frames
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
+	cmd.SysProcAttr = serviceProcAttr()
 	if err := cmd.Start(); err != nil {
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("starting podman system service: %w", err)

@@ -9,6 +9,10 @@ import (
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine"
 )
 
+// Compiled reports whether this binary has the Podman backend: it has
+// not (built without PodmanBuildTags).
+const Compiled = false
+
 // A Podman is a placeholder: this binary was built without the Podman
 // backend (see PodmanBuildTags).
 type Podman struct{}

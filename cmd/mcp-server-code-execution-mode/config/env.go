@@ -545,11 +545,10 @@ func defaultMaxSessions(limit int64) int {
 	if limit <= 0 {
 		limit = 512 << 20
 	}
-	var si unix.Sysinfo_t
-	if unix.Sysinfo(&si) != nil {
+	total, ok := physicalMemory()
+	if !ok {
 		return 16
 	}
-	total := int64(si.Totalram) * int64(si.Unit)
 	return int(min(max(total/limit, 4), 1000))
 }
 
