@@ -34,8 +34,12 @@ type checkResult struct {
 	Hint       string `json:"hint,omitempty"`
 	DurationMS int64  `json:"duration_ms"`
 
-	// settings: this build's version, as `version` prints it
-	BridgeVersion string `json:"bridge_version,omitempty"`
+	// settings: this build's version, as `version` prints it; the
+	// settings that are set, with where each came from, and how many
+	// others have their defaults
+	BridgeVersion string        `json:"bridge_version,omitempty"`
+	Settings      []settingJSON `json:"settings,omitempty"`
+	Defaults      *int          `json:"defaults,omitempty"`
 	// engine
 	Engine     string `json:"engine,omitempty"`
 	Version    string `json:"version,omitempty"`
@@ -123,11 +127,10 @@ func doctorCommand(ctx context.Context, args []string, stdout, stderr io.Writer,
 func runDoctor(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string,
 	newEngine func(*config.Config, *slog.Logger) (engine.Engine, func())) int {
 	fs := flag.NewFlagSet("doctor", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	asJSON := fs.Bool("json", false, "print one JSON array of the checks on stdout")
 	timeout := fs.Duration("timeout", defaultServerTimeout, "bound of starting one MCP server and listing its tools")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	if code, ok := parseFlags(fs, doctorUsage, args, stdout, stderr); !ok {
+		return code
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "mcp-server-code-execution-mode: doctor: unexpected arguments %q\n", fs.Args())
@@ -164,15 +167,15 @@ func (d *doctor) run(ctx context.Context) {
 	began := time.Now()
 	cfg, err := config.Load(d.getenv)
 	if err != nil {
-		d.report(checkResult{Check: "settings", Status: statusFail, Detail: err.Error(), DurationMS: sinceMS(began),
-			Hint: "fix the variables named; README.md's Settings table lists every one"})
+		d.report(withSettings(checkResult{Check: "settings", Status: statusFail, Detail: err.Error(), DurationMS: sinceMS(began),
+			Hint: "fix the variables named; " + config.SettingsDocPath + " lists every one"}, d.getenv))
 		for _, c := range []string{"engine", "image", "hardening", "runtime", "config", "server", "network", "packages"} {
 			d.report(skipped(c, "the settings are invalid"))
 		}
 		return
 	}
 	d.log = cfg.Logger(d.stderr, slog.LevelWarn)
-	d.report(settingsResult(cfg, began))
+	d.report(withSettings(settingsResult(cfg, began), d.getenv))
 	d.checkEngine(ctx, cfg)
 	d.checkConfigs(ctx, cfg)
 	d.checkNetwork(ctx, cfg)
@@ -321,6 +324,7 @@ func printResult(w io.Writer, r checkResult) {
 	if r.Hint != "" && r.Status != statusOK {
 		fmt.Fprintf(w, "%6shint: %s\n", "", r.Hint)
 	}
+	printSettings(w, r)
 }
 
 func sinceMS(t time.Time) int64 { return time.Since(t).Milliseconds() }

@@ -199,9 +199,16 @@ func TestDoctorHumanFormat(t *testing.T) {
 	files := map[string]string{"MCPs/broken.json": "{\n  \"mcpServers\": {\n    \"a\": {\"command\": \"x\"},\n  }}}\n"}
 	out, _, code := doctorWith(t, newFakeEngine(), nil, files)
 	lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
-	if code != 1 || len(lines) != 10 {
+	if code != 1 || len(lines) != 12 {
 		t.Fatalf("code %d, %d lines:\n%s", code, len(lines), out)
 	}
+	// The settings set (the test's pip wheel) and the count of the
+	// others follow the settings line.
+	if !strings.HasPrefix(lines[1], "      MCP_BRIDGE_PIP_WHEEL  /") || !strings.HasSuffix(lines[1], ".whl  (environment)") ||
+		!strings.HasPrefix(lines[2], "      ") || !strings.HasSuffix(lines[2], " others at their defaults (docs/SETTINGS.md lists them)") {
+		t.Errorf("settings lines %q", lines[1:3])
+	}
+	lines = slices.Delete(lines, 1, 3)
 	for i, prefix := range []string{"ok    settings  ", "ok    engine    docker 20.10.24 (API 1.41) at unix:///var/run/docker.sock",
 		"ok    image     ", "ok    hardening uid:gid 65534:65534, / read-only", "ok    runtime   ", "FAIL  config    ",
 		"      hint: fix the file or remove it; other files are still read", "ok    server    no MCP server configured",

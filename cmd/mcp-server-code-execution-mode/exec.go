@@ -28,14 +28,13 @@ const (
 // execCommand runs one snippet in a fresh hardened sandbox session.
 func execCommand(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
 	fs := flag.NewFlagSet("exec", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	code := fs.String("c", "", "Python code to run (default: read from stdin)")
 	file := fs.String("f", "", "read the Python code from this file (- for stdin)")
 	outDir := fs.String("out", "", "save the result's images (image-N.png, …) and its files of /workspace/out (at their path) under this directory")
 	asJSON := fs.Bool("json", false, "print the whole result as one JSON object instead of the output as it comes")
 	timeout := fs.Duration("timeout", 30*time.Second, "interrupt the code after this long (0: no limit)")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	if code, ok := parseFlags(fs, execUsage, args, stdout, stderr); !ok {
+		return code
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "mcp-server-code-execution-mode: exec: unexpected arguments %q (the code comes from -c, -f FILE or stdin)\n", fs.Args())

@@ -5,6 +5,7 @@
 //	mcp-server-code-execution-mode run
 //	mcp-server-code-execution-mode serve -http ADDR [-tls-cert F -tls-key F]
 //	mcp-server-code-execution-mode doctor [-json] [-timeout 30s]
+//	mcp-server-code-execution-mode setup CLIENT [-name NAME] [-dry-run] [-remove] [-move-servers | -keep-servers]
 //	mcp-server-code-execution-mode version
 package main
 
@@ -31,9 +32,14 @@ commands:
   doctor [-json] [-timeout D]   check the setup: engine, image, a hardened probe
                                 container, its OCI runtime, the MCP server config
                                 files and servers; exit 1 when a check fails
+  setup CLIENT [-dry-run]       write CLIENT's MCP configuration (claude-code,
+        [-remove] [-name NAME]  claude-desktop, cursor, vscode) to start this
+        [-move-servers |        bridge, keeping its other servers (or moving them
+         -keep-servers]         into the bridge's own); setup -h says more
   version                       print the version
 
-Settings come from MCP_BRIDGE_* environment variables; see README.md.
+Each command's -h prints its flags. Settings come from MCP_BRIDGE_* environment
+variables: docs/SETTINGS.md lists them, doctor shows those set.
 `
 
 func main() {
@@ -61,12 +67,13 @@ func run(ctx context.Context, args []string, stdin io.ReadCloser, stdout io.Writ
 	case "run":
 		return runCommand(ctx, args[1:], stdin, stdout, stderr, getenv)
 	case "serve":
-		return serveCommand(ctx, args[1:], stderr, getenv, nil)
+		return serveCommand(ctx, args[1:], stdout, stderr, getenv, nil)
 	case "doctor":
 		return doctorCommand(ctx, args[1:], stdout, stderr, getenv)
+	case "setup":
+		return setupCommand(ctx, args[1:], stdin, stdout, stderr, getenv)
 	case "version", "--version", "-version":
-		fmt.Fprintln(stdout, "mcp-server-code-execution-mode", version)
-		return 0
+		return versionCommand(args[1:], stdout, stderr)
 	case "help", "-h", "--help", "-help":
 		fmt.Fprint(stdout, usage)
 		return 0

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -20,8 +21,12 @@ import (
 // the process is told to stop. Nothing but MCP frames is written to
 // stdout; logs go to stderr.
 func runCommand(ctx context.Context, args []string, stdin io.ReadCloser, stdout io.WriteCloser, stderr io.Writer, getenv func(string) string) int {
-	if len(args) > 0 {
-		fmt.Fprintf(stderr, "mcp-server-code-execution-mode: run takes no arguments (got %q)\n", args)
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	if code, ok := parseFlags(fs, runUsage, args, stdout, stderr); !ok {
+		return code
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "mcp-server-code-execution-mode: run takes no arguments (got %q)\n", fs.Args())
 		return 2
 	}
 	cfg, err := config.Load(getenv)

@@ -30,14 +30,13 @@ const (
 )
 
 // serveCommand serves MCP over Streamable HTTP until told to stop.
-func serveCommand(ctx context.Context, args []string, stderr io.Writer, getenv func(string) string, ready func(addr string)) int {
+func serveCommand(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string, ready func(addr string)) int {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	addr := fs.String("http", "", "serve Streamable HTTP on this address, such as 127.0.0.1:8080 (required)")
 	certFile := fs.String("tls-cert", "", "serve HTTPS with this certificate (PEM); needs -tls-key")
 	keyFile := fs.String("tls-key", "", "the private key (PEM) of -tls-cert")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	if code, ok := parseFlags(fs, serveUsage, args, stdout, stderr); !ok {
+		return code
 	}
 	fail := func(code int, format string, a ...any) int {
 		fmt.Fprintf(stderr, "mcp-server-code-execution-mode: serve: "+format+"\n", a...)

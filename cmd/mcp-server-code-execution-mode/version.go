@@ -1,8 +1,13 @@
 package main
 
 import (
+	"flag"
+	"fmt"
+	"io"
 	"runtime/debug"
 	"strings"
+
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine/podman"
 )
 
 // version names this build: set at build time with -ldflags
@@ -16,6 +21,20 @@ func init() {
 		info, ok := debug.ReadBuildInfo()
 		version = buildVersion(info, ok)
 	}
+}
+
+// versionCommand prints the version.
+func versionCommand(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("version", flag.ContinueOnError)
+	if code, ok := parseFlags(fs, versionUsage, args, stdout, stderr); !ok {
+		return code
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "mcp-server-code-execution-mode: version takes no arguments (got %q)\n", fs.Args())
+		return 2
+	}
+	fmt.Fprintln(stdout, versionLine(podman.Compiled))
+	return 0
 }
 
 // buildVersion returns the version the toolchain stamped in info: the

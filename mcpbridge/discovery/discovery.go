@@ -89,8 +89,9 @@ type source struct {
 // directory (~/MCPs), ~/MCPs when the state directory is elsewhere,
 // ~/.config/mcp/servers, ./mcp-servers, Claude's macOS server directories,
 // ./claude_code_config.json, ./claude_desktop_config.json,
-// ./.vscode/mcp.json, the agents' own config files, their macOS
-// equivalents, then MCP_SERVERS_CONFIG.
+// ./.vscode/mcp.json, the agents' own config files (VS Code's user
+// mcp.json and settings.json, Claude Desktop's), their macOS equivalents,
+// then MCP_SERVERS_CONFIG.
 func (o Options) sources() []source {
 	home, cwd := o.Home, o.Cwd
 	state := o.stateDir()
@@ -110,10 +111,16 @@ func (o Options) sources() []source {
 		{pattern: filepath.Join(home, ".cursor", "mcp.json")},
 		{pattern: filepath.Join(home, ".opencode.json")},
 		{pattern: filepath.Join(home, ".codeium", "windsurf", "mcp_config.json")},
+		// VS Code's user mcp.json (where `setup vscode` writes, and VS
+		// Code's own "MCP: Add Server" in user scope) before its
+		// settings.json; Claude Desktop's Linux file.
+		{pattern: filepath.Join(home, ".config", "Code", "User", "mcp.json")},
 		{pattern: filepath.Join(home, ".config", "Code", "User", "settings.json")},
+		{pattern: filepath.Join(home, ".config", "Claude", "claude_desktop_config.json")},
 		{pattern: filepath.Join(appSupport, "Claude Code", "claude_code_config.json")},
 		{pattern: filepath.Join(appSupport, "Claude", "claude_code_config.json")},
 		{pattern: filepath.Join(appSupport, "Claude", "claude_desktop_config.json")},
+		{pattern: filepath.Join(appSupport, "Code", "User", "mcp.json")},
 		{pattern: filepath.Join(appSupport, "Code", "User", "settings.json")},
 	}
 	if mcps := filepath.Join(home, "MCPs"); filepath.Clean(state) != mcps {
@@ -129,11 +136,13 @@ func (o Options) sources() []source {
 // A Registry holds the discovered servers and re-reads a configuration
 // file only when its size or modification time changed.
 type Registry struct {
-	opts  Options
-	log   *slog.Logger
-	self  string // this executable, to skip entries that would start it
-	mu    sync.Mutex
-	files map[string]cachedFile
+	opts Options
+	log  *slog.Logger
+	// self is this executable, and selfReal the same with symlinks
+	// resolved, to skip entries that would start it.
+	self, selfReal string
+	mu             sync.Mutex
+	files          map[string]cachedFile
 	// last is what the last look found, and when it looked (zero: no
 	// look yet, or it was forgotten).
 	last   []Server
@@ -166,6 +175,9 @@ func NewRegistry(opts Options) *Registry {
 		r.log = slog.New(slog.DiscardHandler)
 	}
 	r.self, _ = os.Executable()
+	if r.self != "" {
+		r.selfReal, _ = filepath.EvalSymlinks(r.self)
+	}
 	return r
 }
 
@@ -208,7 +220,7 @@ func (r *Registry) logEntry(path string) func(server string, err error) {
 
 // isSelf reports whether sc would start this bridge.
 func (r *Registry) isSelf(sc Server) bool {
-	if r.self != "" && sc.Command == r.self {
+	if r.self != "" && (sc.Command == r.self || sc.Command == r.selfReal) {
 		return true
 	}
 	for _, s := range append([]string{sc.Command}, sc.Args...) {

@@ -196,3 +196,29 @@ func TestOriginalFileDescription(t *testing.T) {
 		}
 	}
 }
+
+// TestUserConfigLocations reads the user files of VS Code (mcp.json,
+// before settings.json) and Claude Desktop on Linux, which `setup`
+// writes, and skips an entry that starts this binary by its resolved
+// path.
+func TestUserConfigLocations(t *testing.T) {
+	home, cwd := t.TempDir(), t.TempDir()
+	appSupport := filepath.Join(home, "Library", "Application Support")
+	write(t, filepath.Join(home, ".config", "Code", "User", "mcp.json"), `{"servers": {"vs": {"type": "stdio", "command": "a"}, "dup": {"command": "first"}}}`)
+	write(t, filepath.Join(home, ".config", "Code", "User", "settings.json"), `{"mcp": {"servers": {"dup": {"command": "second"}}}}`)
+	write(t, filepath.Join(home, ".config", "Claude", "claude_desktop_config.json"), `{"mcpServers": {"desktop": {"command": "b"}}}`)
+	write(t, filepath.Join(appSupport, "Code", "User", "mcp.json"), `{"servers": {"mac-vs": {"command": "c"}}}`)
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	real, _ := filepath.EvalSymlinks(self)
+	write(t, filepath.Join(home, ".cursor", "mcp.json"), `{"mcpServers": {"me": {"command": "`+real+`", "args": ["run"]}}}`)
+	r := NewRegistry(Options{Home: home, Cwd: cwd})
+	if got, want := names(r.Servers()), []string{"dup", "vs", "desktop", "mac-vs"}; !slices.Equal(got, want) {
+		t.Fatalf("servers %v, want %v", got, want)
+	}
+	if sc, _ := r.Lookup("dup"); sc.Command != "first" {
+		t.Errorf("mcp.json must win over settings.json: %+v", sc)
+	}
+}

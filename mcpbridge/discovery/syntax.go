@@ -14,6 +14,15 @@ import (
 // utf8BOM is the byte order mark some Windows editors put first.
 var utf8BOM = []byte("\xef\xbb\xbf")
 
+// PlainJSON returns data, JSON with comments and trailing commas as
+// discovery reads it (VS Code's settings and mcp.json), as plain JSON:
+// the byte order mark dropped, every comment and trailing comma replaced
+// by spaces (newlines kept), so that every other byte keeps its line and
+// column. Plain JSON comes back unchanged but for the byte order mark.
+func PlainJSON(data []byte) []byte {
+	return stripTrailingCommas(stripJSONComments(bytes.TrimPrefix(data, utf8BOM)))
+}
+
 // stripJSONComments replaces // and /* */ comments outside strings with
 // whitespace, as VS Code's settings allow them: every byte of a comment
 // becomes a space, but its newlines stay, so that "1/**/2" stays two

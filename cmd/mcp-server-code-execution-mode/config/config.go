@@ -5,7 +5,9 @@
 // and returns a Config whose fields are the typed options of each layer:
 // the engine's (AutoOptions, the sandbox Spec), the session's
 // (entrypoint.Options) and the MCP server's (mcpbridge.Options). No other
-// package reads these variables. The engines' own client variables
+// package reads these variables. Each one is described in settings.go
+// (Settings), which docs/SETTINGS.md is generated from and doctor lists
+// the set ones of (Effective). The engines' own client variables
 // (DOCKER_HOST, DOCKER_CERT_PATH, DOCKER_CONTEXT, DOCKER_CONFIG,
 // CONTAINER_HOST, XDG_RUNTIME_DIR) are read by the engine backends, as
 // their CLIs read them.

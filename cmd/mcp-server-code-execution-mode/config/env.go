@@ -127,8 +127,9 @@ type reader struct {
 	deprecations []string
 }
 
-// get returns the variable name, trimmed.
-func (r *reader) get(name string) string { return strings.TrimSpace(r.getenv(name)) }
+// get returns the variable name, trimmed. It panics when name is not in
+// the settings table (settings.go): every variable read is documented.
+func (r *reader) get(name string) string { return strings.TrimSpace(r.getenv(documented(name))) }
 
 // set reports whether the variable name is set to something.
 func (r *reader) set(name string) bool { return r.get(name) != "" }
