@@ -39,7 +39,15 @@ func claudeBin(t testing.TB) string {
 // engine is written: the bridge detects its own, as setup did.
 func TestSetupClaudeCode(t *testing.T) {
 	onEngine(t, "docker", func(t *testing.T, e testEngine) {
-		bin := binary(t)
+		setupClaudeCodeFlow(t, binary(t))
+	})
+}
+
+// setupClaudeCodeFlow is TestSetupClaudeCode's user journey with the
+// binary at bin (the test's build, or a release archive's).
+func setupClaudeCodeFlow(t *testing.T, bin string) {
+	t.Helper()
+	{
 		real, err := filepath.EvalSymlinks(bin)
 		if err != nil {
 			t.Fatal(err)
@@ -159,5 +167,5 @@ func TestSetupClaudeCode(t *testing.T) {
 		if strings.Contains(list, "code-execution") || !strings.Contains(list, "everything: ") {
 			t.Errorf("claude mcp list after -remove:\n%s", list)
 		}
-	})
+	}
 }

@@ -225,7 +225,7 @@ func (d *doctor) checkConfigs(ctx context.Context, cfg *config.Config) {
 	files := reg.Check()
 	if len(files) == 0 {
 		d.report(checkResult{Check: "config", Status: statusOK, DurationMS: sinceMS(began),
-			Detail: "no MCP server configuration file found (see README.md, Calling other MCP servers)"})
+			Detail: "no MCP server configuration file found (see docs/GUIDE.md, Calling other MCP servers)"})
 	}
 	for _, f := range files {
 		d.report(configResult(f, began))
