@@ -44,6 +44,14 @@ type Describer interface {
 	PullImage(ctx context.Context, ref string) error
 }
 
+// An ImageEnsurer is an Engine that can make sure an image is present
+// before a start needs it, as the start would (pulling it when missing),
+// joining a pull already under way; a start waiting on that pull hears
+// its progress through engine.WithPullWatcher. Docker and Podman are.
+type ImageEnsurer interface {
+	EnsureImage(ctx context.Context, ref string) error
+}
+
 // An OCIRuntimeReporter is a Sandbox that can tell which OCI runtime its
 // container was created with, as the engine reports it. The sandboxes of
 // Docker and Podman are OCIRuntimeReporters until they are closed.

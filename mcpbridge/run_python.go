@@ -9,6 +9,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/entrypoint"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/approval"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/live"
@@ -113,14 +114,15 @@ func (b *Bridge) runPython(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 func (b *Bridge) execute(ctx context.Context, req *mcp.CallToolRequest, cs *clientSession, args callArgs, log *slog.Logger, ask approval.AskFunc, t *tasks.Task) (*mcp.CallToolResult, int) {
 	mode := b.opts.OutputMode
 	call := &entrypoint.Call{Code: args.code, Timeout: args.timeout}
+	var watchPull engine.PullWatcher // a client told how an image pull goes
 	if t != nil {
 		call.OnOutput, call.OnProgress = t.Output, t.Progress
 	} else if token := req.Params.GetProgressToken(); token != nil && req.Session != nil {
 		// The client follows the call: heartbeats from here on (loading
-		// servers can take a while), then its output and the code's
-		// reports as they come.
+		// servers can take a while), the pull of the sandbox image it
+		// waits for, then its output and the code's reports as they come.
 		rep := live.StartReporter(ctx, token, req.Session.NotifyProgress)
-		call.OnOutput, call.OnProgress = rep.Output, rep.Progress
+		call.OnOutput, call.OnProgress, watchPull = rep.Output, rep.Progress, rep.Pull
 		defer rep.Stop()
 	}
 	var placed func() // a task is answered once its call holds its place
@@ -155,7 +157,11 @@ func (b *Bridge) execute(ctx context.Context, req *mcp.CallToolRequest, cs *clie
 		return render.LoadFailed(err, args.servers).Result(mode), 0
 	}
 	cs.egress.BeginCall()
-	res, err := cs.session.Run(b.traceStart(withEvents(ctx, cs.events)), call)
+	var res *entrypoint.Result
+	err = b.awaitImage(ctx, watchPull)
+	if err == nil {
+		res, err = cs.session.Run(b.traceStart(withEvents(ctx, cs.events)), call)
+	}
 	if errors.Is(err, entrypoint.ErrBusy) {
 		// Another replica's call runs in the sandbox: wait for it, as
 		// long as this call's timeout lets it.

@@ -219,7 +219,14 @@ func (d *doctor) imageCheck(ctx context.Context, eng engine.Engine, ref string) 
 		return true
 	}
 	pctx, cancel := context.WithTimeout(ctx, pullTimeout)
-	err = desc.PullImage(pctx, ref)
+	pp := newPullPrinter(d.stderr) // stdout has the checks; the pull's progress goes beside the logs
+	pctx = engine.WithPullWatcher(pctx, pp.watch)
+	if ens, eerr := engine.As[engine.ImageEnsurer](pctx, eng); eerr == nil {
+		err = ens.EnsureImage(pctx, ref)
+	} else {
+		err = desc.PullImage(pctx, ref)
+	}
+	pp.end()
 	timedOut := pctx.Err() != nil
 	cancel()
 	if err != nil {

@@ -97,7 +97,9 @@ func execCommand(ctx context.Context, args []string, stdin io.Reader, stdout, st
 			}
 		}
 	}
-	res, err := sess.Run(ctx, call)
+	pp := newPullPrinter(stderr) // a first pull shows how it goes
+	res, err := sess.Run(engine.WithPullWatcher(ctx, pp.watch), call)
+	pp.end()
 	if res != nil && res.Truncated && !*asJSON {
 		fail(0, "output beyond the cap per stream was not shown (%s)", config.EnvMaxOutput)
 	}

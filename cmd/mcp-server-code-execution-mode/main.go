@@ -5,6 +5,7 @@
 //	mcp-server-code-execution-mode run
 //	mcp-server-code-execution-mode serve -http ADDR [-tls-cert F -tls-key F]
 //	mcp-server-code-execution-mode doctor [-json] [-timeout 30s]
+//	mcp-server-code-execution-mode pull [-image REF] [-timeout 30m]
 //	mcp-server-code-execution-mode setup CLIENT [-name NAME] [-dry-run] [-remove] [-move-servers | -keep-servers]
 //	mcp-server-code-execution-mode version
 package main
@@ -29,6 +30,8 @@ commands:
   serve -http ADDR              serve MCP over Streamable HTTP at ADDR/mcp, one
         [-tls-cert F -tls-key F]  sandbox per session (MCP_BRIDGE_HTTP_TOKEN needed
                                 beyond loopback)
+  pull [-image REF]             pull the sandbox image now, showing its progress
+                                (run and serve start it when they start)
   doctor [-json] [-timeout D]   check the setup: engine, image, a hardened probe
                                 container, its OCI runtime, the MCP server config
                                 files and servers; exit 1 when a check fails
@@ -68,6 +71,8 @@ func run(ctx context.Context, args []string, stdin io.ReadCloser, stdout io.Writ
 		return runCommand(ctx, args[1:], stdin, stdout, stderr, getenv)
 	case "serve":
 		return serveCommand(ctx, args[1:], stdout, stderr, getenv, nil)
+	case "pull":
+		return pullCommand(ctx, args[1:], stdout, stderr, getenv)
 	case "doctor":
 		return doctorCommand(ctx, args[1:], stdout, stderr, getenv)
 	case "setup":

@@ -100,6 +100,7 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger, stdin io.R
 		image = "(the engine's default)"
 	}
 	log.Info("serving MCP over stdio", "version", version, "image", image)
+	go prepareImage(ctx, br, log)
 	err = br.Server().Run(ctx, &mcp.IOTransport{Reader: stdin, Writer: stdout})
 	if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, io.EOF) {
 		log.Error("MCP server stopped", "err", err)
@@ -107,4 +108,13 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger, stdin io.R
 	}
 	log.Info("MCP client disconnected; stopping")
 	return 0
+}
+
+// prepareImage starts the pull of the sandbox image as the bridge starts,
+// when the engine lacks it, so that a client's first call finds it or
+// joins the pull and is told how it goes; the pull's progress is logged.
+func prepareImage(ctx context.Context, br *mcpbridge.Bridge, log *slog.Logger) {
+	if err := br.PrepareImage(ctx); err != nil && ctx.Err() == nil {
+		log.Warn("pulling the sandbox image as the bridge started", "err", err)
+	}
 }

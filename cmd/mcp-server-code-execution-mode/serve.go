@@ -104,6 +104,7 @@ func serveCommand(ctx context.Context, args []string, stdout, stderr io.Writer, 
 	}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
+	go prepareImage(ctx, br, log)
 	select {
 	case err := <-served:
 		if !errors.Is(err, http.ErrServerClosed) {

@@ -16,6 +16,7 @@ func TestCommandHelp(t *testing.T) {
 		"serve":   {"usage: mcp-server-code-execution-mode serve -http ADDR", "-tls-cert string", "-tls-key"},
 		"doctor":  {"usage: mcp-server-code-execution-mode doctor [-json]", "-timeout duration", "(default 30s)"},
 		"version": {"usage: mcp-server-code-execution-mode version\n", "Print the version."},
+		"pull":    {"usage: mcp-server-code-execution-mode pull [-image REF]", "-timeout duration", "(default 30m0s)"},
 	} {
 		for _, h := range []string{"-h", "-help", "--help"} {
 			out, errs, code := runArgs(t, bad, cmd, h)

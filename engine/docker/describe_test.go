@@ -87,3 +87,36 @@ func TestSandboxOCIRuntime(t *testing.T) {
 		t.Fatalf("OCIRuntime after Close: %v; want ErrClosed", err)
 	}
 }
+
+// TestDockerPullProgress: a pull's messages reach the context's watcher
+// as layers and bytes; the daemon's other messages are not layers.
+func TestDockerPullProgress(t *testing.T) {
+	f := newFakeDocker(t)
+	d := newTestDocker(t, f, nil)
+	f.pull = `{"status":"Pulling from library/python","id":"3.14-slim"}
+{"status":"Pulling fs layer","id":"aaa"}
+{"status":"Pulling fs layer","id":"bbb"}
+{"status":"Already exists","id":"ccc"}
+{"status":"Downloading","progressDetail":{"current":400,"total":1000},"id":"aaa"}
+{"status":"Downloading","progressDetail":{"current":50,"total":200},"id":"bbb"}
+{"status":"Downloading","progressDetail":{"current":9000,"total":10},"id":"bbb"}
+{"status":"Pull complete","id":"aaa"}
+{"status":"Digest: sha256:0123"}
+`
+	var got []engine.PullProgress
+	ctx := engine.WithPullWatcher(context.Background(), func(p engine.PullProgress) { got = append(got, p) })
+	if err := d.PullImage(ctx, "python:3.14-slim"); err != nil {
+		t.Fatalf("PullImage: %v", err)
+	}
+	if len(got) != 7 {
+		t.Fatalf("%d reports, want one per layer message (7): %+v", len(got), got)
+	}
+	last := got[len(got)-1]
+	want := engine.PullProgress{Image: "python:3.14-slim", Layers: 3, LayersDone: 2, Bytes: 1050, Total: 1200}
+	if last != want {
+		t.Fatalf("last report %+v, want %+v (a size out of range ignored)", last, want)
+	}
+	if f := last.Fraction(); f < 0.87 || f > 0.88 {
+		t.Fatalf("Fraction %v, want 1050/1200", f)
+	}
+}

@@ -150,6 +150,11 @@ func (d *Docker) RemoveLabelledVolume(ctx context.Context, name string) error {
 // ConnFailed implements lifecycle.API.
 func (d *Docker) ConnFailed(err error) bool { return client.IsErrConnectionFailed(err) }
 
+// EnsureImage implements engine.ImageEnsurer.
+func (d *Docker) EnsureImage(ctx context.Context, ref string) error {
+	return d.e.EnsureImage(ctx, ref)
+}
+
 // HasImage implements lifecycle.API and engine.Describer.
 func (d *Docker) HasImage(ctx context.Context, ref string) (bool, error) {
 	_, err := d.api.ImageInspect(ctx, ref)
@@ -167,18 +172,25 @@ func (d *Docker) PullImage(ctx context.Context, ref string) error {
 		return err
 	}
 	defer rc.Close()
-	return d.followPull(ref, rc)
+	return d.followPull(ctx, ref, rc)
 }
 
 // followPull logs the progress messages of an image pull, each distinct
-// status once per layer, and returns the pull's error, if any.
-func (d *Docker) followPull(ref string, r io.Reader) error {
+// status once per layer, reports the layers and bytes to ctx's
+// PullWatcher, if any, and returns the pull's error, if any.
+func (d *Docker) followPull(ctx context.Context, ref string, r io.Reader) error {
 	dec := json.NewDecoder(io.LimitReader(r, 64<<20))
 	seen := map[string]bool{}
+	watch := engine.PullWatcherOf(ctx)
+	tally := engine.NewLayerTally(ref)
 	for {
 		var m struct {
-			ID          string `json:"id"`
-			Status      string `json:"status"`
+			ID             string `json:"id"`
+			Status         string `json:"status"`
+			ProgressDetail struct {
+				Current int64 `json:"current"`
+				Total   int64 `json:"total"`
+			} `json:"progressDetail"`
 			ErrorDetail *struct {
 				Message string `json:"message"`
 			} `json:"errorDetail"`
@@ -192,11 +204,38 @@ func (d *Docker) followPull(ref string, r io.Reader) error {
 		if m.ErrorDetail != nil {
 			return errors.New(m.ErrorDetail.Message)
 		}
-		if key := m.ID + "\x00" + m.Status; !seen[key] {
+		if key := m.ID + "\x00" + m.Status; len(seen) < 4096 && !seen[key] {
 			seen[key] = true
 			d.e.Log.Info("pull progress", "image", ref, "layer", m.ID, "status", m.Status)
 		}
+		if watch != nil && tallyLayer(tally, m.ID, m.Status, m.ProgressDetail.Current, m.ProgressDetail.Total) {
+			watch(tally.Progress())
+		}
 	}
+}
+
+// tallyLayer adds one of the daemon's pull messages to t and reports
+// whether it was about a layer. The daemon names a layer by its short ID
+// in "Pulling fs layer", "Waiting", "Downloading" (with bytes), "Download
+// complete", "Extracting", "Pull complete" and "Already exists"; its
+// other messages ("Pulling from …", "Digest: …") are not a layer's.
+func tallyLayer(t *engine.LayerTally, id, status string, current, total int64) bool {
+	if id == "" {
+		return false
+	}
+	switch status {
+	case "Pulling fs layer", "Waiting", "Verifying Checksum", "Extracting":
+		t.Seen(id)
+	case "Downloading":
+		t.Bytes(id, current, total)
+	case "Download complete":
+		t.Seen(id)
+	case "Pull complete", "Already exists":
+		t.Done(id)
+	default:
+		return false
+	}
+	return true
 }
 
 // Create implements lifecycle.API.

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"os"
@@ -173,6 +174,11 @@ func (p *Podman) checkOCIRuntime(ctx context.Context, id, want string) error {
 	return nil
 }
 
+// EnsureImage implements engine.ImageEnsurer.
+func (p *Podman) EnsureImage(ctx context.Context, ref string) error {
+	return p.e.EnsureImage(ctx, ref)
+}
+
 // HasImage implements lifecycle.API and engine.Describer.
 func (p *Podman) HasImage(ctx context.Context, ref string) (bool, error) {
 	return images.Exists(p.ctx(ctx), ref, nil)
@@ -183,7 +189,11 @@ func (p *Podman) HasImage(ctx context.Context, ref string) (bool, error) {
 func (p *Podman) PullImage(ctx context.Context, ref string) error {
 	w := &engine.LineLogger{Log: p.e.Log, Level: slog.LevelInfo, Msg: "pull progress", Attrs: []any{"image", ref}}
 	defer w.Flush()
-	_, err := images.Pull(p.ctx(ctx), ref, new(images.PullOptions).WithQuiet(false).WithProgressWriter(w))
+	var out io.Writer = w
+	if watch := engine.PullWatcherOf(ctx); watch != nil {
+		out = io.MultiWriter(w, &pullLines{tally: engine.NewLayerTally(ref), watch: watch})
+	}
+	_, err := images.Pull(p.ctx(ctx), ref, new(images.PullOptions).WithQuiet(false).WithProgressWriter(out))
 	return err
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/entrypoint"
 )
 
@@ -56,6 +57,7 @@ type Reporter struct {
 	tail   string               // the newest output, at most ProgressBytes
 	fresh  bool                 // output arrived since the last notification
 	report *entrypoint.Progress // the code's newest report, not yet sent
+	pull   *engine.PullProgress // the newest report of an image pull the call waits for, not yet sent
 	last   float64              // the progress of the last notification
 	total  float64              // the code's latest total; 0: unknown
 	sent   int                  // notifications sent
@@ -109,6 +111,17 @@ func (r *Reporter) Progress(p entrypoint.Progress) {
 	r.poke()
 }
 
+// Pull records where the pull of the sandbox image the call waits for
+// stands (an engine.PullWatcher); its next notification names the image
+// and the layers and bytes so far, so that a client sees why the call
+// takes long. It never blocks.
+func (r *Reporter) Pull(p engine.PullProgress) {
+	r.mu.Lock()
+	r.pull = &p
+	r.mu.Unlock()
+	r.poke()
+}
+
 // poke wakes the goroutine, without waiting.
 func (r *Reporter) poke() {
 	select {
@@ -127,7 +140,7 @@ func (r *Reporter) run(stop context.Context) {
 	for {
 		now := time.Now()
 		r.mu.Lock()
-		pending := r.fresh || r.report != nil
+		pending := r.fresh || r.report != nil || r.pull != nil
 		r.mu.Unlock()
 		quiet := now.Sub(r.began)
 		if !lastSent.IsZero() {
@@ -184,6 +197,9 @@ func (r *Reporter) notify(heartbeat bool) {
 	if r.sent > 0 && value <= r.last {
 		value = math.Nextafter(r.last, math.Inf(1))
 	}
+	if p.Message == "" && r.pull != nil {
+		p.Message = r.pull.String()
+	}
 	if p.Message == "" && r.fresh {
 		p.Message = LastLines(r.tail, ProgressLines)
 	}
@@ -191,7 +207,7 @@ func (r *Reporter) notify(heartbeat bool) {
 		p.Message = fmt.Sprintf("running for %s", time.Since(r.began).Round(time.Second))
 	}
 	p.Progress, p.Total = value, r.total
-	r.last, r.report, r.fresh = value, nil, false
+	r.last, r.report, r.pull, r.fresh = value, nil, nil, false
 	r.sent++
 	r.mu.Unlock()
 	r.send(r.ctx, p)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/entrypoint"
 )
 
@@ -98,5 +99,24 @@ func receive[T any](t *testing.T, what string, ch <-chan T) T {
 	case <-time.After(20 * time.Second):
 		t.Fatalf("timed out waiting for %s", what)
 		panic("unreachable")
+	}
+}
+
+// TestReporterPull: a call waiting for its image's pull tells the client
+// what it waits for, the image and how far, in increasing notifications.
+func TestReporterPull(t *testing.T) {
+	var rec recorder
+	r := StartReporter(context.Background(), 7, rec.send)
+	r.Pull(engine.PullProgress{Image: "python:3.14-slim", Layers: 3, LayersDone: 1, Bytes: 2_000_000, Total: 9_000_000})
+	waitFor(t, "the pull's notification", func() bool { return len(rec.got()) >= 1 })
+	r.Pull(engine.PullProgress{Image: "python:3.14-slim", Layers: 3, LayersDone: 3, Done: true})
+	waitFor(t, "the pull's end", func() bool { return len(rec.got()) >= 2 })
+	r.Stop()
+	sent := rec.got()
+	if sent[0].Message != "pulling python:3.14-slim: 1 of 3 layers, 2.0 of 9.0 MB" || sent[1].Message != "pulled python:3.14-slim" {
+		t.Fatalf("messages %q, %q", sent[0].Message, sent[1].Message)
+	}
+	if sent[1].Progress <= sent[0].Progress {
+		t.Fatalf("progress %v after %v", sent[1].Progress, sent[0].Progress)
 	}
 }

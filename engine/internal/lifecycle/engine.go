@@ -39,6 +39,7 @@ type Engine struct {
 	PodAlive func(context.Context, engine.PodRef) bool
 	grace    time.Duration
 	images   sync.Map // image reference → struct{}, once known present
+	pulls    pulls    // the image pulls under way
 	// left holds the containers whose removal failed, tried again at
 	// every Start and at Close.
 	left leftovers

@@ -57,23 +57,57 @@ func (e *Engine) Start(ctx context.Context, spec engine.Spec) (_ engine.Sandbox,
 	return sb, nil
 }
 
-// ensureImage makes sure ref is present, pulling it when missing.
+// EnsureImage makes sure the image ref is present on the engine, pulling
+// it when missing, as a start does: a bridge calls it when it starts, so
+// the first call finds the image, or the pull under way, whose progress
+// it is told (engine.WithPullWatcher).
+func (e *Engine) EnsureImage(ctx context.Context, ref string) error {
+	return e.ensureImage(ctx, ref)
+}
+
+// ensureImage makes sure ref is present, pulling it when missing. A pull
+// under way (another start's, EnsureImage's) is joined, not repeated;
+// ctx's PullWatcher hears its progress. The pull runs apart from ctx,
+// bounded by PullTimeout: a start that gives up leaves it to the others.
 func (e *Engine) ensureImage(ctx context.Context, ref string) error {
 	if _, ok := e.images.Load(ref); ok {
 		return nil
 	}
+	p, leave := e.pulls.join(ref, engine.PullWatcherOf(ctx), func(p *pull) {
+		pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), PullTimeout)
+		defer cancel()
+		p.err = e.pullIfMissing(engine.WithPullWatcher(pctx, p.report), ref)
+		if p.err == nil {
+			e.images.Store(ref, struct{}{})
+		}
+	})
+	defer leave()
+	select {
+	case <-p.done:
+		return p.err
+	case <-ctx.Done():
+		return fmt.Errorf("waiting for image %q: %w", ref, ctx.Err())
+	}
+}
+
+// pullIfMissing pulls ref unless the engine has it.
+func (e *Engine) pullIfMissing(ctx context.Context, ref string) error {
 	ok, err := e.api.HasImage(ctx, ref)
 	if err != nil {
 		return fmt.Errorf("inspecting image %q: %w", ref, err)
 	}
-	if !ok {
-		e.Log.Info("pulling sandbox image", "image", ref, "engine", e.name)
-		if err := e.api.PullImage(ctx, ref); err != nil {
-			return pullError(ref, err)
-		}
-		e.Log.Info("pulled sandbox image", "image", ref)
+	if ok {
+		return nil
 	}
-	e.images.Store(ref, struct{}{})
+	e.Log.Info("pulling sandbox image", "image", ref, "engine", e.name)
+	began := time.Now()
+	if err := e.api.PullImage(ctx, ref); err != nil {
+		return pullError(ref, err)
+	}
+	if w := engine.PullWatcherOf(ctx); w != nil {
+		w(engine.PullProgress{Image: ref, Done: true})
+	}
+	e.Log.Info("pulled sandbox image", "image", ref, "took", time.Since(began).Round(time.Millisecond))
 	return nil
 }
 
