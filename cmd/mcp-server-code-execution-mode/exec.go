@@ -44,10 +44,7 @@ func execCommand(ctx context.Context, args []string, stdin io.Reader, stdout, st
 		fmt.Fprintln(stderr, "mcp-server-code-execution-mode: exec: -c and -f both give the code: use one")
 		return 2
 	}
-	fail := func(code int, format string, a ...any) int {
-		fmt.Fprintf(stderr, "mcp-server-code-execution-mode: exec: "+format+"\n", a...)
-		return code
-	}
+	fail := failer(stderr, "exec")
 	cfg, err := config.Load(getenv)
 	if err != nil {
 		return fail(exitBridgeFailure, "%v", err)

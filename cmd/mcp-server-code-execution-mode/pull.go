@@ -31,10 +31,7 @@ func pullCommand(ctx context.Context, args []string, stdout, stderr io.Writer, g
 		fmt.Fprintf(stderr, "mcp-server-code-execution-mode: pull takes no arguments (got %q); -image names the image\n", fs.Args())
 		return 2
 	}
-	fail := func(code int, format string, a ...any) int {
-		fmt.Fprintf(stderr, "mcp-server-code-execution-mode: pull: "+format+"\n", a...)
-		return code
-	}
+	fail := failer(stderr, "pull")
 	cfg, err := config.Load(getenv)
 	if err != nil {
 		return fail(2, "%v", err)

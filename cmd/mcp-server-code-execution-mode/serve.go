@@ -5,7 +5,6 @@ import (
 	"crypto/tls"
 	"errors"
 	"flag"
-	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -38,10 +37,7 @@ func serveCommand(ctx context.Context, args []string, stdout, stderr io.Writer, 
 	if code, ok := parseFlags(fs, serveUsage, args, stdout, stderr); !ok {
 		return code
 	}
-	fail := func(code int, format string, a ...any) int {
-		fmt.Fprintf(stderr, "mcp-server-code-execution-mode: serve: "+format+"\n", a...)
-		return code
-	}
+	fail := failer(stderr, "serve")
 	switch {
 	case fs.NArg() > 0:
 		return fail(2, "unexpected arguments %q", fs.Args())

@@ -69,3 +69,13 @@ func printUsage(w io.Writer, fs *flag.FlagSet, u commandUsage) {
 	}
 	fmt.Fprintf(w, "\n%s", settingsPointer)
 }
+
+// failer returns the function a command reports an error with: it
+// prints "mcp-server-code-execution-mode: CMD: " and the message on
+// stderr, and returns code, the command's exit status.
+func failer(stderr io.Writer, cmd string) func(code int, format string, a ...any) int {
+	return func(code int, format string, a ...any) int {
+		fmt.Fprintf(stderr, "mcp-server-code-execution-mode: "+cmd+": "+format+"\n", a...)
+		return code
+	}
+}
