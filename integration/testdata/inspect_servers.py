@@ -22,15 +22,16 @@ for entry in loaded:
 if loaded:
     name = loaded[0]["name"]
     brief = await runtime.query_tool_docs(name)
-    print("brief docs:", brief)
-    print("brief docs (sync):", runtime.query_tool_docs_sync(name))
-    print("tool list (cached):", runtime.list_tools_sync(name))
+    # The first entries only: the whole lists would fill the output budget.
+    print("brief docs:", brief[:2])
+    print("brief docs (sync):", runtime.query_tool_docs_sync(name)[:2])
+    print("tool list (cached):", [t["name"] for t in runtime.list_tools_sync(name)])
     if brief:
         print("full doc:", await runtime.query_tool_docs(name, tool=brief[0]["toolAlias"], detail="full"))
 
 # Ranked search over every configured server.
 for hit in await runtime.search_tool_docs("add two numbers", limit=2):
     print("hit:", hit["signature"], "-", hit.get("summary", ""))
-print("hits (sync):", runtime.search_tool_docs_sync("repeat a message back"))
+print("hits (sync):", runtime.search_tool_docs_sync("repeat a message back", limit=2))
 
 print("summary:", runtime.capability_summary())
