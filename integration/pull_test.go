@@ -5,6 +5,8 @@ package integration
 import (
 	"bytes"
 	"context"
+	"io"
+	"log"
 	"net"
 	"net/http"
 	"os"
@@ -17,8 +19,11 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/registry"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/random"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
+	"github.com/google/go-containerregistry/pkg/v1/types"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -31,7 +36,7 @@ const testMirror = "127.0.0.1:5555"
 const defaultImage = "python:3.14-slim"
 
 // startMirror serves a registry (go-containerregistry's, in memory) on
-// testMirror until t ends, its blobs sent at about 40 MB/s so that a pull
+// testMirror until t ends, its blobs sent at about 16 MB/s so that a pull
 // lasts long enough to be watched, as one from the Internet would.
 func startMirror(t *testing.T) {
 	t.Helper()
@@ -39,7 +44,7 @@ func startMirror(t *testing.T) {
 	if err != nil {
 		t.Fatalf("listening on %s, the engines' docker.io mirror (scripts/provision): %v", testMirror, err)
 	}
-	reg := registry.New(registry.Logger(nil))
+	reg := registry.New(registry.Logger(log.New(io.Discard, "", 0)))
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodGet && strings.Contains(r.URL.Path, "/blobs/") {
 			w = &slowWriter{ResponseWriter: w}
@@ -50,7 +55,7 @@ func startMirror(t *testing.T) {
 	t.Cleanup(func() { srv.Close() })
 }
 
-// A slowWriter sends a response at about 40 MB/s.
+// A slowWriter sends a response at about 16 MB/s.
 type slowWriter struct{ http.ResponseWriter }
 
 func (s *slowWriter) Write(p []byte) (int, error) {
@@ -64,13 +69,15 @@ func (s *slowWriter) Write(p []byte) (int, error) {
 			return n, err
 		}
 		p = p[k:]
-		time.Sleep(6 * time.Millisecond)
+		time.Sleep(15 * time.Millisecond)
 	}
 	return n, nil
 }
 
 // pushSandboxImage copies the suite's sandbox image from Docker into the
-// mirror as docker.io's library/python:3.14-slim.
+// mirror as docker.io's library/python:3.14-slim, with one more layer of
+// 24 MB of random bytes: the engines hold the sandbox image's own layer
+// already, and this one they must download, at the mirror's pace.
 func pushSandboxImage(t *testing.T) {
 	t.Helper()
 	src := os.Getenv("MCP_BRIDGE_IMAGE")
@@ -84,6 +91,13 @@ func pushSandboxImage(t *testing.T) {
 	img, err := tarball.ImageFromPath(tar, nil)
 	if err != nil {
 		t.Fatalf("reading %s: %v", tar, err)
+	}
+	extra, err := random.Layer(24<<20, types.DockerLayer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if img, err = mutate.AppendLayers(img, extra); err != nil {
+		t.Fatal(err)
 	}
 	dst, err := name.NewTag(testMirror+"/library/"+defaultImage, name.Insecure)
 	if err != nil {
@@ -160,6 +174,9 @@ func TestPullFromRegistry(t *testing.T) {
 		t.Logf("the first call answered in %v, after %d progress notifications of the pull (last: %q)",
 			time.Since(began).Round(time.Millisecond), pulling, got[len(got)-1])
 
+		// The bridge goes, and its sandbox with it: an image a container
+		// uses stays, untagged, and would be found again by digest.
+		cs.Close()
 		removeDefaultImage(t, e.Name())
 		var stdout, stderr bytes.Buffer
 		pull := exec.CommandContext(ctx, binary(t), "pull")
@@ -167,7 +184,7 @@ func TestPullFromRegistry(t *testing.T) {
 		if err := pull.Run(); err != nil {
 			t.Fatalf("pull: %v\nstderr:\n%s", err, stderr.String())
 		}
-		for _, want := range []string{"pulling " + defaultImage + ": 0 of ", "pulled " + defaultImage + "\n"} {
+		for _, want := range []string{"pulling " + defaultImage + ": ", " layers", "pulled " + defaultImage + "\n"} {
 			if !strings.Contains(stderr.String(), want) {
 				t.Errorf("pull's stderr lacks %q:\n%s", want, stderr.String())
 			}

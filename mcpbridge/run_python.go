@@ -125,6 +125,10 @@ func (b *Bridge) execute(ctx context.Context, req *mcp.CallToolRequest, cs *clie
 		call.OnOutput, call.OnProgress, watchPull = rep.Output, rep.Progress, rep.Pull
 		defer rep.Stop()
 	}
+	// The sandbox image first: a call that waits for its pull is told
+	// how it goes (everything below may wait for a sandbox that waits for
+	// it). A failed pull is the call's error, reported as Run's would be.
+	imageErr := b.awaitImage(ctx, watchPull)
 	var placed func() // a task is answered once its call holds its place
 	if t != nil {
 		t.SetQueued(true)
@@ -158,7 +162,7 @@ func (b *Bridge) execute(ctx context.Context, req *mcp.CallToolRequest, cs *clie
 	}
 	cs.egress.BeginCall()
 	var res *entrypoint.Result
-	err = b.awaitImage(ctx, watchPull)
+	err = imageErr
 	if err == nil {
 		res, err = cs.session.Run(b.traceStart(withEvents(ctx, cs.events)), call)
 	}
