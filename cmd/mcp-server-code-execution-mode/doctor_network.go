@@ -75,6 +75,13 @@ func (d *doctor) checkNetwork(ctx context.Context, cfg *config.Config) {
 		r.Detail += "; " + strings.Join(refused, "; ")
 		r.Hint = "an allowed name whose addresses the gateway refuses (a private or special address) needs an allow entry naming the address or a CIDR holding it"
 	}
+	if len(n.DisabledInject()) > 0 {
+		// Summary named them: the rest of the policy works, their hosts
+		// are refused.
+		r.Status = statusWarn
+		r.Hint = strings.TrimPrefix(r.Hint+"; ", "; ") + "an inject rule whose ${NAME} is unset or empty is disabled and its host refused: " +
+			"set the variable in the environment the bridge starts with (the client's entry's env), then restart it"
+	}
 	r.DurationMS = sinceMS(began)
 	d.report(r)
 }

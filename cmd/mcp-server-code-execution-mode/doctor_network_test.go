@@ -45,6 +45,9 @@ func TestDoctorNetwork(t *testing.T) {
 		{"unresolvable", `{"network": {"allow": ["gone.example.test"]}}`, "warn", []string{"gone.example.test:443 does not resolve"}},
 		{"documentation addresses", `{"network": {"allow": ["api.example.test"]}}`, "warn", []string{"(203.0.113.9) would be refused", "(192.0.2.1) would be refused"}},
 		{"broken", `{"network": {"allow": [1]}}`, "fail", []string{"policy"}},
+		{"a missing secret", `{"network": {"allow": ["public.example.test"], "inject": [{"host": "public.example.test", "header": "Authorization", "value": "Bearer ${MCP_DOCTOR_TEST_NEVER_SET}"}]}}`,
+			"warn", []string{"disabled (their hosts are refused): inject[0] (public.example.test Authorization): the environment variable MCP_DOCTOR_TEST_NEVER_SET is not set",
+				"public.example.test:443 (8.8.4.4) would be refused: public.example.test:443: the inject rule"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()

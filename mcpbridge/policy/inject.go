@@ -60,7 +60,31 @@ func (n *Network) CheckMethod(host string, port int, method string) Decision {
 	return Decision{Allowed: true}
 }
 
+// disabledFor returns the first disabled inject rule for host:port, or
+// nil.
+func (n *Network) disabledFor(host string, port int) *injectRule {
+	for _, r := range n.rulesFor(host, port) {
+		if r.disabled != "" {
+			return r
+		}
+	}
+	return nil
+}
+
+// matchingInject returns the rules that add headers to requests for
+// host:port: the enabled ones.
 func (n *Network) matchingInject(host string, port int) []*injectRule {
+	var out []*injectRule
+	for _, r := range n.rulesFor(host, port) {
+		if r.disabled == "" {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// rulesFor returns the inject rules for host:port, disabled ones too.
+func (n *Network) rulesFor(host string, port int) []*injectRule {
 	if n.refuseAll != "" || len(n.inject) == 0 || host == "" || IsNumericIPv4Spelling(host) {
 		return nil
 	}

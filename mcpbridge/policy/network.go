@@ -114,6 +114,9 @@ type injectRule struct {
 	header string
 	value  Secret
 	masks  []Secret // what answers must not show (maskValues)
+	// disabled, when set, says why the rule adds nothing (a ${NAME} its
+	// value names is unset or empty): its host is refused, saying so.
+	disabled string
 }
 
 // String summarizes n without any injected value.
@@ -134,6 +137,9 @@ func (n *Network) String() string {
 	inj := make([]string, len(n.inject))
 	for i, r := range n.inject {
 		inj[i] = r.host.raw + " " + r.header + ": " + redacted
+		if r.disabled != "" {
+			inj[i] = r.host.raw + " " + r.header + ": disabled (" + r.disabled + ")"
+		}
 	}
 	return fmt.Sprintf("network{allow: %q, deny: %q, inject: %q, max_connections: %d, max_bytes_per_call: %d, connect_timeout: %v, idle_timeout: %v}",
 		raws(n.allow), raws(n.deny), inj, n.maxConns, n.maxBytes, n.connectTimeout, n.idleTimeout)
@@ -211,8 +217,26 @@ func (n *Network) Summary() string {
 	if n.refuseAll != "" {
 		return n.refuseAll
 	}
-	return fmt.Sprintf("%d allow entries, %d deny entries, %d inject rules; at most %d connections a sandbox, %d bytes a call",
+	s := fmt.Sprintf("%d allow entries, %d deny entries, %d inject rules; at most %d connections a sandbox, %d bytes a call",
 		len(n.allow), len(n.deny), len(n.inject), n.maxConns, n.maxBytes)
+	if d := n.DisabledInject(); len(d) > 0 {
+		s += "; disabled (their hosts are refused): " + strings.Join(d, "; ")
+	}
+	return s
+}
+
+// DisabledInject says, for each inject rule that adds nothing because a
+// ${NAME} of its value is unset or empty, which rule and why, naming the
+// variable, never a value: "inject[0] (api.github.com:443
+// Authorization): the environment variable GITHUB_TOKEN is not set".
+func (n *Network) DisabledInject() []string {
+	var out []string
+	for i, r := range n.inject {
+		if r.disabled != "" {
+			out = append(out, fmt.Sprintf("inject[%d] (%s %s): %s", i, r.host.raw, r.header, r.disabled))
+		}
+	}
+	return out
 }
 
 // portMatches reports whether e covers port: its own, or without one,
@@ -251,6 +275,12 @@ func (n *Network) CheckName(host string, port int) Decision {
 	}
 	if port < 1 || port > 65535 {
 		return refuse("", fmt.Sprintf("port %d is not from 1 to 65535", port))
+	}
+	if r := n.disabledFor(host, port); r != nil {
+		// Its secret is missing: the host gets nothing rather than a
+		// request without it.
+		return refuse(r.host.raw, fmt.Sprintf("%s: the inject rule for %q (header %s) is disabled: %s in the bridge's environment; set it and restart the bridge",
+			hostPort(strings.Trim(host, "[]"), port), r.host.raw, r.header, r.disabled))
 	}
 	if h, ok := strings.CutPrefix(host, "["); ok {
 		host = strings.TrimSuffix(h, "]")

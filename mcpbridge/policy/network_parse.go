@@ -269,6 +269,11 @@ func parseInject(i int, spec InjectSpec, lookup func(string) (string, bool)) (in
 		return injectRule{}, netErr("inject", spec.Host, "%s: value is missing", where)
 	}
 	v, expansions, err := expandEnv(spec.Value.Reveal(), lookup)
+	var missing *missingVarError
+	if errors.As(err, &missing) {
+		// One missing secret disables its rule, not the policy.
+		return injectRule{host: h, header: spec.Header, disabled: missing.Error()}, nil
+	}
 	if err != nil {
 		return injectRule{}, netErr("inject", spec.Host, "%s: value: %w", where, err)
 	}
@@ -327,10 +332,26 @@ func badValueByte(v string) bool {
 	return false
 }
 
+// A missingVarError is expandEnv's error for a ${NAME} whose variable is
+// not set or is empty: an inject rule with one is disabled, not an error
+// of the policy.
+type missingVarError struct {
+	name  string
+	empty bool // set, but to ""
+}
+
+func (e *missingVarError) Error() string {
+	if e.empty {
+		return "the environment variable " + e.name + " is empty"
+	}
+	return "the environment variable " + e.name + " is not set"
+}
+
 // expandEnv substitutes each ${NAME} in s from lookup and returns the
-// result and the values substituted. A name that is not set, is empty or
-// holds a control character is an error naming it, never showing a
-// value; "$" not followed by "{" stays as written.
+// result and the values substituted. A name that is not set or is empty
+// is a *missingVarError; one that holds a control character is an error
+// naming it, never showing a value; "$" not followed by "{" stays as
+// written.
 func expandEnv(s string, lookup func(string) (string, bool)) (string, []string, error) {
 	var b strings.Builder
 	var expansions []string
@@ -352,11 +373,8 @@ func expandEnv(s string, lookup func(string) (string, bool)) (string, []string, 
 			return "", nil, fmt.Errorf("${%.40s} does not name an environment variable (want letters, digits and _, not first a digit)", name)
 		}
 		v, ok := lookup(name)
-		if !ok {
-			return "", nil, fmt.Errorf("the environment variable %s is not set", name)
-		}
-		if v == "" {
-			return "", nil, fmt.Errorf("the environment variable %s is empty", name)
+		if !ok || v == "" {
+			return "", nil, &missingVarError{name: name, empty: ok}
 		}
 		if badValueByte(v) {
 			return "", nil, fmt.Errorf("the environment variable %s holds a control character (CR, LF, NUL or another); its value is not shown", name)

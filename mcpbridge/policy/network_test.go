@@ -414,14 +414,53 @@ func TestNetworkInject(t *testing.T) {
 	}
 }
 
+// TestNetworkInjectMissingSecret: a rule whose ${NAME} is unset or empty
+// disables itself, not the policy: its host is refused with a reason
+// naming the variable, it adds nothing, the other rules and entries
+// keep working, and the summary names it; a variable holding CR or LF
+// stays an error of the policy.
+func TestNetworkInjectMissingSecret(t *testing.T) {
+	e := env("GITHUB_TOKEN", secretToken, "EMPTY", "")
+	p, err := parseWith([]byte(`{"network": {"allow": ["api.github.com", "api.other.test", "pypi.org"], "inject": [
+		{"host": "api.github.com", "header": "Authorization", "value": "Bearer ${GITHUB_TOKEN}"},
+		{"host": "api.other.test", "header": "Authorization", "value": "Bearer ${OTHER_TOKEN}"},
+		{"host": "pypi.org", "header": "X-Key", "value": "${EMPTY}"}]}}`), "p.json", e)
+	if err != nil {
+		t.Fatalf("a missing secret made the policy unusable: %v", err)
+	}
+	n := p.Network()
+	if d, h := n.CheckName("api.github.com", 443), n.Inject("api.github.com", 443); !d.Allowed || len(h) != 1 || h[0].Value.Reveal() != "Bearer "+secretToken {
+		t.Errorf("the rule whose secret is set: %+v, %v", d, n.Inject("api.github.com", 443))
+	}
+	for host, why := range map[string]string{"api.other.test": "OTHER_TOKEN is not set", "pypi.org": "EMPTY is empty"} {
+		d := n.CheckName(host, 443)
+		if d.Allowed || !strings.Contains(d.Reason, "is disabled: the environment variable "+why) || strings.Contains(d.Reason, secretToken) {
+			t.Errorf("%s, whose rule is disabled: %+v", host, d)
+		}
+		if n.HasInject(host, 443) || len(n.Masks(host, 443)) != 0 {
+			t.Errorf("%s: a disabled rule injects", host)
+		}
+	}
+	if d := n.CheckName("api.other.test", 80); !d.Allowed {
+		t.Errorf("port 80, which the disabled rule (443 only) does not cover: %+v", d)
+	}
+	sum := n.Summary()
+	if !strings.Contains(sum, `inject[1] (api.other.test Authorization): the environment variable OTHER_TOKEN is not set`) ||
+		!strings.Contains(sum, "inject[2] (pypi.org X-Key): the environment variable EMPTY is empty") || strings.Contains(n.String(), secretToken) {
+		t.Errorf("summary %q, string %q", sum, n.String())
+	}
+	if _, err := parseWith([]byte(`{"network": {"inject": [{"host": "a.test", "header": "A", "value": "${CRLF}"}]}}`), "p.json",
+		env("CRLF", "x\r\ny")); err == nil {
+		t.Error("a value with CR and LF must stay an error of the policy")
+	}
+}
+
 func TestNetworkInjectErrors(t *testing.T) {
 	e := env("GITHUB_TOKEN", secretToken, "CRLF", "x\r\nEvil: "+secretToken, "LF", secretToken+"\n", "NUL", secretToken+"\x00", "EMPTY", "")
 	for _, tt := range []struct{ rule, wantErr string }{
-		{`{"host": "api.github.com", "header": "Authorization", "value": "Bearer ${MISSING}"}`, "inject[0] (host \"api.github.com\"): value: the environment variable MISSING is not set"},
 		{`{"host": "api.github.com", "header": "Authorization", "value": "${CRLF}"}`, "CRLF holds a control character"},
 		{`{"host": "api.github.com", "header": "Authorization", "value": "${LF}"}`, "LF holds a control character"},
 		{`{"host": "api.github.com", "header": "Authorization", "value": "${NUL}"}`, "NUL holds a control character"},
-		{`{"host": "api.github.com", "header": "Authorization", "value": "${EMPTY}"}`, "EMPTY is empty"},
 		{`{"host": "api.github.com", "header": "Authorization", "value": "a\r\nb ${GITHUB_TOKEN}"}`, "value holds a control character"},
 		{`{"host": "api.github.com", "header": "Authorization", "value": "${GITHUB_TOKEN"}`, "not closed"},
 		{`{"host": "api.github.com", "header": "Authorization", "value": "${1X}"}`, "does not name an environment variable"},
@@ -627,13 +666,13 @@ value = "Bearer ${GITHUB_TOKEN}"
 		{"policy.json", "{\"network\": {\n  \"max_connections\": 0}}", "line 2, column 3: network.max_connections is 0"},
 		{"policy.json", "{\"network\": {\n  \"allow\": [],\n  \"bogus\": 1}}", `line 3, column 3: json: unknown field "bogus"`},
 		{"policy.json", "{\"network\": {\n  \"max_connections\": \"x\"}}", "line 2, column"},
-		{"policy.json", "{\"network\": {\"inject\": [\n {\"host\": \"a.test\", \"header\": \"Authorization\", \"value\": \"${NOPE}\"}]}}", `line 2, column 11: network.inject[0] (host "a.test"): value: the environment variable NOPE is not set`},
+		{"policy.json", "{\"network\": {\"inject\": [\n {\"host\": \"a.test\", \"header\": \"Authorization\", \"value\": \"${NOPE\"}]}}", `line 2, column 11: network.inject[0] (host "a.test"): value: a ${ is not closed by }`},
 		{"policy.json", "{\"network\": {\"inject\": [\n {\"host\": \"a.test\",\n \"header\": \"Host\", \"value\": \"x\"}]}}", `line 3, column 12: network.inject[0] (host "a.test"): header "Host" is a hop-by-hop`},
 		{"policy.toml", "[network]\nallow = [\n  \"ok.test\",\n  \"*\",\n]\n", `line 4, column 3: network.allow[1] "*": a lone *`},
 		{"policy.toml", "[network]\ndeny = ['0x7f.1']\n", `line 2, column 9: network.deny[0] "0x7f.1"`},
 		{"policy.toml", "[network]\nallow = []\nmax_connections = 0\n", "line 3, column 1: network.max_connections is 0"},
 		{"policy.toml", "[network]\nallow = []\nbogus = 1\n", `line 3, column 1: json: unknown field "bogus"`},
-		{"policy.toml", "[network]\n\n[[network.inject]]\nhost = \"a.test\"\nheader = \"Authorization\"\nvalue = \"${NOPE}\"\n", `line 4, column 8: network.inject[0] (host "a.test"): value: the environment variable NOPE is not set`},
+		{"policy.toml", "[network]\n\n[[network.inject]]\nhost = \"a.test\"\nheader = \"Authorization\"\nvalue = \"${NOPE\"\n", `line 4, column 8: network.inject[0] (host "a.test"): value: a ${ is not closed by }`},
 		{"policy.toml", "[network]\nidle_timeout = 0.0\n", "line 2, column 1: network.idle_timeout is 0"},
 	} {
 		_, err := parseWith([]byte(tt.data), tt.name, env())
