@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"os"
 	"strings"
 	"testing"
 )
@@ -77,3 +78,19 @@ func TestCommands(t *testing.T) {
 type nopWriteCloser struct{ io.Writer }
 
 func (nopWriteCloser) Close() error { return nil }
+
+// TestAuditLogUnwritable: an audit log that cannot be opened stops run
+// with one error naming the setting, the path and the fix.
+func TestAuditLogUnwritable(t *testing.T) {
+	notDir := t.TempDir() + "/a-file"
+	if err := os.WriteFile(notDir, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	path := notDir + "/audit.jsonl"
+	_, errs, code := runArgs(t, map[string]string{"MCP_BRIDGE_AUDIT_LOG": path, "MCP_BRIDGE_RUNTIME": "docker", "DOCKER_HOST": "unix:///nonexistent.sock"}, "run")
+	for _, want := range []string{"MCP_BRIDGE_AUDIT_LOG=" + path, "not a directory", "a directory this user can write, such as ~/MCPs/audit.jsonl, or unset MCP_BRIDGE_AUDIT_LOG"} {
+		if code != 2 || !strings.Contains(errs, want) {
+			t.Errorf("exit %d, stderr lacks %q:\n%s", code, want, errs)
+		}
+	}
+}

@@ -48,7 +48,8 @@ func newBridge(cfg *config.Config, log *slog.Logger, adjust func(*mcpbridge.Opti
 		aopts.Logger = log
 		var err error
 		if auditLog, err = audit.Open(cfg.AuditLog, &aopts); err != nil {
-			return nil, nil, fmt.Errorf("%s=%s: %w", config.EnvAuditLog, cfg.AuditLog, err)
+			return nil, nil, fmt.Errorf("%s=%s: %w (the bridge keeps no calls it cannot record: name a file in a directory this user can write, "+
+				"such as ~/MCPs/audit.jsonl, or unset %s)", config.EnvAuditLog, cfg.AuditLog, err, config.EnvAuditLog)
 		}
 	}
 	var ca *egress.CA
