@@ -35,6 +35,10 @@ const testMirror = "127.0.0.1:5555"
 // unset, as a user's engine names it.
 const defaultImage = "python:3.14-slim"
 
+// testImageLabel marks the image TestPullFromRegistry pushes as the
+// default one (scripts/provision's TEST_IMAGE_LABEL).
+const testImageLabel = "org.mcp-code-exec.test-image"
+
 // startMirror serves a registry (go-containerregistry's, in memory) on
 // testMirror until t ends, its blobs sent at about 16 MB/s so that a pull
 // lasts long enough to be watched, as one from the Internet would.
@@ -99,6 +103,21 @@ func pushSandboxImage(t *testing.T) {
 	if img, err = mutate.AppendLayers(img, extra); err != nil {
 		t.Fatal(err)
 	}
+	// Labelled as the suite's: scripts/provision removes such an image
+	// should a run die before its clean-up, never taking it for a user's
+	// python:3.14-slim.
+	cf, err := img.ConfigFile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cf = cf.DeepCopy()
+	if cf.Config.Labels == nil {
+		cf.Config.Labels = map[string]string{}
+	}
+	cf.Config.Labels[testImageLabel] = "TestPullFromRegistry"
+	if img, err = mutate.ConfigFile(img, cf); err != nil {
+		t.Fatal(err)
+	}
 	dst, err := name.NewTag(testMirror+"/library/"+defaultImage, name.Insecure)
 	if err != nil {
 		t.Fatal(err)
@@ -132,6 +151,14 @@ func removeDefaultImage(t *testing.T, engineName string) {
 func TestPullFromRegistry(t *testing.T) {
 	startMirror(t)
 	pushSandboxImage(t)
+	// What the engines pulled is the suite's sandbox image under the
+	// default name: it must not outlive the test, or provisioning would
+	// take it for the default image.
+	t.Cleanup(func() {
+		for _, name := range engineNames() {
+			removeDefaultImage(t, name)
+		}
+	})
 	forEachEngine(t, func(t *testing.T, e testEngine) {
 		env := append(envWithout("MCP_BRIDGE_IMAGE", "MCP_BRIDGE_RUNTIME"), "MCP_BRIDGE_RUNTIME="+e.Name())
 
