@@ -7,7 +7,6 @@ package policy
 import (
 	"fmt"
 	"net/http"
-	"net/netip"
 	"strings"
 )
 
@@ -60,17 +59,6 @@ func (n *Network) CheckMethod(host string, port int, method string) Decision {
 	return Decision{Allowed: true}
 }
 
-// disabledFor returns the first disabled inject rule for host:port, or
-// nil.
-func (n *Network) disabledFor(host string, port int) *injectRule {
-	for _, r := range n.rulesFor(host, port) {
-		if r.disabled != "" {
-			return r
-		}
-	}
-	return nil
-}
-
 // matchingInject returns the rules that add headers to requests for
 // host:port: the enabled ones.
 func (n *Network) matchingInject(host string, port int) []*injectRule {
@@ -81,48 +69,4 @@ func (n *Network) matchingInject(host string, port int) []*injectRule {
 		}
 	}
 	return out
-}
-
-// rulesFor returns the inject rules for host:port, disabled ones too.
-func (n *Network) rulesFor(host string, port int) []*injectRule {
-	if n.refuseAll != "" || len(n.inject) == 0 || host == "" || IsNumericIPv4Spelling(host) {
-		return nil
-	}
-	if h, ok := strings.CutPrefix(host, "["); ok {
-		host = strings.TrimSuffix(h, "]")
-	}
-	a, err := netip.ParseAddr(host)
-	isIP := err == nil
-	name := normalizeName(host)
-	if n.install != nil && !n.isIndex(name, a, isIP, port) {
-		return nil
-	}
-	var out []*injectRule
-	for i := range n.inject {
-		r := &n.inject[i]
-		// A rule without a port adds its secret on 443 only: never in
-		// plain text unless a port is written.
-		if r.host.port == 0 && port != defaultPorts[1] || r.host.port != 0 && r.host.port != port {
-			continue
-		}
-		if isIP && r.host.matchAddr(a) || !isIP && r.host.matchName(name) {
-			out = append(out, r)
-		}
-	}
-	return out
-}
-
-// isIndex reports whether the host (a name, or the address a) and port
-// are one of an install network's index hosts.
-func (n *Network) isIndex(name string, a netip.Addr, isIP bool, port int) bool {
-	for i := range n.install {
-		e := &n.install[i]
-		if e.port != port {
-			continue
-		}
-		if isIP && e.matchAddr(a) || !isIP && e.matchName(name) {
-			return true
-		}
-	}
-	return false
 }

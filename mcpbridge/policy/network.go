@@ -584,3 +584,58 @@ func IsNumericIPv4Spelling(host string) bool {
 	}
 	return strings.Trim(last, "0123456789") == ""
 }
+
+// disabledFor returns the first disabled inject rule for host:port, or
+// nil.
+func (n *Network) disabledFor(host string, port int) *injectRule {
+	for _, r := range n.rulesFor(host, port) {
+		if r.disabled != "" {
+			return r
+		}
+	}
+	return nil
+}
+
+// rulesFor returns the inject rules for host:port, disabled ones too.
+func (n *Network) rulesFor(host string, port int) []*injectRule {
+	if n.refuseAll != "" || len(n.inject) == 0 || host == "" || IsNumericIPv4Spelling(host) {
+		return nil
+	}
+	if h, ok := strings.CutPrefix(host, "["); ok {
+		host = strings.TrimSuffix(h, "]")
+	}
+	a, err := netip.ParseAddr(host)
+	isIP := err == nil
+	name := normalizeName(host)
+	if n.install != nil && !n.isIndex(name, a, isIP, port) {
+		return nil
+	}
+	var out []*injectRule
+	for i := range n.inject {
+		r := &n.inject[i]
+		// A rule without a port adds its secret on 443 only: never in
+		// plain text unless a port is written.
+		if r.host.port == 0 && port != defaultPorts[1] || r.host.port != 0 && r.host.port != port {
+			continue
+		}
+		if isIP && r.host.matchAddr(a) || !isIP && r.host.matchName(name) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// isIndex reports whether the host (a name, or the address a) and port
+// are one of an install network's index hosts.
+func (n *Network) isIndex(name string, a netip.Addr, isIP bool, port int) bool {
+	for i := range n.install {
+		e := &n.install[i]
+		if e.port != port {
+			continue
+		}
+		if isIP && e.matchAddr(a) || !isIP && e.matchName(name) {
+			return true
+		}
+	}
+	return false
+}
