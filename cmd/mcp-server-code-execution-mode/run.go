@@ -101,7 +101,10 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger, stdin io.R
 		image = "(the engine's default)"
 	}
 	log.Info("serving MCP over stdio", "version", version, "image", image)
-	go prepareImage(ctx, br, log)
+	pctx, stopPrepare := context.WithCancel(ctx)
+	prepared := make(chan struct{})
+	go func() { defer close(prepared); prepareImage(pctx, br, log) }()
+	defer func() { stopPrepare(); <-prepared }()
 	err = br.Server().Run(ctx, &mcp.IOTransport{Reader: stdin, Writer: stdout})
 	if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, io.EOF) {
 		log.Error("MCP server stopped", "err", err)

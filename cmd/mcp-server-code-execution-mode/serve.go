@@ -100,7 +100,10 @@ func serveCommand(ctx context.Context, args []string, stdout, stderr io.Writer, 
 	}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
-	go prepareImage(ctx, br, log)
+	pctx, stopPrepare := context.WithCancel(ctx)
+	prepared := make(chan struct{})
+	go func() { defer close(prepared); prepareImage(pctx, br, log) }()
+	defer func() { stopPrepare(); <-prepared }()
 	select {
 	case err := <-served:
 		if !errors.Is(err, http.ErrServerClosed) {

@@ -103,9 +103,11 @@ func NewEngine(name, addr string, api API, log *slog.Logger, grace time.Duration
 	return &Engine{name: name, Addr: addr, api: api, Log: log, Owner: CurrentOwner(), grace: grace}
 }
 
-// Close tries once more to remove the containers whose removal failed,
-// whatever the state of the callers' contexts.
+// Close ends the image pulls under way, and tries once more to remove the
+// containers whose removal failed, whatever the state of the callers'
+// contexts.
 func (e *Engine) Close() {
+	e.pulls.stop()
 	if e.left.len() == 0 {
 		return
 	}

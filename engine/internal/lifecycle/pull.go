@@ -1,6 +1,7 @@
 package lifecycle
 
 import (
+	"context"
 	"sync"
 	"time"
 
@@ -16,8 +17,34 @@ const PullTimeout = 30 * time.Minute
 // instead of making another, and every start waiting on it hears its
 // progress.
 type pulls struct {
-	mu sync.Mutex
-	m  map[string]*pull
+	mu     sync.Mutex
+	m      map[string]*pull
+	ctx    context.Context // the pulls', ended by stop; nil until the first
+	cancel context.CancelFunc
+	wg     sync.WaitGroup // the pulls' goroutines
+}
+
+// base returns the context the pulls run under: apart from any caller's,
+// ended by stop.
+func (ps *pulls) base() context.Context {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	if ps.ctx == nil {
+		ps.ctx, ps.cancel = context.WithCancel(context.Background())
+	}
+	return ps.ctx
+}
+
+// stop ends the pulls under way and waits for their goroutines: an
+// engine that is closed pulls nothing more, and logs nothing after.
+func (ps *pulls) stop() {
+	ps.mu.Lock()
+	if ps.ctx == nil {
+		ps.ctx, ps.cancel = context.WithCancel(context.Background())
+	}
+	ps.cancel()
+	ps.mu.Unlock()
+	ps.wg.Wait()
 }
 
 // A pull is one image pull under way and the watchers of its progress.
@@ -46,7 +73,9 @@ func (ps *pulls) join(ref string, w engine.PullWatcher, begin func(*pull)) (*pul
 	ps.mu.Unlock()
 	leave := p.watch(w)
 	if !ok {
+		ps.wg.Add(1)
 		go func() {
+			defer ps.wg.Done()
 			begin(p)
 			ps.mu.Lock()
 			delete(ps.m, ref)

@@ -68,13 +68,14 @@ func (e *Engine) EnsureImage(ctx context.Context, ref string) error {
 // ensureImage makes sure ref is present, pulling it when missing. A pull
 // under way (another start's, EnsureImage's) is joined, not repeated;
 // ctx's PullWatcher hears its progress. The pull runs apart from ctx,
-// bounded by PullTimeout: a start that gives up leaves it to the others.
+// bounded by PullTimeout: a start that gives up leaves it to the others;
+// Close ends it.
 func (e *Engine) ensureImage(ctx context.Context, ref string) error {
 	if _, ok := e.images.Load(ref); ok {
 		return nil
 	}
 	p, leave := e.pulls.join(ref, engine.PullWatcherOf(ctx), func(p *pull) {
-		pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), PullTimeout)
+		pctx, cancel := context.WithTimeout(e.pulls.base(), PullTimeout)
 		defer cancel()
 		p.err = e.pullIfMissing(engine.WithPullWatcher(pctx, p.report), ref)
 		if p.err == nil {
