@@ -125,10 +125,6 @@ func (b *Bridge) execute(ctx context.Context, req *mcp.CallToolRequest, cs *clie
 		call.OnOutput, call.OnProgress, watchPull = rep.Output, rep.Progress, rep.Pull
 		defer rep.Stop()
 	}
-	// The sandbox image first: a call that waits for its pull is told
-	// how it goes (everything below may wait for a sandbox that waits for
-	// it). A failed pull is the call's error, reported as Run's would be.
-	imageErr := b.awaitImage(ctx, watchPull)
 	var placed func() // a task is answered once its call holds its place
 	if t != nil {
 		t.SetQueued(true)
@@ -161,8 +157,11 @@ func (b *Bridge) execute(ctx context.Context, req *mcp.CallToolRequest, cs *clie
 		return render.LoadFailed(err, args.servers).Result(mode), 0
 	}
 	cs.egress.BeginCall()
+	// The sandbox image before the sandbox: a call that waits for its
+	// pull is told how it goes. A failed pull is the call's error,
+	// reported as Run's would be.
 	var res *entrypoint.Result
-	err = imageErr
+	err = b.awaitImage(ctx, watchPull)
 	if err == nil {
 		res, err = cs.session.Run(b.traceStart(withEvents(ctx, cs.events)), call)
 	}
