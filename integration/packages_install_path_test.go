@@ -16,7 +16,9 @@ import (
 )
 
 // A recordingIndex is a private PEP 503 index on loopback that wants a
-// token and records the method, path and Authorization of every request.
+// token, serves the test's wheel and pip's, and records the method, path
+// and Authorization of every request (the bridge's own fetch of pip's
+// wheel among them).
 type recordingIndex struct {
 	*httptest.Server
 	mu   sync.Mutex
@@ -24,8 +26,8 @@ type recordingIndex struct {
 }
 
 func newRecordingIndex(t *testing.T, token string) *recordingIndex {
-	wheel := testWheel(t)
-	sum := sha256.Sum256(wheel)
+	wheel, pip := testWheel(t), pipWheel(t)
+	sum, pipSum := sha256.Sum256(wheel), sha256.Sum256(pip)
 	ix := &recordingIndex{}
 	ix.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ix.mu.Lock()
@@ -40,6 +42,10 @@ func newRecordingIndex(t *testing.T, token string) *recordingIndex {
 			fmt.Fprintf(w, `<!DOCTYPE html><html><body><a href="/files/mcpegresstest-1.0-py3-none-any.whl#sha256=%s">mcpegresstest-1.0-py3-none-any.whl</a></body></html>`, hex.EncodeToString(sum[:]))
 		case "/files/mcpegresstest-1.0-py3-none-any.whl":
 			w.Write(wheel)
+		case "/simple/pip/":
+			fmt.Fprintf(w, `<!DOCTYPE html><html><body><a href="/files/%s#sha256=%s">%[1]s</a></body></html>`, pipWheelName, hex.EncodeToString(pipSum[:]))
+		case "/files/" + pipWheelName:
+			w.Write(pip)
 		default:
 			http.NotFound(w, r)
 		}

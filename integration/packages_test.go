@@ -8,8 +8,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -25,20 +27,40 @@ import (
 )
 
 // A testIndex is a PEP 503 simple index on loopback serving the wheels
-// the test built, counting the downloads of each.
+// the test built and pip's (pipWheel), counting the downloads of each.
 type testIndex struct {
 	*httptest.Server
 	wheels    map[string][]byte // file name → wheel
-	downloads atomic.Int32
+	downloads atomic.Int32      // of the test's wheels
+	pips      atomic.Int32      // of pip's
 }
 
-// newTestIndex serves wheels (file name → content) under /simple/.
+// pipWheelName is the pip wheel the bridge pins, which the test indexes
+// serve as PyPI does.
+const pipWheelName = "pip-26.0.1-py3-none-any.whl"
+
+// pipWheel returns pip's wheel as PyPI serves it (testdata/pip).
+func pipWheel(t testing.TB) []byte {
+	data, err := os.ReadFile(filepath.Join("testdata", "pip", pipWheelName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+// newTestIndex serves wheels (file name → content) and pip's under
+// /simple/.
 func newTestIndex(t testing.TB, wheels map[string][]byte) *testIndex {
-	ix := &testIndex{wheels: wheels}
+	ix := &testIndex{wheels: maps.Clone(wheels)}
+	ix.wheels[pipWheelName] = pipWheel(t)
 	ix.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if name, ok := strings.CutPrefix(r.URL.Path, "/files/"); ok {
 			if data, ok := ix.wheels[name]; ok {
-				ix.downloads.Add(1)
+				if name == pipWheelName {
+					ix.pips.Add(1)
+				} else {
+					ix.downloads.Add(1)
+				}
 				w.Write(data)
 				return
 			}

@@ -40,6 +40,7 @@ type Bridge struct {
 	audit          *audit.Log               // nil: no audit records
 	egress         *egress.Gateway          // nil: sandboxes get no network endpoint
 	packages       *packages.Store          // nil: no package set
+	wheels         *packages.Wheels         // pip's wheel for installs
 	handles        *handles                 // the sandboxes behind handles
 	stopSweep      context.CancelFunc       // ends handles.sweep (nil: none)
 	tasks          *tasks.Manager           // the calls that run as tasks (mcpbridge/tasks)

@@ -1,6 +1,7 @@
 package mcpbridge
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
@@ -16,7 +17,7 @@ var errInstallOutsideCall = errors.New("runtime.install runs within a run_python
 // an install of reqs (installPlan), opening the endpoint for the call in
 // progress; or, with op "ended", the runtime's report that a pip it
 // started ended.
-func (b *Bridge) install(cs *clientSession, op string, reqs []string, haveWheel bool) (any, error) {
+func (b *Bridge) install(ctx context.Context, cs *clientSession, op string, reqs []string, haveWheel, imagePip bool) (any, error) {
 	ci := cs.current.Load()
 	if op == "ended" {
 		if cs.install != nil && ci != nil {
@@ -24,7 +25,7 @@ func (b *Bridge) install(cs *clientSession, op string, reqs []string, haveWheel 
 		}
 		return map[string]any{}, nil
 	}
-	plan, err := b.installPlan(reqs, haveWheel)
+	plan, err := b.installPlan(ctx, reqs, haveWheel, imagePip)
 	if err != nil {
 		return nil, err
 	}
@@ -45,8 +46,11 @@ var errNoGateway = errors.New("packages are installed through the egress gateway
 // installPlan answers runtime.install: each requirement checked (a name,
 // extras, specifiers and a marker; no URL, path or pip option), pip's
 // arguments for an install into the sandbox's own engine.SiteDir, and
-// pip's wheel when the sandbox says it has none yet.
-func (b *Bridge) installPlan(reqs []string, haveWheel bool) (map[string]any, error) {
+// which pip runs them: the wheel the sandbox unpacked before (haveWheel),
+// else the operator's wheel, else the image's own pip (imagePip: the
+// sandbox says its image has one; "pip": "image"), else the pinned wheel,
+// fetched through the gateway the first time.
+func (b *Bridge) installPlan(ctx context.Context, reqs []string, haveWheel, imagePip bool) (map[string]any, error) {
 	if b.egress == nil {
 		return nil, errNoGateway
 	}
@@ -71,8 +75,12 @@ func (b *Bridge) installPlan(reqs []string, haveWheel bool) (map[string]any, err
 		"target":       engine.SiteDir,
 		"requirements": names,
 	}
-	if !haveWheel {
-		name, data, err := b.opts.Packages.ReadWheel()
+	switch {
+	case haveWheel:
+	case imagePip && !b.wheels.Operator():
+		plan["pip"] = "image"
+	default:
+		name, data, err := b.wheels.Wheel(ctx)
 		if err != nil {
 			return nil, err
 		}

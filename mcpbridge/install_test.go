@@ -1,6 +1,7 @@
 package mcpbridge
 
 import (
+	"context"
 	"errors"
 	"net"
 	"sync"
@@ -118,17 +119,17 @@ func TestInstallOutsideCall(t *testing.T) {
 	if b.egress == nil {
 		t.Skip("no egress gateway in this bridge")
 	}
-	if _, err := b.install(cs, "", []string{"x"}, true); !errors.Is(err, errInstallOutsideCall) {
+	if _, err := b.install(context.Background(), cs, "", []string{"x"}, true, false); !errors.Is(err, errInstallOutsideCall) {
 		t.Errorf("an install outside a call: %v", err)
 	}
 	if fc.begins != 0 || cs.install.call != nil {
 		t.Errorf("an install outside a call opened the endpoint")
 	}
-	if _, err := b.install(cs, "ended", nil, false); err != nil {
+	if _, err := b.install(context.Background(), cs, "ended", nil, false, false); err != nil {
 		t.Errorf("a report of pip's end outside a call: %v", err)
 	}
 	cs.current.Store(&callInfo{})
-	if plan, err := b.install(cs, "", []string{"x"}, true); err != nil || plan == nil || fc.begins != 1 {
+	if plan, err := b.install(context.Background(), cs, "", []string{"x"}, true, false); err != nil || plan == nil || fc.begins != 1 {
 		t.Errorf("an install within a call: %v %v (%d budgets)", plan, err, fc.begins)
 	}
 }

@@ -35,6 +35,7 @@ type rpcRequest struct {
 	// install
 	Requirements []string `json:"requirements"`
 	HaveWheel    bool     `json:"have_wheel"`
+	ImagePip     bool     `json:"image_pip"`
 }
 
 // rpcHandler answers the sandbox of the client session cs.
@@ -100,7 +101,7 @@ func (b *Bridge) rpcHandler(cs *clientSession) func(context.Context, json.RawMes
 			}
 			return map[string]any{"name": req.Name}, nil
 		case "install":
-			return b.install(cs, req.Op, req.Requirements, req.HaveWheel)
+			return b.install(ctx, cs, req.Op, req.Requirements, req.HaveWheel, req.ImagePip)
 		default:
 			return nil, fmt.Errorf("unknown request type %q", req.Type)
 		}

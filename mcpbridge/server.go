@@ -82,14 +82,19 @@ func New(eng engine.Engine, opts *Options) *Bridge {
 	} else {
 		b.egress = gw
 	}
+	var network packages.NetworkFunc
+	if b.egress != nil {
+		network = func(session string, index, files []string) (packages.Installer, []byte) {
+			return b.egress.NewInstallClient(session, policy.InstallHosts{Index: index, Files: files}), b.egress.CA()
+		}
+	}
+	b.wheels = packages.NewWheels(&packages.WheelsOptions{Packages: &b.opts.Packages, Network: network, Logger: b.log})
 	if len(o.Packages.Requirements) > 0 && eng != nil {
 		if b.egress == nil {
 			b.log.Error("a package set is configured but the egress gateway, through which it is installed, cannot start")
 		} else {
 			b.packages = packages.NewStore(&packages.StoreOptions{Packages: &b.opts.Packages, Engine: eng, Spec: o.Session.Spec, Logger: b.log,
-				Network: func(session string, index, files []string) (packages.Installer, []byte) {
-					return b.egress.NewInstallClient(session, policy.InstallHosts{Index: index, Files: files}), b.egress.CA()
-				}})
+				Network: network, Wheels: b.wheels})
 		}
 	}
 	b.server = mcp.NewServer(&mcp.Implementation{Name: implementationName, Version: o.Version}, &mcp.ServerOptions{

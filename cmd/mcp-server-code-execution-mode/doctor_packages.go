@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"time"
 
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/cmd/mcp-server-code-execution-mode/config"
@@ -24,17 +23,15 @@ func (d *doctor) checkPackages(ctx context.Context, cfg *config.Config) {
 	o := cfg.Bridge.Packages
 	r := checkResult{Check: "packages", Status: statusOK}
 	defer func() { r.DurationMS = sinceMS(began); d.report(r) }()
-	wheel, werr := o.Wheel()
-	if werr != nil {
-		r.Status, r.Detail = statusWarn, werr.Error()
-		r.Hint = "install Debian's python3-pip-whl or set MCP_BRIDGE_PIP_WHEEL: sandboxes run pip from it, whatever their image has"
-		if len(o.Requirements) > 0 {
-			r.Status = statusFail
-		}
+	wheels := packages.NewWheels(&packages.WheelsOptions{Packages: &o, Logger: d.log})
+	pip, err := pipSource(ctx, wheels)
+	if err != nil {
+		r.Status, r.Detail = statusFail, err.Error()
+		r.Hint = "set MCP_BRIDGE_PIP_WHEEL to a pip wheel file, or unset it: installs then use the image's pip, else fetch " + wheels.Pin().Name
 		return
 	}
 	if len(o.Requirements) == 0 {
-		r.Detail = fmt.Sprintf("no package set (MCP_BRIDGE_PACKAGES unset); runtime.install installs from %s with %s", o.Index(), filepath.Base(wheel))
+		r.Detail = fmt.Sprintf("no package set (MCP_BRIDGE_PACKAGES unset); runtime.install installs from %s with %s", o.Index(), pip)
 		return
 	}
 	eng, closeEng := d.newEngine(cfg, d.log)
@@ -57,6 +54,25 @@ func (d *doctor) checkPackages(ctx context.Context, cfg *config.Config) {
 		return
 	}
 	r.Image = image
-	r.Detail = fmt.Sprintf("%d requirements ready for %s in volume %s (%s, Python %s), from %s",
-		len(o.Requirements), image, ready.Mount.Name, engine.FormatBytes(ready.Bytes), ready.Python, o.Index())
+	r.Detail = fmt.Sprintf("%d requirements ready for %s in volume %s (%s, Python %s), from %s; runtime.install uses %s",
+		len(o.Requirements), image, ready.Mount.Name, engine.FormatBytes(ready.Bytes), ready.Python, o.Index(), pip)
+}
+
+// pipSource says which pip installs run: the operator's wheel (read now),
+// else the image's own pip, else the pinned wheel, kept or to be fetched.
+func pipSource(ctx context.Context, w *packages.Wheels) (string, error) {
+	if w.Operator() {
+		name, _, err := w.Wheel(ctx)
+		if err != nil {
+			return "", err
+		}
+		return name + " (MCP_BRIDGE_PIP_WHEEL)", nil
+	}
+	pin := w.Pin()
+	if kept := w.Kept(); kept != "" {
+		if _, _, err := w.Wheel(ctx); err == nil {
+			return fmt.Sprintf("the image's pip, else %s (kept at %s, sha256 checked)", pin.Name, kept), nil
+		}
+	}
+	return fmt.Sprintf("the image's pip, else %s (sha256 pinned), fetched from the index the first time it is needed", pin.Name), nil
 }

@@ -121,8 +121,8 @@ func doctorWith(t *testing.T, f *fakeEngine, env map[string]string, files map[st
 }
 
 // withPipWheel returns env with MCP_BRIDGE_PIP_WHEEL naming a file of the
-// test's (unless env names one), so that the packages check does not
-// depend on the host's python3-pip-whl.
+// test's (unless env names one), so that the packages check reads a
+// wheel and fetches none.
 func withPipWheel(t *testing.T, env map[string]string) map[string]string {
 	out := maps.Clone(env)
 	if out == nil {

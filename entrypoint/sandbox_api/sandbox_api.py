@@ -476,13 +476,40 @@ def pip_wheel():
     return found[-1] if found else None
 
 
+_image_pip = None
+
+
+def image_pip():
+    """Whether the image's Python has a pip of its own (importable in
+    isolated mode, which reads no PYTHON* variable and no user or session
+    directory), looked at once per sandbox."""
+    global _image_pip
+    if _image_pip is None:
+        try:
+            p = subprocess.run([sys.executable, "-I", "-c", "import pip"], capture_output=True, timeout=60)
+            _image_pip = p.returncode == 0
+        except (OSError, subprocess.SubprocessError):
+            _image_pip = False
+    return _image_pip
+
+
+def install_request(reqs, wheel):
+    """The install request to the host: the requirements, whether pip's
+    wheel was unpacked before and, when it was not, whether the image has
+    pip of its own."""
+    return {"type": "install", "requirements": reqs, "have_wheel": wheel is not None,
+            "image_pip": wheel is None and image_pip()}
+
+
 def install_plan(plan, pip_dir):
-    """pip's command and environment for the host's plan: pip unpacked
-    from the wheel the host sent (once per sandbox; unpacked, its modules'
-    bytecode is kept for the next install), the proxy variables naming the
+    """pip's command and environment for the host's plan: the image's own
+    pip, in isolated mode, when the plan says so; else pip unpacked from
+    the wheel the host sent (once per sandbox; unpacked, its modules'
+    bytecode is kept for the next install); the proxy variables naming the
     install endpoint (whose connections the host lets reach the indexes
-    only)."""
-    if pip_dir is None:
+    only). pip reads no configuration file of the image."""
+    image = plan.get("pip") == "image" and not plan.get("wheel")
+    if pip_dir is None and not image:
         name = os.path.basename(str(plan.get("wheel_name") or "pip.whl"))
         os.makedirs(PIP_DIR, mode=0o700, exist_ok=True)
         pip_dir = os.path.join(PIP_DIR, name[: -len(".whl")] if name.endswith(".whl") else name)
@@ -494,10 +521,13 @@ def install_plan(plan, pip_dir):
         proxy = rt.install_endpoint()
     except (AttributeError, RuntimeError) as e:
         raise InstallError(str(e)) from None
-    env = dict(os.environ, PIP_DISABLE_PIP_VERSION_CHECK="1", PYTHONNOUSERSITE="1", PYTHONPATH=pip_dir)
-    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env = dict(os.environ, PIP_DISABLE_PIP_VERSION_CHECK="1", PYTHONNOUSERSITE="1", PIP_CONFIG_FILE=os.devnull)
     for var in PROXY_VARS:
         env[var] = proxy
+    if image:
+        return [sys.executable, "-I", "-m", "pip"] + [str(a) for a in plan["args"]], env
+    env["PYTHONPATH"] = pip_dir
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     return [sys.executable, "-m", "pip"] + [str(a) for a in plan["args"]], env
 
 
@@ -579,7 +609,7 @@ def install_sync(*requirements):
     reqs = install_requirements(requirements)
     wheel = pip_wheel()
     try:
-        plan = rt.rpc_sync({"type": "install", "requirements": reqs, "have_wheel": wheel is not None})
+        plan = rt.rpc_sync(install_request(reqs, wheel))
     except rt.RPCError as e:
         raise InstallError(str(e)) from None
     try:
@@ -600,7 +630,7 @@ async def install(*requirements):
     reqs = install_requirements(requirements)
     wheel = pip_wheel()
     try:
-        plan = await rt.rpc({"type": "install", "requirements": reqs, "have_wheel": wheel is not None})
+        plan = await rt.rpc(install_request(reqs, wheel))
     except rt.RPCError as e:
         raise InstallError(str(e)) from None
     try:

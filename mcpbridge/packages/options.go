@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"net"
 	"net/url"
-	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 )
@@ -19,10 +17,6 @@ const (
 	defaultCacheMaxBytes   = 10 << 30
 	defaultSessionMaxBytes = 256 << 20
 )
-
-// pipWheelGlob is where Debian's python3-pip-whl puts pip's wheel (a
-// variable for tests).
-var pipWheelGlob = "/usr/share/python-wheels/pip-*.whl"
 
 // Options are a bridge's package settings; every zero value means the
 // documented default.
@@ -55,9 +49,11 @@ type Options struct {
 	SessionMaxBytes int64
 	// PipWheel is the pip wheel on the bridge's host that sandboxes run
 	// pip from, whatever their image has (MCP_BRIDGE_PIP_WHEEL). Zero:
-	// the newest /usr/share/python-wheels/pip-*.whl (Debian's
-	// python3-pip-whl).
+	// the image's own pip, else PinnedPip, fetched from the indexes.
 	PipWheel string
+	// WheelDir is where PinnedPip is kept once fetched (the state
+	// directory's "pip"). Zero: not kept; each bridge fetches it.
+	WheelDir string
 }
 
 // Index returns the index URL in force.
@@ -82,60 +78,6 @@ func (o *Options) SessionMax() int64 {
 		return defaultSessionMaxBytes
 	}
 	return o.SessionMaxBytes
-}
-
-// Wheel returns the pip wheel to use: PipWheel, or the newest of Debian's;
-// an error says what to install or set when there is none.
-func (o *Options) Wheel() (string, error) {
-	if o != nil && o.PipWheel != "" {
-		return o.PipWheel, nil
-	}
-	found, _ := filepath.Glob(pipWheelGlob)
-	if len(found) == 0 {
-		return "", fmt.Errorf("no pip wheel: install Debian's python3-pip-whl (%s) or set MCP_BRIDGE_PIP_WHEEL to a pip-*.whl", pipWheelGlob)
-	}
-	slices.SortFunc(found, compareWheelVersions)
-	return found[len(found)-1], nil
-}
-
-// compareWheelVersions orders pip-X.Y.Z-….whl paths by their version's
-// numbers.
-func compareWheelVersions(a, b string) int {
-	va, vb := wheelVersion(a), wheelVersion(b)
-	for i := range max(len(va), len(vb)) {
-		var x, y int
-		if i < len(va) {
-			x = va[i]
-		}
-		if i < len(vb) {
-			y = vb[i]
-		}
-		if x != y {
-			return x - y
-		}
-	}
-	return strings.Compare(a, b)
-}
-
-// wheelVersion returns the numbers of a wheel file's version.
-func wheelVersion(path string) []int {
-	parts := strings.Split(filepath.Base(path), "-")
-	if len(parts) < 2 {
-		return nil
-	}
-	var out []int
-	for f := range strings.SplitSeq(parts[1], ".") {
-		digits := f
-		if i := strings.IndexFunc(f, func(r rune) bool { return r < '0' || r > '9' }); i >= 0 {
-			digits = f[:i] // "2rc1": 2
-		}
-		n, err := strconv.Atoi(digits)
-		if err != nil {
-			break
-		}
-		out = append(out, n)
-	}
-	return out
 }
 
 // CheckFileHost checks s, a file host as MCP_BRIDGE_PIP_FILE_HOSTS

@@ -1,34 +1,8 @@
 package packages
 
 import (
-	"os"
-	"slices"
-	"strings"
 	"testing"
 )
-
-func TestWheelOrder(t *testing.T) {
-	paths := []string{"/w/pip-23.0.1-py3-none-any.whl", "/w/pip-9.0.3-py2.py3-none-any.whl", "/w/pip-23.10-py3-none-any.whl", "/w/pip-23.2rc1-py3-none-any.whl"}
-	slices.SortFunc(paths, compareWheelVersions)
-	if got := strings.Join(paths, " "); got != "/w/pip-9.0.3-py2.py3-none-any.whl /w/pip-23.0.1-py3-none-any.whl /w/pip-23.2rc1-py3-none-any.whl /w/pip-23.10-py3-none-any.whl" {
-		t.Fatalf("order: %s", got)
-	}
-	if w, err := (&Options{PipWheel: "/x/pip.whl"}).Wheel(); w != "/x/pip.whl" || err != nil {
-		t.Fatalf("a set wheel: %q %v", w, err)
-	}
-	dir := t.TempDir()
-	defer func(g string) { pipWheelGlob = g }(pipWheelGlob)
-	pipWheelGlob = dir + "/pip-*.whl"
-	if _, err := (&Options{}).Wheel(); err == nil || !strings.Contains(err.Error(), "python3-pip-whl") {
-		t.Fatalf("no wheel: %v", err)
-	}
-	for _, v := range []string{"9.0.1", "23.0.1"} {
-		os.WriteFile(dir+"/pip-"+v+"-py3-none-any.whl", []byte("PK"), 0o644)
-	}
-	if w, err := (&Options{}).Wheel(); err != nil || w != dir+"/pip-23.0.1-py3-none-any.whl" {
-		t.Fatalf("the newest of two: %q %v", w, err)
-	}
-}
 
 func TestCheckIndexURL(t *testing.T) {
 	for _, ok := range []string{"https://pypi.org/simple/", "http://127.0.0.1:8080/simple", "https://[::1]:443/x/"} {

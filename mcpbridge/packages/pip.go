@@ -3,31 +3,42 @@ package packages
 import (
 	"errors"
 	"fmt"
-	"os"
-	"path"
 	"strings"
 	"time"
 )
 
 // installCode runs pip in the installer container and prints an
 // installResult: %[1]s is the install directory, %[2]s pip's arguments
-// (a JSON list), %[3]d the seconds pip may take.
+// after "pip" (a JSON list), %[3]d the seconds pip may take, %[4]s the
+// path of the pip wheel the host delivered ("" when none was: the
+// image's own pip runs, in isolated mode, or the result asks for the
+// wheel). pip reads no configuration file of the image.
 const installCode = `import json, os, subprocess, sys
-site = %[1]q
-env = dict(os.environ, PIP_DISABLE_PIP_VERSION_CHECK="1", PYTHONNOUSERSITE="1")
-try:
-    p = subprocess.run([sys.executable] + %[2]s, capture_output=True, text=True, env=env, timeout=%[3]d)
-    rc, out, err = p.returncode, p.stdout, p.stderr
-except subprocess.TimeoutExpired:
-    rc, out, err = -1, "", "ERROR: pip did not finish within %[3]d s"
-size = 0
-for root, _, files in os.walk(site):
-    for f in files:
-        try:
-            size += os.lstat(os.path.join(root, f)).st_size
-        except OSError:
-            pass
-print(json.dumps({"rc": rc, "stdout": out[-8000:], "stderr": err[-8000:], "bytes": size, "python": sys.version.split()[0]}))`
+def install(pip):
+    site = %[1]q
+    env = dict(os.environ, PIP_DISABLE_PIP_VERSION_CHECK="1", PYTHONNOUSERSITE="1", PIP_CONFIG_FILE=os.devnull)
+    try:
+        p = subprocess.run(pip + %[2]s, capture_output=True, text=True, env=env, timeout=%[3]d)
+        rc, out, err = p.returncode, p.stdout, p.stderr
+    except subprocess.TimeoutExpired:
+        rc, out, err = -1, "", "ERROR: pip did not finish within %[3]d s"
+    size = 0
+    for root, _, files in os.walk(site):
+        for f in files:
+            try:
+                size += os.lstat(os.path.join(root, f)).st_size
+            except OSError:
+                pass
+    return {"rc": rc, "stdout": out[-8000:], "stderr": err[-8000:], "bytes": size}
+wheel = %[4]q
+if wheel:
+    r = install([sys.executable, wheel + "/pip"])
+elif subprocess.run([sys.executable, "-I", "-c", "import pip"], capture_output=True).returncode == 0:
+    r = dict(install([sys.executable, "-I", "-m", "pip"]), image_pip=True)
+else:
+    r = {"need_wheel": True}
+r["python"] = sys.version.split()[0]
+print(json.dumps(r))`
 
 // installTimeout bounds one install of a set.
 const installTimeout = 15 * time.Minute
@@ -35,10 +46,10 @@ const installTimeout = 15 * time.Minute
 // ErrInstall reports a package set that could not be installed.
 var ErrInstall = errors.New("installing the package set failed")
 
-// pipArgs returns pip's arguments for an install into target of the
-// requirements file reqs, run from the wheel at wheel.
-func (o *Options) pipArgs(wheel, target, reqs string) []string {
-	return append(append([]string{wheel + "/pip"}, o.installOptions(target)...), "-r", reqs)
+// pipArgs returns pip's arguments (after "pip") for an install into
+// target of the requirements file reqs.
+func (o *Options) pipArgs(target, reqs string) []string {
+	return append(o.installOptions(target), "-r", reqs)
 }
 
 // InstallArgs returns pip's arguments (after "pip") for a live install of
@@ -75,26 +86,17 @@ func (o *Options) requirementsText() string {
 	return b.String()
 }
 
-// ReadWheel returns the pip wheel's file name and content.
-func (o *Options) ReadWheel() (string, []byte, error) {
-	p, err := o.Wheel()
-	if err != nil {
-		return "", nil, err
-	}
-	data, err := os.ReadFile(p)
-	if err != nil {
-		return "", nil, fmt.Errorf("reading the pip wheel: %w", err)
-	}
-	return path.Base(p), data, nil
-}
-
 // installResult is what the installer's code prints.
 type installResult struct {
-	RC     int    `json:"rc"`
-	Stdout string `json:"stdout"`
-	Stderr string `json:"stderr"`
-	Bytes  int64  `json:"bytes"`
-	Python string `json:"python"`
+	// NeedWheel: the image has no pip and the host delivered none.
+	NeedWheel bool `json:"need_wheel"`
+	// ImagePip: the image's own pip ran.
+	ImagePip bool   `json:"image_pip"`
+	RC       int    `json:"rc"`
+	Stdout   string `json:"stdout"`
+	Stderr   string `json:"stderr"`
+	Bytes    int64  `json:"bytes"`
+	Python   string `json:"python"`
 }
 
 // pipFailure says why pip failed: its ERROR lines (or its last lines),

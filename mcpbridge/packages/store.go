@@ -10,7 +10,6 @@ import (
 	"io/fs"
 	"log/slog"
 	"maps"
-	"net"
 	"slices"
 	"strconv"
 	"strings"
@@ -28,13 +27,6 @@ const (
 	maxBackoff   = 10 * time.Minute
 )
 
-// An Installer is what a Store needs of the egress gateway: the network
-// side of an install of session that may reach only hosts.
-type Installer interface {
-	// Serve handles one connection of the installer's pip.
-	Serve(conn net.Conn)
-}
-
 // StoreOptions configure a Store.
 type StoreOptions struct {
 	// Packages are the package settings.
@@ -48,7 +40,10 @@ type StoreOptions struct {
 	// Network returns the gateway's side of an install that may reach
 	// only the index hosts and the file hosts ("host:port"), and the CA
 	// the installer must trust. Required.
-	Network func(session string, index, files []string) (Installer, []byte)
+	Network NetworkFunc
+	// Wheels give the pip wheel when the image has no pip or the
+	// operator named one. Zero: Wheels of Packages and Network.
+	Wheels *Wheels
 	// Logger receives reports. Zero: discarded.
 	Logger *slog.Logger
 }
@@ -94,7 +89,11 @@ func NewStore(opts *StoreOptions) *Store {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Store{opts: *opts, log: log, sets: map[string]*setState{}, clock: time.Now}
+	s := &Store{opts: *opts, log: log, sets: map[string]*setState{}, clock: time.Now}
+	if s.opts.Wheels == nil {
+		s.opts.Wheels = NewWheels(&WheelsOptions{Packages: opts.Packages, Network: opts.Network, Logger: log})
+	}
+	return s
 }
 
 // Prepare is an entrypoint.Options.Prepare: it mounts the package set in
@@ -284,16 +283,21 @@ func (s *Store) evict(ctx context.Context, vols engine.Volumes, keep string) {
 }
 
 // install installs the set key for image into its data volume, in a
-// directory of its own, with pip run from the configured wheel in an
-// installer container with the sandboxes' hardening whose only network
-// is the gateway, limited to the index hosts; then it makes the marker
-// volume, naming that directory unless another install's marker came
-// first, and returns the set the marker names.
+// directory of its own, with pip (the operator's wheel, else the image's
+// own pip, else the pinned wheel) run in an installer container with the
+// sandboxes' hardening whose only network is the gateway, limited to the
+// index hosts; then it makes the marker volume, naming that directory
+// unless another install's marker came first, and returns the set the
+// marker names.
 func (s *Store) install(ctx context.Context, vols engine.Volumes, key, image string) (*Ready, error) {
-	o := s.opts.Packages
-	wheelName, wheel, err := o.ReadWheel()
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrInstall, err)
+	o, wheels := s.opts.Packages, s.opts.Wheels
+	var wheelName string
+	var wheel []byte
+	if wheels.Operator() {
+		var err error
+		if wheelName, wheel, err = wheels.Wheel(ctx); err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrInstall, err)
+		}
 	}
 	ctx, cancel := context.WithTimeout(ctx, installTimeout)
 	defer cancel()
@@ -315,7 +319,7 @@ func (s *Store) install(ctx context.Context, vols engine.Volumes, key, image str
 	spec := s.opts.Spec
 	spec.Image, spec.Session = image, session
 	spec.Volumes = []engine.VolumeMount{{Name: data, Target: engine.PackagesDir}}
-	spec.InBytes = int64(len(wheel)) + 1<<20
+	spec.InBytes = max(int64(len(wheel)), maxWheelBytes) + 1<<20
 	box := entrypoint.New(s.opts.Engine, &entrypoint.Options{Spec: spec, Logger: s.log, IdleTimeout: -1, Egress: ic.Serve, EgressCA: ca})
 	defer box.Close()
 	began := s.clock()
@@ -324,18 +328,22 @@ func (s *Store) install(ctx context.Context, vols engine.Volumes, key, image str
 	if err := box.CopyIn(ctx, engine.PackagesDir, dirTar(site, uid, gid)); err != nil {
 		return nil, fmt.Errorf("%w: making its directory: %v", ErrInstall, err)
 	}
-	if err := box.CopyIn(ctx, engine.InDir, filesTar(map[string][]byte{wheelName: wheel, "requirements.txt": []byte(o.requirementsText())})); err != nil {
-		return nil, fmt.Errorf("%w: delivering pip: %v", ErrInstall, err)
+	if err := box.CopyIn(ctx, engine.InDir, filesTar(map[string][]byte{"requirements.txt": []byte(o.requirementsText())})); err != nil {
+		return nil, fmt.Errorf("%w: delivering the requirements: %v", ErrInstall, err)
 	}
-	args, _ := json.Marshal(o.pipArgs(engine.InDir+"/"+wheelName, engine.PackagesDir+"/"+site, engine.InDir+"/requirements.txt"))
-	secs := int(installTimeout.Seconds()) - 30
-	res, err := box.Execute(ctx, fmt.Sprintf(installCode, engine.PackagesDir+"/"+site, args, secs), installTimeout)
+	r, err := s.runPip(ctx, box, site, wheelName, wheel)
+	if err == nil && r.NeedWheel {
+		// The image has no pip: the pinned wheel, kept or fetched now.
+		if wheelName, wheel, err = wheels.Wheel(ctx); err != nil {
+			return nil, fmt.Errorf("%w: the image %s has no pip: %v", ErrInstall, image, err)
+		}
+		if err := box.CopyIn(ctx, engine.InDir, filesTar(map[string][]byte{wheelName: wheel})); err != nil {
+			return nil, fmt.Errorf("%w: delivering pip: %v", ErrInstall, err)
+		}
+		r, err = s.runPip(ctx, box, site, wheelName, wheel)
+	}
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrInstall, err)
-	}
-	var r installResult
-	if res.Status != entrypoint.StatusSuccess || json.Unmarshal([]byte(strings.TrimSpace(res.Stdout)), &r) != nil {
-		return nil, fmt.Errorf("%w: the installer said %q %s", ErrInstall, cut(res.Stdout+res.Stderr, 300), res.ExceptionMessage)
+		return nil, err
 	}
 	if r.RC != 0 {
 		// What pip left goes: the next attempt makes a directory of its own.
@@ -355,9 +363,35 @@ func (s *Store) install(ctx context.Context, vols engine.Volumes, key, image str
 		// Another install of the same set finished first: ours goes.
 		box.Execute(ctx, fmt.Sprintf("import shutil\nshutil.rmtree(%q, ignore_errors=True)", engine.PackagesDir+"/"+site), 0)
 	}
-	s.log.Info("installed the package set", "key", key, "python", r.Python, "bytes", r.Bytes, "took", s.clock().Sub(began))
+	pip := "the image's"
+	if !r.ImagePip {
+		pip = wheelName
+	}
+	s.log.Info("installed the package set", "key", key, "python", r.Python, "pip", pip, "bytes", r.Bytes, "took", s.clock().Sub(began))
 	s.evict(ctx, vols, key)
 	return ready, nil
+}
+
+// runPip runs the installer's code in box: pip from the wheel called
+// wheelName in engine.InDir, or with no wheel the image's own pip, when it
+// has one.
+func (s *Store) runPip(ctx context.Context, box *entrypoint.Session, site, wheelName string, wheel []byte) (installResult, error) {
+	var r installResult
+	o := s.opts.Packages
+	args, _ := json.Marshal(o.pipArgs(engine.PackagesDir+"/"+site, engine.InDir+"/requirements.txt"))
+	where := ""
+	if wheel != nil {
+		where = engine.InDir + "/" + wheelName
+	}
+	secs := int(installTimeout.Seconds()) - 30
+	res, err := box.Execute(ctx, fmt.Sprintf(installCode, engine.PackagesDir+"/"+site, args, secs, where), installTimeout)
+	if err != nil {
+		return r, fmt.Errorf("%w: %v", ErrInstall, err)
+	}
+	if res.Status != entrypoint.StatusSuccess || json.Unmarshal([]byte(strings.TrimSpace(res.Stdout)), &r) != nil {
+		return r, fmt.Errorf("%w: the installer said %q %s", ErrInstall, cut(res.Stdout+res.Stderr, 300), res.ExceptionMessage)
+	}
+	return r, nil
 }
 
 // lockPoll is how often a bridge waiting for another's install looks.

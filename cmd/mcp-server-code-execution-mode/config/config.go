@@ -19,6 +19,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine"
@@ -164,6 +165,7 @@ func Load(getenv func(string) string) (*Config, error) {
 	c.FastLane = r.flag(EnvFastLane)
 	c.LaneDir = r.path(EnvFastLaneDir)
 	c.Bridge.Packages = r.packageOptions()
+	c.Bridge.Packages.WheelDir = filepath.Join(discovery.NewRegistry(c.Bridge.Discovery).StateDir(), "pip")
 	c.Audit.MaxBytes = r.size(EnvAuditMaxBytes, 4<<10, 1<<40, "want a size of at least 4k, such as 64m")
 	c.Bridge.MaxQueuedCalls = int(r.integer(EnvMaxQueuedCalls, 1, 1000, "want a whole number from 1 to 1000"))
 	sessionIdle := r.seconds(EnvSessionIdle, 0, 365*24*3600, "want whole seconds, such as 1800 (0: never)")
