@@ -28,6 +28,9 @@ type Info struct {
 	// DefaultOCIRuntime is the OCI runtime the engine runs a container
 	// with when its Spec names none, such as "runc" or "crun".
 	DefaultOCIRuntime string
+	// WeakLimits says why the engine cannot apply a sandbox's memory,
+	// pids and CPU limits; "" when it can.
+	WeakLimits string
 }
 
 // A Describer is an Engine that can describe its container engine and

@@ -71,6 +71,12 @@ type Detacher interface {
 var (
 	// ErrNoEngine reports that no container engine could be reached.
 	ErrNoEngine = errors.New("no container engine is reachable")
+	// ErrWeakLimits reports an engine that cannot apply a sandbox's
+	// memory, pids and CPU limits (rootless Podman or Docker on cgroup
+	// v1, or on cgroup v2 without those controllers delegated), where no
+	// sandbox starts unless the operator accepts it
+	// (AutoOptions.AllowWeakLimits).
+	ErrWeakLimits = errors.New("the engine cannot apply the sandbox's memory, pids and CPU limits")
 	// ErrImage reports that the sandbox image is missing and could not be pulled.
 	ErrImage = errors.New("sandbox image unavailable")
 	// ErrBackendNotCompiled reports that a backend was left out of this build.

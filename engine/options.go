@@ -35,6 +35,11 @@ type AutoOptions struct {
 	// StopGrace is the grace period between SIGTERM and SIGKILL. Zero:
 	// two seconds.
 	StopGrace time.Duration
+	// AllowWeakLimits lets sandboxes start on an engine that cannot
+	// apply their memory, pids and CPU limits (engine.ErrWeakLimits),
+	// such as rootless Podman on cgroup v1. Zero: such an engine starts
+	// none.
+	AllowWeakLimits bool
 	// Kubernetes configures the Kubernetes backend (BackendKubernetes):
 	// its namespace and RuntimeClass; its kubeconfig context is Context.
 	// Zero: KubernetesOptions' defaults.

@@ -119,6 +119,18 @@ func (d *doctor) engineCheck(ctx context.Context, cfg *config.Config, eng engine
 			r.Detail += ", default OCI runtime " + info.DefaultOCIRuntime
 		}
 	}
+	if info.WeakLimits != "" {
+		if !cfg.Engine.AllowWeakLimits {
+			r.Status = statusFail
+			r.Detail += "; no sandbox starts: " + info.WeakLimits
+			r.Hint = "use a rootful engine, or cgroup v2 with the memory, pids and cpu controllers delegated to the user; or set MCP_BRIDGE_ALLOW_WEAK_LIMITS=1 to run sandboxes without those limits"
+			d.report(r)
+			return info, false
+		}
+		r.Status = statusWarn
+		r.Detail += "; sandboxes run WITHOUT memory, pids and CPU limits (MCP_BRIDGE_ALLOW_WEAK_LIMITS=1): " + info.WeakLimits
+		r.Hint = "use a rootful engine, or cgroup v2 with the memory, pids and cpu controllers delegated to the user, and unset MCP_BRIDGE_ALLOW_WEAK_LIMITS"
+	}
 	d.report(r)
 	return info, true
 }

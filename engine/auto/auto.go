@@ -75,12 +75,13 @@ func New(opts *engine.AutoOptions) *Auto {
 // dockerOptions are the options the Docker backend is connected with.
 func (a *Auto) dockerOptions() *docker.Options {
 	return &docker.Options{Host: a.opts.Address, Context: a.opts.Context, CertPath: a.opts.CertPath,
-		Logger: a.log, StopGrace: a.opts.StopGrace}
+		Logger: a.log, StopGrace: a.opts.StopGrace, AllowWeakLimits: a.opts.AllowWeakLimits}
 }
 
 // podmanOptions are the options the Podman backend is connected with.
 func (a *Auto) podmanOptions() *podman.Options {
-	return &podman.Options{URI: a.opts.Address, Connection: a.opts.Context, Logger: a.log, StopGrace: a.opts.StopGrace}
+	return &podman.Options{URI: a.opts.Address, Connection: a.opts.Context, Logger: a.log, StopGrace: a.opts.StopGrace,
+		AllowWeakLimits: a.opts.AllowWeakLimits}
 }
 
 // Start implements Engine.

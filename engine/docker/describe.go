@@ -1,9 +1,11 @@
 package docker
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/docker/docker/api/types"
 	"github.com/docker/docker/api/types/system"
@@ -38,6 +40,7 @@ func (d *Docker) Describe(ctx context.Context) (engine.Info, error) {
 		return info, fmt.Errorf("docker: asking the system info: %w", err)
 	}
 	info.DefaultOCIRuntime = sys.DefaultRuntime
+	info.WeakLimits = dockerWeakLimits(sys)
 	return info, nil
 }
 
@@ -63,4 +66,36 @@ func (d *Docker) Ping(ctx context.Context) error {
 		return fmt.Errorf("docker: %w", err)
 	}
 	return nil
+}
+
+// WeakLimits implements lifecycle.LimitsProber from the daemon's info,
+// which says whether it can apply memory, pids and CPU (CFS quota)
+// limits: a rootless daemon on cgroup v1 cannot.
+func (d *Docker) WeakLimits(ctx context.Context) (string, error) {
+	api, ok := d.api.(dockerDescribeAPI)
+	if !ok {
+		return "", nil
+	}
+	sys, err := api.Info(ctx)
+	if err != nil {
+		return "", fmt.Errorf("docker: asking the system info: %w", err)
+	}
+	return dockerWeakLimits(sys), nil
+}
+
+// dockerWeakLimits says which limits a daemon of info cannot apply.
+func dockerWeakLimits(sys system.Info) string {
+	var missing []string
+	for _, l := range []struct {
+		ok   bool
+		name string
+	}{{sys.MemoryLimit, "memory"}, {sys.PidsLimit, "pids"}, {sys.CPUCfsQuota, "CPU"}} {
+		if !l.ok {
+			missing = append(missing, l.name)
+		}
+	}
+	if len(missing) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("the Docker daemon cannot apply %s limits (cgroup v%s)", strings.Join(missing, ", "), cmp.Or(sys.CgroupVersion, "?"))
 }

@@ -23,7 +23,7 @@ func (f *describingDocker) ServerVersion(context.Context) (types.Version, error)
 }
 
 func (f *describingDocker) Info(context.Context) (system.Info, error) {
-	return system.Info{DefaultRuntime: "runc"}, f.infoErr
+	return system.Info{DefaultRuntime: "runc", MemoryLimit: true, PidsLimit: true, CPUCfsQuota: true}, f.infoErr
 }
 
 func TestDockerDescribe(t *testing.T) {
@@ -118,5 +118,18 @@ func TestDockerPullProgress(t *testing.T) {
 	}
 	if f := last.Fraction(); f < 0.87 || f > 0.88 {
 		t.Fatalf("Fraction %v, want 1050/1200", f)
+	}
+}
+
+// TestDockerWeakLimits: a daemon that applies memory, pids and CPU
+// limits has none weak; one that lacks any is named with its cgroup
+// version.
+func TestDockerWeakLimits(t *testing.T) {
+	if got := dockerWeakLimits(system.Info{MemoryLimit: true, PidsLimit: true, CPUCfsQuota: true, CgroupVersion: "1"}); got != "" {
+		t.Errorf("a daemon applying every limit: %q", got)
+	}
+	got := dockerWeakLimits(system.Info{PidsLimit: true, CgroupVersion: "1"})
+	if got != "the Docker daemon cannot apply memory, CPU limits (cgroup v1)" {
+		t.Errorf("a rootless daemon on cgroup v1: %q", got)
 	}
 }

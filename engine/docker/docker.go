@@ -81,6 +81,7 @@ func newDockerWithClient(ctx context.Context, api dockerAPI, ep dockerEndpoint, 
 	}
 	d := &Docker{api: api, context: ep.Context}
 	d.e = lifecycle.NewEngine(engine.BackendDocker, ep.Host, d, lifecycle.LoggerOrDiscard(opts.Logger), opts.StopGrace)
+	d.e.AllowWeakLimits = opts.AllowWeakLimits
 	args := []any{"host", ep.Host}
 	if ep.Context != "" {
 		args = append(args, "context", ep.Context)

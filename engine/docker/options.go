@@ -33,4 +33,8 @@ type Options struct {
 	// StopGrace is how long Close waits after SIGTERM before SIGKILL.
 	// Zero: two seconds.
 	StopGrace time.Duration
+	// AllowWeakLimits lets sandboxes start when the engine cannot apply
+	// their memory, pids and CPU limits (engine.ErrWeakLimits). Zero:
+	// none starts then.
+	AllowWeakLimits bool
 }

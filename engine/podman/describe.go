@@ -28,6 +28,7 @@ func (p *Podman) Describe(ctx context.Context) (engine.Info, error) {
 	if sys.Host != nil && sys.Host.OCIRuntime != nil {
 		info.DefaultOCIRuntime = sys.Host.OCIRuntime.Name
 	}
+	info.WeakLimits = weakLimits(sys.Host)
 	return info, nil
 }
 

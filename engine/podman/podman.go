@@ -84,6 +84,8 @@ func New(ctx context.Context, opts *Options) (*Podman, error) {
 func newPodman(ctx context.Context, conn context.Context, ep podmanEndpoint, svc *podmanService, opts *Options, log *slog.Logger) *Podman {
 	p := &Podman{ep: ep, conn: conn, svc: svc}
 	p.e = lifecycle.NewEngine(engine.BackendPodman, ep.URI, p, log, opts.StopGrace)
+	p.e.AllowWeakLimits = opts.AllowWeakLimits
+	p.e.ProbeLimits()
 	// The API version the ping reported: system.Version would cost 0.4 s
 	// here (the service gathers the versions of conmon, runtimes, …).
 	args := []any{"uri", ep.URI}

@@ -106,6 +106,7 @@ func Load(getenv func(string) string) (*Config, error) {
 		c.DrainTimeout = -1
 	}
 	c.Engine.Backend = r.backend(EnvRuntime)
+	c.Engine.AllowWeakLimits = r.flag(EnvAllowWeakLimits)
 	c.Engine.Kubernetes = engine.KubernetesOptions{Namespace: r.k8sName(EnvK8sNamespace), RuntimeClass: r.k8sName(EnvK8sRuntimeClass),
 		Owner: r.podOwner()}
 	c.Engine.Kubernetes.SandboxTemplate = r.k8sName(EnvK8sTemplate)

@@ -85,6 +85,7 @@ const (
 	EnvPackagesCache       = "MCP_BRIDGE_PACKAGES_CACHE_MAX"
 	EnvPackagesSession     = "MCP_BRIDGE_PACKAGES_SESSION_MAX"
 	EnvFastLane            = "MCP_BRIDGE_FAST_LANE"
+	EnvAllowWeakLimits     = "MCP_BRIDGE_ALLOW_WEAK_LIMITS"
 	EnvFastLaneDir         = "MCP_BRIDGE_FAST_LANE_DIR"
 )
 

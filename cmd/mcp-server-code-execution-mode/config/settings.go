@@ -213,6 +213,8 @@ var settings = []Setting{
 		Help: "several engines to place sandboxes on, the least loaded reachable first: each `docker`, `podman`, `BACKEND=ADDRESS`, `docker@CONTEXT` or `podman@CONNECTION`; set this or `MCP_BRIDGE_RUNTIME`, not both"},
 	{Name: EnvOCIRuntime, Group: GroupEngines, Default: "the engine's default",
 		Help: "an OCI runtime the engine knows, such as `runsc` for gVisor (a Podman service that ignores it is refused, not silently used)"},
+	{Name: EnvAllowWeakLimits, Group: GroupEngines, Default: "`0`",
+		Help: "`1` lets sandboxes start on an engine that cannot apply their memory, pids and CPU limits (rootless Podman or Docker on cgroup v1, or cgroup v2 without those controllers delegated); without it such an engine starts none and says why; `doctor` warns"},
 	{Name: EnvFastLane, Group: GroupEngines, Default: "`0`",
 		Help: "`1` gives each sandbox of a local Docker or Podman a Unix socket at `/run/mcp-lane` that carries its frames instead of the engine's stream (faster calls and downloads); where a sandbox cannot reach it the stream is used; `doctor` says which ([SECURITY.md](../SECURITY.md))"},
 	{Name: EnvFastLaneDir, Group: GroupEngines, Default: "`/run/mcp-bridge/lanes` (root), else `$XDG_RUNTIME_DIR/mcp-bridge/lanes`",

@@ -43,6 +43,10 @@ type Engine struct {
 	// left holds the containers whose removal failed, tried again at
 	// every Start and at Close.
 	left leftovers
+	// AllowWeakLimits lets sandboxes start when the engine cannot apply
+	// their limits (LimitsProber).
+	AllowWeakLimits bool
+	limits          limitsProbe
 }
 
 // An API is one backend's calls on its engine, as a

@@ -21,6 +21,7 @@ func (e *Engine) Start(ctx context.Context, spec engine.Spec) (_ engine.Sandbox,
 		return nil, errors.New("starting sandbox: spec has no command")
 	}
 	e.left.retry(ctx, e.Log, e.name, e.api.Remove)
+	limits := e.probeLimits()
 	began := time.Now()
 	if err := e.ensureImage(ctx, spec.Image); err != nil {
 		return nil, err
@@ -43,6 +44,10 @@ func (e *Engine) Start(ctx context.Context, spec engine.Spec) (_ engine.Sandbox,
 		return nil, fmt.Errorf("creating container: %w", err)
 	}
 	if err := e.api.Verify(ctx, id, spec); err != nil {
+		sb.Close()
+		return nil, err
+	}
+	if err := e.checkLimits(ctx, limits); err != nil {
 		sb.Close()
 		return nil, err
 	}
