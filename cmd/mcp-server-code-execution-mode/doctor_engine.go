@@ -51,8 +51,12 @@ func (d *doctor) checkOneEngine(ctx context.Context, cfg *config.Config) {
 		if cfg.Engine.Backend == engine.BackendKubernetes {
 			checks = append(checks, "routes")
 		}
+		why := "the container engine does not answer"
+		if info.WeakLimits != "" {
+			why = "no sandbox starts on an engine that cannot apply the limits"
+		}
 		for _, c := range checks {
-			d.report(skipped(c, "the container engine does not answer"))
+			d.report(skipped(c, why))
 		}
 		return
 	}
@@ -66,7 +70,7 @@ func (d *doctor) checkOneEngine(ctx context.Context, cfg *config.Config) {
 		}
 		return
 	}
-	probe := d.hardeningCheck(ctx, eng, cfg, spec)
+	probe := d.hardeningCheck(ctx, eng, cfg, spec, info.WeakLimits)
 	if !probe.started {
 		d.report(skipped("runtime", "the probe container did not start"))
 		return

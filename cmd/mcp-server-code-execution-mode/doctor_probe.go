@@ -143,7 +143,7 @@ const (
 // from the settings), runs probeProgram in it, holds what it reports
 // against cfg, asks the engine which OCI runtime it ran under, and
 // removes it.
-func (d *doctor) hardeningCheck(ctx context.Context, eng engine.Engine, cfg *config.Config, spec engine.Spec) probeOutcome {
+func (d *doctor) hardeningCheck(ctx context.Context, eng engine.Engine, cfg *config.Config, spec engine.Spec, weakLimits string) probeOutcome {
 	began := time.Now()
 	r := checkResult{Check: "hardening", Image: spec.WithDefaults().Image}
 	defer func() { r.DurationMS = sinceMS(began); d.report(r) }()
@@ -192,6 +192,9 @@ func (d *doctor) hardeningCheck(ctx context.Context, eng engine.Engine, cfg *con
 		return out
 	}
 	r.Properties = holdProbe(rep, spec.WithDefaults())
+	if weakLimits != "" && cfg.Engine.AllowWeakLimits {
+		acceptWeakLimits(r.Properties)
+	}
 	r.Status, r.Detail, r.Hint = summarize(r.Properties, startMS)
 	return out
 }
@@ -290,6 +293,18 @@ func holdProbe(rep probeReport, spec engine.Spec) []probeProperty {
 	}
 	add("/tmp noexec", tmpOK, "a noexec tmpfs", got, "/tmp noexec tmpfs")
 	return props
+}
+
+// acceptWeakLimits makes the limits the engine cannot apply, and the
+// operator accepted without (MCP_BRIDGE_ALLOW_WEAK_LIMITS=1), warnings
+// instead of failures.
+func acceptWeakLimits(props []probeProperty) {
+	for i, p := range props {
+		if (p.Name == "memory" || p.Name == "pids") && p.Status == statusFail {
+			props[i].Status = statusWarn
+			props[i].Got += ", want " + p.Want + ": not applied, accepted (MCP_BRIDGE_ALLOW_WEAK_LIMITS=1)"
+		}
+	}
 }
 
 // limitProperty holds a cgroup limit the probe read (nil: no cgroup file
