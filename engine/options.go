@@ -18,7 +18,8 @@ const (
 // engine. The zero value auto-detects.
 type AutoOptions struct {
 	// Backend is BackendDocker, BackendPodman, BackendKubernetes, or ""
-	// to try Podman, then Docker.
+	// to try a Podman service that answers, then Docker, then a Podman
+	// service started for the bridge.
 	Backend string
 	// Address is the engine's address (docker.Options.Host,
 	// podman.Options.URI). Zero: each backend's default.

@@ -37,9 +37,10 @@ type Auto struct {
 	opts engine.AutoOptions
 	log  *slog.Logger
 
-	// connect functions, replaceable in tests.
+	// connect functions, replaceable in tests; podman starts a service
+	// of its own when none answers only if mayStart.
 	docker func(context.Context) (backend, error)
-	podman func(context.Context) (backend, error)
+	podman func(ctx context.Context, mayStart bool) (backend, error)
 	kube   func(context.Context) (backend, error)
 
 	mu     sync.Mutex
@@ -62,8 +63,10 @@ func New(opts *engine.AutoOptions) *Auto {
 		ko.Context, ko.Logger = a.opts.Context, a.log
 		return kube.New(ctx, &ko)
 	}
-	a.podman = func(ctx context.Context) (backend, error) {
-		p, err := podman.New(ctx, a.podmanOptions())
+	a.podman = func(ctx context.Context, mayStart bool) (backend, error) {
+		o := a.podmanOptions()
+		o.NoService = !mayStart
+		p, err := podman.New(ctx, o)
 		if err != nil {
 			return nil, err
 		}
@@ -113,7 +116,10 @@ func (a *Auto) backend(ctx context.Context) (backend, error) {
 	return b, nil
 }
 
-// connect tries the configured backend, or Podman then Docker.
+// connect tries the configured backend; or, detecting, a Podman service
+// that answers, then Docker, then a Podman service started for the
+// bridge (a user in the docker group on a host where rootless Podman
+// would apply no limits gets Docker).
 func (a *Auto) connect(ctx context.Context) (backend, error) {
 	type attempt struct {
 		name    string
@@ -124,11 +130,11 @@ func (a *Auto) connect(ctx context.Context) (backend, error) {
 	case engine.BackendDocker:
 		order = []attempt{{engine.BackendDocker, a.docker}}
 	case engine.BackendPodman:
-		order = []attempt{{engine.BackendPodman, a.podman}}
+		order = []attempt{{engine.BackendPodman, a.podmanMayStart}}
 	case engine.BackendKubernetes:
 		order = []attempt{{engine.BackendKubernetes, a.kube}}
 	case "":
-		order = []attempt{{engine.BackendPodman, a.podman}, {engine.BackendDocker, a.docker}}
+		order = []attempt{{engine.BackendPodman, a.podmanRunning}, {engine.BackendDocker, a.docker}, {engine.BackendPodman, a.podmanMayStart}}
 	default:
 		return nil, fmt.Errorf("engine backend %q: want %q, %q, %q or none (auto-detect)", a.opts.Backend, engine.BackendDocker, engine.BackendPodman, engine.BackendKubernetes)
 	}
@@ -160,6 +166,13 @@ func (a *Auto) connect(ctx context.Context) (backend, error) {
 	}
 	return nil, fmt.Errorf("%w; tried %s%s", engine.ErrNoEngine, endSentence(tried), hint)
 }
+
+// podmanRunning connects a Podman service that answers.
+func (a *Auto) podmanRunning(ctx context.Context) (backend, error) { return a.podman(ctx, false) }
+
+// podmanMayStart connects a Podman service, starting one when none
+// answers.
+func (a *Auto) podmanMayStart(ctx context.Context) (backend, error) { return a.podman(ctx, true) }
 
 // tlsFailure reports whether a connection error is about TLS: a refused
 // or unverified certificate, unreadable TLS files, or plain HTTP sent to

@@ -26,8 +26,12 @@ func fakeAuto(runtime string, dockerErr, podmanErr error, calls *[]string) *Auto
 		}
 		return &fakeBackend{"docker"}, nil
 	}
-	r.podman = func(context.Context) (backend, error) {
-		*calls = append(*calls, "podman")
+	r.podman = func(_ context.Context, mayStart bool) (backend, error) {
+		if mayStart {
+			*calls = append(*calls, "podman+service")
+		} else {
+			*calls = append(*calls, "podman")
+		}
 		if podmanErr != nil {
 			return nil, podmanErr
 		}
@@ -47,9 +51,9 @@ func TestAutoSelection(t *testing.T) {
 		{"", nil, nil, "podman", "podman"},
 		{"", nil, down, "docker", "podman docker"},
 		{"docker", nil, nil, "docker", "docker"},
-		{"podman", nil, nil, "podman", "podman"},
-		{"podman", nil, down, "", "podman"},
-		{"", down, down, "", "podman docker"},
+		{"podman", nil, nil, "podman", "podman+service"},
+		{"podman", nil, down, "", "podman+service"},
+		{"", down, down, "", "podman docker podman+service"},
 	}
 	for _, tt := range tests {
 		var calls []string
@@ -162,5 +166,24 @@ func TestAutoDockerContextIsLookedUp(t *testing.T) {
 	_, err := a.Start(context.Background(), engine.Spec{Cmd: []string{"true"}})
 	if !errors.Is(err, engine.ErrNoEngine) || !strings.Contains(err.Error(), `docker context "nosuchctx": not found`) {
 		t.Fatalf("Start: %v; want ErrNoEngine naming the context", err)
+	}
+}
+
+// TestAutoStartsPodmanLast: detecting, a Podman service is started for
+// the bridge only when neither a Podman service answers nor Docker does.
+func TestAutoStartsPodmanLast(t *testing.T) {
+	var calls []string
+	r := fakeAuto("", errors.New("down"), nil, &calls)
+	r.podman = func(_ context.Context, mayStart bool) (backend, error) {
+		if !mayStart {
+			calls = append(calls, "podman")
+			return nil, errors.New("no service listening")
+		}
+		calls = append(calls, "podman+service")
+		return &fakeBackend{"podman"}, nil
+	}
+	b, err := r.backend(context.Background())
+	if err != nil || b.Name() != "podman" || strings.Join(calls, " ") != "podman docker podman+service" {
+		t.Fatalf("%v %v after %q", b, err, calls)
 	}
 }

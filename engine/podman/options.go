@@ -53,6 +53,9 @@ type Options struct {
 	// StopGrace is how long Close waits after SIGTERM before SIGKILL.
 	// Zero: two seconds.
 	StopGrace time.Duration
+	// NoService keeps New from starting a `podman system service` when
+	// none answers (step 6 of URI's order). Zero: one is started.
+	NoService bool
 	// AllowWeakLimits lets sandboxes start when the engine cannot apply
 	// their memory, pids and CPU limits (engine.ErrWeakLimits). Zero:
 	// none starts then.

@@ -64,7 +64,7 @@ func New(ctx context.Context, opts *Options) (*Podman, error) {
 	if ep != nil {
 		return newPodman(ctx, conn, *ep, nil, opts, log), nil
 	}
-	if mayStart {
+	if mayStart && !opts.NoService {
 		svc, err := startPodmanService(ctx, log)
 		if err != nil {
 			tried = append(tried, err.Error())

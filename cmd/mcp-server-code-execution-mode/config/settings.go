@@ -127,7 +127,7 @@ func documented(name string) string {
 var settings = []Setting{
 	// Everyone.
 	{Name: EnvRuntime, Group: GroupEveryone, Default: "auto",
-		Help: "the engine: `docker`, `podman` or `kubernetes` (any case); unset or `auto` tries Podman, then Docker. " +
+		Help: "the engine: `docker`, `podman` or `kubernetes` (any case); unset or `auto` tries a Podman service that answers, then Docker, then starts a Podman service for the bridge. " +
 			"A path or name of either binary (`/usr/bin/podman`, as the original took it) is taken as that engine, with a warning; its API is used, the binary is not run"},
 	{Name: EnvImage, Group: GroupEveryone, Default: "`python:3.14-slim`",
 		Help: "the sandbox image; pulled through the engine's API when missing"},
