@@ -133,7 +133,7 @@ func TestReleaseArchives(t *testing.T) {
 
 	// The README's path from here: register with Claude Code, which
 	// connects; a client starts what setup wrote and a first call answers.
-	setupClaudeCodeFlow(t, native)
+	setupClaudeCodeFlow(t, native, nil)
 }
 
 // readChecksums reads a goreleaser checksums.txt: file name → sha256 hex.

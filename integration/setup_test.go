@@ -39,13 +39,14 @@ func claudeBin(t testing.TB) string {
 // engine is written: the bridge detects its own, as setup did.
 func TestSetupClaudeCode(t *testing.T) {
 	onEngine(t, "docker", func(t *testing.T, e testEngine) {
-		setupClaudeCodeFlow(t, binary(t))
+		setupClaudeCodeFlow(t, binary(t), nil)
 	})
 }
 
 // setupClaudeCodeFlow is TestSetupClaudeCode's user journey with the
-// binary at bin (the test's build, or a release archive's).
-func setupClaudeCodeFlow(t *testing.T, bin string) {
+// binary at bin (the test's build, or a release archive's), as acct
+// (nil: the test's user, with a temporary home).
+func setupClaudeCodeFlow(t *testing.T, bin string, acct *account) {
 	t.Helper()
 	{
 		real, err := filepath.EvalSymlinks(bin)
@@ -53,26 +54,42 @@ func setupClaudeCodeFlow(t *testing.T, bin string) {
 			t.Fatal(err)
 		}
 		everything := filepath.Join(nodeDir(t), "node_modules", ".bin", "mcp-server-everything")
-		home, cwd := t.TempDir(), t.TempDir()
-		claudeJSON := filepath.Join(home, ".claude.json")
 		before := map[string]any{"numStartups": 3, "mcpServers": map[string]any{
 			"everything": map[string]any{"type": "stdio", "command": everything, "args": []string{}, "env": map[string]string{}},
 		}}
 		data, _ := json.Marshal(before)
-		if err := os.WriteFile(claudeJSON, data, 0o600); err != nil {
-			t.Fatal(err)
-		}
 		cli := claudeBin(t)
 		claude := filepath.Join(cli, "claude")
-		env := append(envWithout("HOME", "PATH", "MCP_BRIDGE_RUNTIME"),
-			"HOME="+home, "PATH="+cli+string(os.PathListSeparator)+os.Getenv("PATH"))
+		path := "PATH=" + cli + string(os.PathListSeparator) + os.Getenv("PATH")
 
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 		defer cancel()
+		var home, cwd, claudeJSON string
+		var mk func(env []string, name string, args ...string) *exec.Cmd
+		if acct == nil {
+			home, cwd = t.TempDir(), t.TempDir()
+			claudeJSON = filepath.Join(home, ".claude.json")
+			if err := os.WriteFile(claudeJSON, data, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			base := append(envWithout("HOME", "PATH", "MCP_BRIDGE_RUNTIME"), "HOME="+home, path)
+			mk = func(env []string, name string, args ...string) *exec.Cmd {
+				cmd := exec.CommandContext(ctx, name, args...)
+				cmd.Env, cmd.Dir = append(base, env...), cwd
+				return cmd
+			}
+		} else {
+			home, cwd = acct.home, acct.mkdir(t, "work")
+			claudeJSON = acct.writeFile(t, ".claude.json", data)
+			mk = func(env []string, name string, args ...string) *exec.Cmd {
+				cmd := acct.command(ctx, append([]string{path}, env...), name, args...)
+				cmd.Dir = cwd
+				return cmd
+			}
+		}
 		command := func(name string, args ...string) (string, string) {
 			t.Helper()
-			cmd := exec.CommandContext(ctx, name, args...)
-			cmd.Env, cmd.Dir = env, cwd
+			cmd := mk(nil, name, args...)
 			var stdout, stderr bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &stdout, &stderr
 			if err := cmd.Run(); err != nil {
@@ -127,9 +144,8 @@ func setupClaudeCodeFlow(t *testing.T, bin string) {
 			{"servers": []string{"everything"}, "code": "print(await mcp_everything.get_sum(a=2, b=3))"},
 		}
 		in, _ := json.Marshal(calls)
-		cmd := exec.CommandContext(ctx, "node", filepath.Join(nodeDir(t), "configured.mjs"), claudeJSON, "code-execution")
-		cmd.Env = append(env, "MCP_BRIDGE_LOG_LEVEL=WARN")
-		cmd.Dir, cmd.Stdin = cwd, bytes.NewReader(in)
+		cmd := mk([]string{"MCP_BRIDGE_LOG_LEVEL=WARN"}, "node", filepath.Join(nodeDir(t), "configured.mjs"), claudeJSON, "code-execution")
+		cmd.Stdin = bytes.NewReader(in)
 		var stdout, stderr bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &stdout, &stderr
 		if err := cmd.Run(); err != nil {
