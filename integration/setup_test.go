@@ -64,10 +64,11 @@ func setupClaudeCodeFlow(t *testing.T, bin string, acct *account) {
 
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 		defer cancel()
-		var home, cwd, claudeJSON string
+		var cwd, claudeJSON string
 		var mk func(env []string, name string, args ...string) *exec.Cmd
 		if acct == nil {
-			home, cwd = t.TempDir(), t.TempDir()
+			home := t.TempDir()
+			cwd = t.TempDir()
 			claudeJSON = filepath.Join(home, ".claude.json")
 			if err := os.WriteFile(claudeJSON, data, 0o600); err != nil {
 				t.Fatal(err)
@@ -79,7 +80,7 @@ func setupClaudeCodeFlow(t *testing.T, bin string, acct *account) {
 				return cmd
 			}
 		} else {
-			home, cwd = acct.home, acct.mkdir(t, "work")
+			cwd = acct.mkdir(t, "work")
 			claudeJSON = acct.writeFile(t, ".claude.json", data)
 			mk = func(env []string, name string, args ...string) *exec.Cmd {
 				cmd := acct.command(ctx, append([]string{path}, env...), name, args...)

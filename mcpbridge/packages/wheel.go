@@ -24,6 +24,8 @@ import (
 
 	"golang.org/x/net/html"
 	"golang.org/x/sync/singleflight"
+
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/internal/statefile"
 )
 
 // A Pin names a wheel by its file name and the sha256 of its content.
@@ -165,7 +167,7 @@ func (w *Wheels) havePinned(ctx context.Context) ([]byte, error) {
 		return nil, err
 	}
 	if kept != "" {
-		if err := keep(kept, data); err != nil {
+		if err := statefile.Write(kept, data); err != nil {
 			w.log.Warn("keeping the fetched pip wheel: it is fetched again by the next bridge", "path", kept, "err", err)
 		}
 	}
@@ -176,26 +178,6 @@ func (w *Wheels) havePinned(ctx context.Context) ([]byte, error) {
 func (w *Wheels) matches(data []byte) bool {
 	sum := sha256.Sum256(data)
 	return hex.EncodeToString(sum[:]) == w.opts.Pin.SHA256
-}
-
-// keep writes data at path whole or not at all.
-func keep(path string, data []byte) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return err
-	}
-	f, err := os.CreateTemp(filepath.Dir(path), ".pip-*.part")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(f.Name())
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(f.Name(), path)
 }
 
 // fetch fetches the pinned wheel through the gateway from the first index

@@ -76,6 +76,29 @@ type API interface {
 	List(ctx context.Context) ([]engine.SandboxInfo, error)
 }
 
+// A LimitsProber is an API that can tell whether its engine applies a
+// sandbox's memory, pids and CPU limits.
+type LimitsProber interface {
+	// WeakLimits says why the engine cannot apply them; "" when it can.
+	WeakLimits(ctx context.Context) (string, error)
+}
+
+// A limitsProbe keeps an engine's answer about its limits once it was
+// had, and the question under way.
+type limitsProbe struct {
+	mu     sync.Mutex
+	run    *limitsRun
+	warned bool
+}
+
+// A limitsRun is one question of the engine; done is closed when why and
+// err are set.
+type limitsRun struct {
+	done chan struct{}
+	why  string
+	err  error
+}
+
 // An Ops is one backend's calls on one container, with the state
 // they keep (the attached connection, …).
 type Ops interface {

@@ -3,37 +3,13 @@ package lifecycle
 import (
 	"context"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine"
 )
 
-// A LimitsProber is an API that can tell whether its engine applies a
-// sandbox's memory, pids and CPU limits.
-type LimitsProber interface {
-	// WeakLimits says why the engine cannot apply them; "" when it can.
-	WeakLimits(ctx context.Context) (string, error)
-}
-
 // limitsTimeout bounds one question of the engine about its limits.
 const limitsTimeout = 30 * time.Second
-
-// A limitsProbe keeps an engine's answer about its limits once it was
-// had, and the question under way.
-type limitsProbe struct {
-	mu     sync.Mutex
-	run    *limitsRun
-	warned bool
-}
-
-// A limitsRun is one question of the engine; done is closed when why and
-// err are set.
-type limitsRun struct {
-	done chan struct{}
-	why  string
-	err  error
-}
 
 // ProbeLimits starts asking the engine whether it applies limits, so that
 // the first Start finds the answer: asking Podman takes a few hundred
