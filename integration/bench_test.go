@@ -42,7 +42,7 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	if serveFloor() {
+	if serveFloor() || serveShapes() {
 		return
 	}
 	flag.Parse()

@@ -61,6 +61,11 @@ type Options struct {
 	// ToolResultsSimple or ToolResultsRaw (MCP_BRIDGE_TOOL_RESULTS).
 	// Zero: ToolResultsSimple.
 	ToolResults string
+	// ObserveResults records and shows the shapes of the results of
+	// proxied tools that declare no output schema
+	// (servers.Options.ObserveResults; MCP_BRIDGE_OBSERVE_RESULTS). Zero:
+	// off.
+	ObserveResults bool
 	// OutputBudget bounds the output a result's text and structured
 	// content carry, in bytes: past it each stream keeps its head and
 	// tail, and the whole output stays readable as a resource of the

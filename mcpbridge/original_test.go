@@ -31,7 +31,7 @@ except mcp.runtime.MCPError as e:
 	res, text, _ := call(t, cs, map[string]any{"servers": []string{"stub"}, "code": code})
 	want := "['crash', 'echo', 'get-sum', 'read_text_file']\n" +
 		"echo\n" +
-		"['description', 'inputSchema', 'server', 'serverAlias', 'signature', 'summary', 'tool', 'toolAlias']\n" +
+		"['description', 'inputSchema', 'returns', 'server', 'serverAlias', 'signature', 'summary', 'tool', 'toolAlias']\n" +
 		"True\n" +
 		"True\n" +
 		"RuntimeError: stub.read_text_file failed: no such file: /x\n" +

@@ -84,13 +84,22 @@ func (b *Bridge) rpcHandler(cs *clientSession) func(context.Context, json.RawMes
 			if err != nil {
 				return nil, err
 			}
-			res, err := proxies.Call(approval.WithCodeLine(ctx, req.Line), req.Server, req.Tool, args)
+			res, warnings, err := proxies.CallTool(approval.WithCodeLine(ctx, req.Line), req.Server, req.Tool, args)
 			if err != nil {
 				return nil, err
+			}
+			if len(warnings) > 0 {
+				return map[string]any{"result": res, "warnings": warnings}, nil
 			}
 			return map[string]any{"result": res}, nil
 		case "query_tool_docs":
 			return proxies.Docs(ctx, req.Server, req.Tool, req.Detail == "full")
+		case "stubs":
+			text, err := proxies.Stubs(ctx, req.Server)
+			if err != nil {
+				return nil, err
+			}
+			return map[string]any{"stubs": text}, nil
 		case "search_tool_docs":
 			return proxies.Search(ctx, req.Query, req.Limit, req.Detail == "full")
 		case "memory":

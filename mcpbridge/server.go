@@ -38,7 +38,7 @@ func New(eng engine.Engine, opts *Options) *Bridge {
 		Events: func(ctx context.Context, level mcp.LoggingLevel, msg string, attrs ...any) {
 			eventsOf(ctx).emit(level, msg, attrs...)
 		},
-		Counted: b.metrics.proxiedCall, SearchWait: o.searchWait})
+		Counted: b.metrics.proxiedCall, SearchWait: o.searchWait, ObserveResults: o.ObserveResults})
 	b.audit = o.Audit
 	if b.opts.Session.RPCBudget == nil {
 		// One bound on the RPC bytes in flight for all its sessions.

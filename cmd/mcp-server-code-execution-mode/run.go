@@ -85,6 +85,9 @@ func newBridge(cfg *config.Config, log *slog.Logger, adjust func(*mcpbridge.Opti
 // serve runs the bridge on stdin and stdout until the client goes.
 func serve(ctx context.Context, cfg *config.Config, log *slog.Logger, stdin io.ReadCloser, stdout io.WriteCloser) int {
 	br, stop, err := newBridge(cfg, log, func(opts *mcpbridge.Options) {
+		if !cfg.ObserveResultsSet {
+			opts.ObserveResults = true // one client: the shapes are its own
+		}
 		if opts.PoolSize > 0 {
 			// One client: its sandbox starts now, in the background,
 			// and its first call finds it warm.

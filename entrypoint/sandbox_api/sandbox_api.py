@@ -119,11 +119,50 @@ def raw_result(result):
     return out
 
 
+class JSONText(str):
+    """A tool's text result that is a JSON object or array: the text
+    itself (a str in every way: compare, slice, print, json.loads), whose
+    .json() returns it parsed."""
+
+    __slots__ = ("_parsed",)
+
+    def json(self):
+        """The text parsed as JSON (parsed once, when the result came)."""
+        return self._parsed
+
+
+# MAX_JSON_TEXT bounds the text result parsed to offer .json().
+MAX_JSON_TEXT = 8 << 20
+
+
+def text_result(text):
+    """text as a tool call returns it: a JSONText when it is a JSON object
+    or array, else the str."""
+    head = text.lstrip()[:1]
+    if head not in ("{", "[") or len(text) > MAX_JSON_TEXT:
+        return text
+    try:
+        parsed = json.loads(text)
+    except ValueError:
+        return text
+    out = JSONText(text)
+    out._parsed = parsed
+    return out
+
+
+def warn_result(answer):
+    """Prints the bridge's warnings about a tool's result (its structured
+    content does not match the tool's output schema) on stderr."""
+    for w in answer.get("warnings") or ():
+        print("warning: " + str(w), file=sys.stderr)
+
+
 def unwrap(server, tool, result):
     """The value of a tool's result: with MCP_BRIDGE_TOOL_RESULTS=raw the
     whole result (raw_result), errors included; else its structured
-    content, else its text when all of it is text, else its content list,
-    and a result that is an error raises MCPError with its text."""
+    content, else its text when all of it is text (a JSONText, with
+    .json(), when that text is a JSON object or array), else its content
+    list, and a result that is an error raises MCPError with its text."""
     if current is not None and current.tool_results == TOOL_RESULTS_RAW:
         return raw_result(result)
     result = result or {}
@@ -134,7 +173,7 @@ def unwrap(server, tool, result):
     if result.get("structuredContent") is not None:
         return result["structuredContent"]
     if content and len(texts) == len(content):
-        return texts[0] if len(texts) == 1 else "\n".join(texts)
+        return text_result(texts[0] if len(texts) == 1 else "\n".join(texts))
     return content
 
 
@@ -170,6 +209,7 @@ async def call_tool(server, tool, arguments=None, **kwargs):
     args = dict(arguments or {})
     args.update(kwargs)
     res = await request_async(call_request(server, tool, args))
+    warn_result(res)
     return unwrap(server, tool, res.get("result"))
 
 
@@ -227,13 +267,43 @@ class Parameters:
         return {k: v for k, v in given.items() if not (v is None and k not in self.required)}
 
 
+class Shape:
+    """What a tool returns, as the bridge renders it (display text in
+    Python typing style, not an importable type): its repr is the text,
+    so that signatures and help() show it bare."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text):
+        self.text = text
+
+    def __repr__(self):
+        return self.text
+
+    __str__ = __repr__
+
+
+def returns_line(meta):
+    """The docstring line saying what the tool meta returns, or ""."""
+    text = meta.get("returns")
+    if not text:
+        return ""
+    n = meta.get("returns_observed") or 0
+    if n:
+        return "\n\nReturns (observed in %d call%s): %s" % (n, "" if n == 1 else "s", text)
+    return "\n\nReturns: " + text
+
+
 def tool_proxy(server, meta):
     """The async function that calls the tool meta of server: named after
-    the tool's alias, with the tool's signature and a docstring from its
-    description and parameters."""
+    the tool's alias, with the tool's signature (its return annotation the
+    shape of what it returns, when known) and a docstring from its
+    description, parameters and result."""
     tool, alias = meta["name"], meta["alias"]
     params = Parameters(alias, meta.get("params") or [])
     signature = params.signature()
+    if meta.get("returns") and not meta["returns"].startswith("("):
+        signature = signature.replace(return_annotation=Shape(meta["returns"]))
     lines = params.doc_lines()
 
     async def proxy(*args, **kwargs):
@@ -242,7 +312,7 @@ def tool_proxy(server, meta):
     proxy.__name__ = proxy.__qualname__ = alias
     proxy.__signature__ = signature
     doc = (meta.get("description") or "").strip() or "%s.%s" % (server, tool)
-    proxy.__doc__ = doc + "\n\nMCP tool %r of server %r.%s" % (tool, server, ("\n\nArguments:\n" + "\n".join(lines)) if lines else "")
+    proxy.__doc__ = doc + "\n\nMCP tool %r of server %r.%s%s" % (tool, server, ("\n\nArguments:\n" + "\n".join(lines)) if lines else "", returns_line(meta))
     return proxy
 
 
@@ -270,6 +340,7 @@ def denied_tool_proxy(server, tool, name):
             if str(e).startswith(denial):
                 raise MCPToolDenied(str(e)) from None
             raise
+        warn_result(res)
         return unwrap(server, tool, res.get("result"))
 
     proxy.__name__ = proxy.__qualname__ = name
@@ -450,6 +521,14 @@ async def search_tool_docs(query, *, limit=SEARCH_LIMIT, detail="summary"):
 
 def search_tool_docs_sync(query, *, limit=SEARCH_LIMIT, detail="summary"):
     return search(query, limit, detail)
+
+
+def stubs(server):
+    """The interface of a configured server's tools as .pyi-style text: a
+    stub per tool (the alias its proxy has, keyword-only parameters with
+    their types, the shape of what it returns, declared or observed) and
+    its summary. One call reads a whole server."""
+    return request({"type": "stubs", "server": str(server)}).get("stubs") or ""
 
 
 def report_progress(progress, total=None, message=None):
@@ -734,7 +813,7 @@ GLOBAL_HELPERS = (save_memory, load_memory, update_memory, delete_memory, list_m
 RUNTIME_HELPERS = (
     call_tool, discovered_servers, list_servers, list_servers_sync, describe_server, list_loaded_server_metadata,
     list_tools, list_tools_sync, query_tool_docs, query_tool_docs_sync, search_tool_docs, search_tool_docs_sync,
-    capability_summary, report_progress, show, install, install_sync,
+    capability_summary, report_progress, show, install, install_sync, stubs,
 ) + GLOBAL_HELPERS
 
 

@@ -479,6 +479,50 @@ class CallToolTest(APITest):
             self.assertTrue(cm.exception.__suppress_context__)
 
 
+class ResultShapeTest(APITest):
+    def test_json_text(self):
+        """A text result that is a JSON object or array is a str that also
+        parses: every str behaviour kept, .json() parsed once."""
+        self.answer(lambda p: {"result": {"content": [{"type": "text", "text": ' {"items": [1, 2], "next": null}'}]}})
+        r = run(self.runtime.call_tool("s", "t"))
+        self.assertIsInstance(r, str)
+        self.assertIsNot(type(r), str)
+        self.assertEqual(r, ' {"items": [1, 2], "next": null}')
+        self.assertEqual(r[:3], ' {"')
+        self.assertEqual(json.loads(r), {"items": [1, 2], "next": None})
+        self.assertEqual(r.json(), {"items": [1, 2], "next": None})
+        self.assertIs(r.json(), r.json())
+        for text in ("hello", "42", "{not json", ""):
+            self.answer(lambda p, t=text: {"result": {"content": [{"type": "text", "text": t}]}})
+            self.assertIs(type(run(self.runtime.call_tool("s", "t"))), str, text)
+
+    def test_warnings_on_stderr(self):
+        self.answer(lambda p: {"result": {"structuredContent": {"a": 1}}, "warnings": ["s.t returned a result that does not match its output schema: at /a"]})
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err):
+            self.assertEqual(run(self.runtime.call_tool("s", "t")), {"a": 1})
+        self.assertEqual(err.getvalue(), "warning: s.t returned a result that does not match its output schema: at /a\n")
+
+    def test_returns_in_signature_and_doc(self):
+        declared = dict(tool("list", params=[param("q", required=True)]), returns='{"items": list[{"id": int}], "next"?: str | None}')
+        fn = api.tool_proxy("gh", declared)
+        self.assertEqual(str(inspect.signature(fn)), '(*, q: \'str\') -> {"items": list[{"id": int}], "next"?: str | None}')
+        self.assertTrue(fn.__doc__.endswith('\n\nReturns: {"items": list[{"id": int}], "next"?: str | None}'), fn.__doc__)
+        seen = dict(tool("env"), returns="dict[str, str]", returns_observed=3)
+        fn = api.tool_proxy("e", seen)
+        self.assertEqual(str(inspect.signature(fn)), "() -> dict[str, str]")
+        self.assertTrue(fn.__doc__.endswith("\n\nReturns (observed in 3 calls): dict[str, str]"), fn.__doc__)
+        unshown = dict(tool("odd"), returns="(not shown: a schema is a string, not an object)")
+        fn = api.tool_proxy("e", unshown)
+        self.assertEqual(str(inspect.signature(fn)), "()")
+        self.assertIn("Returns: (not shown", fn.__doc__)
+
+    def test_stubs(self):
+        self.answer(lambda p: {"stubs": "# MCP server 'gh'\n"})
+        self.assertEqual(self.runtime.stubs("gh"), "# MCP server 'gh'\n")
+        self.assertEqual(HOST.payloads[-1], {"type": "stubs", "server": "gh"})
+
+
 class DiscoveryAndDocsTest(APITest):
     def test_discovered_servers(self):
         servers = [{"name": "a", "description": "A", "cwd": ""}, {"name": "b", "description": "", "cwd": "/b"}]

@@ -20,13 +20,24 @@ type toolDoc struct {
 	// mcp_github.create_issue(*, owner: str, title: str, body: str = None).
 	Signature string `json:"signature,omitempty"`
 	// Summary is the first sentence of its description.
-	Summary     string `json:"summary,omitempty"`
-	InputSchema any    `json:"inputSchema,omitempty"`
-	Score       int    `json:"score,omitempty"`
+	Summary string `json:"summary,omitempty"`
+	// Returns is the shape of what it returns (shapes' notation): its
+	// output schema's, else the one observed of its results.
+	Returns string `json:"returns,omitempty"`
+	// ReturnsObserved is the number of calls an observed Returns rests
+	// on; 0 for a declared one.
+	ReturnsObserved int `json:"returnsObserved,omitempty"`
+	InputSchema     any `json:"inputSchema,omitempty"`
+	Score           int `json:"score,omitempty"`
 }
 
-// toolDocs documents the tools of a server; full adds input schemas.
-func toolDocs(server, serverAlias string, tools []*mcp.Tool, full bool) []toolDoc {
+// A returnsFunc says what a tool returns, and the calls an observed
+// shape rests on (results.returns).
+type returnsFunc func(t *mcp.Tool) (text string, observed int)
+
+// toolDocs documents the tools of a server, with what each returns when
+// ret knows it (nil: nothing is known); full adds input schemas.
+func toolDocs(server, serverAlias string, tools []*mcp.Tool, full bool, ret returnsFunc) []toolDoc {
 	names := make([]string, len(tools))
 	for i, t := range tools {
 		names[i] = t.Name
@@ -36,6 +47,12 @@ func toolDocs(server, serverAlias string, tools []*mcp.Tool, full bool) []toolDo
 	for i, t := range tools {
 		docs[i] = toolDoc{Server: server, ServerAlias: serverAlias, Tool: t.Name, ToolAlias: al[i], Description: t.Description,
 			Signature: signature(serverAlias, al[i], t.InputSchema), Summary: summaryOf(t.Description)}
+		if ret != nil {
+			docs[i].Returns, docs[i].ReturnsObserved = ret(t)
+			if docs[i].Returns != "" && !strings.HasPrefix(docs[i].Returns, "(") {
+				docs[i].Signature += " -> " + docs[i].Returns
+			}
+		}
 		if full {
 			docs[i].InputSchema = t.InputSchema
 		}

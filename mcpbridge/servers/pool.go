@@ -102,6 +102,8 @@ type instance struct {
 	mu    sync.Mutex // serializes (re)starts
 	cs    *mcp.ClientSession
 	tools []*mcp.Tool
+	// serverVersion is the version cs's server reported.
+	serverVersion string
 	dead  chan struct{} // closed when cs ended
 	// retired are sessions detached by retire and not yet closed.
 	retired map[*mcp.ClientSession]*retirement
@@ -246,6 +248,20 @@ func (p *pool) call(ctx context.Context, cfg discovery.Server, tool string, args
 	return res, nil
 }
 
+// about returns the tool called tool of the server cfg as its running
+// instance listed it (nil when it did not), and the server's version.
+func (p *pool) about(cfg discovery.Server, tool string) (*mcp.Tool, string) {
+	c := p.instanceOf(cfg)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, t := range c.tools {
+		if t.Name == tool {
+			return t, c.serverVersion
+		}
+	}
+	return nil, c.serverVersion
+}
+
 // close stops every server.
 func (p *pool) close() {
 	p.mu.Lock()
@@ -306,8 +322,8 @@ func (c *instance) session(ctx context.Context) (*mcp.ClientSession, error) {
 	}
 	dead := make(chan struct{})
 	go func() { cs.Wait(); close(dead) }()
-	c.cs, c.tools, c.dead = cs, tools, dead
-	c.catalog.put(c.cfg, tools, serverVersion(cs))
+	c.cs, c.tools, c.dead, c.serverVersion = cs, tools, dead, serverVersion(cs)
+	c.catalog.put(c.cfg, tools, c.serverVersion)
 	c.log.Info("proxied server started", "tools", len(tools), "took", time.Since(start))
 	return cs, nil
 }

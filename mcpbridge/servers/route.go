@@ -183,6 +183,15 @@ func (r *Route) refresh(name string) {
 // policy lets it (denied, bounded in number, confirmed by the user), and
 // writes the audit records of the call.
 func (r *Route) Call(ctx context.Context, name, tool string, args map[string]any) (*mcp.CallToolResult, error) {
+	res, _, err := r.CallTool(ctx, name, tool, args)
+	return res, err
+}
+
+// CallTool is Call, with the warnings about the result: at most one
+// line, when its structured content does not match the tool's output
+// schema. A result of a tool without one is observed, when the set
+// observes results.
+func (r *Route) CallTool(ctx context.Context, name, tool string, args map[string]any) (*mcp.CallToolResult, []string, error) {
 	began := time.Now()
 	p, err := r.set.opts.Policy.Current()
 	audit := func(outcome string, err error, extra ...any) {
@@ -190,24 +199,24 @@ func (r *Route) Call(ctx context.Context, name, tool string, args map[string]any
 	}
 	if err != nil {
 		audit(auditDenied, err)
-		return nil, err
+		return nil, nil, err
 	}
 	ci := r.current()
 	if err := countCall(ci, p); err != nil {
 		audit(auditDenied, err)
-		return nil, err
+		return nil, nil, err
 	}
 	v := p.Decide(name, tool)
 	switch v.Kind {
 	case policy.Deny:
 		err := fmt.Errorf("%w: %s.%s is denied: %s%s", policy.ErrRefused, name, tool, v.Rule, p.SourceNote())
 		audit(auditDenied, err, "rule", v.Rule)
-		return nil, err
+		return nil, nil, err
 	case policy.Confirm:
 		outcome, where, err := r.h.Confirm(ctx, ci, p, v, name, tool, args)
 		audit(outcome, err, append([]any{"rule", v.Rule}, where...)...)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	// One look at the configuration per call (it stats every location).
@@ -215,18 +224,21 @@ func (r *Route) Call(ctx context.Context, name, tool string, args map[string]any
 	if !ok {
 		err := notConfigured(name)
 		audit(auditError, err)
-		return nil, err
+		return nil, nil, err
 	}
-	res, err := r.poolOf(sc).call(ctx, sc, tool, args)
+	pool := r.poolOf(sc)
+	res, err := pool.call(ctx, sc, tool, args)
 	switch {
 	case err != nil:
 		audit(auditError, err)
+		return nil, nil, err
 	case res.IsError:
 		audit(auditError, nil)
-	default:
-		audit(auditOK, nil)
+		return res, nil, nil
 	}
-	return res, err
+	audit(auditOK, nil)
+	t, version := pool.about(sc, tool)
+	return res, r.set.results.after(name, version, tool, t, res), nil
 }
 
 // denied maps the name and the alias of each tool of server name that
@@ -244,7 +256,7 @@ func (r *Route) denied(ctx context.Context, name, alias string) map[string]strin
 		return nil
 	}
 	out := map[string]string{}
-	for _, d := range toolDocs(name, alias, all, false) {
+	for _, d := range toolDocs(name, alias, all, false, nil) {
 		if p.Decide(name, d.Tool).Kind == policy.Deny {
 			out[d.Tool], out[d.ToolAlias] = d.Tool, d.Tool
 		}

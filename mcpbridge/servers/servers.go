@@ -19,6 +19,7 @@ import (
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/discovery"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/policy"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/pyname"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/shapes"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/toolsearch"
 )
 
@@ -47,6 +48,11 @@ type Options struct {
 	// are left out, said so in the notes, and found by a later search.
 	// Zero: 10 seconds.
 	SearchWait time.Duration
+	// ObserveResults records the shapes of the results of tools that
+	// declare no output schema (keys and value types, never values), kept
+	// in the state directory's "shapes", and shows them in the tools'
+	// docs. Zero: neither recorded nor shown.
+	ObserveResults bool
 }
 
 // defaultSearchWait is the default of Options.SearchWait.
@@ -61,6 +67,7 @@ type Set struct {
 	log     *slog.Logger
 	catalog *catalog // the tools every server listed last
 	shared  *pool    // the instances of the servers every session shares
+	results results  // what is known of the tools' results
 }
 
 // New returns the Set of the servers opts configures; nothing starts until
@@ -74,6 +81,9 @@ func New(opts *Options) *Set {
 		s.log = slog.New(slog.DiscardHandler)
 	}
 	s.catalog = newCatalog(filepath.Join(s.opts.Registry.StateDir(), "catalog"), s.log)
+	if s.opts.ObserveResults {
+		s.results.observed = shapes.NewStore(&shapes.StoreOptions{Dir: filepath.Join(s.opts.Registry.StateDir(), "shapes"), Logger: s.log})
+	}
 	s.shared = s.makePool(s.log, true)
 	return s
 }
@@ -85,8 +95,12 @@ func (s *Set) makePool(log *slog.Logger, shared bool) *pool {
 	return p
 }
 
-// Close stops the shared servers; each Route stops its own.
-func (s *Set) Close() { s.shared.close() }
+// Close stops the shared servers (each Route stops its own) and keeps
+// the shapes observed.
+func (s *Set) Close() {
+	s.shared.close()
+	s.results.observed.Close()
+}
 
 // Known reports whether name is a configured MCP server.
 func (s *Set) Known(name string) bool {

@@ -86,7 +86,7 @@ func (r *Route) Search(ctx context.Context, query string, limit int, full bool) 
 		notes = append(notes, err.Error())
 	}
 	for i, sc := range servers {
-		docs = append(docs, toolDocs(sc.Name, al[sc.Name], toolsOf[i], full)...)
+		docs = append(docs, toolDocs(sc.Name, al[sc.Name], toolsOf[i], full, r.set.returnsOf(sc.Name))...)
 		words := extra[sc.Name]
 		for _, t := range toolsOf[i] {
 			sdocs = append(sdocs, toolsearch.Doc{Server: sc.Name, ServerAlias: al[sc.Name], Tool: t.Name, Title: t.Title,
@@ -122,7 +122,7 @@ func (r *Route) Docs(ctx context.Context, server, tool string, full bool) (any, 
 	if err != nil {
 		return nil, err
 	}
-	docs := toolDocs(server, alias, tools, full)
+	docs := toolDocs(server, alias, tools, full, r.set.returnsOf(server))
 	if tool != "" {
 		match := func(d toolDoc) bool { return d.Tool == tool || d.ToolAlias == tool }
 		if !slices.ContainsFunc(docs, match) {
@@ -146,6 +146,10 @@ type ToolMeta struct {
 	// Params are the decoded input schema the sandbox turns into the
 	// tool's signature.
 	Params []Param `json:"params"`
+	// Returns and ReturnsObserved are toolDoc's: the shape of what the
+	// tool returns, and the calls an observed one rests on.
+	Returns         string `json:"returns,omitempty"`
+	ReturnsObserved int    `json:"returns_observed,omitempty"`
 }
 
 // A ServerMeta describes one loaded server to the sandbox API.
@@ -177,7 +181,7 @@ func (r *Route) Meta(ctx context.Context, loaded []string) []ServerMeta {
 			r.set.log.Warn("loaded server has no tools to install", "server", name, "err", err)
 		}
 		m := ServerMeta{Name: name, Alias: al[name], Description: sc.Description, Cwd: sc.Cwd, Tools: []ToolMeta{}}
-		for _, d := range toolDocs(name, al[name], tools, true) {
+		for _, d := range toolDocs(name, al[name], tools, true, r.set.returnsOf(name)) {
 			params, err := ParamsOf(d.InputSchema)
 			if err != nil {
 				r.set.log.Warn("a tool's input schema is unusable; it gets no signature and its arguments are not checked",
@@ -186,10 +190,16 @@ func (r *Route) Meta(ctx context.Context, loaded []string) []ServerMeta {
 			if params == nil {
 				params = []Param{}
 			}
-			m.Tools = append(m.Tools, ToolMeta{Name: d.Tool, Alias: d.ToolAlias, Description: d.Description, InputSchema: d.InputSchema, Params: params})
+			m.Tools = append(m.Tools, ToolMeta{Name: d.Tool, Alias: d.ToolAlias, Description: d.Description, InputSchema: d.InputSchema, Params: params,
+				Returns: d.Returns, ReturnsObserved: d.ReturnsObserved})
 		}
 		m.Denied = r.denied(ctx, name, al[name])
 		servers = append(servers, m)
 	}
 	return servers
+}
+
+// returnsOf returns what the tools of server return, for their docs.
+func (s *Set) returnsOf(server string) returnsFunc {
+	return func(t *mcp.Tool) (string, int) { return s.results.returns(server, t) }
 }

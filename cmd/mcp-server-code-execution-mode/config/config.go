@@ -89,6 +89,10 @@ type Config struct {
 	// zero LaneDir is entrypoint.DefaultLaneRoot().
 	FastLane bool
 	LaneDir  string
+	// ObserveResultsSet reports whether MCP_BRIDGE_OBSERVE_RESULTS is
+	// set: unset, stdio's `run` observes results and `serve -http` does
+	// not (Bridge.ObserveResults is then its value).
+	ObserveResultsSet bool
 }
 
 // Load reads the settings from getenv (os.Getenv when nil). Every invalid
@@ -164,6 +168,8 @@ func Load(getenv func(string) string) (*Config, error) {
 	c.AuditLog = r.path(EnvAuditLog)
 	c.EgressCACert, c.EgressCAKey = r.pathPair(EnvEgressCA)
 	c.FastLane = r.flag(EnvFastLane)
+	c.Bridge.ObserveResults = r.flag(EnvObserveResults)
+	c.ObserveResultsSet = r.set(EnvObserveResults)
 	c.LaneDir = r.path(EnvFastLaneDir)
 	c.Bridge.Packages = r.packageOptions()
 	c.Bridge.Packages.WheelDir = filepath.Join(discovery.NewRegistry(c.Bridge.Discovery).StateDir(), "pip")

@@ -70,6 +70,7 @@ const (
 	EnvMaxTasks            = "MCP_BRIDGE_MAX_TASKS"
 	EnvMaxSandboxTasks     = "MCP_BRIDGE_MAX_TASKS_PER_SANDBOX"
 	EnvToolResults         = "MCP_BRIDGE_TOOL_RESULTS"
+	EnvObserveResults      = "MCP_BRIDGE_OBSERVE_RESULTS"
 	EnvPolicy              = "MCP_BRIDGE_POLICY"
 	EnvSearchKeywords      = "MCP_BRIDGE_SEARCH_KEYWORDS"
 	EnvAuditLog            = "MCP_BRIDGE_AUDIT_LOG"

@@ -255,6 +255,8 @@ var settings = []Setting{
 		Help: "output a result carries; past it each stream keeps its head and tail, and the whole output is linked as `sandbox://output/N` for `resources/read`"},
 	{Name: EnvOutputMode, Group: GroupAdvanced, Default: "`compact`",
 		Help: "`compact` or `toon` (any other value is taken as `toon`, with a warning, as the original takes it)"},
+	{Name: EnvObserveResults, Group: GroupAdvanced, Default: "`1` for `run` (stdio), `0` for `serve -http`",
+		Help: "`1` records the shape of the results of proxied tools that declare no output schema (keys and value types over the calls, never values; in `~/MCPs/shapes`) and shows it in their docs; under `serve -http` the shapes would be shared by every client"},
 	{Name: EnvToolResults, Group: GroupAdvanced, Default: "`simple`",
 		Help: "what a proxied tool call returns in the sandbox: `simple` (its structured result, else its text, else its content; an error raises `MCPError`) or `raw` (the whole `CallToolResult` as a dict, as the original)"},
 	{Name: EnvMaxImages, Group: GroupAdvanced, Default: "`10`",
