@@ -104,7 +104,7 @@ type instance struct {
 	tools []*mcp.Tool
 	// serverVersion is the version cs's server reported.
 	serverVersion string
-	dead  chan struct{} // closed when cs ended
+	dead          chan struct{} // closed when cs ended
 	// retired are sessions detached by retire and not yet closed.
 	retired map[*mcp.ClientSession]*retirement
 	// inflight counts the calls in flight on each session.
