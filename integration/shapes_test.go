@@ -166,6 +166,18 @@ print(runtime.stubs("shapes"))`,
 		if strings.Contains(text, "huge list") || strings.Contains(text, "\nhuge list[") {
 			t.Errorf("a result over 64 KiB was observed:\n%s", text)
 		}
+		if e.Name() == "docker" {
+			// The official TypeScript SDK's client: code that prints the docs.
+			var res tsResult
+			runNode(t, "client.mjs", []string{"HOME=" + home, "MCP_BRIDGE_RUNTIME=docker", "MCP_BRIDGE_LOG_LEVEL=WARN"}, []map[string]any{
+				{"code": "from mcp import runtime\nprint(runtime.query_tool_docs_sync('shapes', 'users')['returns'])\n" +
+					"print([h['returns'] for h in runtime.search_tool_docs_sync('weather structured content', limit=1)])"},
+			}, &res)
+			if len(res.Results) != 1 || res.Results[0].IsError ||
+				res.Results[0].Text != "dict[str, {\"admin\": bool, \"age\": int}]\n['"+declared+"']" {
+				t.Errorf("through the TypeScript client: %+v", res.Results)
+			}
+		}
 		files, _ := filepath.Glob(filepath.Join(home, "MCPs", "shapes", "*.json"))
 		if len(files) != 2 {
 			t.Errorf("shape files: %q", files)

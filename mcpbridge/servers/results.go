@@ -55,9 +55,7 @@ func (rs *results) after(server, version, tool string, t *mcp.Tool, res *mcp.Cal
 			text = tc.Text
 		}
 	}
-	if v, ok := shapes.ValueOf(res.StructuredContent, text); ok {
-		rs.observed.Record(server, version, tool, v)
-	}
+	rs.observed.Record(server, version, tool, res.StructuredContent, text)
 	return nil
 }
 

@@ -2,6 +2,8 @@ package servers
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -115,4 +117,75 @@ func TestResultChecked(t *testing.T) {
 	if text, n := rs.returns("s", odd); !strings.HasPrefix(text, "(not shown: ") || n != 0 {
 		t.Errorf("an unusable schema's docs: %q %d", text, n)
 	}
+}
+
+// BenchmarkProxiedCallObserved times a proxied call of the stub's echo
+// answering a 2 KiB JSON object, with its results observed and without:
+// what recording a shape adds to a call (BENCHMARKS.md item 26).
+func BenchmarkProxiedCallObserved(b *testing.B) {
+	home := b.TempDir()
+	self, _ := os.Executable()
+	write(b, filepath.Join(home, "MCPs", "stub.json"), `{"mcpServers": {"stub": {"command": "`+self+`", "env": {"`+stubServerEnv+`": "1"}}}}`)
+	reg := discovery.NewRegistry(discovery.Options{Home: home, Cwd: b.TempDir(), AllowSelf: true})
+	var items []string
+	for i := range 20 {
+		items = append(items, fmt.Sprintf(`{"id": %d, "title": "issue number %d", "labels": ["bug", "ui"], "open": true, "score": %d.5}`, i, i, i))
+	}
+	msg := `{"items": [` + strings.Join(items, ", ") + `], "next": "cursor-1"}`
+	ctx := context.Background()
+	for _, observe := range []bool{false, true} {
+		b.Run(fmt.Sprintf("observe=%v", observe), func(b *testing.B) {
+			set := New(&Options{Registry: reg, ObserveResults: observe})
+			defer set.Close()
+			route := set.NewRoute(&Hooks{})
+			defer route.Close()
+			for range 20 {
+				route.CallTool(ctx, "stub", "echo", map[string]any{"message": msg})
+			}
+			for b.Loop() {
+				if _, _, err := route.CallTool(ctx, "stub", "echo", map[string]any{"message": msg}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkDocsSize reports, over the tools of the output schema corpus
+// (three real servers), the bytes per tool of what tools/list gives
+// (description and input and output schemas, as JSON), of the same tools'
+// stubs, and of an output schema against its shape (BENCHMARKS.md item
+// 26; tokens are about a quarter of bytes).
+func BenchmarkDocsSize(b *testing.B) {
+	files, _ := filepath.Glob(filepath.Join("..", "shapes", "testdata", "outputschemas", "*.json"))
+	var listed, stubs, schemas, shapesB, tools int
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			b.Fatal(err)
+		}
+		var c struct {
+			Tools []*mcp.Tool `json:"tools"`
+		}
+		if err := json.Unmarshal(data, &c); err != nil {
+			b.Fatal(err)
+		}
+		var rs results
+		for _, d := range toolDocs("s", "s", c.Tools, false, func(t *mcp.Tool) (string, int) { return rs.returns("s", t) }) {
+			stubs += len(fmt.Sprintf("async def %s:\n    %q\n", strings.TrimPrefix(d.Signature, "mcp_s."), d.Summary))
+			shapesB += len(d.Returns)
+		}
+		for _, t := range c.Tools {
+			j, _ := json.Marshal(t)
+			o, _ := json.Marshal(t.OutputSchema)
+			listed, schemas = listed+len(j), schemas+len(o)
+		}
+		tools += len(c.Tools)
+	}
+	for b.Loop() {
+	}
+	b.ReportMetric(float64(listed)/float64(tools), "tools/list-B/tool")
+	b.ReportMetric(float64(stubs)/float64(tools), "stub-B/tool")
+	b.ReportMetric(float64(schemas)/float64(tools), "outputSchema-B/tool")
+	b.ReportMetric(float64(shapesB)/float64(tools), "shape-B/tool")
 }

@@ -101,10 +101,10 @@ func TestStore(t *testing.T) {
 	dir := t.TempDir()
 	s := NewStore(&StoreOptions{Dir: dir, FlushDelay: time.Millisecond})
 	for i := range 3 {
-		s.Record("../gh server", "1.0", "list_issues", map[string]any{"items": []any{map[string]any{"id": float64(i)}}, "total": float64(i)})
+		s.Record("../gh server", "1.0", "list_issues", nil, fmt.Sprintf(`{"items": [{"id": %d}], "total": %d}`, i, i))
 	}
 	s.Close()
-	s.Record("../gh server", "1.0", "list_issues", nil) // after Close: ignored
+	s.Record("../gh server", "1.0", "list_issues", map[string]any{}, "") // after Close: ignored
 	entries, _ := os.ReadDir(dir)
 	if len(entries) != 1 || entries[0].Name() != "_.._gh_server.json" {
 		t.Fatalf("files: %v", entries)
@@ -118,7 +118,7 @@ func TestStore(t *testing.T) {
 	if _, _, ok := s2.Get("../gh server", "other"); ok {
 		t.Error("a tool never called has a shape")
 	}
-	s2.Record("../gh server", "2.0", "list_issues", map[string]any{"x": "y"})
+	s2.Record("../gh server", "2.0", "list_issues", map[string]any{"x": "y"}, "")
 	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
 		if _, calls, _ := s2.Get("../gh server", "list_issues"); calls == 1 {
 			break
@@ -128,7 +128,7 @@ func TestStore(t *testing.T) {
 		}
 	}
 	var none *Store
-	none.Record("a", "1", "b", nil)
+	none.Record("a", "1", "b", nil, "")
 	if _, _, ok := none.Get("a", "b"); ok {
 		t.Error("a nil Store has shapes")
 	}

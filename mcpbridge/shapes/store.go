@@ -63,10 +63,12 @@ type Store struct {
 	closed  bool
 }
 
-// A job is one result to record.
+// A job is one result to record: its structured content, else its
+// text (ValueOf).
 type job struct {
 	server, version, tool string
-	value                 any
+	structured            any
+	text                  string
 }
 
 // NewStore returns a Store of opts, its goroutine started; Close stops it.
@@ -83,10 +85,12 @@ func NewStore(opts *StoreOptions) *Store {
 	return s
 }
 
-// Record records the value v of a result of tool of server at version;
-// it never blocks (a result that finds the Store behind is not
-// recorded). A nil *Store records nothing.
-func (s *Store) Record(server, version, tool string, v any) {
+// Record records a result of tool of server at version, its structured
+// content (which must not change after) or its text (ValueOf); it never
+// blocks, and leaves the parsing and the walk to the Store's goroutine
+// (a result that finds it behind is not recorded). A nil *Store records
+// nothing.
+func (s *Store) Record(server, version, tool string, structured any, text string) {
 	if s == nil {
 		return
 	}
@@ -96,7 +100,7 @@ func (s *Store) Record(server, version, tool string, v any) {
 		return
 	}
 	select {
-	case s.jobs <- job{server, version, tool, v}:
+	case s.jobs <- job{server, version, tool, structured, text}:
 	default:
 	}
 }
@@ -110,7 +114,11 @@ func (s *Store) run() {
 }
 
 func (s *Store) record(j job) {
-	n := Observe(j.value)
+	v, ok := ValueOf(j.structured, j.text)
+	if !ok {
+		return
+	}
+	n := Observe(v)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	f := s.load(j.server)
