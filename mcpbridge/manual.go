@@ -74,10 +74,12 @@ memory/pids/cpu limits. Globals persist between calls; top-level await works.
 1. Discover: ` + "`from mcp import runtime; runtime.discovered_servers()`" + `.
 2. Find tools: describe the need in plain words, as a task
    (` + "`await runtime.search_tool_docs(\"open an issue about the crash\")`" + `), not a tool name;
-   every configured server is searched. Each hit has the ` + "`signature`" + ` to call and a
-   one-sentence ` + "`summary`" + `; ` + "`detail=\"full\"`" + ` adds the input schema. If no hit fits,
-   search again in other words (the product's name, a synonym), or list one server's
-   tools with ` + "`await runtime.query_tool_docs(\"server\")`" + `.
+   every configured server is searched. Each hit has the ` + "`signature`" + ` to call (ending in
+   the shape of what it returns, when known: ` + "`returns`" + `) and a one-sentence ` + "`summary`" + `;
+   ` + "`detail=\"full\"`" + ` adds the input schema. If no hit fits, search again in other words
+   (the product's name, a synonym), or list one server's tools with
+   ` + "`await runtime.query_tool_docs(\"server\")`" + `; ` + "`print(runtime.stubs(\"server\"))`" + ` shows its whole
+   interface as .pyi text.
 3. Load the servers you need by listing them in ` + "`servers`" + `.
 4. Call: ` + "`await mcp_<server>.<tool>(arg=...)`" + ` and print what you need.
 
