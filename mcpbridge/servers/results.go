@@ -18,8 +18,36 @@ import (
 // none.
 type results struct {
 	observed *shapes.Store // nil: results are not observed
-	schemas  sync.Map      // *mcp.Tool → *compiled
-	rendered sync.Map      // *mcp.Tool → string, its output schema's shape
+	schemas  toolCache[*compiled]
+	rendered toolCache[string] // its output schema's shape
+}
+
+// maxCached bounds a toolCache: a tool list listed again gives new
+// *mcp.Tool values, and the old ones' entries go when it is full.
+const maxCached = 4096
+
+// A toolCache keeps what was worked out of a listed tool.
+type toolCache[V any] struct {
+	mu sync.Mutex
+	m  map[*mcp.Tool]V
+}
+
+// get returns t's entry, working it out with make the first time.
+func (c *toolCache[V]) get(t *mcp.Tool, make func() V) V {
+	c.mu.Lock()
+	v, ok := c.m[t]
+	c.mu.Unlock()
+	if ok {
+		return v
+	}
+	v = make()
+	c.mu.Lock()
+	if c.m == nil || len(c.m) >= maxCached {
+		c.m = map[*mcp.Tool]V{}
+	}
+	c.m[t] = v
+	c.mu.Unlock()
+	return v
 }
 
 // A compiled is a tool's output schema, resolved for validation, or why
@@ -63,12 +91,7 @@ func (rs *results) after(server, version, tool string, t *mcp.Tool, res *mcp.Cal
 // schema, and says where it does not match ("" when it does, or when the
 // schema cannot be used: the call is never failed for it).
 func (rs *results) check(server, tool string, t *mcp.Tool, res *mcp.CallToolResult) string {
-	v, _ := rs.schemas.Load(t)
-	c, _ := v.(*compiled)
-	if c == nil {
-		c = compile(t.OutputSchema)
-		rs.schemas.Store(t, c)
-	}
+	c := rs.schemas.get(t, func() *compiled { return compile(t.OutputSchema) })
 	if c.err != nil {
 		return ""
 	}
@@ -118,15 +141,13 @@ func compile(schema any) *compiled {
 // it rests on (0 for a declared one); "" when neither is known.
 func (rs *results) returns(server string, t *mcp.Tool) (text string, observed int) {
 	if t.OutputSchema != nil {
-		if v, ok := rs.rendered.Load(t); ok {
-			return v.(string), 0
-		}
-		text, err := shapes.Render(t.OutputSchema)
-		if err != nil {
-			text = "(not shown: " + strings.TrimPrefix(err.Error(), shapes.ErrUnrenderable.Error()+": ") + ")"
-		}
-		rs.rendered.Store(t, text)
-		return text, 0
+		return rs.rendered.get(t, func() string {
+			text, err := shapes.Render(t.OutputSchema)
+			if err != nil {
+				return "(not shown: " + strings.TrimPrefix(err.Error(), shapes.ErrUnrenderable.Error()+": ") + ")"
+			}
+			return text
+		}), 0
 	}
 	if text, calls, ok := rs.observed.Get(server, t.Name); ok {
 		return text, calls
