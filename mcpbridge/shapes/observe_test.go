@@ -127,6 +127,20 @@ func TestStore(t *testing.T) {
 			t.Fatal("a new version did not start afresh")
 		}
 	}
+	// Past paceAfter results, one a second.
+	now := time.Unix(1_800_000_000, 0)
+	s3 := NewStore(&StoreOptions{})
+	s3.now = func() time.Time { return now }
+	for range paceAfter + 10 {
+		s3.Record("p", "1", "t", nil, `{"a": 1}`)
+	}
+	now = now.Add(paceEvery)
+	s3.Record("p", "1", "t", nil, `{"a": 1}`)
+	s3.Close()
+	if _, calls, _ := s3.Get("p", "t"); calls != paceAfter+1 {
+		t.Errorf("paced: %d results observed, want %d", calls, paceAfter+1)
+	}
+
 	var none *Store
 	none.Record("a", "1", "b", nil, "")
 	if _, _, ok := none.Get("a", "b"); ok {

@@ -42,6 +42,21 @@ type StoreOptions struct {
 // maxTools bounds the tools of one server whose shapes are kept.
 const maxTools = 1024
 
+// Pacing: the first paceAfter results of a tool (in this process) are
+// all observed, then at most one per paceEvery: a shape settles within a
+// few calls, and a tool called in a loop costs nothing more.
+const (
+	paceAfter = 16
+	paceEvery = time.Second
+)
+
+// A pace is when a tool's results were last observed, and how many were.
+type pace struct {
+	mu   sync.Mutex
+	n    int
+	last time.Time
+}
+
 // A Store records the shapes of the results of tools that declare no
 // output schema, per server, tool and server version, and keeps them in
 // files of its directory. Recording takes a result's value and returns at
@@ -55,6 +70,8 @@ type Store struct {
 	// sendMu guards jobs' closing: Record holds it to send.
 	sendMu  sync.RWMutex
 	stopped bool
+	paces   sync.Map // server "\x00" tool → *pace
+	now     func() time.Time
 
 	mu      sync.Mutex
 	servers map[string]*serverFile
@@ -74,7 +91,7 @@ type job struct {
 // NewStore returns a Store of opts, its goroutine started; Close stops it.
 func NewStore(opts *StoreOptions) *Store {
 	s := &Store{opts: *opts, log: opts.Logger, jobs: make(chan job, 64), done: make(chan struct{}),
-		servers: map[string]*serverFile{}, dirty: map[string]bool{}}
+		servers: map[string]*serverFile{}, dirty: map[string]bool{}, now: time.Now}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -86,12 +103,12 @@ func NewStore(opts *StoreOptions) *Store {
 }
 
 // Record records a result of tool of server at version, its structured
-// content (which must not change after) or its text (ValueOf); it never
-// blocks, and leaves the parsing and the walk to the Store's goroutine
-// (a result that finds it behind is not recorded). A nil *Store records
-// nothing.
+// content (which must not change after) or its text (ValueOf), unless
+// the tool's results are being paced (paceAfter); it never blocks, and
+// leaves the parsing and the walk to the Store's goroutine (a result that
+// finds it behind is not recorded). A nil *Store records nothing.
 func (s *Store) Record(server, version, tool string, structured any, text string) {
-	if s == nil {
+	if s == nil || !s.due(server, tool) {
 		return
 	}
 	s.sendMu.RLock()
@@ -103,6 +120,25 @@ func (s *Store) Record(server, version, tool string, structured any, text string
 	case s.jobs <- job{server, version, tool, structured, text}:
 	default:
 	}
+}
+
+// due reports whether the result of tool of server that just came is
+// one to observe (pacing).
+func (s *Store) due(server, tool string) bool {
+	v, ok := s.paces.Load(server + "\x00" + tool)
+	if !ok {
+		v, _ = s.paces.LoadOrStore(server+"\x00"+tool, &pace{})
+	}
+	p := v.(*pace)
+	now := s.now()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.n >= paceAfter && now.Sub(p.last) < paceEvery {
+		return false
+	}
+	p.n++
+	p.last = now
+	return true
 }
 
 // run records the jobs until Close.
