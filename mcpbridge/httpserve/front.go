@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/console"
@@ -63,6 +64,9 @@ type front struct {
 	// stateless serves protocol 2026-07-28 and later, which has no
 	// sessions (SEP-2575): each request stands alone.
 	stateless *mcp.StreamableHTTPHandler
+	// identified serves the requests of a caller the guard verified
+	// (OAuth on).
+	identified http.Handler
 
 	newMu sync.Mutex // serializes the requests that may open a session
 }
@@ -87,6 +91,8 @@ func NewHandler(c Config, opts *Options) http.Handler {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
 	f := &front{opts: o, bridge: c.Bridge, requests: c.Requests, log: c.Logger, guard: newGuard(o.Token, o.AllowedHosts, o.AllowedOrigins)}
+	f.guard.oauth = o.OAuth
+	f.identified = identifiedHandler(http.HandlerFunc(f.serve))
 	idle := o.SessionIdleTimeout
 	if idle < 0 {
 		idle = 0 // the go-sdk's "never"
@@ -121,6 +127,17 @@ func NewHandler(c Config, opts *Options) http.Handler {
 		mux.Handle(console.Path+"/", h)
 	}
 	mux.Handle(MetricsPath, f.guarded(c.Metrics))
+	if o.OAuth != nil {
+		// The resource's metadata: public, under the Host and Origin checks.
+		meta := auth.ProtectedResourceMetadataHandler(o.OAuth.Metadata())
+		for _, p := range o.OAuth.MetadataPaths() {
+			mux.Handle(p, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if !f.refused(w, r, false) {
+					meta.ServeHTTP(w, r)
+				}
+			}))
+		}
+	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "not found: MCP is served at "+Path)
 	})
@@ -130,22 +147,44 @@ func NewHandler(c Config, opts *Options) http.Handler {
 // refused answers r with why the guard refuses it, if it does; the token
 // is checked only when withToken is set.
 func (f *front) refused(w http.ResponseWriter, r *http.Request, withToken bool) bool {
-	d := f.guard.check(r, withToken)
+	d, _ := f.guard.check(r, withToken)
 	if d == nil {
 		return false
 	}
+	f.refuse(w, r, d)
+	return true
+}
+
+// refuse answers r with d.
+func (f *front) refuse(w http.ResponseWriter, r *http.Request, d *denial) {
 	if d.challenge != "" {
 		w.Header().Set("WWW-Authenticate", d.challenge)
 	}
 	f.log.Debug("HTTP request refused", "status", d.status, "why", d.msg, "remote", r.RemoteAddr)
+	if d.status == http.StatusServiceUnavailable {
+		w.Header().Set("Retry-After", "10")
+	}
 	writeError(w, d.status, d.msg)
-	return true
 }
 
 func (f *front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if f.refused(w, r, true) {
+	d, id := f.guard.check(r, true)
+	if d != nil {
+		f.refuse(w, r, d)
 		return
 	}
+	if id != nil {
+		// The caller, for the go-sdk (RequestExtra.TokenInfo: a session
+		// stays its caller's) and the bridge.
+		r = r.WithContext(withIdentity(r.Context(), id))
+		f.identified.ServeHTTP(w, r)
+		return
+	}
+	f.serve(w, r)
+}
+
+// serve serves r, its caller checked.
+func (f *front) serve(w http.ResponseWriter, r *http.Request) {
 	r.Header.Del(requestHeader)
 	if r.Method == http.MethodDelete {
 		// Ending a session waits for its calls: interrupt them first.

@@ -3,6 +3,7 @@ package httpserve
 import (
 	"crypto/sha256"
 	"crypto/subtle"
+	"fmt"
 	"net"
 	"net/http"
 	"net/netip"
@@ -11,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/discovery"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/oauth"
 )
 
 // A guard decides, before the MCP handler sees a request, whether
@@ -18,8 +20,9 @@ import (
 type guard struct {
 	token          [sha256.Size]byte // the digest of the bearer token
 	hasToken       bool
-	allowedHosts   []string // lower-case host or host:port
-	allowedOrigins []string // lower-case scheme://host[:port]
+	allowedHosts   []string        // lower-case host or host:port
+	allowedOrigins []string        // lower-case scheme://host[:port]
+	oauth          *oauth.Verifier // nil: the shared token only
 }
 
 // newGuard returns the guard of a bearer token (none when empty) and of
@@ -47,33 +50,74 @@ type denial struct {
 	challenge string
 }
 
-// check returns why r may not go on, or nil; the token is checked only
-// when withToken is set.
-func (g *guard) check(r *http.Request, withToken bool) *denial {
+// check returns why r may not go on, or nil and who is calling (nil
+// without OAuth, or when the token is not checked); the token is checked
+// only when withToken is set.
+func (g *guard) check(r *http.Request, withToken bool) (*denial, *oauth.Identity) {
 	localLoopback := false
 	if a, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok && a != nil {
 		localLoopback = isLoopbackHost(hostOnly(a.String()))
 	}
 	if !g.hostAllowed(r.Host, localLoopback) {
-		return &denial{status: http.StatusForbidden, msg: "Host " + quoteHeader(r.Host) + " is not allowed (DNS rebinding protection; MCP_BRIDGE_HTTP_ALLOWED_HOSTS lists more)"}
+		return &denial{status: http.StatusForbidden, msg: "Host " + quoteHeader(r.Host) + " is not allowed (DNS rebinding protection; MCP_BRIDGE_HTTP_ALLOWED_HOSTS lists more)"}, nil
 	}
 	if origin := r.Header.Get("Origin"); origin != "" && !g.originAllowed(origin, r.Host) {
-		return &denial{status: http.StatusForbidden, msg: "Origin " + quoteHeader(origin) + " is not allowed (MCP_BRIDGE_HTTP_ALLOWED_ORIGINS lists more)"}
+		return &denial{status: http.StatusForbidden, msg: "Origin " + quoteHeader(origin) + " is not allowed (MCP_BRIDGE_HTTP_ALLOWED_ORIGINS lists more)"}, nil
+	}
+	if g.oauth != nil && withToken {
+		return g.checkOAuth(r)
 	}
 	if g.hasToken && withToken {
 		given, ok := bearer(r.Header.Get("Authorization"))
 		if !ok {
 			return &denial{status: http.StatusUnauthorized, msg: "missing bearer token: send Authorization: Bearer <MCP_BRIDGE_HTTP_TOKEN>",
-				challenge: `Bearer realm="` + discovery.ImplementationName + `"`}
+				challenge: `Bearer realm="` + discovery.ImplementationName + `"`}, nil
 		}
-		digest := sha256.Sum256([]byte(given))
-		if subtle.ConstantTimeCompare(digest[:], g.token[:]) != 1 {
+		if !g.shared(given) {
 			return &denial{status: http.StatusUnauthorized, msg: "invalid bearer token",
-				challenge: `Bearer realm="` + discovery.ImplementationName + `", error="invalid_token"`}
+				challenge: `Bearer realm="` + discovery.ImplementationName + `", error="invalid_token"`}, nil
 		}
 	}
-	return nil
+	return nil, nil
 }
+
+// shared reports whether token is the shared bearer token.
+func (g *guard) shared(token string) bool {
+	digest := sha256.Sum256([]byte(token))
+	return g.hasToken && subtle.ConstantTimeCompare(digest[:], g.token[:]) == 1
+}
+
+// checkOAuth checks r's access token: the shared token is the one fixed
+// identity SharedIdentity; any other is verified by the authorization
+// server's keys. A refusal is the specification's: 401 naming the
+// resource metadata (error="invalid_token" when a token was sent), 403
+// insufficient_scope, 503 while the issuer's keys are unavailable.
+func (g *guard) checkOAuth(r *http.Request) (*denial, *oauth.Identity) {
+	given, ok := bearer(r.Header.Get("Authorization"))
+	if ok && g.shared(given) {
+		return nil, SharedIdentity
+	}
+	var err error
+	var id *oauth.Identity
+	if ok {
+		id, err = g.oauth.Verify(r.Context(), given)
+	} else {
+		err = fmt.Errorf("%w: none was sent", oauth.ErrInvalidToken)
+	}
+	if err == nil {
+		return nil, id
+	}
+	status, challenge := g.oauth.Challenge(err, ok)
+	msg := "unauthorized: " + err.Error() + "; get an access token from " + g.oauth.Options().Issuer + " for " + g.oauth.Options().Resource
+	if status == http.StatusServiceUnavailable {
+		msg = "the bridge cannot verify access tokens now: " + err.Error()
+	}
+	return &denial{status: status, msg: msg, challenge: challenge}, nil
+}
+
+// SharedIdentity is the caller of the shared bearer token when OAuth is
+// on too: one fixed identity, with the default limits.
+var SharedIdentity = &oauth.Identity{Issuer: "", Subject: "shared-token"}
 
 // hostAllowed reports whether a request naming host may be served: a
 // loopback name always; a listed host; any other only when the bridge

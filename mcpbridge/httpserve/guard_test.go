@@ -103,7 +103,7 @@ func TestHTTPGuardCheck(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			g := guardOf(tt.opts)
-			d := g.check(guardRequest(tt.local, tt.host, tt.origin, tt.auth), true)
+			d, _ := g.check(guardRequest(tt.local, tt.host, tt.origin, tt.auth), true)
 			if tt.status == 0 {
 				if d != nil {
 					t.Fatalf("refused (%d %q), want let in", d.status, d.msg)

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/console"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/oauth"
 )
 
 // Paths NewHandler serves.
@@ -69,6 +70,14 @@ type Options struct {
 	// ConsoleSecureCookie marks the console's cookie Secure without TLS
 	// here: behind a proxy that terminates it. Zero: Secure under TLS.
 	ConsoleSecureCookie bool
+	// OAuth makes Path a resource server of its authorization server
+	// (MCP_BRIDGE_OAUTH_ISSUER): a bearer token other than Token is an
+	// access token it verifies, whose (issuer, subject) is the caller;
+	// its Protected Resource Metadata is served, and a request without a
+	// valid token is answered as the MCP authorization specification
+	// says. Token, when set too, stays one fixed identity. Zero: Token
+	// only.
+	OAuth *oauth.Verifier
 }
 
 func (o Options) withDefaults() Options {
@@ -88,12 +97,12 @@ func (o Options) withDefaults() Options {
 }
 
 // ErrNoToken reports a non-loopback address to serve on without a token.
-var ErrNoToken = errors.New("serving beyond loopback needs a bearer token (MCP_BRIDGE_HTTP_TOKEN)")
+var ErrNoToken = errors.New("serving beyond loopback needs a bearer token (MCP_BRIDGE_HTTP_TOKEN) or an authorization server (MCP_BRIDGE_OAUTH_ISSUER)")
 
 // CheckListen reports whether the bridge may serve on addr with opts:
-// anywhere but loopback it takes a token.
+// anywhere but loopback it takes a token or an authorization server.
 func CheckListen(addr string, opts *Options) error {
-	if !IsLoopbackAddr(addr) && (opts == nil || opts.Token == "") {
+	if !IsLoopbackAddr(addr) && (opts == nil || (opts.Token == "" && opts.OAuth == nil)) {
 		return fmt.Errorf("listening on %s: %w", addr, ErrNoToken)
 	}
 	if opts != nil && opts.ConsoleToken != "" && opts.ConsoleToken == opts.Token {
