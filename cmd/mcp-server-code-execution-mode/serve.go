@@ -16,6 +16,7 @@ import (
 
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/cmd/mcp-server-code-execution-mode/config"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/oauth"
 )
 
 // Bounds of the HTTP server.
@@ -50,6 +51,10 @@ func serveCommand(ctx context.Context, args []string, stdout, stderr io.Writer, 
 	if err != nil {
 		return fail(2, "not starting: %v", err)
 	}
+	if cfg.OAuth != nil {
+		// The verifier fetches nothing until a token comes.
+		cfg.HTTP.OAuth, _ = oauth.New(cfg.OAuth)
+	}
 	if err := mcpbridge.CheckListen(*addr, &cfg.HTTP); err != nil {
 		return fail(2, "not starting: %v", err)
 	}
@@ -62,6 +67,12 @@ func serveCommand(ctx context.Context, args []string, stdout, stderr io.Writer, 
 		tlsConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 	}
 	log := cfg.Logger(stderr, slog.LevelInfo)
+	if cfg.OAuth != nil {
+		o := *cfg.OAuth
+		o.Logger = log
+		cfg.HTTP.OAuth, _ = oauth.New(&o)
+		log.Info("serving as an OAuth resource server", "issuer", o.Issuer, "resource", o.Resource, "scopes", o.Scopes)
+	}
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		return fail(1, "listening: %v", err)

@@ -27,6 +27,7 @@ import (
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/audit"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/discovery"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/oauth"
 )
 
 // A Config is every setting of the bridge, validated, split by the layer
@@ -89,6 +90,10 @@ type Config struct {
 	// zero LaneDir is entrypoint.DefaultLaneRoot().
 	FastLane bool
 	LaneDir  string
+	// OAuth are the authorization server's settings
+	// (MCP_BRIDGE_OAUTH_*); nil without an issuer. The command makes the
+	// verifier of HTTP.OAuth from them, with its logger.
+	OAuth *oauth.Options
 	// ObserveResultsSet reports whether MCP_BRIDGE_OBSERVE_RESULTS is
 	// set: unset, stdio's `run` observes results and `serve -http` does
 	// not (Bridge.ObserveResults is then its value).
@@ -184,6 +189,7 @@ func Load(getenv func(string) string) (*Config, error) {
 		SessionIdleTimeout: sessionIdle,
 		OpenProbes:         r.flag(EnvOpenProbes),
 	}
+	c.OAuth = r.oauthOptions()
 	c.HTTP.ConsoleToken = r.consoleToken(EnvConsoleToken, c.HTTP.Token)
 	c.HTTP.ConsoleSecureCookie = r.flag(EnvConsoleSecureCookie)
 	if c.HTTP.MaxSessions == 0 {
