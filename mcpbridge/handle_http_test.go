@@ -63,7 +63,7 @@ func TestHandleRefusals(t *testing.T) {
 		{"not a string", "", "'session' must be a string"},
 		{"forged", forged, "forged"},
 		{"another key", otherH, "minted by another bridge"},
-		{"another client", foreignH, "belongs to another client"},
+		{"another client", foreignH, "is not yours: it belongs to another client"},
 		{"unknown sandbox", unknownH, "holds no sandbox of it"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -211,9 +211,16 @@ func clientToken(req *mcp.CallToolRequest) (string, [sha256.Size]byte) {
 	return bearerOf(req.Extra)
 }
 
-// bearerOf returns the bearer token of a request's HTTP headers (""
-// when none) and its digest.
+// bearerOf returns who a request's handles and tasks are bound to, and
+// its digest (per-client limits count by it): with OAuth, the person of
+// its access token (handle.Principal of its issuer and subject), which
+// stays when the token is refreshed; else its bearer token ("" when
+// none), as the shared token always is.
 func bearerOf(extra *mcp.RequestExtra) (string, [sha256.Size]byte) {
+	if id := httpserve.IdentityOf(extra); id != nil && id != httpserve.SharedIdentity {
+		p := handle.Principal(id.Issuer, id.Subject)
+		return p, sha256.Sum256([]byte(p))
+	}
 	var token string
 	if extra != nil && extra.Header != nil {
 		if v, ok := strings.CutPrefix(extra.Header.Get("Authorization"), "Bearer "); ok {
@@ -234,7 +241,7 @@ func handleProblem(h string, err error) string {
 	case errors.Is(err, handle.ErrForged):
 		return fmt.Sprintf("the session handle %s is forged or altered: its authentication does not match; nothing was run", shown)
 	case errors.Is(err, handle.ErrForeign):
-		return fmt.Sprintf("the session handle %s belongs to another client (it was minted for another bearer token); nothing was run", shown)
+		return fmt.Sprintf("the session handle %s is not yours: it belongs to another client (minted for another person, or another bearer token); nothing was run", shown)
 	}
 	return fmt.Sprintf("the session handle %s cannot be used: %v", shown, err)
 }

@@ -16,10 +16,12 @@
 // The text form is "sb1_" followed by the unpadded base64url of the
 // binary form:
 //
-//	version  1 byte   (1)
+//	version  1 byte   (3; 1 for the handles of earlier bridges)
 //	key ID   2 bytes  (a fingerprint of the key)
 //	minted   4 bytes  (Unix seconds, big-endian)
-//	token    4 bytes  (a tag of the client token, under the key)
+//	client   16 bytes (a tag of the client, under the key: its bearer
+//	                   token, or the (issuer, subject) of its access
+//	                   token; 4 bytes in version 1)
 //	engine   1 byte of length, then that many bytes (at most 64)
 //	ref      1 byte of length, then that many bytes (at most 128)
 //	MAC      16 bytes (HMAC-SHA256 of all the above, truncated)
@@ -116,19 +118,24 @@ func NewKeyring(key string) (*Keyring, error) {
 // tell in logs which key minted a handle; it reveals nothing of the key.
 func (k *Keyring) KeyID() string { return hex.EncodeToString(k.kid[:]) }
 
-// tokenTag is the tag of a client token under the keyring.
-func (k *Keyring) tokenTag(token string) [4]byte {
+// tokenTag is the tag of a client under the keyring, n bytes long.
+func (k *Keyring) tokenTag(token string, n int) []byte {
 	h := hmac.New(sha256.New, k.token)
 	h.Write([]byte(token))
-	var tag [4]byte
-	copy(tag[:], h.Sum(nil))
-	return tag
+	return h.Sum(nil)[:n]
+}
+
+// Principal returns the client a handle is bound to for a person: the
+// pair (issuer, subject) of an access token, which stays when the token
+// is refreshed (a handle bound to the token would not).
+func Principal(issuer, subject string) string {
+	return "oauth\x00" + issuer + "\x00" + subject
 }
 
 // Mint returns the handle of sb for a client with token ("" without
 // one), minted now.
 func (k *Keyring) Mint(sb Sandbox, token string, now time.Time) (string, error) {
-	return k.mint(handleForm, sb, token, now, nil)
+	return k.mint(handleWide, sb, token, now, nil)
 }
 
 // A form is the layout of one kind of value a keyring mints: its text
@@ -137,19 +144,25 @@ func (k *Keyring) Mint(sb Sandbox, token string, now time.Time) (string, error) 
 type form struct {
 	prefix  string
 	version byte
+	tagLen  int // the client tag's bytes
 	extra   int
 	what    string // for errors: "handle", "task ID"
 }
 
 // head is the length of the form's bytes before the engine's length.
-func (f form) head() int { return 11 + f.extra }
+func (f form) head() int { return 7 + f.tagLen + f.extra }
 
 // maxText bounds the form's text: its longest binary form, encoded.
 func (f form) maxText() int {
 	return len(f.prefix) + (f.head()+1+maxEngineLen+1+maxRefLen+macLen)*4/3 + 4
 }
 
-var handleForm = form{prefix: Prefix, version: version, what: "handle"}
+// The forms of handles: wide (a 16-byte client tag), what Mint makes;
+// narrow, what earlier bridges made, still checked.
+var (
+	handleWide   = form{prefix: Prefix, version: 3, tagLen: 16, what: "handle"}
+	handleNarrow = form{prefix: Prefix, version: version, tagLen: 4, what: "handle"}
+)
 
 // mint returns the text of form f naming sb, for token, at now, with
 // extra (f.extra bytes) after the token tag.
@@ -168,8 +181,7 @@ func (k *Keyring) mint(f form, sb Sandbox, token string, now time.Time, extra []
 	b := make([]byte, 0, f.head()+2+len(sb.Engine)+len(ref)+macLen)
 	b = append(b, f.version, k.kid[0], k.kid[1])
 	b = binary.BigEndian.AppendUint32(b, uint32(now.Unix()))
-	tag := k.tokenTag(token)
-	b = append(b, tag[:]...)
+	b = append(b, k.tokenTag(token, f.tagLen)...)
 	b = append(b, extra...)
 	b = append(b, byte(len(sb.Engine)))
 	b = append(b, sb.Engine...)
@@ -189,13 +201,27 @@ func (k *Keyring) sum(b []byte) []byte {
 // for a client with token; else an error wrapping ErrMalformed,
 // ErrOtherKey, ErrForged or ErrForeign, in the order they are checked.
 func (k *Keyring) Check(h, token string) (Sandbox, error) {
-	sb, _, err := k.check(handleForm, h, token)
+	sb, _, err := k.check(h, token, handleWide, handleNarrow)
 	return sb, err
 }
 
-// check is Check for form f; it returns the form's extra bytes too.
-func (k *Keyring) check(f form, h, token string) (Sandbox, []byte, error) {
-	b, err := decode(f, h)
+// check is Check for the forms a value may have (the first one's errors
+// are reported when it has none of them); it returns the form's extra
+// bytes too.
+func (k *Keyring) check(h, token string, forms ...form) (Sandbox, []byte, error) {
+	var f form
+	var b []byte
+	var err error
+	for i, g := range forms {
+		var e error
+		if b, e = decode(g, h); e == nil {
+			f, err = g, nil
+			break
+		}
+		if i == 0 {
+			err = e
+		}
+	}
 	if err != nil {
 		return Sandbox{}, nil, err
 	}
@@ -206,8 +232,7 @@ func (k *Keyring) check(f form, h, token string) (Sandbox, []byte, error) {
 	if !hmac.Equal(mac, k.sum(body)) {
 		return Sandbox{}, nil, ErrForged
 	}
-	tag := k.tokenTag(token)
-	if !hmac.Equal(body[7:11], tag[:]) {
+	if !hmac.Equal(body[7:7+f.tagLen], k.tokenTag(token, f.tagLen)) {
 		return Sandbox{}, nil, ErrForeign
 	}
 	sb := Sandbox{Minted: time.Unix(int64(binary.BigEndian.Uint32(body[3:7])), 0)}
@@ -220,7 +245,7 @@ func (k *Keyring) check(f form, h, token string) (Sandbox, []byte, error) {
 	} else {
 		sb.Ref = string(rest[1:])
 	}
-	return sb, body[11:at], nil
+	return sb, body[7+f.tagLen : at], nil
 }
 
 // Tag returns an authentication tag of parts under the keyring (22

@@ -41,7 +41,7 @@ func TestRoundTrip(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !strings.HasPrefix(h, Prefix) || len(h) > handleForm.maxText() {
+			if !strings.HasPrefix(h, Prefix) || len(h) > handleWide.maxText() {
 				t.Fatalf("handle %q", h)
 			}
 			got, err := k.Check(h, "token-a")
@@ -135,8 +135,8 @@ func TestMintBounds(t *testing.T) {
 		}
 	}
 	h, err := k.Mint(Sandbox{Engine: strings.Repeat("e", maxEngineLen), Ref: strings.Repeat("n", maxRefLen)}, "", time.Now())
-	if err != nil || len(h) > handleForm.maxText() {
-		t.Fatalf("the longest handle: %d characters (max %d), %v", len(h), handleForm.maxText(), err)
+	if err != nil || len(h) > handleWide.maxText() {
+		t.Fatalf("the longest handle: %d characters (max %d), %v", len(h), handleWide.maxText(), err)
 	}
 }
 
@@ -215,5 +215,46 @@ func TestNamedRef(t *testing.T) {
 		if got := NamedRef(ref); got != sb.Ref {
 			t.Errorf("NamedRef(%q) = %q; the handle names %q", ref, got, sb.Ref)
 		}
+	}
+}
+
+// TestPrincipals: a handle minted for a person is theirs alone: another
+// subject of the same issuer, or the same subject of another issuer, or
+// a bearer token spelling the pair, gets ErrForeign; the tag is 16
+// bytes. Handles of the narrow form earlier bridges minted (a 4-byte
+// tag) still check, as task IDs do.
+func TestPrincipals(t *testing.T) {
+	k := mustKeyring(t, testKey)
+	now := time.Unix(1_800_000_000, 0)
+	alice := Principal("https://id.example.com", "alice")
+	h, err := k.Mint(Sandbox{Ref: dockerID}, alice, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := k.Check(h, alice); err != nil {
+		t.Fatalf("alice's own handle: %v", err)
+	}
+	for _, other := range []string{Principal("https://id.example.com", "bob"), Principal("https://other.example.com", "alice"),
+		"https://id.example.com alice", Principal("https://id.example.com\x00alice", "")} {
+		if _, err := k.Check(h, other); !errors.Is(err, ErrForeign) {
+			t.Errorf("%q: %v, want ErrForeign", other, err)
+		}
+	}
+	old, err := k.mint(handleNarrow, Sandbox{Ref: dockerID}, "token-a", now, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sb, err := k.Check(old, "token-a"); err != nil || sb.Ref != dockerID[:32] {
+		t.Errorf("a narrow handle: %+v %v", sb, err)
+	}
+	if _, err := k.Check(old, "token-b"); !errors.Is(err, ErrForeign) {
+		t.Errorf("a narrow handle, another token: %v", err)
+	}
+	oldTask, err := k.mint(taskNarrow, Sandbox{Ref: dockerID}, "token-a", now, make([]byte, nonceLen))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := k.CheckTask(oldTask, "token-a"); err != nil {
+		t.Errorf("a narrow task ID: %v", err)
 	}
 }

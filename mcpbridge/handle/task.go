@@ -10,13 +10,17 @@ import (
 // TaskPrefix begins every task ID's text form.
 const TaskPrefix = "tk1_"
 
-// taskForm is the layout of a task ID: a handle's, with a random nonce
-// of 16 bytes after the token tag and version 2, under the same MAC. It
+// taskWide is the layout of a task ID: a handle's, with a random nonce
+// of 16 bytes after the client tag and version 4 (2 with a 4-byte tag,
+// as earlier bridges made them), under the same MAC. It
 // names the sandbox whose task it is, so that any replica finds the
 // task's record there; it is bound to the client token as a handle is,
 // and it carries no part of the handle's MAC, so that a task ID shown in
 // a routing header (Mcp-Name) never lets anyone run code.
-var taskForm = form{prefix: TaskPrefix, version: 2, extra: nonceLen, what: "task ID"}
+var (
+	taskWide   = form{prefix: TaskPrefix, version: 4, tagLen: 16, extra: nonceLen, what: "task ID"}
+	taskNarrow = form{prefix: TaskPrefix, version: 2, tagLen: 4, extra: nonceLen, what: "task ID"}
+)
 
 // nonceLen is the length of a task ID's nonce: 128 random bits.
 const nonceLen = 16
@@ -34,7 +38,7 @@ type Task struct {
 func (k *Keyring) MintTask(sb Sandbox, token string, now time.Time) (string, Task, error) {
 	nonce := make([]byte, nonceLen)
 	rand.Read(nonce)
-	id, err := k.mint(taskForm, sb, token, now, nonce)
+	id, err := k.mint(taskWide, sb, token, now, nonce)
 	if err != nil {
 		return "", Task{}, err
 	}
@@ -46,7 +50,7 @@ func (k *Keyring) MintTask(sb Sandbox, token string, now time.Time) (string, Tas
 // for a client with token; else an error wrapping ErrMalformed,
 // ErrOtherKey, ErrForged or ErrForeign, as Check does for handles.
 func (k *Keyring) CheckTask(id, token string) (Task, error) {
-	sb, nonce, err := k.check(taskForm, id, token)
+	sb, nonce, err := k.check(id, token, taskWide, taskNarrow)
 	if err != nil {
 		return Task{}, err
 	}

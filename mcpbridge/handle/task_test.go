@@ -24,7 +24,7 @@ func TestTaskIDs(t *testing.T) {
 	if id == id2 || task.Nonce == task2.Nonce || len(task.Nonce) != 2*nonceLen {
 		t.Fatalf("two task IDs of one sandbox and second are not distinct: %s %s", id, id2)
 	}
-	if !strings.HasPrefix(id, TaskPrefix) || len(id) > taskForm.maxText() {
+	if !strings.HasPrefix(id, TaskPrefix) || len(id) > taskWide.maxText() {
 		t.Fatalf("task ID %q", id)
 	}
 	got, err := k.CheckTask(id, "token-a")

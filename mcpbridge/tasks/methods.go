@@ -108,7 +108,7 @@ func (m *Manager) lookupTask(id, token string, ss *mcp.ServerSession) (taskRef, 
 	case errors.Is(err, handle.ErrForged):
 		return taskRef{}, errTask("task not found: the task ID is forged or altered")
 	case errors.Is(err, handle.ErrForeign):
-		return taskRef{}, errTask("task not found: the task ID belongs to another client (another bearer token)")
+		return taskRef{}, errTask("task not found: the task ID is not yours: it belongs to another client (another person, or another bearer token)")
 	case err != nil:
 		return taskRef{}, errTask("%v", err)
 	}
