@@ -6,6 +6,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/audit"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/httpserve"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/policy"
 )
 
@@ -15,10 +16,14 @@ func auditRunPython(log *audit.Log, req *mcp.CallToolRequest, cs *clientSession,
 	if log == nil {
 		return
 	}
-	log.RunPython(audit.RunPython{
+	r := audit.RunPython{
 		Code: args.code, Servers: args.servers, Began: began, Status: status, OutputBytes: outBytes,
 		Session: sessionName(cs), MCPSession: mcpSessionID(req.Session),
-	})
+	}
+	if id := httpserve.IdentityOf(req.Extra); id != nil {
+		r.Issuer, r.Subject = id.Issuer, id.Subject
+	}
+	log.RunPython(r)
 }
 
 // auditToolCall writes the record of a proxied call of tool of server
@@ -29,14 +34,19 @@ func auditToolCall(log *audit.Log, cs *clientSession, p *policy.Policy, server, 
 		return
 	}
 	var ss *mcp.ServerSession
-	if ci := cs.current.Load(); ci != nil {
-		ss = ci.Session
-	}
-	log.ToolCall(audit.ToolCall{
+	r := audit.ToolCall{
 		Server: server, Tool: tool, Arguments: args, Redacts: p.Redacts,
 		Began: began, Outcome: outcome, Err: err, Extra: extra,
-		Session: sessionName(cs), MCPSession: mcpSessionID(ss),
-	})
+		Session: sessionName(cs),
+	}
+	if ci := cs.current.Load(); ci != nil {
+		ss = ci.Session
+		if ci.who != nil {
+			r.Issuer, r.Subject = ci.who.Issuer, ci.who.Subject
+		}
+	}
+	r.MCPSession = mcpSessionID(ss)
+	log.ToolCall(r)
 }
 
 // sessionName returns the name of cs, or "" for nil.

@@ -12,6 +12,7 @@ import (
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/entrypoint"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/approval"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/httpserve"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/live"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/render"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/tasks"
@@ -142,7 +143,7 @@ func (b *Bridge) execute(ctx context.Context, req *mcp.CallToolRequest, cs *clie
 		msg := "this replica let the handle's idle sandbox go as the call came; call again (the sandbox and its state are kept)"
 		return render.NotRun(msg).Result(mode), 0
 	}
-	ci := &callInfo{Call: approval.Call{Ctx: ctx, Session: req.Session, Ask: ask}}
+	ci := &callInfo{Call: approval.Call{Ctx: ctx, Session: req.Session, Ask: ask}, who: httpserve.IdentityOf(req.Extra)}
 	cs.current.Store(ci)
 	defer cs.current.Store(nil)
 	defer cs.install.end(ci) // an install endpoint it opened closes with it

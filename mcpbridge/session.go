@@ -11,6 +11,7 @@ import (
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/egress"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/handle"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/live"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/oauth"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/render"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/servers"
 )
@@ -105,6 +106,8 @@ type callInfo struct {
 	approval.Call
 	// toolCalls counts the proxied calls the code made so far.
 	toolCalls atomic.Int64
+	// who is the person calling, with OAuth (nil: no identity).
+	who *oauth.Identity
 }
 
 // CountToolCall counts one more proxied call of the call and returns how

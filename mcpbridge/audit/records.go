@@ -25,6 +25,8 @@ type RunPython struct {
 	OutputBytes int
 	Session     string // the bridge's client session; "": none
 	MCPSession  string // the MCP session ID; "": none
+	// Issuer and Subject name the person calling (OAuth); "": none.
+	Issuer, Subject string
 }
 
 // RunPython writes the record of a run_python call; a nil *Log writes
@@ -43,6 +45,7 @@ func (a *Log) RunPython(r RunPython) {
 		"output_bytes": r.OutputBytes,
 	}
 	addSession(rec, r.Session, r.MCPSession)
+	addPerson(rec, r.Issuer, r.Subject)
 	a.write(rec)
 }
 
@@ -62,6 +65,8 @@ type ToolCall struct {
 	Extra      []any
 	Session    string // the bridge's client session; "": none
 	MCPSession string // the MCP session ID; "": none
+	// Issuer and Subject name the person calling (OAuth); "": none.
+	Issuer, Subject string
 }
 
 // ToolCall writes the record of a proxied tool call; a nil *Log writes
@@ -87,6 +92,7 @@ func (a *Log) ToolCall(r ToolCall) {
 		}
 	}
 	addSession(rec, r.Session, r.MCPSession)
+	addPerson(rec, r.Issuer, r.Subject)
 	if r.Outcome == OutcomeDenied {
 		reason := ""
 		if r.Err != nil {
@@ -103,6 +109,14 @@ func (a *Log) ToolCall(r ToolCall) {
 const OutcomeDenied = "denied"
 
 // addSession adds the client session's names to rec.
+// addPerson adds the person calling (issuer and subject) to rec, when
+// there is one.
+func addPerson(rec map[string]any, issuer, subject string) {
+	if subject != "" {
+		rec["issuer"], rec["subject"] = issuer, subject
+	}
+}
+
 func addSession(rec map[string]any, session, mcpSession string) {
 	if session != "" {
 		rec["session"] = session
