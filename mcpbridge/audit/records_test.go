@@ -38,7 +38,7 @@ func TestRecords(t *testing.T) {
 		t.Fatal(err)
 	}
 	began := time.Now()
-	a.RunPython(RunPython{Code: "print(1)", Began: began, Status: "ok", OutputBytes: 2, Session: "session-1"})
+	a.RunPython(RunPython{Code: "print(1)", Began: began, Status: "ok", OutputBytes: 2, Session: "session-1", Issuer: "https://id.example.com", Subject: "alice"})
 	a.ToolCall(ToolCall{Server: "s", Tool: "t", Arguments: map[string]any{"token": "x"}, Redacts: (*policy.Policy)(nil).Redacts,
 		Began: began, Outcome: "denied", Err: errors.New("no"), Extra: []any{"rule", "r"}, MCPSession: "m"})
 	a.Close()
@@ -54,10 +54,10 @@ func TestRecords(t *testing.T) {
 	json.Unmarshal([]byte(lines[0]), &run)
 	json.Unmarshal([]byte(lines[1]), &call)
 	if run["event"] != "run_python" || run["code_bytes"] != 8.0 || len(run["code_sha256"].(string)) != 64 ||
-		run["servers"] == nil || run["session"] != "session-1" || run["mcp_session"] != nil {
+		run["servers"] == nil || run["session"] != "session-1" || run["mcp_session"] != nil || run["issuer"] != "https://id.example.com" || run["subject"] != "alice" {
 		t.Errorf("run_python record: %s", lines[0])
 	}
-	if call["event"] != "tool_call" || call["error"] != "no" || call["rule"] != "r" || call["session"] != nil ||
+	if call["event"] != "tool_call" || call["error"] != "no" || call["rule"] != "r" || call["session"] != nil || call["subject"] != nil ||
 		call["mcp_session"] != "m" || !strings.Contains(lines[1], `"arguments":{"token":"[redacted]"}`) {
 		t.Errorf("tool_call record: %s", lines[1])
 	}
