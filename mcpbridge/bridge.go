@@ -41,6 +41,7 @@ type Bridge struct {
 	egress         *egress.Gateway          // nil: sandboxes get no network endpoint
 	packages       *packages.Store          // nil: no package set
 	wheels         *packages.Wheels         // pip's wheel for installs
+	quota          *callQuota               // run_python calls per client and minute
 	handles        *handles                 // the sandboxes behind handles
 	stopSweep      context.CancelFunc       // ends handles.sweep (nil: none)
 	tasks          *tasks.Manager           // the calls that run as tasks (mcpbridge/tasks)

@@ -66,6 +66,10 @@ type Options struct {
 	// (servers.Options.ObserveResults; MCP_BRIDGE_OBSERVE_RESULTS). Zero:
 	// off.
 	ObserveResults bool
+	// PersonCallsPerMinute bounds the run_python calls one client (a
+	// person with OAuth, else a bearer token) makes in a minute, on this
+	// replica (MCP_BRIDGE_PERSON_CALLS_PER_MINUTE). Zero: no bound.
+	PersonCallsPerMinute int
 	// OutputBudget bounds the output a result's text and structured
 	// content carry, in bytes: past it each stream keeps its head and
 	// tail, and the whole output stays readable as a resource of the

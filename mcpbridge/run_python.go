@@ -44,6 +44,11 @@ func (b *Bridge) runPython(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 		finish(res, 0)
 		return res, nil
 	}
+	if over := b.quota.take(req.Extra); over != "" {
+		res := render.NotRun(over).Result(mode)
+		finish(res, 0)
+		return res, nil
+	}
 	cs, hc, problem := b.handles.sandboxFor(req, args)
 	if problem != "" {
 		res := render.NotRun(problem).Result(mode)

@@ -88,6 +88,7 @@ func New(eng engine.Engine, opts *Options) *Bridge {
 			return b.egress.NewInstallClient(session, policy.InstallHosts{Index: index, Files: files}), b.egress.CA()
 		}
 	}
+	b.quota = newCallQuota(o.PersonCallsPerMinute)
 	b.wheels = packages.NewWheels(&packages.WheelsOptions{Packages: &b.opts.Packages, Network: network, Logger: b.log})
 	if len(o.Packages.Requirements) > 0 && eng != nil {
 		if b.egress == nil {

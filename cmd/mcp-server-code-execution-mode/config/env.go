@@ -46,6 +46,7 @@ const (
 	EnvOAuthResource   = "MCP_BRIDGE_OAUTH_RESOURCE"
 	EnvOAuthAudience   = "MCP_BRIDGE_OAUTH_AUDIENCE"
 	EnvOAuthScopes     = "MCP_BRIDGE_OAUTH_SCOPES"
+	EnvPersonCalls     = "MCP_BRIDGE_PERSON_CALLS_PER_MINUTE"
 	EnvAllowedHosts    = "MCP_BRIDGE_HTTP_ALLOWED_HOSTS"
 	EnvAllowedOrigins  = "MCP_BRIDGE_HTTP_ALLOWED_ORIGINS"
 	EnvMaxSessions     = "MCP_BRIDGE_MAX_SESSIONS"

@@ -183,6 +183,8 @@ var settings = []Setting{
 		Help: "the `aud` values of which a token must carry one (comma-separated), for providers that put the client ID there"},
 	{Name: EnvOAuthScopes, Group: GroupServe, Default: "none",
 		Help: "scopes every token must hold (space- or comma-separated); a token without one gets 403 `insufficient_scope`"},
+	{Name: EnvPersonCalls, Group: GroupServe, Default: "none",
+		Help: "the `run_python` calls one client may make in a minute (a person with OAuth, else a bearer token), per replica; one more is not run, saying when to try again"},
 	{Name: EnvAllowedHosts, Group: GroupServe, Default: "none",
 		Help: "`Host` values (`host` or `host:port`, comma-separated) served besides loopback names; on a loopback address any other `Host` is refused (DNS rebinding)"},
 	{Name: EnvAllowedOrigins, Group: GroupServe, Default: "none",
