@@ -26,6 +26,14 @@ func (r *reader) oauthOptions() *oauth.Options {
 		return strings.FieldsFunc(s, func(c rune) bool { return c == ',' || c == ' ' || c == '\t' })
 	}
 	o := &oauth.Options{Issuer: issuer, Resource: resource, Audiences: split(r.get(EnvOAuthAudience)), Scopes: split(r.get(EnvOAuthScopes))}
+	if v := r.get(EnvOAuthIntrospect); v != "" {
+		id, secret, ok := strings.Cut(v, ":")
+		if !ok || id == "" || secret == "" {
+			r.errs = append(r.errs, fmt.Errorf("%s: want client_id:client_secret", EnvOAuthIntrospect))
+			return nil
+		}
+		o.Introspection = &oauth.Introspection{ClientID: id, ClientSecret: secret}
+	}
 	if _, err := oauth.New(o); err != nil {
 		r.errs = append(r.errs, fmt.Errorf("%s, %s: %v", EnvOAuthIssuer, EnvOAuthResource, err))
 		return nil

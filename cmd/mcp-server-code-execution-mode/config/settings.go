@@ -183,6 +183,8 @@ var settings = []Setting{
 		Help: "the `aud` values of which a token must carry one (comma-separated), for providers that put the client ID there"},
 	{Name: EnvOAuthScopes, Group: GroupServe, Default: "none",
 		Help: "scopes every token must hold (space- or comma-separated); a token without one gets 403 `insufficient_scope`"},
+	{Name: EnvOAuthIntrospect, Group: GroupServe, Default: "none (JWT access tokens only)",
+		Help: "`client_id:client_secret` the bridge introspects opaque access tokens with (RFC 7662), at the issuer's `introspection_endpoint`"},
 	{Name: EnvPersonCalls, Group: GroupServe, Default: "none",
 		Help: "the `run_python` calls one client may make in a minute (a person with OAuth, else a bearer token), per replica; one more is not run, saying when to try again"},
 	{Name: EnvAllowedHosts, Group: GroupServe, Default: "none",
