@@ -81,7 +81,7 @@ type Setting struct {
 // Secret reports whether the setting's value must not be shown: a token,
 // key, secret or password.
 func (s Setting) Secret() bool {
-	for _, w := range []string{"TOKEN", "SECRET", "KEY", "PASSWORD"} {
+	for _, w := range []string{"TOKEN", "SECRET", "KEY", "PASSWORD", "INTROSPECTION_CLIENT"} {
 		if strings.Contains(s.Name, w) {
 			return true
 		}
