@@ -26,13 +26,12 @@ func (r *reader) oauthOptions() *oauth.Options {
 		return strings.FieldsFunc(s, func(c rune) bool { return c == ',' || c == ' ' || c == '\t' })
 	}
 	o := &oauth.Options{Issuer: issuer, Resource: resource, Audiences: split(r.get(EnvOAuthAudience)), Scopes: split(r.get(EnvOAuthScopes))}
-	if v := r.get(EnvOAuthIntrospect); v != "" {
-		id, secret, ok := strings.Cut(v, ":")
-		if !ok || id == "" || secret == "" {
-			r.errs = append(r.errs, fmt.Errorf("%s: want client_id:client_secret", EnvOAuthIntrospect))
-			return nil
-		}
+	switch id, secret := r.get(EnvOAuthClientID), r.get(EnvOAuthSecret); {
+	case id != "" && secret != "":
 		o.Introspection = &oauth.Introspection{ClientID: id, ClientSecret: secret}
+	case id != "" || secret != "":
+		r.errs = append(r.errs, fmt.Errorf("%s and %s go together", EnvOAuthClientID, EnvOAuthSecret))
+		return nil
 	}
 	if _, err := oauth.New(o); err != nil {
 		r.errs = append(r.errs, fmt.Errorf("%s, %s: %v", EnvOAuthIssuer, EnvOAuthResource, err))

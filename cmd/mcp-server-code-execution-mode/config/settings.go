@@ -81,7 +81,7 @@ type Setting struct {
 // Secret reports whether the setting's value must not be shown: a token,
 // key, secret or password.
 func (s Setting) Secret() bool {
-	for _, w := range []string{"TOKEN", "SECRET", "KEY", "PASSWORD", "INTROSPECTION_CLIENT"} {
+	for _, w := range []string{"TOKEN", "SECRET", "KEY", "PASSWORD"} {
 		if strings.Contains(s.Name, w) {
 			return true
 		}
@@ -183,8 +183,10 @@ var settings = []Setting{
 		Help: "the `aud` values of which a token must carry one (comma-separated), for providers that put the client ID there"},
 	{Name: EnvOAuthScopes, Group: GroupServe, Default: "none",
 		Help: "scopes every token must hold (space- or comma-separated); a token without one gets 403 `insufficient_scope`"},
-	{Name: EnvOAuthIntrospect, Group: GroupServe, Default: "none (JWT access tokens only)",
-		Help: "`client_id:client_secret` the bridge introspects opaque access tokens with (RFC 7662), at the issuer's `introspection_endpoint`"},
+	{Name: EnvOAuthClientID, Group: GroupServe, Default: "none (JWT access tokens only)",
+		Help: "the bridge's client at the authorization server, with `MCP_BRIDGE_OAUTH_CLIENT_SECRET`: opaque access tokens are introspected with it (RFC 7662) at the issuer's `introspection_endpoint`"},
+	{Name: EnvOAuthSecret, Group: GroupServe, Default: "none",
+		Help: "the secret of `MCP_BRIDGE_OAUTH_CLIENT_ID` (HTTP Basic)"},
 	{Name: EnvPersonCalls, Group: GroupServe, Default: "none",
 		Help: "the `run_python` calls one client may make in a minute (a person with OAuth, else a bearer token), per replica; one more is not run, saying when to try again"},
 	{Name: EnvAllowedHosts, Group: GroupServe, Default: "none",
