@@ -154,16 +154,14 @@ func TestOAuthPeople(t *testing.T) {
 			t.Errorf("bob, past alice's limit: %q", text)
 		}
 
-		// Tokens that are not this resource's access tokens.
-		for name, token := range map[string]string{"garbage": "not-a-token", "another resource's": "", "empty": ""} {
-			if name == "another resource's" {
-				continue // the provider issues for this client only; TestVerify covers it
-			}
+		// A token that is not an access token of this resource, and an
+		// empty one (no token: no error).
+		for _, tt := range []struct{ token, want string }{{"not-a-token", `error="invalid_token"`}, {"", meta + `, scope="openid"`}} {
 			r := b.raw(t, http.MethodPost, "", initializeRequest(), func(r *http.Request) {
-				r.Header.Set("Authorization", "Bearer "+token)
+				r.Header.Set("Authorization", "Bearer "+tt.token)
 			})
-			if r.status != 401 || !strings.Contains(r.header.Get("WWW-Authenticate"), `error="invalid_token"`) {
-				t.Errorf("a %s token: %d %q", name, r.status, r.header.Get("WWW-Authenticate"))
+			if got := r.header.Get("WWW-Authenticate"); r.status != 401 || !strings.Contains(got, tt.want) || (tt.token == "" && strings.Contains(got, "error=")) {
+				t.Errorf("the token %q: %d %q", tt.token, r.status, got)
 			}
 		}
 

@@ -70,9 +70,12 @@ function provider(user) {
   return {
     get redirectUrl() { return input.redirect; },
     get clientMetadata() {
-      return { redirect_uris: [input.redirect], client_name: "integration", grant_types: ["authorization_code", "refresh_token"], response_types: ["code"], token_endpoint_auth_method: "client_secret_basic" };
+      return { redirect_uris: [input.redirect], client_name: "integration", grant_types: ["authorization_code", "refresh_token"], response_types: ["code"], token_endpoint_auth_method: "client_secret_post" };
     },
-    clientInformation() { return { client_id: input.clientId, client_secret: input.clientSecret }; },
+    // client_secret_post: this SDK writes client_secret_basic's
+    // credentials without form-encoding them (RFC 6749 §2.3.1), which a
+    // client ID that is a URL (the resource's, here) does not survive.
+    clientInformation() { return { client_id: input.clientId, client_secret: input.clientSecret, token_endpoint_auth_method: "client_secret_post" }; },
     tokens() { return tokens; },
     saveTokens(t) { tokens = t; },
     redirectToAuthorization(url) { authorizationUrl = url; },
