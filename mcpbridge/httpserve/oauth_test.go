@@ -87,8 +87,7 @@ func TestOAuthResourceServer(t *testing.T) {
 		}
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}, nil, nil
 	})
-	var srv *httptest.Server
-	srv = httptest.NewUnstartedServer(nil)
+	srv := httptest.NewUnstartedServer(nil)
 	srv.Start()
 	defer srv.Close()
 	resource := srv.URL + Path
