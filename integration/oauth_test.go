@@ -91,7 +91,8 @@ func TestOAuthPeople(t *testing.T) {
 		b := startHTTPBridge(t, e, httpOpts{args: []string{"-http", fmt.Sprintf("127.0.0.1:%d", port)}, env: []string{
 			"MCP_BRIDGE_OAUTH_ISSUER=" + issuer, "MCP_BRIDGE_OAUTH_RESOURCE=" + resource,
 			"MCP_BRIDGE_OAUTH_CLIENT_ID=" + resource, "MCP_BRIDGE_OAUTH_CLIENT_SECRET=" + secret,
-			"MCP_BRIDGE_OAUTH_SCOPES=openid", "MCP_BRIDGE_AUDIT_LOG=" + audit, "MCP_BRIDGE_PERSON_CALLS_PER_MINUTE=6"}})
+			"MCP_BRIDGE_OAUTH_SCOPES=openid", "MCP_BRIDGE_AUDIT_LOG=" + audit, "MCP_BRIDGE_PERSON_CALLS_PER_MINUTE=8",
+			"MCP_BRIDGE_TASK_AFTER=0"}})
 
 		var res oauthResult
 		runNode(t, "oauth.mjs", nil, map[string]any{"url": resource, "clientId": resource, "clientSecret": secret, "redirect": idpRedirect,
@@ -141,14 +142,30 @@ func TestOAuthPeople(t *testing.T) {
 		if text, _, _ := runIn(t, bobCS, h, "print(secret)", 60); text != "bob" {
 			t.Errorf("bob with his handle: %q", text)
 		}
-		// Alice made 3 calls (2 over sessions, 1 refused run); her 6th
-		// is allowed, her 7th not; Bob's go on.
+		// A task of Bob's (clients that declare the Tasks extension get
+		// one for every call here) is not Alice's to read.
+		bobTasks := &taskClient{t: t, hc: b.httpClient(bob.Token), url: b.url}
+		aliceTasks := &taskClient{t: t, hc: b.httpClient(alice.Token), url: b.url}
+		task := bobTasks.call(map[string]any{"code": "print('bob task')", "timeout": 60})
+		id, _ := task["taskId"].(string)
+		if task["resultType"] != "task" || id == "" {
+			t.Fatalf("bob's task: %v", task)
+		}
+		if _, e := aliceTasks.get(id); e == nil || !strings.Contains(fmt.Sprint(e["message"]), "not yours") {
+			t.Errorf("alice reading bob's task: %v", e)
+		}
+		if done := bobTasks.await(id, time.Minute, status("completed")); !strings.Contains(taskText(done), "bob task") {
+			t.Errorf("bob's task, read by bob: %v", done)
+		}
+
+		// Alice made 3 calls (2 over sessions, 1 refused run); her 8th
+		// is allowed, her 9th not; Bob's go on.
 		var last string
-		for range 4 {
+		for range 6 {
 			last, _, _ = runIn(t, aliceCS, "", "print(1)", 60)
 		}
-		if !strings.Contains(last, "MCP_BRIDGE_PERSON_CALLS_PER_MINUTE=6") {
-			t.Errorf("alice's 7th call in a minute: %q", last)
+		if !strings.Contains(last, "MCP_BRIDGE_PERSON_CALLS_PER_MINUTE=8") {
+			t.Errorf("alice's 9th call in a minute: %q", last)
 		}
 		if text, _, _ := runIn(t, bobCS, h, "print(2)", 60); text != "2" {
 			t.Errorf("bob, past alice's limit: %q", text)
