@@ -92,7 +92,7 @@ func TestOAuthPeople(t *testing.T) {
 			"MCP_BRIDGE_OAUTH_ISSUER=" + issuer, "MCP_BRIDGE_OAUTH_RESOURCE=" + resource,
 			"MCP_BRIDGE_OAUTH_CLIENT_ID=" + resource, "MCP_BRIDGE_OAUTH_CLIENT_SECRET=" + secret,
 			"MCP_BRIDGE_OAUTH_SCOPES=openid", "MCP_BRIDGE_AUDIT_LOG=" + audit, "MCP_BRIDGE_PERSON_CALLS_PER_MINUTE=8",
-			"MCP_BRIDGE_TASK_AFTER=0"}})
+			"MCP_BRIDGE_TASK_AFTER=0", "MCP_BRIDGE_PERSON_MAX_SANDBOXES=3"}})
 
 		var res oauthResult
 		runNode(t, "oauth.mjs", nil, map[string]any{"url": resource, "clientId": resource, "clientSecret": secret, "redirect": idpRedirect,
@@ -160,15 +160,21 @@ func TestOAuthPeople(t *testing.T) {
 
 		// Alice made 3 calls (2 over sessions, 1 refused run); her 8th
 		// is allowed, her 9th not; Bob's go on.
+		_, _, hA := runIn(t, aliceCS, "", "print(0)", 60)
 		var last string
-		for range 6 {
-			last, _, _ = runIn(t, aliceCS, "", "print(1)", 60)
+		for range 5 {
+			last, _, _ = runIn(t, aliceCS, hA, "print(1)", 60)
 		}
 		if !strings.Contains(last, "MCP_BRIDGE_PERSON_CALLS_PER_MINUTE=8") {
 			t.Errorf("alice's 9th call in a minute: %q", last)
 		}
 		if text, _, _ := runIn(t, bobCS, h, "print(2)", 60); text != "2" {
 			t.Errorf("bob, past alice's limit: %q", text)
+		}
+		// Bob holds 3 sandboxes (his session's, his handle's, his task's):
+		// a 4th is refused; Alice's 2 leave her room.
+		if text, isErr, _ := runIn(t, bobCS, "", "print(3)", 60); !isErr || !strings.Contains(text, "MCP_BRIDGE_PERSON_MAX_SANDBOXES=3") {
+			t.Errorf("bob's 4th sandbox: %q", text)
 		}
 
 		// A token that is not an access token of this resource, and an

@@ -2,6 +2,7 @@ package mcpbridge
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -87,7 +88,7 @@ func (b *Bridge) buildClientSession(newSession func(*entrypoint.Options) *entryp
 // sessionOf returns the clientSession of the connection ss, creating it
 // on first use (from the warm pool when it has a sandbox ready); it is
 // closed when the connection ends.
-func (b *Bridge) sessionOf(ss *mcp.ServerSession) (*clientSession, error) {
+func (b *Bridge) sessionOf(ss *mcp.ServerSession, extra *mcp.RequestExtra) (*clientSession, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.closed {
@@ -95,6 +96,12 @@ func (b *Bridge) sessionOf(ss *mcp.ServerSession) (*clientSession, error) {
 	}
 	if s, ok := b.sessions[ss]; ok {
 		return s, nil
+	}
+	who, owner := bearerOf(extra)
+	if who != "" {
+		if problem := b.quota.sandboxes(ownedBy(b.sessions, owner) + b.handles.table.count(owner)); problem != "" {
+			return nil, errors.New(problem)
+		}
 	}
 	cs := b.pool.take()
 	if cs == nil {
@@ -104,6 +111,9 @@ func (b *Bridge) sessionOf(ss *mcp.ServerSession) (*clientSession, error) {
 		cs.events.log.Debug("adopted a warm sandbox from the pool")
 	}
 	cs.events.bind(ss)
+	if who != "" {
+		cs.owner = owner
+	}
 	b.sessions[ss] = cs
 	if ss != nil {
 		go func() {
@@ -184,4 +194,22 @@ func (b *Bridge) syncSavedTools(ctx context.Context, cs *clientSession) error {
 	cs.toolsGen = max(cs.toolsGen, gen)
 	cs.mu.Unlock()
 	return nil
+}
+
+// ownedBy counts the sessions of the client whose digest is owner.
+func ownedBy(sessions map[*mcp.ServerSession]*clientSession, owner [32]byte) int {
+	n := 0
+	for _, cs := range sessions {
+		if cs.owner == owner {
+			n++
+		}
+	}
+	return n
+}
+
+// sessionsOf counts the MCP sessions of the client whose digest is owner.
+func (b *Bridge) sessionsOf(owner [32]byte) int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return ownedBy(b.sessions, owner)
 }

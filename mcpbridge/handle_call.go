@@ -41,6 +41,11 @@ func (hs *handles) sandboxFor(req *mcp.CallToolRequest, args callArgs) (cs *clie
 	if !stateless(req) {
 		return nil, nil, ""
 	}
+	if hs.over != nil && token != "" {
+		if problem := hs.over(client); problem != "" {
+			return nil, nil, problem
+		}
+	}
 	if n := hs.table.count(client); n >= hs.opts.MaxPerClient {
 		return nil, nil, fmt.Sprintf("this client holds %d live sandbox handles, the most MCP_BRIDGE_MAX_HANDLES allows: "+
 			"pass one of them as session, or wait for one to expire (%v without a call)", n, hs.opts.IdleTimeout)

@@ -48,6 +48,9 @@ type handles struct {
 	// fresh returns the client session of a new handle's sandbox: a warm
 	// one of the pool, or a new one.
 	fresh func() *clientSession
+	// over says why the client whose digest is client may not have one
+	// more sandbox ("" when it may): Bridge.overSandboxes.
+	over func(client [32]byte) string
 	// attach returns a client session attached to sb, the sandbox of a
 	// handle another replica minted (entrypoint.Resume).
 	attach func(sb handle.Sandbox) *clientSession

@@ -66,6 +66,12 @@ type Options struct {
 	// (servers.Options.ObserveResults; MCP_BRIDGE_OBSERVE_RESULTS). Zero:
 	// off.
 	ObserveResults bool
+	// PersonMaxSandboxes bounds the sandboxes one client (a person with
+	// OAuth, else a bearer token) holds at once on this replica: its MCP
+	// sessions' and its handles' (MCP_BRIDGE_PERSON_MAX_SANDBOXES). Zero:
+	// no bound of its own (MCP_BRIDGE_MAX_SESSIONS and
+	// MCP_BRIDGE_MAX_HANDLES still hold).
+	PersonMaxSandboxes int
 	// PersonCallsPerMinute bounds the run_python calls one client (a
 	// person with OAuth, else a bearer token) makes in a minute, on this
 	// replica (MCP_BRIDGE_PERSON_CALLS_PER_MINUTE). Zero: no bound.

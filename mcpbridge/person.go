@@ -9,12 +9,15 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// A callQuota counts each client's run_python calls of the current
-// minute (a person with OAuth, else a bearer token: bearerOf), against
-// Options.PersonCallsPerMinute; per replica, as the handles' limit is.
+// A callQuota holds each client (a person with OAuth, else a bearer
+// token: bearerOf) to its limits, per replica as the handles' limit is:
+// its run_python calls of the current minute (Options.
+// PersonCallsPerMinute) and the sandboxes it holds (Options.
+// PersonMaxSandboxes).
 type callQuota struct {
-	perMinute int // 0: no limit
-	now       func() time.Time
+	perMinute    int // 0: no limit
+	maxSandboxes int // 0: no limit
+	now          func() time.Time
 
 	mu      sync.Mutex
 	windows map[[sha256.Size]byte]*callWindow
@@ -30,8 +33,17 @@ type callWindow struct {
 // minute ended are forgotten.
 const maxWindows = 4096
 
-func newCallQuota(perMinute int) *callQuota {
-	return &callQuota{perMinute: perMinute, now: time.Now, windows: map[[sha256.Size]byte]*callWindow{}}
+func newCallQuota(perMinute, maxSandboxes int) *callQuota {
+	return &callQuota{perMinute: perMinute, maxSandboxes: maxSandboxes, now: time.Now, windows: map[[sha256.Size]byte]*callWindow{}}
+}
+
+// sandboxes says why a client holding held sandboxes (its MCP sessions'
+// and its handles') may not have one more; "" when it may.
+func (q *callQuota) sandboxes(held int) string {
+	if q == nil || q.maxSandboxes <= 0 || held < q.maxSandboxes {
+		return ""
+	}
+	return fmt.Sprintf("not run: you hold %d sandboxes (MCP sessions and handles), the limit per person (MCP_BRIDGE_PERSON_MAX_SANDBOXES=%d on this replica): end a session, or let a handle expire", held, q.maxSandboxes)
 }
 
 // take counts a call of the client of extra, or says why it may not run:

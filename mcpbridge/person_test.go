@@ -13,7 +13,7 @@ import (
 // limit a call is refused naming the setting and when to try again; a
 // call without a client is never counted.
 func TestCallQuota(t *testing.T) {
-	q := newCallQuota(2)
+	q := newCallQuota(2, 0)
 	now := time.Unix(1_800_000_000, 0)
 	q.now = func() time.Time { return now }
 	extra := func(token string) *mcp.RequestExtra {
@@ -45,7 +45,11 @@ func TestCallQuota(t *testing.T) {
 		t.Errorf("alice, a minute later: %s", why)
 	}
 	var none *callQuota
-	if none.take(extra("x")) != "" || newCallQuota(0).take(extra("x")) != "" {
+	if none.take(extra("x")) != "" || newCallQuota(0, 0).take(extra("x")) != "" || none.sandboxes(100) != "" {
 		t.Error("no limit refused a call")
+	}
+	sq := newCallQuota(0, 3)
+	if sq.sandboxes(2) != "" || !strings.Contains(sq.sandboxes(3), "you hold 3 sandboxes") || !strings.Contains(sq.sandboxes(3), "MCP_BRIDGE_PERSON_MAX_SANDBOXES=3") {
+		t.Errorf("the sandboxes' limit: %q", sq.sandboxes(3))
 	}
 }

@@ -68,7 +68,7 @@ func (b *Bridge) runPython(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 	}
 	if cs == nil {
 		var err error
-		if cs, err = b.sessionOf(req.Session); err != nil {
+		if cs, err = b.sessionOf(req.Session, req.Extra); err != nil {
 			res := render.Failed(err).Result(mode)
 			finish(res, 0)
 			return res, nil
@@ -308,7 +308,7 @@ func (b *Bridge) resume(ctx context.Context, req *mcp.CallToolRequest) *mcp.Call
 		}
 	} else {
 		var err error
-		if cs, err = b.sessionOf(req.Session); err != nil {
+		if cs, err = b.sessionOf(req.Session, req.Extra); err != nil {
 			return render.Failed(err).Result(mode)
 		}
 		pc, q = cs.waiting.Resumed(req.Params.RequestState)

@@ -59,6 +59,9 @@ func New(eng engine.Engine, opts *Options) *Bridge {
 			}
 			return b.newClientSession()
 		},
+		over: func(client [32]byte) string {
+			return b.quota.sandboxes(b.sessionsOf(client) + b.handles.table.count(client))
+		},
 		attach: func(sb handle.Sandbox) *clientSession {
 			return b.buildClientSession(func(opts *entrypoint.Options) *entrypoint.Session {
 				return entrypoint.Resume(b.eng, sb.Engine, sb.Ref, opts)
@@ -88,7 +91,7 @@ func New(eng engine.Engine, opts *Options) *Bridge {
 			return b.egress.NewInstallClient(session, policy.InstallHosts{Index: index, Files: files}), b.egress.CA()
 		}
 	}
-	b.quota = newCallQuota(o.PersonCallsPerMinute)
+	b.quota = newCallQuota(o.PersonCallsPerMinute, o.PersonMaxSandboxes)
 	b.wheels = packages.NewWheels(&packages.WheelsOptions{Packages: &b.opts.Packages, Network: network, Logger: b.log})
 	if len(o.Packages.Requirements) > 0 && eng != nil {
 		if b.egress == nil {

@@ -25,8 +25,11 @@ const installTimeout = 30 * time.Second
 // instances of them, and the queue of its calls. Nothing in it is shared
 // with another client.
 type clientSession struct {
-	name    string
-	born    time.Time // when it was made (for the console)
+	name string
+	born time.Time // when it was made (for the console)
+	// owner is the digest of the client it serves (bearerOf), set when an
+	// MCP session adopts it; zero: none known.
+	owner   [32]byte
 	session *entrypoint.Session
 	state   *clientState
 	events  *clientEvents

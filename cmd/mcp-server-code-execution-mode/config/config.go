@@ -190,6 +190,7 @@ func Load(getenv func(string) string) (*Config, error) {
 		OpenProbes:         r.flag(EnvOpenProbes),
 	}
 	c.OAuth = r.oauthOptions()
+	c.Bridge.PersonMaxSandboxes = int(r.integer(EnvPersonSandboxes, 0, 100000, "want a whole number of sandboxes (0: no limit of its own)"))
 	c.Bridge.PersonCallsPerMinute = int(r.integer(EnvPersonCalls, 0, 1_000_000, "want a whole number of calls a minute (0: no limit)"))
 	c.HTTP.ConsoleToken = r.consoleToken(EnvConsoleToken, c.HTTP.Token)
 	c.HTTP.ConsoleSecureCookie = r.flag(EnvConsoleSecureCookie)

@@ -187,6 +187,8 @@ var settings = []Setting{
 		Help: "the bridge's client at the authorization server, with `MCP_BRIDGE_OAUTH_CLIENT_SECRET`: opaque access tokens are introspected with it (RFC 7662) at the issuer's `introspection_endpoint`"},
 	{Name: EnvOAuthSecret, Group: GroupServe, Default: "none",
 		Help: "the secret of `MCP_BRIDGE_OAUTH_CLIENT_ID` (HTTP Basic)"},
+	{Name: EnvPersonSandboxes, Group: GroupServe, Default: "none",
+		Help: "the sandboxes one client may hold at once (its MCP sessions and handles; a person with OAuth, else a bearer token), per replica; one more is refused naming the limit"},
 	{Name: EnvPersonCalls, Group: GroupServe, Default: "none",
 		Help: "the `run_python` calls one client may make in a minute (a person with OAuth, else a bearer token), per replica; one more is not run, saying when to try again"},
 	{Name: EnvAllowedHosts, Group: GroupServe, Default: "none",
