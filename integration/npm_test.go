@@ -129,7 +129,7 @@ func TestBridgeWithRealClientAndServers(t *testing.T) {
 		check(3, !r[3].IsError && strings.Contains(r[3].Text, "hello from the host"))
 		check(4, !r[4].IsError && strings.Contains(r[4].Text, "written in Go"))
 		check(5, r[5].Text == "['everything', 'filesystem', 'memory']")
-		check(6, !r[6].IsError && strings.HasPrefix(r[6].Text, "(*, path: 'str', head: 'float' = None, tail: 'float' = None)\n") &&
+		check(6, !r[6].IsError && strings.HasPrefix(r[6].Text, "(*, path: 'str', head: 'float' = None, tail: 'float' = None) -> {\"content\": str}\n") &&
 			strings.Contains(r[6].Text, "\nMCPError filesystem.read_text_file failed: ") && strings.Contains(r[6].Text, "Access denied") &&
 			strings.Contains(r[6].Text, "\nMCPArgumentError get_sum() is missing required argument(s): b"))
 		check(7, r[7].IsError && strings.Contains(r[7].Text, "not configured"))
