@@ -68,7 +68,7 @@ type oauthResult struct {
 }
 
 // TestOAuthPeople: `serve -http` as the resource server of a real
-// identity provider on loopback (zitadel/oidc's example). A client
+// identity provider on loopback (zitadel/oidc's example), on each engine. A client
 // without a token gets the specification's 401 naming the resource
 // metadata, which names the provider; the official TypeScript SDK's
 // client signs in as each of two people with the authorization code
@@ -79,7 +79,7 @@ type oauthResult struct {
 // token and garbage are refused.
 func TestOAuthPeople(t *testing.T) {
 	t.Parallel()
-	onEngine(t, "docker", func(t *testing.T, e testEngine) {
+	forEachEngine(t, func(t *testing.T, e testEngine) {
 		port, err := freePort()
 		if err != nil {
 			t.Fatal(err)
