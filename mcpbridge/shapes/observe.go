@@ -2,7 +2,6 @@ package shapes
 
 import (
 	"encoding/json"
-	"fmt"
 	"regexp"
 	"slices"
 	"strings"
@@ -273,29 +272,8 @@ func (n *Node) objectText(depth int) string {
 		}
 		return "dict[str, " + values.text(depth+1) + "]"
 	}
-	always := func(k string) bool { return n.Keys[k].Seen >= n.Objects }
-	slices.SortFunc(shown, func(a, b string) int {
-		if always(a) != always(b) {
-			if always(a) {
-				return -1
-			}
-			return 1
-		}
-		return strings.Compare(a, b)
-	})
-	var parts []string
-	for i, k := range shown {
-		if i == MaxFields {
-			parts = append(parts, fmt.Sprintf("…: +%d more", len(shown)-MaxFields))
-			break
-		}
-		mark := ""
-		if !always(k) {
-			mark = "?"
-		}
-		parts = append(parts, Key(k)+mark+": "+n.Keys[k].Node.text(depth+1))
-	}
-	return "{" + strings.Join(parts, ", ") + "}"
+	return object(shown, func(k string) bool { return n.Keys[k].Seen >= n.Objects },
+		func(k string) string { return n.Keys[k].Node.text(depth + 1) })
 }
 
 // ValueOf returns the value of a tool's result to observe: its

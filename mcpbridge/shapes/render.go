@@ -330,29 +330,7 @@ func (r *renderer) fields(s map[string]any, depth int) string {
 	for k := range props {
 		keys = append(keys, k)
 	}
-	// Required first, each group sorted: a stable order.
-	slices.SortFunc(keys, func(a, b string) int {
-		if required[a] != required[b] {
-			if required[a] {
-				return -1
-			}
-			return 1
-		}
-		return strings.Compare(a, b)
-	})
-	var parts []string
-	for i, k := range keys {
-		if i == MaxFields {
-			parts = append(parts, fmt.Sprintf("…: +%d more", len(keys)-MaxFields))
-			break
-		}
-		mark := ""
-		if !required[k] {
-			mark = "?"
-		}
-		parts = append(parts, Key(k)+mark+": "+r.node(props[k], depth+1))
-	}
-	return "{" + strings.Join(parts, ", ") + "}"
+	return object(keys, func(k string) bool { return required[k] }, func(k string) string { return r.node(props[k], depth+1) })
 }
 
 // Key renders an object key a server chose: quoted and escaped as JSON,
@@ -459,4 +437,32 @@ func splitUnion(t string) []string {
 		}
 	}
 	return append(parts, t[start:])
+}
+
+// object renders an object of keys: those always there (required, or
+// seen in every result) first, each group sorted, the others marked "?",
+// at most MaxFields shown; value renders a key's value.
+func object(keys []string, always func(string) bool, value func(string) string) string {
+	slices.SortFunc(keys, func(a, b string) int {
+		if always(a) != always(b) {
+			if always(a) {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a, b)
+	})
+	var parts []string
+	for i, k := range keys {
+		if i == MaxFields {
+			parts = append(parts, fmt.Sprintf("…: +%d more", len(keys)-MaxFields))
+			break
+		}
+		mark := ""
+		if !always(k) {
+			mark = "?"
+		}
+		parts = append(parts, Key(k)+mark+": "+value(k))
+	}
+	return "{" + strings.Join(parts, ", ") + "}"
 }
