@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"io"
 	"strings"
+	"time"
 )
 
 // Defaults for the zero values of Spec.
@@ -96,6 +97,10 @@ type Spec struct {
 	// replicas' shared handle key): the orphan clean-up spares it while
 	// it runs, since it ends itself. Zero: no such label.
 	Resumable string
+	// SleepTTL, when set, marks the container as one that may sleep
+	// (engine.Snapshotter) for that long (LabelSleepTTL, in seconds): the
+	// clean-up spares it asleep until then. Zero: no such label.
+	SleepTTL time.Duration
 }
 
 // withDefaults returns s with every zero value replaced by its default.

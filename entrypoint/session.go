@@ -101,6 +101,10 @@ type Options struct {
 	// site.addsitedir (so .pth files work). Its error fails the start.
 	// Zero: nothing.
 	Prepare func(ctx context.Context, spec *engine.Spec) (siteDirs []string, err error)
+	// Sleep, when set, puts a sandbox idle past IdleTimeout to sleep
+	// instead of stopping it (sleep.go): the next call wakes it with its
+	// state. Zero: an idle sandbox stops and its state is gone.
+	Sleep *SleepOptions
 
 	siteDirs []string // what Prepare returned, for the container's start
 }
@@ -168,6 +172,13 @@ type Session struct {
 	resume *resumeRef
 	// leave says Close leaves the sandbox running (Leave).
 	leave bool
+	// ownsSleeper says the sandbox became persistent only to sleep (or
+	// was forked for this session): Close removes it.
+	ownsSleeper bool
+	// asleep is when the sandbox went to sleep (zero: it did not);
+	// woke is how long the last wake took, for the next call's notice.
+	asleep time.Time
+	woke   time.Duration
 
 	discards  sync.WaitGroup // containers being stopped in the background
 	closeOnce sync.Once
@@ -309,6 +320,22 @@ func (s *Session) stopIdle(ctr *container) {
 		return
 	}
 	s.ctr = nil
+	s.mu.Unlock()
+	if s.opts.Sleep != nil {
+		if s.sleepIdle(ctr) {
+			return
+		}
+		// Awake still: it stays, and is looked at again after another
+		// idle period.
+		s.mu.Lock()
+		if !s.closed {
+			s.ctr = ctr
+			s.idle = time.AfterFunc(s.opts.idleTimeout(), func() { s.stopIdle(ctr) })
+		}
+		s.mu.Unlock()
+		return
+	}
+	s.mu.Lock()
 	s.lost = fmt.Sprintf("the sandbox was stopped after %v without calls", s.opts.idleTimeout())
 	resumable := s.resume != nil
 	s.mu.Unlock()
@@ -340,14 +367,28 @@ func (s *Session) ensure(ctx context.Context) (*container, string, error) {
 	pinned, lost, resume := s.pinned, s.lost, s.resume
 	s.mu.Unlock()
 	if resume != nil {
-		ctr, err := resumeContainer(ctx, s.eng, resume, &s.opts, s.log)
-		if err != nil {
+		ctr, took, err := s.resumeOrWake(ctx, resume)
+		switch {
+		case err == nil:
+			s.mu.Lock()
+			s.ctr = ctr
+			if took > 0 {
+				s.woke = took
+			}
+			s.mu.Unlock()
+			return ctr, "", nil
+		case !pinned && s.ownsSleeper:
+			// The session's own sandbox, persistent only to sleep: a
+			// fresh one replaces it, and the call is told why.
+			s.log.Warn("the sleeping sandbox cannot be woken; starting a fresh one", "err", err)
+			s.removeSleeper(resume)
+			s.mu.Lock()
+			s.resume, s.ownsSleeper, s.asleep = nil, false, time.Time{}
+			s.lost = "its sandbox had been put to sleep and could not be woken (" + err.Error() + ")"
+			s.mu.Unlock()
+		default:
 			return nil, "", fmtGone(err)
 		}
-		s.mu.Lock()
-		s.ctr = ctr
-		s.mu.Unlock()
-		return ctr, "", nil
 	}
 	if pinned {
 		return nil, "", fmt.Errorf("%w: %s", ErrPinnedGone, lost)
@@ -552,6 +593,14 @@ func (s *Session) Run(ctx context.Context, call *Call) (*Result, error) {
 		res.StateLost = true
 		res.Notice = "a new sandbox was started and earlier variables, imports and definitions are gone: " + notice
 	}
+	s.mu.Lock()
+	took, since := s.woke, s.asleep
+	s.woke, s.asleep = 0, time.Time{}
+	s.mu.Unlock()
+	if took > 0 && res != nil && notice == "" {
+		res.Woke = took
+		res.Notice = wokeNotice(took, since)
+	}
 	return res, err
 }
 
@@ -671,11 +720,16 @@ func (s *Session) Close() error {
 			s.idle.Stop()
 		}
 		leave := s.leave || s.resume != nil
+		remove := s.ownsSleeper && !s.leave
+		resume := s.resume
 		s.mu.Unlock()
 		if ctr != nil && leave {
 			s.closeErr = ctr.leave()
 		} else if ctr != nil {
 			s.closeErr = ctr.Close()
+		}
+		if remove {
+			s.removeSleeper(resume)
 		}
 		s.discards.Wait()
 	})

@@ -14,6 +14,7 @@ type callArgs struct {
 	servers []string
 	timeout time.Duration
 	session string // the handle of the sandbox to run in ("": none)
+	fork    int    // copies of the sandbox to make after the code ran (0: none)
 }
 
 // parseArgs validates raw run_python arguments: a missing timeout is def,
@@ -64,6 +65,14 @@ func parseArgs(raw json.RawMessage, def, max time.Duration, known func(string) b
 			return callArgs{}, "'session' must be a string: the session handle a run_python result gave"
 		}
 		a.session = strings.TrimSpace(a.session)
+	}
+
+	if f, ok := fields["fork"]; ok && !isNull(f) {
+		var n int64
+		if !isInteger(f) || json.Unmarshal(f, &n) != nil || n < 0 {
+			return callArgs{}, "'fork' must be a whole number: how many copies of the sandbox to make after the code has run"
+		}
+		a.fork = int(min(n, 1<<20))
 	}
 
 	if t, ok := fields["timeout"]; ok && !isNull(t) {

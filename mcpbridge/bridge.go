@@ -43,6 +43,7 @@ type Bridge struct {
 	wheels         *packages.Wheels         // pip's wheel for installs
 	quota          *callQuota               // run_python calls per client and minute
 	handles        *handles                 // the sandboxes behind handles
+	forks          *forker                  // copies sandboxes between calls (run_python's fork)
 	stopSweep      context.CancelFunc       // ends handles.sweep (nil: none)
 	tasks          *tasks.Manager           // the calls that run as tasks (mcpbridge/tasks)
 	closing        chan struct{}            // closed when the bridge closes

@@ -70,13 +70,24 @@ func (hs *handles) mint(ctx context.Context, hc *handleCall) (string, error) {
 	cs.handleKey, cs.handle, cs.sandbox = handleKey(engineName, id), h, handle.Sandbox{Engine: engineName, Ref: id}
 	if hs.opts.Key != "" {
 		// Shared with other replicas: the sandbox outlives this one.
-		if err := cs.session.Persist(ctx, hs.opts.IdleTimeout); err != nil {
+		if err := cs.session.Persist(ctx, hs.persistIdle()); err != nil {
 			return "", fmt.Errorf("making the sandbox resumable: %w", err)
 		}
 	}
 	hs.table.add(cs.handleKey, hc.held)
 	cs.events.log.Info("minted a sandbox handle", "handle", handle.Redact(h), "engine", engineName, "id", shortRef(id))
 	return h, nil
+}
+
+// persistIdle is how long a persistent sandbox waits for a call before
+// it ends itself: the handles' idle timeout, or twice that where idle
+// sandboxes sleep, so that the replica that holds one puts it to sleep
+// first.
+func (hs *handles) persistIdle() time.Duration {
+	if hs.sleeps && hs.opts.IdleTimeout > 0 {
+		return 2 * hs.opts.IdleTimeout
+	}
+	return hs.opts.IdleTimeout
 }
 
 // heldByHandle returns the sandbox handle h names, for a client with

@@ -41,6 +41,7 @@ type handles struct {
 	opts       HandleOptions
 	maxTimeout time.Duration       // Options.MaxTimeout: how long a waiting call may wait
 	outputMode string              // Options.OutputMode, of the results it answers with
+	sleeps     bool                // idle sandboxes sleep (Options.Session.Sleep)
 	servers    *servers.Set        // the configured servers a resumed sandbox may have loaded
 	requests   *httpserve.Requests // the HTTP requests in flight, for their calls
 	log        *slog.Logger
@@ -158,14 +159,14 @@ func (t *handleTable) resumed(state string) (*clientSession, *live.Pending, *liv
 
 // detached returns, and forgets (without a tombstone: a later call
 // resumes it again), the held sandboxes this replica let go when idle
-// and that no call uses; their queues are claimed, and they are marked
+// (not those asleep, which the next call wakes) and that no call uses; their queues are claimed, and they are marked
 // dropped for a call that found them just before.
 func (t *handleTable) detached() []*heldSandbox {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	var out []*heldSandbox
 	for k, h := range t.held {
-		if h.cs.session.Ready() || !h.cs.queue.Claim() {
+		if h.cs.session.Ready() || h.cs.session.Asleep() || !h.cs.queue.Claim() {
 			continue
 		}
 		h.cs.dropped.Store(true)

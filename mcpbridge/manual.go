@@ -18,8 +18,8 @@ Discover before calling: from mcp import runtime; print(runtime.discovered_serve
 
 const serverInstructions = "Use run_python for computation and for every MCP tool: discover servers and tools from inside the code, then call them there."
 
-func runPythonTool(def, max time.Duration) *mcp.Tool {
-	return &mcp.Tool{
+func runPythonTool(def, max time.Duration, forks int) *mcp.Tool {
+	t := &mcp.Tool{
 		Name:        "run_python",
 		Description: runPythonDescription,
 		InputSchema: map[string]any{
@@ -39,6 +39,13 @@ func runPythonTool(def, max time.Duration) *mcp.Tool {
 			"required": []string{"code"},
 		},
 	}
+	if forks > 0 {
+		// Only where sandboxes fork (MCP_BRIDGE_SNAPSHOTS).
+		props := t.InputSchema.(map[string]any)["properties"].(map[string]any)
+		props["fork"] = map[string]any{"type": "integer", "minimum": 1, "maximum": forks,
+			"description": "After the code, copy the sandbox this many times; each copy's handle comes back"}
+	}
+	return t
 }
 
 func capabilitiesResource() *mcp.Resource {

@@ -76,6 +76,10 @@ type Options struct {
 	// person with OAuth, else a bearer token) makes in a minute, on this
 	// replica (MCP_BRIDGE_PERSON_CALLS_PER_MINUTE). Zero: no bound.
 	PersonCallsPerMinute int
+	// MaxForks bounds the copies one run_python call's fork makes, which
+	// needs Session.Sleep (MCP_BRIDGE_SNAPSHOTS, MCP_BRIDGE_MAX_FORKS).
+	// Zero: 4.
+	MaxForks int
 	// OutputBudget bounds the output a result's text and structured
 	// content carry, in bytes: past it each stream keeps its head and
 	// tail, and the whole output stays readable as a resource of the

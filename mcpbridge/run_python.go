@@ -44,6 +44,13 @@ func (b *Bridge) runPython(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 		finish(res, 0)
 		return res, nil
 	}
+	if args.fork > 0 {
+		if problem := b.forks.problem(req, args.fork); problem != "" {
+			res := render.NotRun(problem).Result(mode)
+			finish(res, 0)
+			return res, nil
+		}
+	}
 	if over := b.quota.take(req.Extra); over != "" {
 		res := render.NotRun(over).Result(mode)
 		finish(res, 0)
@@ -194,6 +201,16 @@ func (b *Bridge) execute(ctx context.Context, req *mcp.CallToolRequest, cs *clie
 	if t != nil && errors.Is(err, entrypoint.ErrSandboxDied) {
 		t.Lost("the task's sandbox was lost: " + err.Error())
 	}
+	var forks []string
+	if args.fork > 0 && err == nil && res != nil {
+		if res.Status != entrypoint.StatusSuccess {
+			res.Notes = append(res.Notes, "the sandbox was not forked: the code did not end successfully")
+		} else if forks, err = b.forks.fork(ctx, req, cs, args.fork); err != nil {
+			log.Warn("forking the sandbox", "err", err)
+			res.Notes = append(res.Notes, "the sandbox was not forked: "+err.Error())
+			err = nil
+		}
+	}
 	b.metrics.output(res)
 	outBytes := 0
 	if res != nil {
@@ -218,7 +235,11 @@ func (b *Bridge) execute(ctx context.Context, req *mcp.CallToolRequest, cs *clie
 		}
 		return cs.outputs.Keep(whole)
 	})
-	return out.Result(mode), outBytes
+	result := out.Result(mode)
+	if len(forks) > 0 {
+		render.SetForks(result, forks)
+	}
+	return result, outBytes
 }
 
 // waitBusy runs call again, backing off from 20 ms to 500 ms, while the

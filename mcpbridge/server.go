@@ -51,7 +51,7 @@ func New(eng engine.Engine, opts *Options) *Bridge {
 	}
 	b.handles = &handles{
 		table: newHandleTable(), keys: keys, files: &sandboxfile.Keeper{Owner: o.Session.Spec.User, Keys: keys},
-		opts: o.Handles, maxTimeout: o.MaxTimeout, outputMode: o.OutputMode,
+		opts: o.Handles, maxTimeout: o.MaxTimeout, outputMode: o.OutputMode, sleeps: o.Session.Sleep != nil,
 		servers: b.servers, requests: &b.requests, log: b.log,
 		fresh: func() *clientSession {
 			if cs := b.pool.take(); cs != nil {
@@ -68,6 +68,7 @@ func New(eng engine.Engine, opts *Options) *Bridge {
 			})
 		},
 	}
+	b.forks = &forker{max: maxForks(&o), hs: b.handles, eng: eng, build: b.buildClientSession}
 	b.tasks = b.newTasks(keys)
 	if o.Handles.Key != "" {
 		// Replicas share the key: every sandbox may come to be behind a
@@ -107,7 +108,7 @@ func New(eng engine.Engine, opts *Options) *Bridge {
 		GetSessionID: sessionIDs(o.Replica),
 		Capabilities: capabilities(o.Tasks.Offered()),
 	})
-	b.server.AddTool(runPythonTool(o.DefaultTimeout, o.MaxTimeout), b.runPython)
+	b.server.AddTool(runPythonTool(o.DefaultTimeout, o.MaxTimeout, b.forks.max), b.runPython)
 	b.tasks.Register(b.server)
 	b.server.AddResource(capabilitiesResource(), b.readCapabilities)
 	b.server.AddResourceTemplate(render.OutputTemplate(), b.readOutput)

@@ -77,6 +77,32 @@ func (d *doctor) checkOneEngine(ctx context.Context, cfg *config.Config) {
 	}
 	d.report(runtimeResult(info, spec.OCIRuntime, probe))
 	d.checkLane(ctx, cfg, eng)
+	d.checkSnapshots(ctx, cfg, eng)
+}
+
+// checkSnapshots says whether sessions can sleep, wake and fork on the
+// engine: a failure when MCP_BRIDGE_SNAPSHOTS asks for it and the engine
+// cannot, else, for sandboxes under gVisor, what the engine could do.
+func (d *doctor) checkSnapshots(ctx context.Context, cfg *config.Config, eng engine.Engine) {
+	on := cfg.Bridge.Session.Sleep != nil
+	if !on && !engine.IsGVisor(cfg.Session.Spec.OCIRuntime) {
+		return // only gVisor's sandboxes could: nothing to say
+	}
+	began := time.Now()
+	why := engine.CanSnapshot(ctx, eng)
+	r := checkResult{Check: "snapshots", Status: statusOK, DurationMS: sinceMS(began)}
+	switch {
+	case on && why != "":
+		r.Status, r.Detail = statusFail, why
+		r.Hint = "unset " + config.EnvSnapshots + ", or run Docker with gVisor in experimental mode (scripts/provision)"
+	case on:
+		r.Detail = "idle sessions sleep and wake with their state, and run_python forks (" + config.EnvSnapshots + "=1)"
+	case why != "":
+		r.Status, r.Detail = statusSkip, "off ("+config.EnvSnapshots+"); this engine could not: "+why
+	default:
+		r.Status, r.Detail = statusSkip, "off; this engine can: set "+config.EnvSnapshots+"=1 for sessions that sleep, wake and fork"
+	}
+	d.report(r)
 }
 
 // engineCheck connects to the engine and describes it.

@@ -7,10 +7,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/cmd/mcp-server-code-execution-mode/config"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/entrypoint"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge"
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/mcpbridge/audit"
@@ -69,6 +71,17 @@ func newBridge(cfg *config.Config, log *slog.Logger, adjust func(*mcpbridge.Opti
 		}
 	}
 	eng := newEngine(cfg, log)
+	if cfg.Bridge.Session.Sleep != nil {
+		sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		why := engine.CanSnapshot(sctx, eng)
+		cancel()
+		if why != "" {
+			eng.Close()
+			auditLog.Close()
+			lanes.Close()
+			return nil, nil, fmt.Errorf("%s=1: %s", config.EnvSnapshots, why)
+		}
+	}
 	opts := cfg.Bridge
 	opts.Session.Lanes = lanes
 	opts.EgressCA = ca

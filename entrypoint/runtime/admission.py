@@ -172,6 +172,12 @@ class Admission:
             self.call = None
             self.last_call = time.time()
 
+    def touch(self):
+        """Starts the idle time again, as a call's end does: the sandbox
+        was asleep (checkpointed and restored), which is no idle time."""
+        with self.lock:
+            self.last_call = time.time()
+
     def idle(self, seconds):
         """Reports whether no call has run for seconds (never, when 0)."""
         with self.lock:

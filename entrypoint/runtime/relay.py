@@ -22,6 +22,9 @@ SOCKET = "\0mcp-runtime"
 # EXIT_IDLE is the exit status of a persistent sandbox that ended itself
 # after its idle timeout without a call.
 EXIT_IDLE = 75
+# FROZEN_S is how late the idle watcher's one-second tick must come for
+# the watcher to take the sandbox for one that was asleep.
+FROZEN_S = 5
 
 
 class Host:
@@ -126,9 +129,18 @@ class Relay:
             self.interrupt(call)
 
     def idle_watch(self):
-        """Ends the runtime once it has waited idle_s for a call."""
+        """Ends the runtime once it has waited idle_s for a call. A tick
+        that comes FROZEN_S late or more means the sandbox was asleep
+        (checkpointed, then restored): its clocks jumped by the sleep,
+        which does not count as idle time, so the wait starts again."""
+        last = time.time()
         while True:
             time.sleep(1)
+            now = time.time()
+            if now - last >= FROZEN_S:
+                channel.log("woken after %.0fs asleep; the idle time starts again" % (now - last))
+                self.admission.touch()
+            last = now
             if self.admission.idle(self.idle_s):
                 channel.log("no call for %gs; ending the sandbox" % self.idle_s)
                 os._exit(EXIT_IDLE)

@@ -52,6 +52,9 @@ type payload struct {
 	// Session is the handle of the sandbox the call started, in the
 	// result that mints it (protocol 2026-07-28 over HTTP).
 	Session string `json:"session,omitempty"`
+	// Forks are the handles of the sandboxes the call forked its own
+	// into (run_python's fork), one each.
+	Forks []string `json:"forks,omitempty"`
 }
 
 // An Outcome is everything a run_python result is rendered from.
@@ -268,6 +271,27 @@ func SetSession(res *mcp.CallToolResult, h string) {
 		p.Session = h
 		res.StructuredContent = p
 	}
+}
+
+// SetForks records in res the handles of the forks its call made, in
+// its structured content and one line of text before the rest.
+func SetForks(res *mcp.CallToolResult, handles []string) {
+	switch p := res.StructuredContent.(type) {
+	case payload:
+		p.Forks = handles
+		res.StructuredContent = p
+	case toonPayload:
+		p.Forks = handles
+		res.StructuredContent = p
+	}
+	line := "forks: " + strings.Join(handles, " ") + ` (pass one as "session" to continue in that copy of this sandbox)`
+	if len(res.Content) > 0 {
+		if t, ok := res.Content[0].(*mcp.TextContent); ok {
+			t.Text = line + "\n" + t.Text
+			return
+		}
+	}
+	res.Content = append([]mcp.Content{&mcp.TextContent{Text: line}}, res.Content...)
 }
 
 // The text of MCP_BRIDGE_OUTPUT_MODE=toon: the result's payload in TOON

@@ -3,6 +3,7 @@ package lifecycle
 import (
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine"
 )
@@ -35,6 +36,9 @@ func Labels(s engine.Spec, o Owner) map[string]string {
 	l[engine.LabelSession] = s.Session
 	if s.Resumable != "" {
 		l[engine.LabelResumable] = s.Resumable
+	}
+	if s.SleepTTL > 0 {
+		l[engine.LabelSleepTTL] = strconv.FormatInt(int64(s.SleepTTL/time.Second), 10)
 	}
 	return l
 }

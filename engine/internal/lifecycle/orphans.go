@@ -2,6 +2,7 @@ package lifecycle
 
 import (
 	"context"
+	"time"
 
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine"
 )
@@ -43,16 +44,18 @@ func (e *Engine) removeOrphanedContainers(ctx context.Context) {
 }
 
 // listOrphanable lists the containers of every bridge process but the
-// resumable ones that run: those outlive their process on purpose, for
-// another bridge to resume, and end themselves when idle.
+// resumable ones that run and those that sleep, until their sleep's time
+// is up: those outlive their process on purpose, for another bridge to
+// resume, and end themselves when idle.
 func (e *Engine) listOrphanable(ctx context.Context) ([]engine.SandboxInfo, error) {
 	all, err := e.api.List(ctx)
 	if err != nil {
 		return nil, err
 	}
+	asleep := e.asleep(ctx, time.Now())
 	out := all[:0]
 	for _, c := range all {
-		if c.Labels[engine.LabelResumable] != "" && c.State == "running" {
+		if c.Labels[engine.LabelResumable] != "" && c.State == "running" || asleep[c.ID] {
 			continue
 		}
 		out = append(out, c)

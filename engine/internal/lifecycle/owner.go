@@ -121,3 +121,6 @@ func processStart(pid int) string {
 	}
 	return f[19]
 }
+
+// OwnerLabels returns the labels that name o as a container's owner.
+func OwnerLabels(o Owner) map[string]string { return o.labels() }

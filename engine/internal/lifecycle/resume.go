@@ -153,8 +153,9 @@ func (e *Engine) SweepExited(ctx context.Context, keyID string) (int, error) {
 		return 0, err
 	}
 	removed := 0
+	asleep := e.asleep(ctx, time.Now())
 	for _, c := range all {
-		if keyID == "" || c.Labels[engine.LabelResumable] != keyID || !ended(c.State) {
+		if keyID == "" || c.Labels[engine.LabelResumable] != keyID || !ended(c.State) || asleep[c.ID] {
 			continue
 		}
 		if err := e.api.Remove(ctx, c.ID); err != nil {

@@ -1,0 +1,350 @@
+package docker
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"io/fs"
+	"maps"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	cerrdefs "github.com/containerd/errdefs"
+	"github.com/docker/docker/api/types/checkpoint"
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/filters"
+	"github.com/docker/docker/api/types/system"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine/internal/lifecycle"
+)
+
+// A checkpointAPI is the part of the Docker client that checkpoints
+// containers (the daemon's experimental API).
+type checkpointAPI interface {
+	Info(ctx context.Context) (system.Info, error)
+	CheckpointCreate(ctx context.Context, id string, opts checkpoint.CreateOptions) error
+	CheckpointDelete(ctx context.Context, id string, opts checkpoint.DeleteOptions) error
+	CheckpointList(ctx context.Context, id string, opts checkpoint.ListOptions) ([]checkpoint.Summary, error)
+	DaemonHost() string
+}
+
+// checkpoints returns the client's checkpoint API, or why there is none.
+func (d *Docker) checkpoints(ctx context.Context) (checkpointAPI, system.Info, error) {
+	c, ok := d.api.(checkpointAPI)
+	if !ok {
+		return nil, system.Info{}, fmt.Errorf("%w: docker: this client cannot checkpoint", engine.ErrNoSnapshots)
+	}
+	info, err := c.Info(ctx)
+	if err != nil {
+		return nil, system.Info{}, fmt.Errorf("asking the daemon for its settings: %w", err)
+	}
+	if !info.ExperimentalBuild {
+		return nil, info, fmt.Errorf("%w: docker at %s is not in experimental mode, which its checkpoints need (\"experimental\": true in /etc/docker/daemon.json, then restart dockerd; scripts/provision does it)",
+			engine.ErrNoSnapshots, d.e.Addr)
+	}
+	if !hasGVisor(info) {
+		return nil, info, fmt.Errorf("%w: docker at %s has no gVisor runtime (runsc), the one whose checkpoints work here; register a current runsc in /etc/docker/daemon.json (scripts/provision --kubernetes builds one)",
+			engine.ErrNoSnapshots, d.e.Addr)
+	}
+	return c, info, nil
+}
+
+func hasGVisor(info system.Info) bool {
+	for name := range info.Runtimes {
+		if engine.IsGVisor(name) {
+			return true
+		}
+	}
+	return false
+}
+
+// CanSnapshot implements engine.Snapshotter.
+func (d *Docker) CanSnapshot(ctx context.Context) string {
+	if _, _, err := d.checkpoints(ctx); err != nil {
+		return err.Error()
+	}
+	return ""
+}
+
+// gVisorSandbox inspects the bridge's sandbox ref and checks that it runs
+// under gVisor.
+func (d *Docker) gVisorSandbox(ctx context.Context, engineName, ref string) (container.InspectResponse, error) {
+	if engineName != "" {
+		return container.InspectResponse{}, fmt.Errorf("%w: %q names an engine, and this bridge has one, unnamed", engine.ErrOtherEngine, engineName)
+	}
+	c, err := d.api.ContainerInspect(ctx, ref)
+	if cerrdefs.IsNotFound(err) {
+		return c, fmt.Errorf("%w: container %s does not exist (it was removed)", engine.ErrNoSandbox, lifecycle.ShortID(ref))
+	}
+	if err != nil {
+		return c, fmt.Errorf("inspecting container %s: %w", lifecycle.ShortID(ref), err)
+	}
+	if c.ContainerJSONBase == nil || c.Config == nil || c.HostConfig == nil || c.State == nil {
+		return c, fmt.Errorf("inspecting container %s: the daemon's answer is incomplete", lifecycle.ShortID(ref))
+	}
+	if c.Config.Labels[engine.LabelBridge] != "1" {
+		return c, fmt.Errorf("%w: container %s is not a sandbox of this bridge", engine.ErrNoSandbox, lifecycle.ShortID(ref))
+	}
+	if !engine.IsGVisor(c.HostConfig.Runtime) {
+		rt := cmpOr(c.HostConfig.Runtime, "the default runtime (runc)")
+		return c, fmt.Errorf("%w: docker: sandbox %s runs under %s; Docker's checkpoints work here under gVisor only (MCP_BRIDGE_OCI_RUNTIME=runsc)",
+			engine.ErrNoSnapshots, lifecycle.ShortID(ref), rt)
+	}
+	return c, nil
+}
+
+func cmpOr(s, or string) string {
+	if s == "" {
+		return or
+	}
+	return s
+}
+
+// Sleep implements engine.Snapshotter.
+func (d *Docker) Sleep(ctx context.Context, engineName, ref string) (engine.Sleep, error) {
+	cp, info, err := d.checkpoints(ctx)
+	if err != nil {
+		return engine.Sleep{}, err
+	}
+	c, err := d.gVisorSandbox(ctx, engineName, ref)
+	if err != nil {
+		return engine.Sleep{}, err
+	}
+	if !c.State.Running {
+		return engine.Sleep{}, &engine.ExitedError{Code: c.State.ExitCode}
+	}
+	// A checkpoint of that name left by a failed wake is replaced.
+	_ = cp.CheckpointDelete(ctx, c.ID, checkpoint.DeleteOptions{CheckpointID: engine.SleepCheckpoint})
+	t0 := time.Now()
+	if err := cp.CheckpointCreate(ctx, c.ID, checkpoint.CreateOptions{CheckpointID: engine.SleepCheckpoint, Exit: true}); err != nil {
+		return engine.Sleep{}, fmt.Errorf("checkpointing sandbox %s: %w", lifecycle.ShortID(c.ID), err)
+	}
+	return engine.Sleep{Took: time.Since(t0), Bytes: checkpointBytes(info, c.ID, engine.SleepCheckpoint)}, nil
+}
+
+// Wake implements engine.Snapshotter.
+func (d *Docker) Wake(ctx context.Context, engineName, ref string) (bool, error) {
+	cp, _, err := d.checkpoints(ctx)
+	if err != nil {
+		return false, err
+	}
+	c, err := d.gVisorSandbox(ctx, engineName, ref)
+	if err != nil {
+		return false, err
+	}
+	if c.State.Running {
+		return false, nil
+	}
+	list, err := cp.CheckpointList(ctx, c.ID, checkpoint.ListOptions{})
+	if err != nil {
+		return false, fmt.Errorf("listing the checkpoints of sandbox %s: %w", lifecycle.ShortID(c.ID), err)
+	}
+	if !hasCheckpoint(list, engine.SleepCheckpoint) {
+		return false, fmt.Errorf("%w: sandbox %s stopped (exit code %d) and has no checkpoint to wake from", engine.ErrNoCheckpoint, lifecycle.ShortID(c.ID), c.State.ExitCode)
+	}
+	if err := d.api.ContainerStart(ctx, c.ID, container.StartOptions{CheckpointID: engine.SleepCheckpoint}); err != nil {
+		// Another replica may have woken it meanwhile: then it runs.
+		if now, ierr := d.api.ContainerInspect(ctx, c.ID); ierr == nil && now.State != nil && now.State.Running {
+			return false, nil
+		}
+		return false, fmt.Errorf("restoring sandbox %s from its checkpoint: %w", lifecycle.ShortID(c.ID), err)
+	}
+	dctx, cancel := lifecycle.CleanupContext(lifecycle.CleanupTimeout)
+	defer cancel()
+	if err := cp.CheckpointDelete(dctx, c.ID, checkpoint.DeleteOptions{CheckpointID: engine.SleepCheckpoint}); err != nil && !cerrdefs.IsNotFound(err) {
+		d.e.Log.Warn("removing a woken sandbox's checkpoint", "id", lifecycle.ShortID(c.ID), "err", err)
+	}
+	return true, nil
+}
+
+func hasCheckpoint(list []checkpoint.Summary, name string) bool {
+	for _, c := range list {
+		if c.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// checkpointsDir is where the daemon keeps the checkpoints of container
+// id; "" when its data root is not on this host.
+func checkpointsDir(info system.Info, id string) string {
+	if info.DockerRootDir == "" || !filepath.IsAbs(info.DockerRootDir) {
+		return ""
+	}
+	dir := filepath.Join(info.DockerRootDir, "containers", id)
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return ""
+	}
+	return filepath.Join(dir, "checkpoints")
+}
+
+// checkpointBytes returns the size of checkpoint name of container id,
+// -1 when the daemon's data root is not on this host.
+func checkpointBytes(info system.Info, id, name string) int64 {
+	dir := checkpointsDir(info, id)
+	if dir == "" {
+		return -1
+	}
+	var n int64
+	err := filepath.WalkDir(filepath.Join(dir, name), func(_ string, e fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if fi, err := e.Info(); err == nil && fi.Mode().IsRegular() {
+			n += fi.Size()
+		}
+		return nil
+	})
+	if err != nil {
+		return -1
+	}
+	return n
+}
+
+// Fork implements engine.Snapshotter: a checkpoint of ref, taken while it
+// runs on, linked into the checkpoints directory of each new container
+// (so the daemon's data root must be on this host, and writable: root on
+// a local engine) and restored there. Each copy carries a file of its own,
+// so that the daemon, which uploads a checkpoint to containerd by its
+// digest, restores them side by side.
+func (d *Docker) Fork(ctx context.Context, engineName, ref string, n int, labels map[string]string) (ids []string, err error) {
+	if n < 1 {
+		return nil, fmt.Errorf("forking a sandbox: %d forks asked", n)
+	}
+	cp, info, err := d.checkpoints(ctx)
+	if err != nil {
+		return nil, err
+	}
+	parent, err := d.gVisorSandbox(ctx, engineName, ref)
+	if err != nil {
+		return nil, err
+	}
+	if !parent.State.Running {
+		return nil, &engine.ExitedError{Code: parent.State.ExitCode}
+	}
+	if !strings.HasPrefix(cp.DaemonHost(), "unix://") || checkpointsDir(info, parent.ID) == "" {
+		return nil, fmt.Errorf("%w: docker at %s: a fork copies a checkpoint into another container's directory under the daemon's data root (%s), which is not on this host: forks need a local engine and root",
+			engine.ErrNoSnapshots, d.e.Addr, info.DockerRootDir)
+	}
+	name := "mcp-fork-" + randomHex(6)
+	if err := cp.CheckpointCreate(ctx, parent.ID, checkpoint.CreateOptions{CheckpointID: name}); err != nil {
+		return nil, fmt.Errorf("checkpointing sandbox %s: %w", lifecycle.ShortID(parent.ID), err)
+	}
+	defer func() {
+		dctx, cancel := lifecycle.CleanupContext(lifecycle.CleanupTimeout)
+		defer cancel()
+		_ = cp.CheckpointDelete(dctx, parent.ID, checkpoint.DeleteOptions{CheckpointID: name})
+		if err != nil {
+			for _, id := range ids {
+				_ = d.Remove(dctx, id)
+			}
+			ids = nil
+		}
+	}()
+	src := filepath.Join(checkpointsDir(info, parent.ID), name)
+	cfg, host := *parent.Config, *parent.HostConfig
+	cfg.Labels = maps.Clone(parent.Config.Labels)
+	maps.Copy(cfg.Labels, lifecycle.OwnerLabels(d.e.Owner))
+	maps.Copy(cfg.Labels, labels)
+	for i := range n {
+		created, err := d.api.ContainerCreate(ctx, &cfg, &host, nil, nil, "")
+		if err != nil {
+			return ids, fmt.Errorf("creating fork %d: %w", i+1, err)
+		}
+		ids = append(ids, created.ID)
+		if err := linkCheckpoint(src, filepath.Join(checkpointsDir(info, created.ID), name), i); err != nil {
+			return ids, fmt.Errorf("copying the checkpoint into fork %d: %w", i+1, err)
+		}
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	for i, id := range ids {
+		g.Go(func() error {
+			if err := d.api.ContainerStart(gctx, id, container.StartOptions{CheckpointID: name}); err != nil {
+				return fmt.Errorf("restoring fork %d: %w", i+1, err)
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return ids, err
+	}
+	for _, id := range ids {
+		_ = cp.CheckpointDelete(ctx, id, checkpoint.DeleteOptions{CheckpointID: name})
+	}
+	return ids, nil
+}
+
+// linkCheckpoint makes dst a copy of the checkpoint directory src: its
+// files hard-linked (the daemon only reads them), and a file naming the
+// fork, which makes each copy's content its own.
+func linkCheckpoint(src, dst string, fork int) error {
+	if err := os.MkdirAll(dst, 0o700); err != nil {
+		return err
+	}
+	entries, err := os.ReadDir(src)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if !e.Type().IsRegular() {
+			continue
+		}
+		from, to := filepath.Join(src, e.Name()), filepath.Join(dst, e.Name())
+		if err := os.Link(from, to); err != nil {
+			if err := copyFile(from, to); err != nil {
+				return err
+			}
+		}
+	}
+	return os.WriteFile(filepath.Join(dst, "mcp-fork"), []byte(strconv.Itoa(fork)+"\n"), 0o600)
+}
+
+func copyFile(from, to string) error {
+	b, err := os.ReadFile(from)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(to, b, 0o600)
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// Sleeping implements engine.Snapshotter: the bridge's stopped sandboxes
+// that keep a sleep checkpoint.
+func (d *Docker) Sleeping(ctx context.Context) ([]engine.Sleeping, error) {
+	cp, info, err := d.checkpoints(ctx)
+	if err != nil {
+		return nil, err
+	}
+	list, err := d.api.ContainerList(ctx, container.ListOptions{All: true, Filters: filters.NewArgs(
+		filters.Arg("label", engine.LabelBridge+"=1"), filters.Arg("label", engine.LabelSleepTTL), filters.Arg("status", "exited"))})
+	if err != nil {
+		return nil, fmt.Errorf("listing sandboxes: %w", err)
+	}
+	var out []engine.Sleeping
+	for _, c := range list {
+		cps, err := cp.CheckpointList(ctx, c.ID, checkpoint.ListOptions{})
+		if err != nil || !hasCheckpoint(cps, engine.SleepCheckpoint) {
+			continue
+		}
+		s := engine.Sleeping{ID: c.ID, Labels: c.Labels, Bytes: checkpointBytes(info, c.ID, engine.SleepCheckpoint)}
+		if in, err := d.api.ContainerInspect(ctx, c.ID); err == nil && in.State != nil {
+			s.Since, _ = time.Parse(time.RFC3339Nano, in.State.FinishedAt)
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+var _ engine.Snapshotter = (*Docker)(nil)

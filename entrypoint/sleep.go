@@ -1,0 +1,162 @@
+package entrypoint
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine"
+)
+
+// SleepOptions make an idle sandbox sleep instead of stopping: its
+// memory is checkpointed to the engine's disk (engine.Snapshotter) and
+// its container stopped, and the next call restores it with its state.
+type SleepOptions struct {
+	// MaxBytes bounds the memory of a sandbox that sleeps, judged from
+	// the engine's reading before the checkpoint is taken: a larger one
+	// stays awake (the log says why). Zero: no bound.
+	MaxBytes int64
+	// Removed, when set, is called for a sleeping sandbox whose session
+	// ends (Close), after its container is removed.
+	Removed func(id string)
+}
+
+// sleepTimeout bounds a checkpoint or a restore.
+const sleepTimeout = 2 * time.Minute
+
+// sleepIdle puts ctr, the session's idle sandbox, to sleep; it reports
+// false when the sandbox was left as it was (too large, or the engine
+// failed), awake, for stopIdle's usual course or another idle period.
+// The caller holds the session (sem) and has taken ctr from s.ctr.
+func (s *Session) sleepIdle(ctr *container) (slept bool) {
+	ctx, cancel := context.WithTimeout(context.Background(), sleepTimeout)
+	defer cancel()
+	sl := s.opts.Sleep
+	id, engineName := ctr.sb.ID(), placedOn(ctr.sb)
+	if sl.MaxBytes > 0 && engine.MayBe[engine.MemoryReader](s.eng) {
+		used, err := engine.SandboxMemory(ctx, s.eng, engineName, id)
+		if err == nil && used > sl.MaxBytes {
+			s.log.Info("not putting the idle sandbox to sleep: its memory is over MCP_BRIDGE_SNAPSHOT_MAX; it stays awake",
+				"memory", used, "max", sl.MaxBytes, "id", shortID(id))
+			return false
+		}
+	}
+	s.mu.Lock()
+	resume := s.resume
+	s.mu.Unlock()
+	if resume == nil {
+		// The runtime outlives its streams from now on, and never ends
+		// itself: the bridge puts it to sleep, or removes it.
+		if err := ctr.send(persistFrame{T: framePersist, IdleMS: 0}); err != nil {
+			s.log.Warn("making the idle sandbox persistent, to put it to sleep", "err", err)
+			return false
+		}
+		resume = &resumeRef{engine: engineName, ref: id}
+	}
+	_ = ctr.leave()
+	s.mu.Lock()
+	if s.resume == nil {
+		s.resume, s.ownsSleeper = resume, true
+	}
+	s.mu.Unlock()
+	slept0 := time.Now()
+	info, err := engine.SleepSandbox(ctx, s.eng, resume.engine, resume.ref)
+	if err != nil {
+		// It runs on, persistent: the next call attaches to it again.
+		s.log.Warn("putting the idle sandbox to sleep failed; it stays awake", "id", shortID(id), "err", err)
+		return true
+	}
+	s.mu.Lock()
+	s.asleep = time.Now()
+	s.mu.Unlock()
+	s.log.Info("the idle sandbox is asleep", "id", shortID(id), "took", time.Since(slept0).Round(time.Millisecond), "bytes", info.Bytes)
+	return true
+}
+
+// wake restores the sleeping sandbox r when it does not run, and
+// returns how long that took (0: it ran, or another bridge woke it).
+func wake(ctx context.Context, eng engine.Engine, r *resumeRef) (time.Duration, error) {
+	t0 := time.Now()
+	woke, err := engine.WakeSandbox(ctx, eng, r.engine, r.ref)
+	if err != nil {
+		return 0, err
+	}
+	if !woke {
+		return 0, nil
+	}
+	return time.Since(t0), nil
+}
+
+// resumeOrWake attaches to the persistent sandbox r; one that stopped
+// asleep is woken first, when the session's sandboxes sleep. It returns
+// how long the wake took (0: none).
+func (s *Session) resumeOrWake(ctx context.Context, r *resumeRef) (*container, time.Duration, error) {
+	ctr, err := resumeContainer(ctx, s.eng, r, &s.opts, s.log)
+	if err == nil || s.opts.Sleep == nil || !errors.Is(err, engine.ErrSandboxExited) {
+		return ctr, 0, err
+	}
+	took, werr := wake(ctx, s.eng, r)
+	if werr != nil {
+		if errors.Is(werr, engine.ErrNoCheckpoint) {
+			return nil, 0, fmt.Errorf("%w: it was asleep and its checkpoint is gone (%v)", ErrPinnedGone, werr)
+		}
+		return nil, 0, fmt.Errorf("waking the sleeping sandbox: %w", werr)
+	}
+	ctr, err = resumeContainer(ctx, s.eng, r, &s.opts, s.log)
+	if err != nil {
+		return nil, 0, err
+	}
+	if took > 0 {
+		s.log.Info("woke the sleeping sandbox", "id", shortID(r.ref), "took", took.Round(time.Millisecond))
+	}
+	return ctr, took, nil
+}
+
+// wokeNotice is the notice of a call that woke its sandbox.
+func wokeNotice(took time.Duration, since time.Time) string {
+	idle := ""
+	if !since.IsZero() {
+		idle = fmt.Sprintf(" for %v", time.Since(since).Round(time.Second))
+	}
+	return fmt.Sprintf("the sandbox was asleep%s (checkpointed to disk) and was woken in %.2f s: its variables, imports and files are as they were; connections it had open are closed",
+		idle, took.Seconds())
+}
+
+func shortID(id string) string {
+	if len(id) > 12 {
+		return id[:12]
+	}
+	return id
+}
+
+// removeSleeper removes the sandbox r, made persistent to sleep (or
+// forked) for a session that ends, asleep or awake.
+func (s *Session) removeSleeper(r *resumeRef) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := engine.RemoveSandbox(ctx, s.eng, r.engine, r.ref); err != nil {
+		s.log.Warn("removing the session's sandbox", "id", shortID(r.ref), "err", err)
+		return
+	}
+	if s.opts.Sleep != nil && s.opts.Sleep.Removed != nil {
+		s.opts.Sleep.Removed(r.ref)
+	}
+}
+
+// Adopt returns a pinned Session on the persistent sandbox ref, as
+// Resume does, that removes it when it ends (Close): a fork made for
+// this bridge's client.
+func Adopt(eng engine.Engine, engineName, ref string, opts *Options) *Session {
+	s := Resume(eng, engineName, ref, opts)
+	s.ownsSleeper = true
+	return s
+}
+
+// Asleep reports whether the session's sandbox sleeps: the next call
+// wakes it.
+func (s *Session) Asleep() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return !s.asleep.IsZero() && s.ctr == nil
+}
