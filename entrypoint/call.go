@@ -75,9 +75,6 @@ type Result struct {
 	// says why.
 	StateLost bool
 	Notice    string
-	// Woke is how long waking the sandbox from its sleep took before the
-	// call ran (zero: it was awake); Notice then says so.
-	Woke time.Duration
 	// Images are the images the code showed (display, matplotlib), in
 	// order, within Options.MaxImages and MaxImageBytes.
 	Images []Image

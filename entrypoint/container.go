@@ -40,6 +40,8 @@ type container struct {
 	// (Unix seconds; 0 when unknown): for a resumed sandbox, the time of
 	// another bridge's call.
 	lastCall float64
+	// busy is what its ready frame said: another host's call ran in it.
+	busy bool
 
 	wmu sync.Mutex // serializes frames to the sandbox
 	// dmu serializes the dispatch of frames read from the stream and
@@ -149,7 +151,7 @@ func (ctr *container) awaitReady(ctx context.Context, ready <-chan frame, opts *
 			ctr.fault(fmt.Errorf("%w: runtime speaks protocol %d, want %d", errProtocol, f.Protocol, protocolVersion))
 			return nil, ctr.closeWith(ctr.err)
 		}
-		ctr.python, ctr.version, ctr.lastCall = f.Python, f.Runtime, f.LastCall
+		ctr.python, ctr.version, ctr.lastCall, ctr.busy = f.Python, f.Runtime, f.LastCall, f.Busy
 		if ctr.egress != nil {
 			if err := ctr.send(egressFrame{T: frameEgress, CA: string(opts.EgressCA)}); err != nil {
 				return nil, ctr.closeWith(fmt.Errorf("starting the egress endpoint: %w", err))

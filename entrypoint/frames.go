@@ -91,6 +91,9 @@ type frame struct {
 	// LastCall is when the sandbox's last call ended (or it started), in
 	// its clock, Unix seconds; 0 when absent.
 	LastCall float64
+	// Busy says a call of another host runs in the sandbox (a relay's
+	// ready frame); false when absent.
+	Busy bool
 	// out and result: the exec id; rpc: RPCID
 	ID    string
 	RPCID int64
@@ -142,6 +145,7 @@ type wireFrame struct {
 	Boot       float64          `json:"boot"`
 	Sent       float64          `json:"sent"`
 	LastCall   float64          `json:"last_call"`
+	Busy       bool             `json:"busy"`
 	ID         json.RawMessage  `json:"id"`
 	Stream     string           `json:"stream"`
 	Data       *string          `json:"data"`
@@ -183,7 +187,7 @@ type wireFile struct {
 func parseFrame(line []byte) (frame, error) {
 	var w wireFrame
 	if err := json.Unmarshal(line, &w); err != nil {
-		return frame{}, fmt.Errorf("%w: malformed frame: %v", errProtocol, err)
+		return frame{}, fmt.Errorf("%w: malformed frame: %v (%.60q)", errProtocol, err, line)
 	}
 	if w.T == nil {
 		return frame{}, fmt.Errorf("%w: frame without a type", errProtocol)
@@ -213,7 +217,7 @@ func parseFrame(line []byte) (frame, error) {
 		}
 		f.Protocol, f.Runtime, f.Python = *w.Protocol, w.Runtime, w.Python
 		f.Boot, f.Sent = plausibleTime(w.Boot), plausibleTime(w.Sent)
-		f.LastCall = plausibleTime(w.LastCall)
+		f.LastCall, f.Busy = plausibleTime(w.LastCall), w.Busy
 	case frameBusy:
 		id, ok := stringID(w.ID)
 		if !ok {

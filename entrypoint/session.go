@@ -593,14 +593,6 @@ func (s *Session) Run(ctx context.Context, call *Call) (*Result, error) {
 		res.StateLost = true
 		res.Notice = "a new sandbox was started and earlier variables, imports and definitions are gone: " + notice
 	}
-	s.mu.Lock()
-	took, since := s.woke, s.asleep
-	s.woke, s.asleep = 0, time.Time{}
-	s.mu.Unlock()
-	if took > 0 && res != nil && notice == "" {
-		res.Woke = took
-		res.Notice = wokeNotice(took, since)
-	}
 	return res, err
 }
 

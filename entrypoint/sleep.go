@@ -22,6 +22,10 @@ type SleepOptions struct {
 	Removed func(id string)
 }
 
+// wakeAttachTries is how many times a woken sandbox is attached to before
+// its failure is the call's.
+const wakeAttachTries = 8
+
 // sleepTimeout bounds a checkpoint or a restore.
 const sleepTimeout = 2 * time.Minute
 
@@ -55,6 +59,9 @@ func (s *Session) sleepIdle(ctr *container) (slept bool) {
 		resume = &resumeRef{engine: engineName, ref: id}
 	}
 	_ = ctr.leave()
+	if !s.ownsSleeper && s.resume != nil && s.othersCalled(ctx, resume) {
+		return true // another replica's: it puts it to sleep
+	}
 	s.mu.Lock()
 	if s.resume == nil {
 		s.resume, s.ownsSleeper = resume, true
@@ -72,6 +79,24 @@ func (s *Session) sleepIdle(ctr *container) (slept bool) {
 	s.mu.Unlock()
 	s.log.Info("the idle sandbox is asleep", "id", shortID(id), "took", time.Since(slept0).Round(time.Millisecond), "bytes", info.Bytes)
 	return true
+}
+
+// othersCalled reports whether another bridge called the persistent
+// sandbox r within the idle timeout, or has a call running in it: then
+// that bridge, which holds it, puts it to sleep in its turn. It asks the
+// runtime over a relay connection of its own (its ready frame).
+func (s *Session) othersCalled(ctx context.Context, r *resumeRef) bool {
+	probe, err := resumeContainer(ctx, s.eng, r, &s.opts, s.log)
+	if err != nil {
+		return false
+	}
+	defer probe.leave()
+	last := time.Unix(0, int64(probe.lastCall*1e9))
+	if probe.busy || (probe.lastCall > 0 && time.Since(last) < s.opts.idleTimeout()) {
+		s.log.Info("not putting the sandbox to sleep: another bridge called it since", "busy", probe.busy, "last_call", last.Format(time.RFC3339))
+		return true
+	}
+	return false
 }
 
 // wake restores the sleeping sandbox r when it does not run, and
@@ -103,7 +128,16 @@ func (s *Session) resumeOrWake(ctx context.Context, r *resumeRef) (*container, t
 		}
 		return nil, 0, fmt.Errorf("waking the sleeping sandbox: %w", werr)
 	}
-	ctr, err = resumeContainer(ctx, s.eng, r, &s.opts, s.log)
+	// The engine may refuse an exec for a moment after a restore ("OCI
+	// runtime exec failed"): the attachment is tried again, a few times.
+	for try := 0; ; try++ {
+		ctr, err = resumeContainer(ctx, s.eng, r, &s.opts, s.log)
+		if err == nil || try == wakeAttachTries-1 || ctx.Err() != nil {
+			break
+		}
+		s.log.Debug("attaching to the woken sandbox", "try", try+1, "err", err)
+		time.Sleep(time.Duration(try+1) * 100 * time.Millisecond)
+	}
 	if err != nil {
 		return nil, 0, err
 	}
@@ -159,4 +193,18 @@ func (s *Session) Asleep() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return !s.asleep.IsZero() && s.ctr == nil
+}
+
+// TakeWokeNotice returns, once, the notice of the sandbox's last wake:
+// how long it slept and how long the wake took ("" when it was not woken
+// since the last notice).
+func (s *Session) TakeWokeNotice() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.woke == 0 {
+		return ""
+	}
+	n := wokeNotice(s.woke, s.asleep)
+	s.woke, s.asleep = 0, time.Time{}
+	return n
 }

@@ -218,6 +218,7 @@ func (b *Bridge) execute(ctx context.Context, req *mcp.CallToolRequest, cs *clie
 	}
 	reportEvents(cs.events, res, err, args.timeout)
 	out := render.FromSession(res, err, args.servers, int(args.timeout.Seconds()))
+	out.AddNotice(cs.session.TakeWokeNotice())
 	out.AddNotice(cs.egress.EndCall())
 	maxImages, maxImageBytes := b.opts.Session.ImageLimits()
 	rich := render.RichOf(ctx, res, cs.session.OpenFile, &cs.files, maxImages, maxImageBytes)

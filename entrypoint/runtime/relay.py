@@ -23,8 +23,9 @@ SOCKET = "\0mcp-runtime"
 # after its idle timeout without a call.
 EXIT_IDLE = 75
 # FROZEN_S is how late the idle watcher's one-second tick must come for
-# the watcher to take the sandbox for one that was asleep.
-FROZEN_S = 5
+# the watcher to take the sandbox for one that was asleep (a tick that a
+# loaded machine delays as much only makes it wait a little longer).
+FROZEN_S = 2
 
 
 class Host:

@@ -1,0 +1,223 @@
+//go:build integration
+
+package integration
+
+import (
+	"context"
+	"os/exec"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine"
+)
+
+// snapshotEnv is the environment of a replica whose idle sandboxes sleep
+// after idle seconds, on Docker under gVisor, with the data image
+// (numpy).
+func snapshotEnv(key, token, name string, idle int) httpOpts {
+	o := replicaEnv(key, token, name, "MCP_BRIDGE_SNAPSHOTS=1", "MCP_BRIDGE_OCI_RUNTIME=runsc",
+		"MCP_BRIDGE_SESSION_IDLE_TIMEOUT="+strconv.Itoa(idle), "MCP_BRIDGE_RUNTIME_IDLE_TIMEOUT="+strconv.Itoa(idle),
+		"MCP_BRIDGE_IMAGE="+dataImage())
+	o.env = append(o.env, "MCP_BRIDGE_POOL_SIZE=0")
+	return o
+}
+
+// needSnapshots skips unless Docker runs gVisor in experimental mode,
+// which scripts/provision sets up: under scripts/test (MCP_TEST_STRICT)
+// it fails instead.
+func needSnapshots(t *testing.T) testEngine {
+	t.Helper()
+	if !slices.Contains(engineNames(), engine.BackendDocker) {
+		t.Skip("needs Docker (MCP_TEST_ENGINES)")
+	}
+	e := connect(t, engine.BackendDocker)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if why := engine.CanSnapshot(ctx, e); why != "" {
+		t.Fatalf("sessions that sleep and fork need Docker with gVisor in experimental mode (scripts/provision): %s", why)
+	}
+	return e
+}
+
+// asleep waits until the bridge's log says n sandboxes went to sleep.
+func (b *httpBridge) asleep(t *testing.T, n int) {
+	t.Helper()
+	waitFor(t, 90*time.Second, "the idle sandbox to sleep", func() bool {
+		return strings.Count(b.log.String(), "the idle sandbox is asleep") >= n
+	})
+}
+
+var forksLine = regexp.MustCompile(`forks: ((?:\S+ ?)+) \(pass one`)
+
+// TestSnapshotsSleepWakeFork: on Docker with gVisor and
+// MCP_BRIDGE_SNAPSHOTS=1, a handle's idle sandbox sleeps (checkpointed,
+// its container stopped) and wakes through another replica with its
+// globals, a thread, an open file and a numpy array; a fork's copies see
+// their parent's state, and their changes reach neither parent nor
+// siblings, their random numbers differ; a checkpoint removed behind the
+// bridge is a clear error and a fresh sandbox, the rest untouched; code
+// in the sandbox finds no checkpoint.
+func TestSnapshotsSleepWakeFork(t *testing.T) {
+	e := needSnapshots(t)
+	key, token := strings.Repeat("k", 40), "snapshot-token-0123456789"
+	a := startHTTPBridge(t, e, snapshotEnv(key, token, "a", 3))
+	b := startHTTPBridge(t, e, snapshotEnv(key, token, "b", 3))
+	removeResumable(t, e, a, b)
+	ca, cb := a.dialStateless(t, a.url), b.dialStateless(t, b.url)
+
+	setup := `import threading, time, numpy as np
+x = 42
+ticks = [0]
+def tick():
+    while True:
+        ticks[0] += 1
+        time.sleep(0.05)
+threading.Thread(target=tick, daemon=True).start()
+f = open("/tmp/kept.txt", "w+")
+f.write("written before sleep")
+f.flush()
+arr = np.arange(1_000_000, dtype=np.int64)
+t0 = time.monotonic()
+print("set", arr.sum())`
+	text, isErr, h := runIn(t, ca, "", setup, 60)
+	if isErr || h == "" || !strings.Contains(text, "set 499999500000") {
+		t.Fatalf("setting up: error %v, handle %q: %s", isErr, h, text)
+	}
+	a.asleep(t, 1)
+	waitFor(t, 30*time.Second, "the sleeping sandbox's container to stop", func() bool {
+		sandboxes := a.containers(t)
+		return len(sandboxes) == 1 && sandboxes[0].State == "exited"
+	})
+	time.Sleep(2 * time.Second) // asleep for a while
+
+	check := `before = ticks[0]
+time.sleep(0.3)
+f.seek(0)
+print(x, f.read(), int(arr.sum()), ticks[0] > before, round(time.monotonic() - t0, 1))`
+	text, isErr, _ = runIn(t, cb, h, check, 60)
+	if isErr || !strings.Contains(text, "42 written before sleep 499999500000 True") {
+		t.Fatalf("woken through the other replica, the state should be whole: error %v: %s", isErr, text)
+	}
+	if !strings.Contains(text, "was asleep") || !strings.Contains(text, "woken in") {
+		t.Errorf("the result should say the sandbox was woken and how long that took: %s", text)
+	}
+	t.Logf("woken through replica b: %s", text)
+
+	// Woken again, from two replicas at once: one wake, both calls run.
+	b.asleep(t, 1)
+	var wg sync.WaitGroup
+	outs := make([]string, 2)
+	for i, c := range []*mcp.ClientSession{ca, cb} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			outs[i], _, _ = runIn(t, c, h, "x += 1\nprint('x', x)", 60)
+		}()
+	}
+	wg.Wait()
+	if !(strings.Contains(outs[0]+outs[1], "x 43") && strings.Contains(outs[0]+outs[1], "x 44")) {
+		t.Fatalf("two replicas waking the sandbox at once should both run, once each, in the same state: %q", outs)
+	}
+
+	// Fork into two, after a call's code.
+	text, isErr, _ = runWith(t, ca, map[string]any{"code": "import random, os\ny = 7\nprint('parent', y)", "session": h, "fork": 2, "timeout": 60})
+	m := forksLine.FindStringSubmatch(text)
+	if isErr || m == nil {
+		t.Fatalf("fork: 2 should give two handles: error %v: %s", isErr, text)
+	}
+	forks := strings.Fields(m[1])
+	if len(forks) != 2 || forks[0] == forks[1] || slices.Contains(forks, h) {
+		t.Fatalf("forks %q of %q", forks, h)
+	}
+	probe := "y += 1\nprint('y', y, x, random.random(), os.urandom(8).hex(), int(arr.sum()))"
+	var seen []string
+	for _, fh := range forks {
+		out, isErr, _ := runIn(t, ca, fh, probe, 60)
+		if isErr || !strings.Contains(out, "y 8 44 ") || !strings.Contains(out, " 499999500000") {
+			t.Fatalf("a fork should see its parent's state and its own change: error %v: %s", isErr, out)
+		}
+		seen = append(seen, out)
+	}
+	f1, f2 := strings.Fields(seen[0]), strings.Fields(seen[1])
+	if f1[3] == f2[3] || f1[4] == f2[4] {
+		t.Errorf("the forks' random.random() and os.urandom should differ: %q and %q", seen[0], seen[1])
+	}
+	out, _, _ := runIn(t, cb, h, "print('parent y', y)", 60)
+	if !strings.Contains(out, "parent y 7") {
+		t.Errorf("a fork's change reached its parent: %s", out)
+	}
+
+	// Hostile code looks for the checkpoint: it sees none.
+	hunt := `import os
+hits = []
+for root, dirs, files in os.walk("/", onerror=lambda e: None):
+    if root.startswith("/proc") or root.startswith("/sys"):
+        dirs[:] = []
+        continue
+    hits += [os.path.join(root, n) for n in files + dirs if "checkpoint" in n or n.endswith(".img") or "mcp-sleep" in n]
+print("hits", hits[:5])
+print("mounts", [l.split()[4] for l in open("/proc/self/mountinfo") if "checkpoint" in l][:5])`
+	out, _, _ = runIn(t, ca, forks[0], hunt, 120)
+	if !strings.Contains(out, "hits []") || !strings.Contains(out, "mounts []") {
+		t.Errorf("code in the sandbox found traces of the engine's checkpoints: %s", out)
+	}
+
+	// A checkpoint removed behind the bridge: the handle says so, a new
+	// sandbox serves, the forks are untouched.
+	var parentID string
+	waitFor(t, 90*time.Second, "the parent sandbox to sleep again", func() bool {
+		for _, c := range a.containers(t) {
+			if c.State == "exited" && !strings.HasSuffix(c.Labels[engine.LabelSession], "/fork") {
+				parentID = c.ID
+			}
+		}
+		return parentID != ""
+	})
+	if out, err := exec.Command("docker", "checkpoint", "rm", parentID, engine.SleepCheckpoint).CombinedOutput(); err != nil {
+		t.Fatalf("removing the checkpoint: %v: %s", err, out)
+	}
+	out, isErr, _ = runIn(t, cb, h, "print(x)", 60)
+	if !isErr || !strings.Contains(out, "checkpoint is gone") {
+		t.Errorf("a handle whose checkpoint was removed should say so: error %v: %s", isErr, out)
+	}
+	if out, isErr, nh := runIn(t, cb, "", "print('fresh', 'x' in globals())", 60); isErr || nh == "" || !strings.Contains(out, "fresh False") {
+		t.Errorf("a new sandbox should serve after a lost checkpoint: %v %s", isErr, out)
+	}
+	if out, isErr, _ := runIn(t, ca, forks[1], "print('fork still', y, x)", 60); isErr || !strings.Contains(out, "fork still 8 44") {
+		t.Errorf("the fork should be untouched by its parent's lost checkpoint: %v %s", isErr, out)
+	}
+}
+
+// TestSnapshotsRefusedElsewhere: MCP_BRIDGE_SNAPSHOTS=1 on an engine
+// that cannot checkpoint (Podman), or without gVisor, is a clear error at
+// start naming the engine and why.
+func TestSnapshotsRefusedElsewhere(t *testing.T) {
+	for _, tc := range []struct {
+		engine, runtime, want string
+	}{
+		{engine.BackendPodman, "runsc", "podman: Podman refuses checkpoints under gVisor"},
+		{engine.BackendDocker, "runc", "needs gVisor"},
+	} {
+		t.Run(tc.engine+"+"+tc.runtime, func(t *testing.T) {
+			if !slices.Contains(engineNames(), tc.engine) {
+				t.Skip("needs " + tc.engine)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, binary(t), "serve", "-http", "127.0.0.1:0")
+			cmd.Env = append(envWithout(httpVars...), "HOME="+t.TempDir(), "MCP_BRIDGE_RUNTIME="+tc.engine,
+				"MCP_BRIDGE_SNAPSHOTS=1", "MCP_BRIDGE_OCI_RUNTIME="+tc.runtime)
+			out, err := cmd.CombinedOutput()
+			if err == nil || !strings.Contains(string(out), tc.want) || !strings.Contains(string(out), "MCP_BRIDGE_SNAPSHOTS") {
+				t.Fatalf("want a failed start saying %q: err %v\n%s", tc.want, err, out)
+			}
+		})
+	}
+}
