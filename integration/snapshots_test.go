@@ -4,6 +4,7 @@ package integration
 
 import (
 	"context"
+	"encoding/json"
 	"os/exec"
 	"regexp"
 	"slices"
@@ -54,6 +55,21 @@ func (b *httpBridge) asleep(t *testing.T, n int) {
 	})
 }
 
+// healthMap returns the bridge's /healthz answer as a map.
+func (b *httpBridge) healthMap(t *testing.T) map[string]any {
+	t.Helper()
+	res, err := b.httpClient(b.token).Get(strings.TrimSuffix(b.url, "/mcp") + "/healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var h map[string]any
+	if err := json.NewDecoder(res.Body).Decode(&h); err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
 var forksLine = regexp.MustCompile(`forks: ((?:\S+ ?)+) \(pass one`)
 
 // TestSnapshotsSleepWakeFork: on Docker with gVisor and
@@ -96,6 +112,9 @@ print("set", arr.sum())`
 		return len(sandboxes) == 1 && sandboxes[0].State == "exited"
 	})
 	time.Sleep(2 * time.Second) // asleep for a while
+	if h := a.healthMap(t); h["sleeping"] != 1.0 || h["sleeping_bytes"].(float64) < 1<<20 {
+		t.Errorf("/healthz should show the sleeping sandbox and its checkpoint's disk: %v", h)
+	}
 
 	check := `before = ticks[0]
 time.sleep(0.3)
@@ -219,5 +238,54 @@ func TestSnapshotsRefusedElsewhere(t *testing.T) {
 				t.Fatalf("want a failed start saying %q: err %v\n%s", tc.want, err, out)
 			}
 		})
+	}
+}
+
+// TestSnapshotsStdio: a stdio client's one session (2025-11-25) sleeps
+// when idle and wakes with its state, forks from the current session
+// (the copies' handles passed as session), and leaves no container, awake
+// or asleep, when the client goes; tools/list offers fork only here.
+func TestSnapshotsStdio(t *testing.T) {
+	e := needSnapshots(t)
+	stderr := &lockedBuffer{}
+	cs, cmd, _ := launchBridge(t, []string{"MCP_BRIDGE_RUNTIME=docker", "MCP_BRIDGE_LOG_LEVEL=INFO", "MCP_BRIDGE_SNAPSHOTS=1",
+		"MCP_BRIDGE_OCI_RUNTIME=runsc", "MCP_BRIDGE_RUNTIME_IDLE_TIMEOUT=2", "HOME=" + t.TempDir()}, stderr, nil)
+	tools, err := cs.ListTools(context.Background(), nil)
+	if err != nil || len(tools.Tools) != 1 {
+		t.Fatalf("tools/list: %v %v", tools, err)
+	}
+	if props := tools.Tools[0].InputSchema.(map[string]any)["properties"].(map[string]any); props["fork"] == nil {
+		t.Errorf("run_python should take fork where sandboxes fork: %v", props)
+	}
+	if out, isErr := runPython(t, cs, map[string]any{"code": "z = 5\nprint('z set')"}); isErr || !strings.Contains(out, "z set") {
+		t.Fatalf("first call: %v %s", isErr, out)
+	}
+	waitFor(t, 60*time.Second, "the idle session's sandbox to sleep", func() bool {
+		return strings.Contains(stderr.String(), "the idle sandbox is asleep")
+	})
+	out, isErr := runPython(t, cs, map[string]any{"code": "print('z is', z)"})
+	if isErr || !strings.Contains(out, "z is 5") || !strings.Contains(out, "was asleep") {
+		t.Fatalf("the woken session should keep its state and say it slept: %v %s", isErr, out)
+	}
+	out, isErr = runPython(t, cs, map[string]any{"code": "w = 1", "fork": 2})
+	m := forksLine.FindStringSubmatch(out)
+	if isErr || m == nil || len(strings.Fields(m[1])) != 2 {
+		t.Fatalf("fork: 2 of the current session: %v %s", isErr, out)
+	}
+	for _, h := range strings.Fields(m[1]) {
+		if out, isErr := runPython(t, cs, map[string]any{"code": "w += 1\nprint('fork', w, z)", "session": h}); isErr || !strings.Contains(out, "fork 2 5") {
+			t.Fatalf("a fork of the current session: %v %s", isErr, out)
+		}
+	}
+	if out, _ := runPython(t, cs, map[string]any{"code": "print('parent', w)"}); !strings.Contains(out, "parent 1") {
+		t.Errorf("the forks' changes reached the parent: %s", out)
+	}
+	if n := len(containersOf(t, e, cmd.Process.Pid)); n != 3 {
+		t.Errorf("want the session's sandbox and its two forks, have %d containers", n)
+	}
+	cs.Close()
+	waitFor(t, time.Minute, "the bridge to exit", func() bool { return cmd.ProcessState != nil })
+	if left := containersOf(t, e, cmd.Process.Pid); len(left) != 0 {
+		t.Errorf("the bridge left %d containers: %+v", len(left), left)
 	}
 }

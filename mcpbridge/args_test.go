@@ -25,3 +25,20 @@ func TestTimeoutClamped(t *testing.T) {
 		}
 	}
 }
+
+// TestForkArg: fork is a whole number of copies; anything else is refused
+// before anything runs.
+func TestForkArg(t *testing.T) {
+	known := func(string) bool { return false }
+	for raw, want := range map[string]int{`{"code":"x"}`: 0, `{"code":"x","fork":2}`: 2, `{"code":"x","fork":null}`: 0, `{"code":"x","fork":0}`: 0} {
+		a, problem := parseArgs(json.RawMessage(raw), time.Second, time.Second, known)
+		if problem != "" || a.fork != want {
+			t.Errorf("%s: fork %d (%s), want %d", raw, a.fork, problem, want)
+		}
+	}
+	for _, raw := range []string{`{"code":"x","fork":-1}`, `{"code":"x","fork":"2"}`, `{"code":"x","fork":1.5}`, `{"code":"x","fork":true}`} {
+		if _, problem := parseArgs(json.RawMessage(raw), time.Second, time.Second, known); problem == "" {
+			t.Errorf("%s: accepted", raw)
+		}
+	}
+}

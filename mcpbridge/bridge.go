@@ -44,6 +44,7 @@ type Bridge struct {
 	quota          *callQuota               // run_python calls per client and minute
 	handles        *handles                 // the sandboxes behind handles
 	forks          *forker                  // copies sandboxes between calls (run_python's fork)
+	sleepers       *sleepers                // the sandboxes asleep on the engine; nil: snapshots off
 	stopSweep      context.CancelFunc       // ends handles.sweep (nil: none)
 	tasks          *tasks.Manager           // the calls that run as tasks (mcpbridge/tasks)
 	closing        chan struct{}            // closed when the bridge closes

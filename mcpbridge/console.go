@@ -52,6 +52,7 @@ func (r consoleReplica) Health(ctx context.Context) (string, error) {
 // Pool returns the warm pool's state (console.Replica).
 func (r consoleReplica) Pool() console.Pool {
 	p := console.Pool{Ready: r.b.pool.readyCount()}
+	p.Sleeping, p.SleepingBytes = r.b.sleepers.read()
 	if r.b.pool != nil {
 		p.Size = r.b.pool.size
 	}

@@ -38,6 +38,7 @@ type healthCheck struct {
 	sessions func() int        // the client sessions open
 	version  string            // the build's
 	lanes    *entrypoint.Lanes // nil: no fast lanes
+	sleepers *sleepers         // nil: snapshots off
 
 	mu  sync.Mutex // held while pinging: concurrent probes share a ping
 	at  time.Time
@@ -95,6 +96,10 @@ type healthReport struct {
 	// Lanes says, with MCP_BRIDGE_FAST_LANE, which path each engine's
 	// frames take, once a sandbox of it started.
 	Lanes map[string]entrypoint.LaneStatus `json:"lanes,omitempty"`
+	// Sleeping and SleepingBytes are, with MCP_BRIDGE_SNAPSHOTS, the
+	// sandboxes asleep on the engine and the disk their checkpoints hold.
+	Sleeping      *int   `json:"sleeping,omitempty"`
+	SleepingBytes *int64 `json:"sleeping_bytes,omitempty"`
 }
 
 // ServeHTTP answers a health probe: 200 when the engine answers, 503
@@ -111,6 +116,10 @@ func (h *healthCheck) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rep.Engine = h.engineName() // after the ping, which may connect it
 	if st, ok := h.eng.(engineStates); ok {
 		rep.Engines = st.Engines()
+	}
+	if h.sleepers != nil {
+		n, bytes := h.sleepers.read()
+		rep.Sleeping, rep.SleepingBytes = &n, &bytes
 	}
 	if h.lanes != nil {
 		rep.Lanes = h.lanes.Status()

@@ -36,7 +36,7 @@ func (b *Bridge) HTTPHandler(opts *HTTPOptions) http.Handler {
 		o = *opts
 	}
 	health := &healthCheck{eng: b.eng, pool: b.pool, sessions: b.sessionCount, version: b.opts.Version,
-		lanes: b.opts.Session.Lanes}
+		lanes: b.opts.Session.Lanes, sleepers: b.sleepers}
 	c := httpserve.Config{Server: b.server, Bridge: httpBridge{b}, Requests: &b.requests,
 		Health: health, Metrics: metricsHandler(b.metrics), Logger: b.log}
 	if o.ConsoleToken != "" {

@@ -30,6 +30,10 @@ func New(eng engine.Engine, opts *Options) *Bridge {
 	o = o.withDefaults()
 	b := &Bridge{eng: eng, opts: o, log: o.Logger, sessions: map[*mcp.ServerSession]*clientSession{}, closing: make(chan struct{})}
 	b.metrics = newMetrics(eng, o.Version, b.sessionCount, func() int { return b.pool.readyCount() })
+	if o.Session.Sleep != nil {
+		b.sleepers = &sleepers{eng: eng}
+		b.metrics.registerSleepers(b.sleepers)
+	}
 	b.store = &store{dir: o.Registry.StateDir()}
 	b.policy = policy.Open(o.PolicyFile, o.Registry.StateDir(), b.log)
 	b.searchKeywords = toolsearch.NewKeywordsFile(o.SearchKeywordsFile, o.Registry.StateDir(), b.log)

@@ -41,6 +41,10 @@ type EngineState struct {
 type Pool struct {
 	Ready int `json:"ready"`
 	Size  int `json:"size"`
+	// Sleeping and SleepingBytes are the sandboxes asleep on the engine
+	// (MCP_BRIDGE_SNAPSHOTS) and the disk their checkpoints hold.
+	Sleeping      int   `json:"sleeping"`
+	SleepingBytes int64 `json:"sleeping_bytes"`
 }
 
 // A Session is a live client session and its sandbox.

@@ -56,6 +56,9 @@
     pool.textContent = s.pool.ready + "/" + s.pool.size;
     pool.setAttribute("data-ready", s.pool.ready);
     pool.setAttribute("data-size", s.pool.size);
+    var sleeping = document.getElementById("sleeping");
+    sleeping.textContent = s.pool.sleeping + (s.pool.sleeping_bytes ? " (" + mib(s.pool.sleeping_bytes) + ")" : "");
+    sleeping.setAttribute("data-bytes", s.pool.sleeping_bytes);
     fill("engines-body", (s.engines || []).map(function (e) {
       return row([e.name, e.up, e.sandboxes, e.error], { "data-engine": e.name });
     }));
