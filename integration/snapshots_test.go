@@ -5,6 +5,9 @@ package integration
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
 	"os/exec"
 	"regexp"
 	"slices"
@@ -288,4 +291,52 @@ func TestSnapshotsStdio(t *testing.T) {
 	if left := containersOf(t, e, cmd.Process.Pid); len(left) != 0 {
 		t.Errorf("the bridge left %d containers: %+v", len(left), left)
 	}
+}
+
+// TestSnapshotsTypeScript: the TypeScript SDK v2 client (protocol
+// 2026-07-28) keeps a handle across its sandbox's sleep, is told it was
+// woken, and forks it, the forks' handles in structuredContent.
+func TestSnapshotsTypeScript(t *testing.T) {
+	e := needSnapshots(t)
+	key, token := strings.Repeat("t", 40), "snapshot-token-ts-0123456789"
+	b := startHTTPBridge(t, e, snapshotEnv(key, token, "ts", 2))
+	removeResumable(t, e, b)
+	node := func(args ...string) map[string]any {
+		t.Helper()
+		cmd := exec.Command("node", append([]string{filepath.Join(nodeDir(t), "snapshots.mjs"), b.url}, args...)...)
+		cmd.Env = append(os.Environ(), "MCP_TOKEN="+token)
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("snapshots.mjs %v: %v\n%s", args, err, exitStderr(err))
+		}
+		var v map[string]any
+		if err := json.Unmarshal(out, &v); err != nil {
+			t.Fatalf("snapshots.mjs %v printed %q: %v", args, out, err)
+		}
+		return v
+	}
+	h, _ := node("setup")["handle"].(string)
+	b.asleep(t, 1)
+	got := node("wake", h)
+	if woken, _ := got["woken"].(string); !strings.Contains(woken, "x is 41") || !strings.Contains(woken, "was asleep") {
+		t.Errorf("the woken call: %q", got["woken"])
+	}
+	outs, _ := got["forkOutputs"].([]any)
+	if len(outs) != 2 {
+		t.Fatalf("fork outputs: %v", got)
+	}
+	for _, o := range outs {
+		if s, _ := o.(string); !strings.Contains(s, "2 41") {
+			t.Errorf("a fork's output: %q", o)
+		}
+	}
+}
+
+// exitStderr is the standard error an *exec.ExitError kept.
+func exitStderr(err error) string {
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return string(ee.Stderr)
+	}
+	return ""
 }
