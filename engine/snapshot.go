@@ -33,6 +33,10 @@ type Snapshotter interface {
 	Fork(ctx context.Context, engineName, ref string, n int, labels map[string]string) ([]string, error)
 	// Sleeping lists the sleeping sandboxes on the engine.
 	Sleeping(ctx context.Context) ([]Sleeping, error)
+	// Awake lists the running sandboxes resumable with keyID
+	// (LabelResumable) that may sleep (LabelSleepTTL): those a replica
+	// may put to sleep when the one that held them is gone.
+	Awake(ctx context.Context, keyID string) ([]string, error)
 }
 
 // A Sleep is what putting a sandbox to sleep did.

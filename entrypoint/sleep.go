@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine"
@@ -69,6 +70,10 @@ func (s *Session) sleepIdle(ctr *container) (slept bool) {
 	s.mu.Unlock()
 	slept0 := time.Now()
 	info, err := engine.SleepSandbox(ctx, s.eng, resume.engine, resume.ref)
+	if errors.Is(err, engine.ErrSandboxExited) {
+		s.log.Info("the idle sandbox was put to sleep by another bridge", "id", shortID(id))
+		return true
+	}
 	if err != nil {
 		// It runs on, persistent: the next call attaches to it again.
 		s.log.Warn("putting the idle sandbox to sleep failed; it stays awake", "id", shortID(id), "err", err)
@@ -207,4 +212,29 @@ func (s *Session) TakeWokeNotice() string {
 	n := wokeNotice(s.woke, s.asleep)
 	s.woke, s.asleep = 0, time.Time{}
 	return n
+}
+
+// SleepIfIdle puts the persistent sandbox ref to sleep when no bridge
+// called it for idle and none runs a call in it, as its runtime says over
+// a relay connection of its own (its ready frame): how a replica sleeps
+// the sandbox of a handle whose replica is gone. It reports whether it
+// did.
+func SleepIfIdle(ctx context.Context, eng engine.Engine, engineName, ref string, idle time.Duration, log *slog.Logger) (bool, error) {
+	r := &resumeRef{engine: engineName, ref: ref}
+	opts := &Options{IdleTimeout: idle, Logger: log}
+	probe, err := resumeContainer(ctx, eng, r, opts, log)
+	if err != nil {
+		return false, err
+	}
+	last, busy := probe.lastCall, probe.busy
+	_ = probe.leave()
+	if busy || last <= 0 || time.Since(time.Unix(0, int64(last*1e9))) < idle {
+		return false, nil
+	}
+	info, err := engine.SleepSandbox(ctx, eng, engineName, ref)
+	if err != nil {
+		return false, err
+	}
+	log.Info("put an idle sandbox that no bridge holds to sleep", "id", shortID(ref), "took", info.Took.Round(time.Millisecond), "bytes", info.Bytes)
+	return true, nil
 }

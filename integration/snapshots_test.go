@@ -340,3 +340,33 @@ func exitStderr(err error) string {
 	}
 	return ""
 }
+
+// TestSnapshotsReplicaGone: the idle sandbox of a handle whose replica
+// died is put to sleep by another replica's sweep (it asks the runtime
+// when it was last called), before the runtime would end itself, and
+// wakes there with its state.
+func TestSnapshotsReplicaGone(t *testing.T) {
+	e := needSnapshots(t)
+	key, token := strings.Repeat("g", 40), "snapshot-token-gone-0123456789"
+	a := startHTTPBridge(t, e, snapshotEnv(key, token, "a", 3))
+	ca := a.dialStateless(t, a.url)
+	text, isErr, h := runIn(t, ca, "", "x = 'kept'\nprint('set')", 60)
+	if isErr || h == "" {
+		t.Fatalf("setting up: %v %s", isErr, text)
+	}
+	ca.Close()
+	if err := a.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	<-a.done
+	time.Sleep(3500 * time.Millisecond) // past the idle timeout, before twice it
+	b := startHTTPBridge(t, e, snapshotEnv(key, token, "b", 3))
+	removeResumable(t, e, a, b)
+	waitFor(t, 30*time.Second, "the other replica to put the sandbox to sleep", func() bool {
+		return strings.Contains(b.log.String(), "put an idle sandbox that no bridge holds to sleep")
+	})
+	out, isErr, _ := runIn(t, b.dialStateless(t, b.url), h, "print('x is', x)", 60)
+	if isErr || !strings.Contains(out, "x is kept") || !strings.Contains(out, "was asleep") {
+		t.Fatalf("woken through the replica that put it to sleep: %v %s", isErr, out)
+	}
+}

@@ -241,6 +241,9 @@ func (hs *handles) sweep(ctx context.Context, eng engine.Engine) {
 		if n > 0 {
 			hs.log.Info("removed ended persistent sandboxes", "count", n)
 		}
+		if hs.sleeps {
+			hs.sleepUnheld(ctx, eng)
+		}
 		// Sandboxes this replica let go when idle: their sessions (and
 		// the server instances they started) end; a call resumes them.
 		for _, h := range hs.table.detached() {
@@ -279,4 +282,31 @@ func shortRef(ref string) string {
 		return ref[:12]
 	}
 	return ref
+}
+
+// sleepUnheld puts to sleep the idle sandboxes of the shared key that no
+// replica holds any more (the one that held it is gone): any replica does
+// it at its sweep, after asking each runtime whether a bridge called it
+// within the idle timeout (entrypoint.SleepIfIdle). Those this replica
+// holds it puts to sleep itself, when they idle.
+func (hs *handles) sleepUnheld(ctx context.Context, eng engine.Engine) {
+	sn, err := engine.As[engine.Snapshotter](ctx, eng)
+	if err != nil {
+		return // several engines, or none that sleeps
+	}
+	ids, err := sn.Awake(ctx, hs.keys.KeyID())
+	if err != nil {
+		hs.log.Debug("listing the sandboxes that may sleep", "err", err)
+		return
+	}
+	for _, id := range ids {
+		if held, _ := hs.table.get(handleKey("", id)); held != nil {
+			continue
+		}
+		sctx, cancel := context.WithTimeout(ctx, time.Minute)
+		if _, err := entrypoint.SleepIfIdle(sctx, eng, "", id, hs.opts.IdleTimeout, hs.log); err != nil {
+			hs.log.Debug("putting an idle sandbox to sleep", "id", shortRef(id), "err", err)
+		}
+		cancel()
+	}
 }

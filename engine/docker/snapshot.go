@@ -347,4 +347,22 @@ func (d *Docker) Sleeping(ctx context.Context) ([]engine.Sleeping, error) {
 	return out, nil
 }
 
+// Awake implements engine.Snapshotter.
+func (d *Docker) Awake(ctx context.Context, keyID string) ([]string, error) {
+	if keyID == "" {
+		return nil, nil
+	}
+	list, err := d.api.ContainerList(ctx, container.ListOptions{Filters: filters.NewArgs(
+		filters.Arg("label", engine.LabelResumable+"="+keyID), filters.Arg("label", engine.LabelSleepTTL),
+		filters.Arg("status", "running"))})
+	if err != nil {
+		return nil, fmt.Errorf("listing sandboxes: %w", err)
+	}
+	ids := make([]string, 0, len(list))
+	for _, c := range list {
+		ids = append(ids, c.ID)
+	}
+	return ids, nil
+}
+
 var _ engine.Snapshotter = (*Docker)(nil)
