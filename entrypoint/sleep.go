@@ -18,9 +18,6 @@ type SleepOptions struct {
 	// the engine's reading before the checkpoint is taken: a larger one
 	// stays awake (the log says why). Zero: no bound.
 	MaxBytes int64
-	// Removed, when set, is called for a sleeping sandbox whose session
-	// ends (Close), after its container is removed.
-	Removed func(id string)
 }
 
 // wakeAttachTries is how many times a woken sandbox is attached to before
@@ -176,10 +173,6 @@ func (s *Session) removeSleeper(r *resumeRef) {
 	defer cancel()
 	if err := engine.RemoveSandbox(ctx, s.eng, r.engine, r.ref); err != nil {
 		s.log.Warn("removing the session's sandbox", "id", shortID(r.ref), "err", err)
-		return
-	}
-	if s.opts.Sleep != nil && s.opts.Sleep.Removed != nil {
-		s.opts.Sleep.Removed(r.ref)
 	}
 }
 

@@ -263,12 +263,17 @@ func Status(res *mcp.CallToolResult) string {
 // SetSession makes the structured content of res, a run_python result,
 // carry the session handle h.
 func SetSession(res *mcp.CallToolResult, h string) {
+	editPayload(res, func(p *payload) { p.Session = h })
+}
+
+// editPayload applies edit to the payload of res's structured content.
+func editPayload(res *mcp.CallToolResult, edit func(*payload)) {
 	switch p := res.StructuredContent.(type) {
 	case payload:
-		p.Session = h
+		edit(&p)
 		res.StructuredContent = p
 	case toonPayload:
-		p.Session = h
+		edit(&p.payload)
 		res.StructuredContent = p
 	}
 }
@@ -276,14 +281,7 @@ func SetSession(res *mcp.CallToolResult, h string) {
 // SetForks records in res the handles of the forks its call made, in
 // its structured content and one line of text before the rest.
 func SetForks(res *mcp.CallToolResult, handles []string) {
-	switch p := res.StructuredContent.(type) {
-	case payload:
-		p.Forks = handles
-		res.StructuredContent = p
-	case toonPayload:
-		p.Forks = handles
-		res.StructuredContent = p
-	}
+	editPayload(res, func(p *payload) { p.Forks = handles })
 	line := "forks: " + strings.Join(handles, " ") + ` (pass one as "session" to continue in that copy of this sandbox)`
 	if len(res.Content) > 0 {
 		if t, ok := res.Content[0].(*mcp.TextContent); ok {

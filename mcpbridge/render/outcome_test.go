@@ -1,6 +1,7 @@
 package render
 
 import (
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -94,6 +95,25 @@ func TestSetSession(t *testing.T) {
 	SetSession(other, "h1")
 	if _, ok := other.StructuredContent.(map[string]any)["session"]; ok {
 		t.Error("a foreign result got a session")
+	}
+}
+
+// TestSetForks: the forks' handles go in the structured content and one
+// line of text before the rest, in both output modes.
+func TestSetForks(t *testing.T) {
+	for _, mode := range []string{Compact, TOON} {
+		res := FromSession(&entrypoint.Result{Status: entrypoint.StatusSuccess, Stdout: "out\n"}, nil, nil, 0).Result(mode)
+		SetForks(res, []string{"f1", "f2"})
+		raw, _ := json.Marshal(res.StructuredContent)
+		var got struct{ Forks []string }
+		json.Unmarshal(raw, &got)
+		if len(got.Forks) != 2 || got.Forks[1] != "f2" {
+			t.Errorf("%s: structured content %s", mode, raw)
+		}
+		text := res.Content[0].(*mcp.TextContent).Text
+		if !strings.HasPrefix(text, "forks: f1 f2 (pass one as \"session\"") || !strings.Contains(text, "\n") {
+			t.Errorf("%s: text %q", mode, text)
+		}
 	}
 }
 
