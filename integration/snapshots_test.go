@@ -286,6 +286,24 @@ func TestSnapshotsStdio(t *testing.T) {
 	if n := len(containersOf(t, e, cmd.Process.Pid)); n != 3 {
 		t.Errorf("want the session's sandbox and its two forks, have %d containers", n)
 	}
+	// Its checkpoint removed behind the bridge: a fresh sandbox, and the
+	// call is told why.
+	var parent string
+	waitFor(t, time.Minute, "the session's sandbox to sleep again", func() bool {
+		for _, c := range containersOf(t, e, cmd.Process.Pid) {
+			if c.State == "exited" && !strings.HasSuffix(c.Labels[engine.LabelSession], "/fork") {
+				parent = c.ID
+			}
+		}
+		return parent != ""
+	})
+	if out, err := exec.Command("docker", "checkpoint", "rm", parent, engine.SleepCheckpoint).CombinedOutput(); err != nil {
+		t.Fatalf("removing the checkpoint: %v: %s", err, out)
+	}
+	out, isErr = runPython(t, cs, map[string]any{"code": "print('z' in globals())"})
+	if isErr || !strings.Contains(out, "False") || !strings.Contains(out, "could not be woken") {
+		t.Errorf("a session whose checkpoint was removed should go on in a fresh sandbox, told why: %v %s", isErr, out)
+	}
 	cs.Close()
 	waitFor(t, time.Minute, "the bridge to exit", func() bool { return cmd.ProcessState != nil })
 	if left := containersOf(t, e, cmd.Process.Pid); len(left) != 0 {
