@@ -8,6 +8,7 @@ Run with: python3 -m unittest discover -s entrypoint -p 'test_*.py'
 import json
 import os
 import queue
+import signal
 import socket
 import threading
 import time
@@ -125,6 +126,33 @@ class PersistTest(RuntimeTestCase):
         self.rt.exec("print(1)", "mine")
         self.assertEqual(self.rt.recv(), {"t": "busy", "id": "mine"})
         self.assertEqual(r.recv()["t"], "result")
+
+    def test_ready_says_busy_while_a_call_runs(self):
+        """A relay's ready frame says whether another host's call runs: a
+        bridge asks this before it puts the sandbox to sleep."""
+        self.persist()
+        self.rt.exec_started("import time\ntime.sleep(1)", "long")
+        r = Relay(self.rt.proc.pid)
+        self.addCleanup(r.close)
+        self.assertIs(r.recv()["busy"], True)
+        self.rt.collect("long")
+        r2 = Relay(self.rt.proc.pid)
+        self.addCleanup(r2.close)
+        self.assertIs(r2.recv()["busy"], False)
+
+    def test_a_frozen_sandbox_starts_its_idle_time_again(self):
+        """A sandbox frozen past its idle timeout (as a checkpoint and a
+        restore freeze it) does not end itself as it thaws: the idle
+        watcher's late tick starts the idle time again."""
+        self.persist(idle_ms=1500)
+        self.run_call("pass")
+        os.kill(self.rt.proc.pid, signal.SIGSTOP)
+        time.sleep(3)
+        os.kill(self.rt.proc.pid, signal.SIGCONT)
+        time.sleep(0.8)
+        self.assertIsNone(self.rt.proc.poll(), "ended at once as it thawed")
+        self.assertTrue(wait_until(lambda: self.rt.proc.poll() is not None, timeout=6), "never ended when idle")
+        self.assertEqual(self.rt.proc.returncode, 75)
 
     def test_a_hosts_frames_of_another_call_are_dropped(self):
         self.persist()
