@@ -24,6 +24,9 @@ type forker struct {
 	// build returns a client session on the sandbox a session of
 	// newSession reaches (Bridge.buildClientSession).
 	build func(newSession func(*entrypoint.Options) *entrypoint.Session) *clientSession
+	// over says why the client whose digest is client may not hold n more
+	// sandboxes ("" when it may): MCP_BRIDGE_PERSON_MAX_SANDBOXES.
+	over func(client [32]byte, n int) string
 }
 
 // maxForks is the most copies one call's fork makes under o: 0 when
@@ -67,7 +70,12 @@ func (f *forker) problem(req *mcp.CallToolRequest, n int) string {
 	case n > max:
 		return fmt.Sprintf("'fork' asks for %d copies; this bridge makes at most %d (MCP_BRIDGE_MAX_FORKS); nothing was run", n, max)
 	}
-	_, client := clientToken(req)
+	token, client := clientToken(req)
+	if token != "" && f.over != nil {
+		if problem := f.over(client, n); problem != "" {
+			return "'fork' " + problem
+		}
+	}
 	if held := f.hs.table.count(client); held+n > f.hs.opts.MaxPerClient {
 		return fmt.Sprintf("'fork' would give this client %d sandbox handles, more than MCP_BRIDGE_MAX_HANDLES allows (%d); nothing was run",
 			held+n, f.hs.opts.MaxPerClient)

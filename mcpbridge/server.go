@@ -72,7 +72,10 @@ func New(eng engine.Engine, opts *Options) *Bridge {
 			})
 		},
 	}
-	b.forks = &forker{max: maxForks(&o), hs: b.handles, eng: eng, build: b.buildClientSession}
+	b.forks = &forker{max: maxForks(&o), hs: b.handles, eng: eng, build: b.buildClientSession,
+		over: func(client [32]byte, n int) string {
+			return b.quota.sandboxes(b.sessionsOf(client) + b.handles.table.count(client) + n - 1)
+		}}
 	b.tasks = b.newTasks(keys)
 	if o.Handles.Key != "" {
 		// Replicas share the key: every sandbox may come to be behind a

@@ -34,8 +34,9 @@ type checkpointAPI interface {
 	DaemonHost() string
 }
 
-// checkpoints returns the client's checkpoint API, or why there is none.
-func (d *Docker) checkpoints(ctx context.Context) (checkpointAPI, system.Info, error) {
+// checkpointsOf returns the checkpoint API of d's client, or why there is
+// none.
+func checkpointsOf(ctx context.Context, d *Docker) (checkpointAPI, system.Info, error) {
 	c, ok := d.api.(checkpointAPI)
 	if !ok {
 		return nil, system.Info{}, fmt.Errorf("%w: docker: this client cannot checkpoint", engine.ErrNoSnapshots)
@@ -66,15 +67,15 @@ func hasGVisor(info system.Info) bool {
 
 // CanSnapshot implements engine.Snapshotter.
 func (d *Docker) CanSnapshot(ctx context.Context) string {
-	if _, _, err := d.checkpoints(ctx); err != nil {
+	if _, _, err := checkpointsOf(ctx, d); err != nil {
 		return err.Error()
 	}
 	return ""
 }
 
-// gVisorSandbox inspects the bridge's sandbox ref and checks that it runs
-// under gVisor.
-func (d *Docker) gVisorSandbox(ctx context.Context, engineName, ref string) (container.InspectResponse, error) {
+// gVisorSandbox inspects the bridge's sandbox ref on d and checks that it
+// runs under gVisor.
+func gVisorSandbox(ctx context.Context, d *Docker, engineName, ref string) (container.InspectResponse, error) {
 	if engineName != "" {
 		return container.InspectResponse{}, fmt.Errorf("%w: %q names an engine, and this bridge has one, unnamed", engine.ErrOtherEngine, engineName)
 	}
@@ -108,11 +109,11 @@ func cmpOr(s, or string) string {
 
 // Sleep implements engine.Snapshotter.
 func (d *Docker) Sleep(ctx context.Context, engineName, ref string) (engine.Sleep, error) {
-	cp, info, err := d.checkpoints(ctx)
+	cp, info, err := checkpointsOf(ctx, d)
 	if err != nil {
 		return engine.Sleep{}, err
 	}
-	c, err := d.gVisorSandbox(ctx, engineName, ref)
+	c, err := gVisorSandbox(ctx, d, engineName, ref)
 	if err != nil {
 		return engine.Sleep{}, err
 	}
@@ -130,11 +131,11 @@ func (d *Docker) Sleep(ctx context.Context, engineName, ref string) (engine.Slee
 
 // Wake implements engine.Snapshotter.
 func (d *Docker) Wake(ctx context.Context, engineName, ref string) (bool, error) {
-	cp, _, err := d.checkpoints(ctx)
+	cp, _, err := checkpointsOf(ctx, d)
 	if err != nil {
 		return false, err
 	}
-	c, err := d.gVisorSandbox(ctx, engineName, ref)
+	c, err := gVisorSandbox(ctx, d, engineName, ref)
 	if err != nil {
 		return false, err
 	}
@@ -218,11 +219,11 @@ func (d *Docker) Fork(ctx context.Context, engineName, ref string, n int, labels
 	if n < 1 {
 		return nil, fmt.Errorf("forking a sandbox: %d forks asked", n)
 	}
-	cp, info, err := d.checkpoints(ctx)
+	cp, info, err := checkpointsOf(ctx, d)
 	if err != nil {
 		return nil, err
 	}
-	parent, err := d.gVisorSandbox(ctx, engineName, ref)
+	parent, err := gVisorSandbox(ctx, d, engineName, ref)
 	if err != nil {
 		return nil, err
 	}
@@ -323,7 +324,7 @@ func randomHex(n int) string {
 // Sleeping implements engine.Snapshotter: the bridge's stopped sandboxes
 // that keep a sleep checkpoint.
 func (d *Docker) Sleeping(ctx context.Context) ([]engine.Sleeping, error) {
-	cp, info, err := d.checkpoints(ctx)
+	cp, info, err := checkpointsOf(ctx, d)
 	if err != nil {
 		return nil, err
 	}
