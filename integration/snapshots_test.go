@@ -366,7 +366,9 @@ func exitStderr(err error) string {
 func TestSnapshotsReplicaGone(t *testing.T) {
 	e := needSnapshots(t)
 	key, token := strings.Repeat("g", 40), "snapshot-token-gone-0123456789"
-	a := startHTTPBridge(t, e, snapshotEnv(key, token, "a", 3))
+	// Idle after 6 s: the runtime would end itself after 12 s; the other
+	// replica starts after 6.5 s, its first sweep right away.
+	a := startHTTPBridge(t, e, snapshotEnv(key, token, "a", 6))
 	ca := a.dialStateless(t, a.url)
 	text, isErr, h := runIn(t, ca, "", "x = 'kept'\nprint('set')", 60)
 	if isErr || h == "" {
@@ -377,8 +379,8 @@ func TestSnapshotsReplicaGone(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-a.done
-	time.Sleep(3500 * time.Millisecond) // past the idle timeout, before twice it
-	b := startHTTPBridge(t, e, snapshotEnv(key, token, "b", 3))
+	time.Sleep(6500 * time.Millisecond) // past the idle timeout, before twice it
+	b := startHTTPBridge(t, e, snapshotEnv(key, token, "b", 6))
 	removeResumable(t, e, a, b)
 	waitFor(t, 30*time.Second, "the other replica to put the sandbox to sleep", func() bool {
 		return strings.Contains(b.log.String(), "put an idle sandbox that no bridge holds to sleep")
