@@ -67,7 +67,8 @@ var (
 	ErrNoCheckpoint = errors.New("the sandbox's checkpoint is gone")
 )
 
-// SleepCheckpoint is the name of the checkpoint a sleeping sandbox keeps.
+// SleepCheckpoint begins the name of the checkpoint a sleeping sandbox
+// keeps, followed by "-" and the time it was taken (Unix nanoseconds).
 const SleepCheckpoint = "mcp-sleep"
 
 // LabelSleepTTL is the label of a sandbox created by a bridge whose

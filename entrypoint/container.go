@@ -40,8 +40,8 @@ type container struct {
 	// (Unix seconds; 0 when unknown): for a resumed sandbox, the time of
 	// another bridge's call.
 	lastCall float64
-	// busy is what its ready frame said: another host's call ran in it.
-	busy bool
+	// claims carries the answer to a sleep claim (sleep.go).
+	claims chan bool
 
 	wmu sync.Mutex // serializes frames to the sandbox
 	// dmu serializes the dispatch of frames read from the stream and
@@ -132,6 +132,7 @@ func newContainer(sb engine.Sandbox, opts *Options, log *slog.Logger) *container
 		ctx: cctx, cancel: cancel,
 		dead:   make(chan struct{}),
 		stderr: &engine.LineTail{Max: 20},
+		claims: make(chan bool, 1),
 	}
 	if opts.Egress != nil {
 		ctr.egress = &egress{ctr: ctr, handler: opts.Egress, install: opts.EgressInstall, conns: map[int64]*egressConn{}, severed: -1}
@@ -151,7 +152,7 @@ func (ctr *container) awaitReady(ctx context.Context, ready <-chan frame, opts *
 			ctr.fault(fmt.Errorf("%w: runtime speaks protocol %d, want %d", errProtocol, f.Protocol, protocolVersion))
 			return nil, ctr.closeWith(ctr.err)
 		}
-		ctr.python, ctr.version, ctr.lastCall, ctr.busy = f.Python, f.Runtime, f.LastCall, f.Busy
+		ctr.python, ctr.version, ctr.lastCall = f.Python, f.Runtime, f.LastCall
 		if ctr.egress != nil {
 			if err := ctr.send(egressFrame{T: frameEgress, CA: string(opts.EgressCA)}); err != nil {
 				return nil, ctr.closeWith(fmt.Errorf("starting the egress endpoint: %w", err))
@@ -380,6 +381,12 @@ func (ctr *container) dispatch(f frame, readySeen *bool, ready chan<- frame) err
 		ctr.readArrived(f)
 	case frameNetFD:
 		return ctr.netFD(f)
+	case frameSleepClaimed:
+		select {
+		case ctr.claims <- f.Granted:
+		default:
+			return fmt.Errorf("%w: a sleep_claimed frame nobody asked for", errProtocol)
+		}
 	}
 	return nil
 }

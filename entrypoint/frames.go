@@ -70,6 +70,10 @@ const (
 	frameNetAck     = "net_ack"
 	frameBusy       = "busy"
 	framePersist    = "persist"
+	// frameSleepClaim asks the runtime for the right to put the sandbox
+	// to sleep, frameSleepClaimed answers it (sleep.go).
+	frameSleepClaim   = "sleep_claim"
+	frameSleepClaimed = "sleep_claimed"
 	statusOK        = "ok"
 	statusError     = "error"
 	statusInterrupt = "interrupted"
@@ -91,9 +95,8 @@ type frame struct {
 	// LastCall is when the sandbox's last call ended (or it started), in
 	// its clock, Unix seconds; 0 when absent.
 	LastCall float64
-	// Busy says a call of another host runs in the sandbox (a relay's
-	// ready frame); false when absent.
-	Busy bool
+	// Granted is a sleep_claimed frame's answer.
+	Granted bool
 	// out and result: the exec id; rpc: RPCID
 	ID    string
 	RPCID int64
@@ -145,7 +148,6 @@ type wireFrame struct {
 	Boot       float64          `json:"boot"`
 	Sent       float64          `json:"sent"`
 	LastCall   float64          `json:"last_call"`
-	Busy       bool             `json:"busy"`
 	ID         json.RawMessage  `json:"id"`
 	Stream     string           `json:"stream"`
 	Data       *string          `json:"data"`
@@ -217,7 +219,7 @@ func parseFrame(line []byte) (frame, error) {
 		}
 		f.Protocol, f.Runtime, f.Python = *w.Protocol, w.Runtime, w.Python
 		f.Boot, f.Sent = plausibleTime(w.Boot), plausibleTime(w.Sent)
-		f.LastCall, f.Busy = plausibleTime(w.LastCall), w.Busy
+		f.LastCall = plausibleTime(w.LastCall)
 	case frameBusy:
 		id, ok := stringID(w.ID)
 		if !ok {
@@ -403,6 +405,11 @@ func parseFrame(line []byte) (frame, error) {
 			}
 			f.Lane.Wrote, f.Lane.Read = *w.Wrote, *w.Read
 		}
+	case frameSleepClaimed:
+		if w.OK == nil {
+			return bad("without ok")
+		}
+		f.Granted = *w.OK
 	default:
 		return frame{}, fmt.Errorf("%w: unknown frame type %q", errProtocol, f.T)
 	}

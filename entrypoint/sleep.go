@@ -83,20 +83,50 @@ func (s *Session) sleepIdle(ctr *container) (slept bool) {
 	return true
 }
 
-// othersCalled reports whether another bridge called the persistent
-// sandbox r within the idle timeout, or has a call running in it: then
-// that bridge, which holds it, puts it to sleep in its turn. It asks the
-// runtime over a relay connection of its own (its ready frame).
+// othersCalled reports whether this bridge should leave the persistent
+// sandbox r awake: another bridge called it within the idle timeout,
+// runs a call in it, or is putting it to sleep now. It asks the runtime,
+// the arbiter of the bridges that share the sandbox, over a relay
+// connection of its own (claimSleep).
 func (s *Session) othersCalled(ctx context.Context, r *resumeRef) bool {
 	probe, err := resumeContainer(ctx, s.eng, r, &s.opts, s.log)
 	if err != nil {
 		return false
 	}
 	defer probe.leave()
-	last := time.Unix(0, int64(probe.lastCall*1e9))
-	if probe.busy || (probe.lastCall > 0 && time.Since(last) < s.opts.idleTimeout()) {
-		s.log.Info("not putting the sandbox to sleep: another bridge called it since", "busy", probe.busy, "last_call", last.Format(time.RFC3339))
+	if !probe.claimSleep(s.opts.idleTimeout()) {
+		s.log.Info("not putting the sandbox to sleep: another bridge called it since, or puts it to sleep")
 		return true
+	}
+	return false
+}
+
+// sleepClaimFrame asks the runtime for the right to put its sandbox to
+// sleep: granted when no call runs, none ended within IdleMS, and no
+// other host was granted it within a few seconds (PROTOCOL.md).
+type sleepClaimFrame struct {
+	T      string `json:"t"`
+	IdleMS int64  `json:"idle_ms"`
+}
+
+// claimTimeout bounds the wait for the answer to a sleep claim; a
+// runtime that does not answer (an older one) grants nothing.
+const claimTimeout = 5 * time.Second
+
+// claimSleep asks the runtime of ctr for the right to put the sandbox to
+// sleep after idle without a call, so that of several bridges that
+// would, one does.
+func (ctr *container) claimSleep(idle time.Duration) bool {
+	if err := ctr.send(sleepClaimFrame{T: frameSleepClaim, IdleMS: max(idle.Milliseconds(), 0)}); err != nil {
+		return false
+	}
+	t := time.NewTimer(claimTimeout)
+	defer t.Stop()
+	select {
+	case ok := <-ctr.claims:
+		return ok
+	case <-ctr.dead:
+	case <-t.C:
 	}
 	return false
 }
@@ -219,9 +249,9 @@ func SleepIfIdle(ctx context.Context, eng engine.Engine, engineName, ref string,
 	if err != nil {
 		return false, err
 	}
-	last, busy := probe.lastCall, probe.busy
+	granted := probe.claimSleep(idle)
 	_ = probe.leave()
-	if busy || last <= 0 || time.Since(time.Unix(0, int64(last*1e9))) < idle {
+	if !granted {
 		return false, nil
 	}
 	info, err := engine.SleepSandbox(ctx, eng, engineName, ref)

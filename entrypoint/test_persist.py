@@ -140,6 +140,26 @@ class PersistTest(RuntimeTestCase):
         self.addCleanup(r2.close)
         self.assertIs(r2.recv()["busy"], False)
 
+    def test_one_host_may_put_it_to_sleep(self):
+        """Of several hosts that would put the sandbox to sleep, one is
+        granted it: none while a call runs or before the idle time, then
+        the first, and no other within a few seconds."""
+        self.persist()
+        self.run_call("pass")
+        r1, r2 = self.relay(), self.relay()
+        r1.send({"t": "sleep_claim", "idle_ms": 60000})
+        self.assertEqual(r1.recv(), {"t": "sleep_claimed", "ok": False})
+        self.rt.exec_started("import time\ntime.sleep(1)", "long")
+        r1.send({"t": "sleep_claim", "idle_ms": 0})
+        self.assertEqual(r1.recv(), {"t": "sleep_claimed", "ok": False})
+        self.rt.collect("long")
+        r1.send({"t": "sleep_claim", "idle_ms": 0})
+        self.assertEqual(r1.recv(), {"t": "sleep_claimed", "ok": True})
+        r2.send({"t": "sleep_claim", "idle_ms": 0})
+        self.assertEqual(r2.recv(), {"t": "sleep_claimed", "ok": False})
+        r2.send({"t": "sleep_claim", "idle_ms": "0"})
+        self.assertEqual(r2.recv(), {"t": "sleep_claimed", "ok": False})
+
     def test_a_frozen_sandbox_starts_its_idle_time_again(self):
         """A sandbox frozen past its idle timeout (as a checkpoint and a
         restore freeze it) does not end itself as it thaws: the idle

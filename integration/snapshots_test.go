@@ -132,8 +132,39 @@ print(x, f.read(), int(arr.sum()), ticks[0] > before, round(time.monotonic() - t
 	}
 	t.Logf("woken through replica b: %s", text)
 
+	// Files out of a sandbox that sleeps are in a tmpfs of its own, which
+	// the daemon's archive calls do not see: a whole output kept there and
+	// a file of 2 MiB (past what a result carries inline) are read through
+	// the sandbox's exec, by the other replica.
+	res, err := cb.CallTool(context.Background(), &mcp.CallToolParams{Name: "run_python", Arguments: map[string]any{"session": h,
+		"code": "print('y' * 50000)\nopen('/workspace/out/big.bin', 'w').write('z' * (2 << 20))"}})
+	if err != nil || res.IsError {
+		t.Fatalf("a call with a big output and a big file: %v %+v", err, res)
+	}
+	var uris []string
+	for _, c := range res.Content {
+		if l, ok := c.(*mcp.ResourceLink); ok {
+			uris = append(uris, l.URI)
+		}
+	}
+	if len(uris) != 2 {
+		t.Fatalf("resource links %q, want the output's and the file's", uris)
+	}
+	for _, u := range uris {
+		got, err := ca.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: u})
+		if err != nil || len(got.Contents) != 1 {
+			t.Fatalf("reading %s through replica a: %v", u, err)
+		}
+		if c := got.Contents[0]; !strings.Contains(c.Text, strings.Repeat("y", 50000)) && len(c.Blob) != 2<<20 && len(c.Text) != 2<<20 {
+			t.Fatalf("%s through replica a: %d bytes, %.80q", u, len(c.Text)+len(c.Blob), c.Text)
+		}
+	}
+
 	// Woken again, from two replicas at once: one wake, both calls run.
-	b.asleep(t, 1)
+	waitFor(t, 90*time.Second, "the sandbox to sleep again", func() bool {
+		c := a.containers(t)
+		return len(c) == 1 && c[0].State == "exited"
+	})
 	var wg sync.WaitGroup
 	outs := make([]string, 2)
 	for i, c := range []*mcp.ClientSession{ca, cb} {
@@ -202,9 +233,7 @@ print("mounts", [l.split()[4] for l in open("/proc/self/mountinfo") if "checkpoi
 		}
 		return parentID != ""
 	})
-	if out, err := exec.Command("docker", "checkpoint", "rm", parentID, engine.SleepCheckpoint).CombinedOutput(); err != nil {
-		t.Fatalf("removing the checkpoint: %v: %s", err, out)
-	}
+	removeCheckpoints(t, parentID)
 	out, isErr, _ = runIn(t, cb, h, "print(x)", 60)
 	if !isErr || !strings.Contains(out, "checkpoint is gone") {
 		t.Errorf("a handle whose checkpoint was removed should say so: error %v: %s", isErr, out)
@@ -260,23 +289,23 @@ func TestSnapshotsStdio(t *testing.T) {
 	if props := tools.Tools[0].InputSchema.(map[string]any)["properties"].(map[string]any); props["fork"] == nil {
 		t.Errorf("run_python should take fork where sandboxes fork: %v", props)
 	}
-	if out, isErr := runPython(t, cs, map[string]any{"code": "z = 5\nprint('z set')"}); isErr || !strings.Contains(out, "z set") {
+	if out, isErr := runPython(t, cs, map[string]any{"code": "z = 5\nopen('/workspace/out/made.txt', 'w').write('out file')\nprint('z set')"}); isErr || !strings.Contains(out, "z set") {
 		t.Fatalf("first call: %v %s", isErr, out)
 	}
 	waitFor(t, 60*time.Second, "the idle session's sandbox to sleep", func() bool {
 		return strings.Contains(stderr.String(), "the idle sandbox is asleep")
 	})
-	out, isErr := runPython(t, cs, map[string]any{"code": "print('z is', z)"})
-	if isErr || !strings.Contains(out, "z is 5") || !strings.Contains(out, "was asleep") {
+	out, isErr := runPython(t, cs, map[string]any{"code": "print('z is', z, open('/workspace/out/made.txt').read())"})
+	if isErr || !strings.Contains(out, "z is 5 out file") || !strings.Contains(out, "was asleep") {
 		t.Fatalf("the woken session should keep its state and say it slept: %v %s", isErr, out)
 	}
-	out, isErr = runPython(t, cs, map[string]any{"code": "w = 1", "fork": 2})
+	out, isErr = runPython(t, cs, map[string]any{"code": "w = 1\nopen('/workspace/out/before.txt', 'w').write('parent file')\nkeep = open('/workspace/out/held.txt', 'w+')", "fork": 2})
 	m := forksLine.FindStringSubmatch(out)
 	if isErr || m == nil || len(strings.Fields(m[1])) != 2 {
-		t.Fatalf("fork: 2 of the current session: %v %s", isErr, out)
+		t.Fatalf("fork: 2 of the current session: %v %s\n%s", isErr, out, stderr.String())
 	}
 	for _, h := range strings.Fields(m[1]) {
-		if out, isErr := runPython(t, cs, map[string]any{"code": "w += 1\nprint('fork', w, z)", "session": h}); isErr || !strings.Contains(out, "fork 2 5") {
+		if out, isErr := runPython(t, cs, map[string]any{"code": "import os\nw += 1\nprint('fork', w, z, sorted(os.listdir('/workspace/out')))", "session": h}); isErr || !strings.Contains(out, "fork 2 5") {
 			t.Fatalf("a fork of the current session: %v %s", isErr, out)
 		}
 	}
@@ -297,9 +326,7 @@ func TestSnapshotsStdio(t *testing.T) {
 		}
 		return parent != ""
 	})
-	if out, err := exec.Command("docker", "checkpoint", "rm", parent, engine.SleepCheckpoint).CombinedOutput(); err != nil {
-		t.Fatalf("removing the checkpoint: %v: %s", err, out)
-	}
+	removeCheckpoints(t, parent)
 	out, isErr = runPython(t, cs, map[string]any{"code": "print('z' in globals())"})
 	if isErr || !strings.Contains(out, "False") || !strings.Contains(out, "could not be woken") {
 		t.Errorf("a session whose checkpoint was removed should go on in a fresh sandbox, told why: %v %s", isErr, out)
@@ -346,6 +373,25 @@ func TestSnapshotsTypeScript(t *testing.T) {
 	for _, o := range outs {
 		if s, _ := o.(string); !strings.Contains(s, "2 41") {
 			t.Errorf("a fork's output: %q", o)
+		}
+	}
+}
+
+// removeCheckpoints removes, with the docker CLI, behind the bridge, the
+// checkpoints of container id; it fails the test when there were none.
+func removeCheckpoints(t *testing.T, id string) {
+	t.Helper()
+	out, err := exec.Command("docker", "checkpoint", "ls", id).Output()
+	if err != nil {
+		t.Fatalf("docker checkpoint ls: %v", err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(lines) < 2 {
+		t.Fatalf("container %s has no checkpoint: %q", id, out)
+	}
+	for _, name := range lines[1:] {
+		if out, err := exec.Command("docker", "checkpoint", "rm", id, strings.TrimSpace(name)).CombinedOutput(); err != nil {
+			t.Fatalf("removing checkpoint %s: %v: %s", name, err, out)
 		}
 	}
 }

@@ -33,6 +33,7 @@ type dockerAPI interface {
 	ContainerStatsOneShot(ctx context.Context, id string) (container.StatsResponseReader, error)
 	ContainerExecCreate(ctx context.Context, id string, opts container.ExecOptions) (container.ExecCreateResponse, error)
 	ContainerExecAttach(ctx context.Context, execID string, opts container.ExecAttachOptions) (types.HijackedResponse, error)
+	ContainerExecInspect(ctx context.Context, execID string) (container.ExecInspect, error)
 	CopyFromContainer(ctx context.Context, id, path string) (io.ReadCloser, container.PathStat, error)
 	CopyToContainer(ctx context.Context, id, path string, content io.Reader, opts container.CopyToContainerOptions) error
 	VolumeList(ctx context.Context, opts volume.ListOptions) (volume.ListResponse, error)

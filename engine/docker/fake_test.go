@@ -491,6 +491,11 @@ func (f *fakeDocker) ContainerExecCreate(context.Context, string, container.Exec
 	return container.ExecCreateResponse{}, errors.New("fake docker: no exec")
 }
 
+// ContainerExecInspect implements dockerAPI: the fake runs no commands.
+func (f *fakeDocker) ContainerExecInspect(context.Context, string) (container.ExecInspect, error) {
+	return container.ExecInspect{}, errors.New("fake: no exec")
+}
+
 // ContainerExecAttach implements dockerAPI: the fake runs no commands.
 func (f *fakeDocker) ContainerExecAttach(context.Context, string, container.ExecAttachOptions) (types.HijackedResponse, error) {
 	return types.HijackedResponse{}, errors.New("fake docker: no exec")

@@ -8,6 +8,8 @@ import (
 
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types/container"
+
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine/internal/lifecycle"
 )
 
 // CopyOut implements lifecycle.Copier. The daemon archives a symbolic link at
@@ -15,6 +17,9 @@ import (
 // archive's entries suffice. It sees the file-exchange volumes, not tmpfs
 // mounts.
 func (c *dockerContainer) CopyOut(ctx context.Context, dir string) (io.ReadCloser, error) {
+	if c.filesInside(ctx) {
+		return execTarOut(ctx, c.api, c.id, dir)
+	}
 	rc, _, err := c.api.CopyFromContainer(ctx, c.id, dir)
 	if err != nil {
 		return nil, c.notFound(ctx, err)
@@ -26,6 +31,9 @@ func (c *dockerContainer) CopyOut(ctx context.Context, dir string) (io.ReadClose
 // headers unless asked to give the files to the container's user; it
 // writes to volumes even when the root filesystem is read-only.
 func (c *dockerContainer) CopyIn(ctx context.Context, dir string, r io.Reader) error {
+	if c.filesInside(ctx) {
+		return execTar(ctx, c.api, c.id, []string{"python3", "-I", "-S", "-c", lifecycle.TarIn, dir}, r, io.Discard)
+	}
 	err := c.api.CopyToContainer(ctx, c.id, dir, r, container.CopyToContainerOptions{CopyUIDGID: false})
 	if err != nil {
 		return c.notFound(ctx, err)

@@ -41,7 +41,12 @@ func dockerConfig(spec engine.Spec, o lifecycle.Owner) (*container.Config, *cont
 	}
 	// Nested in /workspace: the daemon mounts them after it, as it sorts
 	// all mounts by depth.
-	mounts := []mount.Mount{volume(engine.OutDir, spec.OutBytes, spec.User, "0700")}
+	// A sandbox that may sleep (SleepTTL) has its files out in a tmpfs of
+	// its own instead (below), which a checkpoint holds.
+	var mounts []mount.Mount
+	if spec.SleepTTL == 0 {
+		mounts = append(mounts, volume(engine.OutDir, spec.OutBytes, spec.User, "0700"))
+	}
 	if spec.InBytes > 0 {
 		mounts = append(mounts, volume(engine.InDir, spec.InBytes, "", "0755"))
 	}
@@ -67,6 +72,14 @@ func dockerConfig(spec engine.Spec, o lifecycle.Owner) (*container.Config, *cont
 	}
 	if spec.SiteBytes > 0 {
 		tmpfs[engine.SiteDir] = strings.Join(siteOptions(spec.SiteBytes, spec.User), ",")
+	}
+	if spec.SleepTTL > 0 {
+		// A stopped container's tmpfs volume is emptied, and gVisor's
+		// restore fails on the files it misses: a tmpfs of the sandbox's
+		// own is in the checkpoint. Its files pass through the
+		// sandbox's exec (filesInside), the daemon's archive calls do
+		// not see it.
+		tmpfs[engine.OutDir] = strings.Join(lifecycle.TmpfsOptions(spec.OutBytes, spec.User, "0700"), ",")
 	}
 	cfg := &container.Config{
 		Image:           spec.Image,

@@ -3,6 +3,7 @@ package docker
 import (
 	"maps"
 	"testing"
+	"time"
 
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/mount"
@@ -52,6 +53,12 @@ func TestDockerConfig(t *testing.T) {
 				BindOptions: &mount.BindOptions{Propagation: mount.PropagationRPrivate, NonRecursive: true}},
 		},
 	}
+	// A sandbox that may sleep has its files out in a tmpfs of its own,
+	// which a checkpoint holds, and no volume.
+	sleepy := hardeningtest.DefaultSpec
+	sleepy.SleepTTL = time.Hour
+	sleepyLabels := hardeningtest.Labels("s1")
+	sleepyLabels[engine.LabelSleepTTL] = "3600"
 	runc := maps.Clone(operator)
 	runc["HostConfig.PidsLimit"] = int64(32)
 	runc["HostConfig.Runtime"] = "runc"
@@ -64,6 +71,15 @@ func TestDockerConfig(t *testing.T) {
 		{name: "defaults", spec: hardeningtest.DefaultSpec},
 		{name: "operator values under gVisor", spec: hardeningtest.OperatorSpec, want: operator},
 		{name: "operator values under runc", spec: hardeningtest.RuncSpec, want: runc},
+		{name: "a sandbox that may sleep", spec: sleepy, want: hardeningtest.FieldTable{
+			"Config.Labels": sleepyLabels,
+			"HostConfig.Tmpfs": map[string]string{
+				"/tmp":           "rw,noexec,nosuid,nodev,size=67108864,uid=65534,gid=65534,mode=1777",
+				"/workspace":     "rw,noexec,nosuid,nodev,size=134217728,uid=65534,gid=65534,mode=1777",
+				"/workspace/out": "rw,noexec,nosuid,nodev,size=67108864,uid=65534,gid=65534,mode=0700",
+			},
+			"HostConfig.Mounts": nil, // none
+		}},
 	}
 	base := hardeningtest.FieldTable{
 		"Config.Image":              defaults.Image,
@@ -102,6 +118,7 @@ func TestDockerConfig(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			want := maps.Clone(base)
 			maps.Copy(want, tt.want)
+			maps.DeleteFunc(want, func(_ string, v any) bool { return v == nil })
 			cfg, host := dockerConfig(tt.spec, hardeningtest.Owner())
 			hardeningtest.CheckFields(t, want, map[string]any{"Config": cfg, "HostConfig": host})
 		})

@@ -22,6 +22,9 @@ type dockerContainer struct {
 	api    dockerAPI
 	id     string
 	hijack types.HijackedResponse // the attached connection, once attached
+
+	insideOnce sync.Once // filesInside's question, asked once
+	inside     bool
 }
 
 // Attach implements lifecycle.Ops. Docker multiplexes the output streams

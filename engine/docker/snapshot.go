@@ -9,6 +9,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -120,13 +121,17 @@ func (d *Docker) Sleep(ctx context.Context, engineName, ref string) (engine.Slee
 	if !c.State.Running {
 		return engine.Sleep{}, &engine.ExitedError{Code: c.State.ExitCode}
 	}
-	// A checkpoint of that name left by a failed wake is replaced.
-	_ = cp.CheckpointDelete(ctx, c.ID, checkpoint.DeleteOptions{CheckpointID: engine.SleepCheckpoint})
+	// A name of its own: two bridges putting it to sleep at once never
+	// touch each other's checkpoint (the second fails: it has stopped).
 	t0 := time.Now()
-	if err := cp.CheckpointCreate(ctx, c.ID, checkpoint.CreateOptions{CheckpointID: engine.SleepCheckpoint, Exit: true}); err != nil {
+	name := engine.SleepCheckpoint + "-" + strconv.FormatInt(t0.UnixNano(), 10)
+	if err := cp.CheckpointCreate(ctx, c.ID, checkpoint.CreateOptions{CheckpointID: name, Exit: true}); err != nil {
+		if now, ierr := d.api.ContainerInspect(ctx, c.ID); ierr == nil && now.State != nil && !now.State.Running {
+			return engine.Sleep{}, fmt.Errorf("checkpointing sandbox %s: %w", lifecycle.ShortID(c.ID), &engine.ExitedError{Code: now.State.ExitCode})
+		}
 		return engine.Sleep{}, fmt.Errorf("checkpointing sandbox %s: %w", lifecycle.ShortID(c.ID), err)
 	}
-	return engine.Sleep{Took: time.Since(t0), Bytes: checkpointBytes(info, c.ID, engine.SleepCheckpoint)}, nil
+	return engine.Sleep{Took: time.Since(t0), Bytes: checkpointBytes(info, c.ID, name)}, nil
 }
 
 // Wake implements engine.Snapshotter.
@@ -146,10 +151,11 @@ func (d *Docker) Wake(ctx context.Context, engineName, ref string) (bool, error)
 	if err != nil {
 		return false, fmt.Errorf("listing the checkpoints of sandbox %s: %w", lifecycle.ShortID(c.ID), err)
 	}
-	if !hasCheckpoint(list, engine.SleepCheckpoint) {
+	names := sleepCheckpoints(list)
+	if len(names) == 0 {
 		return false, fmt.Errorf("%w: sandbox %s stopped (exit code %d) and has no checkpoint to wake from", engine.ErrNoCheckpoint, lifecycle.ShortID(c.ID), c.State.ExitCode)
 	}
-	if err := d.api.ContainerStart(ctx, c.ID, container.StartOptions{CheckpointID: engine.SleepCheckpoint}); err != nil {
+	if err := d.api.ContainerStart(ctx, c.ID, container.StartOptions{CheckpointID: names[len(names)-1]}); err != nil {
 		// Another replica may have woken it meanwhile: then it runs.
 		if now, ierr := d.api.ContainerInspect(ctx, c.ID); ierr == nil && now.State != nil && now.State.Running {
 			return false, nil
@@ -158,19 +164,25 @@ func (d *Docker) Wake(ctx context.Context, engineName, ref string) (bool, error)
 	}
 	dctx, cancel := lifecycle.CleanupContext(lifecycle.CleanupTimeout)
 	defer cancel()
-	if err := cp.CheckpointDelete(dctx, c.ID, checkpoint.DeleteOptions{CheckpointID: engine.SleepCheckpoint}); err != nil && !cerrdefs.IsNotFound(err) {
-		d.e.Log.Warn("removing a woken sandbox's checkpoint", "id", lifecycle.ShortID(c.ID), "err", err)
+	for _, name := range names {
+		if err := cp.CheckpointDelete(dctx, c.ID, checkpoint.DeleteOptions{CheckpointID: name}); err != nil && !cerrdefs.IsNotFound(err) {
+			d.e.Log.Warn("removing a woken sandbox's checkpoint", "id", lifecycle.ShortID(c.ID), "err", err)
+		}
 	}
 	return true, nil
 }
 
-func hasCheckpoint(list []checkpoint.Summary, name string) bool {
+// sleepCheckpoints returns the names of the sleep checkpoints in list
+// (engine.SleepCheckpoint and the time it was taken), oldest first.
+func sleepCheckpoints(list []checkpoint.Summary) []string {
+	var names []string
 	for _, c := range list {
-		if c.Name == name {
-			return true
+		if strings.HasPrefix(c.Name, engine.SleepCheckpoint+"-") {
+			names = append(names, c.Name)
 		}
 	}
-	return false
+	slices.Sort(names) // the times have as many digits until 2286
+	return names
 }
 
 // checkpointsDir is where the daemon keeps the checkpoints of container
@@ -336,10 +348,11 @@ func (d *Docker) Sleeping(ctx context.Context) ([]engine.Sleeping, error) {
 	var out []engine.Sleeping
 	for _, c := range list {
 		cps, err := cp.CheckpointList(ctx, c.ID, checkpoint.ListOptions{})
-		if err != nil || !hasCheckpoint(cps, engine.SleepCheckpoint) {
+		names := sleepCheckpoints(cps)
+		if err != nil || len(names) == 0 {
 			continue
 		}
-		s := engine.Sleeping{ID: c.ID, Labels: c.Labels, Bytes: checkpointBytes(info, c.ID, engine.SleepCheckpoint)}
+		s := engine.Sleeping{ID: c.ID, Labels: c.Labels, Bytes: checkpointBytes(info, c.ID, names[len(names)-1])}
 		if in, err := d.api.ContainerInspect(ctx, c.ID); err == nil && in.State != nil {
 			s.Since, _ = time.Parse(time.RFC3339Nano, in.State.FinishedAt)
 		}

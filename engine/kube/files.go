@@ -14,6 +14,8 @@ import (
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/remotecommand"
 	"k8s.io/client-go/util/exec"
+
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine/internal/lifecycle"
 )
 
 // execIn runs cmd in the pod's container with stdin (nil: none), its
@@ -52,8 +54,8 @@ func (c *kubeContainerOps) CopyOut(ctx context.Context, dir string) (io.ReadClos
 	pr, pw := io.Pipe()
 	ctx, cancel := context.WithCancel(ctx)
 	go func() {
-		err := c.a.execIn(ctx, c.name, []string{"python3", "-c", kubeTarOut, dir}, nil, pw)
-		if exitCode(err) == kubeNoDir {
+		err := c.a.execIn(ctx, c.name, []string{"python3", "-c", lifecycle.TarOut, dir}, nil, pw)
+		if exitCode(err) == lifecycle.TarNoDir {
 			err = fmt.Errorf("%w: %s", fs.ErrNotExist, dir)
 		}
 		pw.CloseWithError(err)
@@ -69,8 +71,8 @@ func (c *kubeContainerOps) CopyOut(ctx context.Context, dir string) (io.ReadClos
 
 // CopyIn implements lifecycle.Copier.
 func (c *kubeContainerOps) CopyIn(ctx context.Context, dir string, r io.Reader) error {
-	err := c.a.execIn(ctx, c.name, []string{"python3", "-c", kubeTarIn, dir}, r, io.Discard)
-	if exitCode(err) == kubeNoDir {
+	err := c.a.execIn(ctx, c.name, []string{"python3", "-c", lifecycle.TarIn, dir}, r, io.Discard)
+	if exitCode(err) == lifecycle.TarNoDir {
 		return fmt.Errorf("%w: %s", fs.ErrNotExist, dir)
 	}
 	return err

@@ -19,7 +19,7 @@ import (
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine/internal/lifecycle"
 )
 
-// runTarIn runs the extractor of the input container (kubeTarIn) on the
+// runTarIn runs the extractor of the input container (lifecycle.TarIn) on the
 // tar of build, into a new directory, as the sandbox user would: as uid
 // 65534 when the test runs as root. It returns the directory and the
 // extractor's error with its standard error.
@@ -52,7 +52,7 @@ func runTarIn(t *testing.T, build func(tw *tar.Writer)) (string, error) {
 	os.Mkdir(dir, 0o777)
 	os.Chmod(top, 0o777)
 	os.Chmod(dir, 0o777)
-	cmd := exec.Command(py, "-I", "-S", "-c", kubeTarIn, dir)
+	cmd := exec.Command(py, "-I", "-S", "-c", lifecycle.TarIn, dir)
 	cmd.Stdin = &buf
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr

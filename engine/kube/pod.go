@@ -65,7 +65,7 @@ type kubePodOptions struct {
 //
 // With Spec.Input and InBytes, an init container of the same image and
 // hardening, which alone mounts InDir writable, extracts the tar the
-// bridge streams to its standard input (kubeTarIn, run with python3 -I
+// bridge streams to its standard input (lifecycle.TarIn, run with python3 -I
 // -S: directories and regular files only, no links, relative names, as
 // much as the mount holds); the sandbox's container mounts InDir
 // read-only and starts once it exited 0.
@@ -141,7 +141,7 @@ func kubePod(spec engine.Spec, o lifecycle.Owner, name string, opts kubePodOptio
 			Name:            kubeInputContainer,
 			Image:           spec.Image,
 			ImagePullPolicy: pull,
-			Command:         []string{"python3", "-I", "-S", "-c", kubeTarIn, engine.InDir},
+			Command:         []string{"python3", "-I", "-S", "-c", lifecycle.TarIn, engine.InDir},
 			WorkingDir:      engine.InDir,
 			Stdin:           true,
 			StdinOnce:       true,

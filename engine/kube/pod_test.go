@@ -117,7 +117,7 @@ func TestKubePod(t *testing.T) {
 		// writable, the tar on its standard input, once.
 		{"input name", ic.Name, kubeInputContainer},
 		{"input image", []any{ic.Image, ic.ImagePullPolicy}, []any{"localhost/sandbox-python:3.11", corev1.PullNever}},
-		{"input command", ic.Command, []string{"python3", "-I", "-S", "-c", kubeTarIn, engine.InDir}},
+		{"input command", ic.Command, []string{"python3", "-I", "-S", "-c", lifecycle.TarIn, engine.InDir}},
 		{"input args and env", []int{len(ic.Args), len(ic.Env), len(ic.EnvFrom)}, []int{0, 0, 0}},
 		{"input streams", []bool{ic.Stdin, ic.StdinOnce, ic.TTY}, []bool{true, true, false}},
 		{"input mounts", mounts(ic.VolumeMounts), "/workspace/in"},

@@ -14,6 +14,11 @@ import time
 import mcp_sandbox_channel as channel
 import mcp_sandbox_executor as executor
 
+# SLEEP_CLAIM_S is how long a host's claim to put the sandbox to sleep
+# keeps the others from the same: the time from the grant to the
+# checkpoint's freeze (a frozen runtime answers no claim), with room.
+SLEEP_CLAIM_S = 5
+
 
 class Admission:
     """The call in flight and the host that drives the sandbox.
@@ -37,6 +42,7 @@ class Admission:
         self.call = None
         self.driver = driver
         self.last_call = time.time()
+        self.sleep_claimed = 0.0  # when a host was granted a sleep claim
         self.inbox = queue.SimpleQueue()
 
     def current(self):
@@ -174,9 +180,22 @@ class Admission:
 
     def touch(self):
         """Starts the idle time again, as a call's end does: the sandbox
-        was asleep (checkpointed and restored), which is no idle time."""
+        was asleep (checkpointed and restored), which is no idle time; a
+        claim to put it to sleep is spent."""
         with self.lock:
             self.last_call = time.time()
+            self.sleep_claimed = 0.0
+
+    def claim_sleep(self, idle_s):
+        """Grants a host the right to put the sandbox to sleep when no
+        call runs, none ended within idle_s, and no host was granted it
+        within SLEEP_CLAIM_S: of several bridges that would, one does."""
+        with self.lock:
+            now = time.time()
+            if self.call is not None or now - self.last_call < idle_s or now - self.sleep_claimed < SLEEP_CLAIM_S:
+                return False
+            self.sleep_claimed = now
+            return True
 
     def idle(self, seconds):
         """Reports whether no call has run for seconds (never, when 0)."""

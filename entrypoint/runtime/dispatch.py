@@ -40,6 +40,17 @@ class Dispatch:
             # a check here and the admission.
             self.admission.admit(msg, host)
             return
+        if t == "sleep_claim":
+            # A host's claim to put the sandbox to sleep, answered to it,
+            # driver or not: of several that would, one may.
+            idle = msg.get("idle_ms")
+            ok = isinstance(idle, int) and not isinstance(idle, bool) and idle >= 0 and self.admission.claim_sleep(idle / 1000.0)
+            frame = {"t": "sleep_claimed", "ok": bool(ok)}
+            if host is None:
+                self.chan.send(frame)
+            else:
+                self.chan.send_to(host.out_fd, frame)
+            return
         if t == "read" and self.reads is not None:
             # A host's read of a file out, answered to it, driver or not.
             self.reads.serve(msg, host)

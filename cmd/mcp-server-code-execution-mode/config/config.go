@@ -174,7 +174,7 @@ func Load(getenv func(string) string) (*Config, error) {
 	c.EgressCACert, c.EgressCAKey = r.pathPair(EnvEgressCA)
 	c.FastLane = r.flag(EnvFastLane)
 	c.Bridge.ObserveResults = r.flag(EnvObserveResults)
-	r.snapshots(&c.Bridge, c.FastLane)
+	r.snapshots(&c.Bridge, c.FastLane, c.Session.InputDir != "")
 	c.ObserveResultsSet = r.set(EnvObserveResults)
 	c.LaneDir = r.path(EnvFastLaneDir)
 	c.Bridge.Packages = r.packageOptions()

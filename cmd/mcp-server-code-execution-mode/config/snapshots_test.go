@@ -35,6 +35,7 @@ func TestLoadSnapshots(t *testing.T) {
 		{map[string]string{EnvSnapshots: "1", EnvOCIRuntime: "runc"}, "set MCP_BRIDGE_OCI_RUNTIME=runsc"},
 		{map[string]string{EnvSnapshots: "1", EnvOCIRuntime: "runsc", EnvFastLane: "1"}, "both set"},
 		{map[string]string{EnvSnapshots: "maybe"}, "MCP_BRIDGE_SNAPSHOTS"},
+		{map[string]string{EnvSnapshots: "1", EnvOCIRuntime: "runsc", EnvInputDir: "/"}, "MCP_BRIDGE_INPUT_DIR are both set"},
 		{map[string]string{EnvMaxForks: "17"}, "from 1 to 16"},
 		{map[string]string{EnvSnapshotTTL: "5"}, "from 60"},
 		{map[string]string{EnvSnapshotMax: "1k"}, "at least 1m"},

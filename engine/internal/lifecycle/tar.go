@@ -1,20 +1,22 @@
-package kube
+package lifecycle
 
-// The files of a sandbox pod pass through its own Python, run with
-// pods/exec (the API has no archive calls, and the image may have no
-// tar): a tar stream out of the pod, parsed by the host as hostile input
-// (openTarFile: no links followed, sizes bounded), and one into it,
-// extracted by a strict extractor (directories and regular files only,
-// relative names without "..", no special modes). Such a process's
-// parent is outside the pod's PID namespace, so the runtime's clean-up of
-// stray processes spares it, as it spares relays.
+// The files of a sandbox that the engine's archive calls cannot reach
+// (a Kubernetes pod, whose API has none; a mount inside gVisor, which the
+// daemon does not see) pass through the sandbox's own Python, run with
+// the engine's exec (the image may have no tar): a tar stream out of the
+// sandbox, parsed by the host as hostile input (openTarFile: no links
+// followed, sizes bounded), and one into it, extracted by a strict
+// extractor (directories and regular files only, relative names without
+// "..", no special modes). Such a process's parent is outside the
+// sandbox's PID namespace, so the runtime's clean-up of stray processes
+// spares it, as it spares relays.
 
-// kubeNoDir is the exit code of the helpers when the directory is missing.
-const kubeNoDir = 3
+// TarNoDir is the exit code of the helpers when the directory is missing.
+const TarNoDir = 3
 
-// kubeTarOut writes to stdout a tar of the directory argv[1], as the
+// TarOut writes to stdout a tar of the directory argv[1], as the
 // engines' archive calls do: its base name first, links as links.
-const kubeTarOut = `import os, sys, tarfile
+const TarOut = `import os, sys, tarfile
 d = sys.argv[1]
 if not os.path.lexists(d):
     sys.exit(3)
@@ -24,12 +26,12 @@ t.close()
 sys.stdout.buffer.flush()
 `
 
-// kubeTarIn extracts the tar on stdin into the directory argv[1]:
+// TarIn extracts the tar on stdin into the directory argv[1]:
 // directories and regular files only, relative names without "..", no
 // special modes. It runs as the sandbox user: a directory's mode is set
 // once everything is extracted, so that a read-only one (0555) is filled
 // first.
-const kubeTarIn = `import os, sys, tarfile
+const TarIn = `import os, sys, tarfile
 d = sys.argv[1]
 if not os.path.isdir(d):
     sys.exit(3)
