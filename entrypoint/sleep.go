@@ -46,6 +46,7 @@ func (s *Session) sleepIdle(ctr *container) (slept bool) {
 	}
 	s.mu.Lock()
 	resume := s.resume
+	shared := resume != nil && !s.ownsSleeper // other bridges may drive it
 	s.mu.Unlock()
 	if resume == nil {
 		// The runtime outlives its streams from now on, and never ends
@@ -57,7 +58,7 @@ func (s *Session) sleepIdle(ctr *container) (slept bool) {
 		resume = &resumeRef{engine: engineName, ref: id}
 	}
 	_ = ctr.leave()
-	if !s.ownsSleeper && s.resume != nil && s.othersCalled(ctx, resume) {
+	if shared && s.othersCalled(ctx, resume) {
 		return true // another replica's: it puts it to sleep
 	}
 	s.mu.Lock()
