@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io/fs"
 	"maps"
@@ -131,12 +132,20 @@ func (d *Docker) Sleep(ctx context.Context, engineName, ref string) (engine.Slee
 		}
 		return engine.Sleep{}, fmt.Errorf("checkpointing sandbox %s: %w", lifecycle.ShortID(c.ID), err)
 	}
-	return engine.Sleep{Took: time.Since(t0), Bytes: checkpointBytes(info, c.ID, name)}, nil
+	took := time.Since(t0)
+	if dir := checkpointsDir(info, c.ID); dir != "" {
+		// The container shows stopped before the daemon has copied the
+		// checkpoint out: a bridge that wakes it waits for this mark.
+		if err := os.WriteFile(filepath.Join(dir, name, completeMark), nil, 0o600); err != nil {
+			d.e.Log.Warn("marking a sleep checkpoint complete", "id", lifecycle.ShortID(c.ID), "err", err)
+		}
+	}
+	return engine.Sleep{Took: took, Bytes: checkpointBytes(info, c.ID, name)}, nil
 }
 
 // Wake implements engine.Snapshotter.
 func (d *Docker) Wake(ctx context.Context, engineName, ref string) (bool, error) {
-	cp, _, err := checkpointsOf(ctx, d)
+	cp, info, err := checkpointsOf(ctx, d)
 	if err != nil {
 		return false, err
 	}
@@ -155,9 +164,28 @@ func (d *Docker) Wake(ctx context.Context, engineName, ref string) (bool, error)
 	if len(names) == 0 {
 		return false, fmt.Errorf("%w: sandbox %s stopped (exit code %d) and has no checkpoint to wake from", engine.ErrNoCheckpoint, lifecycle.ShortID(c.ID), c.State.ExitCode)
 	}
-	if err := d.api.ContainerStart(ctx, c.ID, container.StartOptions{CheckpointID: names[len(names)-1]}); err != nil {
-		// Another replica may have woken it meanwhile: then it runs.
-		if now, ierr := d.api.ContainerInspect(ctx, c.ID); ierr == nil && now.State != nil && now.State.Running {
+	name := names[len(names)-1]
+	// On a local engine, one bridge of several restores it at a time
+	// (the daemon uploads the checkpoint to containerd for each start,
+	// and two uploads of it collide), and each upload is of content of
+	// its own: containerd may still hold the same bytes from the
+	// checkpoint's making, which Docker 20.10 takes for a conflict
+	// ("content … already exists").
+	if dir := checkpointsDir(info, c.ID); dir != "" {
+		waitComplete(ctx, filepath.Join(dir, name, completeMark))
+		unlock, mine, err := lockWake(filepath.Join(dir, name))
+		if err != nil {
+			return false, fmt.Errorf("restoring sandbox %s: %w", lifecycle.ShortID(c.ID), err)
+		}
+		if !mine {
+			return false, d.awaitRunning(ctx, c.ID, wakeWait)
+		}
+		defer unlock()
+	}
+	if err := d.api.ContainerStart(ctx, c.ID, container.StartOptions{CheckpointID: name}); err != nil {
+		// Another bridge (on another host) may be waking it: then it runs
+		// soon.
+		if werr := d.awaitRunning(ctx, c.ID, 5*time.Second); werr == nil {
 			return false, nil
 		}
 		return false, fmt.Errorf("restoring sandbox %s from its checkpoint: %w", lifecycle.ShortID(c.ID), err)
@@ -170,6 +198,76 @@ func (d *Docker) Wake(ctx context.Context, engineName, ref string) (bool, error)
 		}
 	}
 	return true, nil
+}
+
+// completeMark is the file a sleep checkpoint's directory holds once the
+// bridge that took it has its answer: the checkpoint is whole.
+const completeMark = "mcp-complete"
+
+// waitComplete waits, up to wakeWait, for the mark of a checkpoint whose
+// making another bridge may still be finishing; one never marked (its
+// bridge died, or an older one made it) is tried as it is.
+func waitComplete(ctx context.Context, mark string) {
+	ctx, cancel := context.WithTimeout(ctx, wakeWait)
+	defer cancel()
+	for {
+		if _, err := os.Stat(mark); err == nil {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// wakeWait bounds the wait for a wake another bridge is making.
+const wakeWait = 2 * time.Minute
+
+// lockWake takes the right to restore from the checkpoint directory dir:
+// a directory made in it (atomic on the engine's host), holding a file
+// of random bytes that makes this upload's content its own. It reports
+// mine false when another bridge holds it; a lock older than wakeWait is
+// a dead bridge's and is taken over. unlock removes it.
+func lockWake(dir string) (unlock func(), mine bool, err error) {
+	lock := filepath.Join(dir, "mcp-waking")
+	if err := os.Mkdir(lock, 0o700); err != nil {
+		if !errors.Is(err, fs.ErrExist) {
+			return nil, false, err
+		}
+		st, serr := os.Stat(lock)
+		if serr != nil || time.Since(st.ModTime()) < wakeWait {
+			return nil, false, nil
+		}
+		os.RemoveAll(lock)
+		if err := os.Mkdir(lock, 0o700); err != nil {
+			return nil, false, nil
+		}
+	}
+	if err := os.WriteFile(filepath.Join(lock, "nonce"), []byte(randomHex(16)), 0o600); err != nil {
+		os.RemoveAll(lock)
+		return nil, false, err
+	}
+	return func() { os.RemoveAll(lock) }, true, nil
+}
+
+// awaitRunning waits up to max for container id to run: another bridge
+// restores it.
+func (d *Docker) awaitRunning(ctx context.Context, id string, max time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, max)
+	defer cancel()
+	for {
+		c, err := d.api.ContainerInspect(ctx, id)
+		if err == nil && c.State != nil && c.State.Running {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("sandbox %s did not run within %v of another bridge's wake", lifecycle.ShortID(id), max)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
 }
 
 // sleepCheckpoints returns the names of the sleep checkpoints in list

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/docker/docker/api/types/system"
 )
@@ -44,5 +45,38 @@ func TestLinkCheckpoint(t *testing.T) {
 	}
 	if checkpointsDir(system.Info{DockerRootDir: "relative"}, "x") != "" || checkpointsDir(info, "missing") != "" {
 		t.Error("a data root not on this host should give no directory")
+	}
+}
+
+// TestLockWake: of bridges waking one checkpoint, one holds the lock; a
+// lock older than wakeWait (a dead bridge's) is taken over; each holder's
+// nonce differs, so that each upload is of content of its own.
+func TestLockWake(t *testing.T) {
+	dir := t.TempDir()
+	unlock, mine, err := lockWake(dir)
+	if err != nil || !mine {
+		t.Fatalf("first: %v %v", mine, err)
+	}
+	first, _ := os.ReadFile(filepath.Join(dir, "mcp-waking", "nonce"))
+	if _, mine, err := lockWake(dir); err != nil || mine {
+		t.Fatalf("second, while held: %v %v", mine, err)
+	}
+	unlock()
+	unlock, mine, err = lockWake(dir)
+	if err != nil || !mine {
+		t.Fatalf("after unlock: %v %v", mine, err)
+	}
+	second, _ := os.ReadFile(filepath.Join(dir, "mcp-waking", "nonce"))
+	if len(first) == 0 || string(first) == string(second) {
+		t.Errorf("nonces %q and %q", first, second)
+	}
+	old := time.Now().Add(-wakeWait - time.Minute)
+	os.Chtimes(filepath.Join(dir, "mcp-waking"), old, old)
+	if _, mine, err := lockWake(dir); err != nil || !mine {
+		t.Errorf("a stale lock should be taken over: %v %v", mine, err)
+	}
+	unlock()
+	if _, err := os.Stat(filepath.Join(dir, "mcp-waking")); err == nil {
+		t.Error("unlock left the lock")
 	}
 }
