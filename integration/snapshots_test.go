@@ -289,6 +289,12 @@ func TestSnapshotsStdio(t *testing.T) {
 	if props := tools.Tools[0].InputSchema.(map[string]any)["properties"].(map[string]any); props["fork"] == nil {
 		t.Errorf("run_python should take fork where sandboxes fork: %v", props)
 	}
+	raw, _ := json.Marshal(tools)
+	if c := countTokens(t, string(raw))[0]; c.CL100K > 300 || c.O200K > 300 {
+		t.Errorf("tools/list with fork is %+v tokens, over 300", c)
+	} else {
+		t.Logf("tools/list with fork: %+v tokens", c)
+	}
 	if out, isErr := runPython(t, cs, map[string]any{"code": "z = 5\nopen('/workspace/out/made.txt', 'w').write('out file')\nprint('z set')"}); isErr || !strings.Contains(out, "z set") {
 		t.Fatalf("first call: %v %s", isErr, out)
 	}

@@ -3,6 +3,7 @@ package mcpbridge
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -30,5 +31,20 @@ func TestForkProblem(t *testing.T) {
 	}
 	if got := maxForks(&Options{MaxForks: 3}); got != 0 {
 		t.Errorf("without snapshots maxForks = %d", got)
+	}
+}
+
+// TestRunPythonToolFork: run_python takes fork only where sandboxes fork;
+// its schema is otherwise as it was.
+func TestRunPythonToolFork(t *testing.T) {
+	props := func(forks int) map[string]any {
+		return runPythonTool(time.Second, time.Minute, forks).InputSchema.(map[string]any)["properties"].(map[string]any)
+	}
+	off, on := props(0), props(4)
+	if off["fork"] != nil || off["timeout"].(map[string]any)["minimum"] != 1 {
+		t.Errorf("without forks: %v", off)
+	}
+	if on["fork"].(map[string]any)["type"] != "integer" || on["session"] == nil || on["code"] == nil {
+		t.Errorf("with forks: %v", on)
 	}
 }

@@ -40,10 +40,14 @@ func runPythonTool(def, max time.Duration, forks int) *mcp.Tool {
 		},
 	}
 	if forks > 0 {
-		// Only where sandboxes fork (MCP_BRIDGE_SNAPSHOTS).
+		// Only where sandboxes fork (MCP_BRIDGE_SNAPSHOTS), within the
+		// 300 tokens of tools/list: the timeout's minimum (1, which the
+		// bridge clamps to anyway) and words of session's make room; the
+		// bridge refuses more than forks copies, saying so.
 		props := t.InputSchema.(map[string]any)["properties"].(map[string]any)
-		props["fork"] = map[string]any{"type": "integer", "minimum": 1, "maximum": forks,
-			"description": "After the code, copy the sandbox this many times; each copy's handle comes back"}
+		delete(props["timeout"].(map[string]any), "minimum")
+		props["session"] = map[string]any{"type": "string", "description": "Handle from an earlier result"}
+		props["fork"] = map[string]any{"type": "integer", "description": "Copy the sandbox N times after the code"}
 	}
 	return t
 }
