@@ -442,3 +442,23 @@ func TestSnapshotsReplicaGone(t *testing.T) {
 		t.Fatalf("woken through the replica that put it to sleep: %v %s", isErr, out)
 	}
 }
+
+// TestSnapshotsOverMax: a sandbox whose memory is over
+// MCP_BRIDGE_SNAPSHOT_MAX is not checkpointed: it stays awake with its
+// state, and the log says why.
+func TestSnapshotsOverMax(t *testing.T) {
+	needSnapshots(t)
+	stderr := &lockedBuffer{}
+	cs, _, _ := launchBridge(t, []string{"MCP_BRIDGE_RUNTIME=docker", "MCP_BRIDGE_LOG_LEVEL=INFO", "MCP_BRIDGE_SNAPSHOTS=1",
+		"MCP_BRIDGE_OCI_RUNTIME=runsc", "MCP_BRIDGE_RUNTIME_IDLE_TIMEOUT=2", "MCP_BRIDGE_SNAPSHOT_MAX=1m", "HOME=" + t.TempDir()}, stderr, nil)
+	if out, isErr := runPython(t, cs, map[string]any{"code": "kept = bytes(8 << 20)\nprint('held')"}); isErr || !strings.Contains(out, "held") {
+		t.Fatalf("first call: %v %s", isErr, out)
+	}
+	waitFor(t, time.Minute, "the bridge to leave the large sandbox awake", func() bool {
+		return strings.Contains(stderr.String(), "its memory is over MCP_BRIDGE_SNAPSHOT_MAX; it stays awake")
+	})
+	out, isErr := runPython(t, cs, map[string]any{"code": "print(len(kept))"})
+	if isErr || !strings.Contains(out, "8388608") || strings.Contains(out, "was asleep") || strings.Contains(stderr.String(), "the idle sandbox is asleep") {
+		t.Errorf("the sandbox should have stayed awake with its state: %v %s", isErr, out)
+	}
+}
