@@ -1,10 +1,8 @@
 package docker
 
 import (
-	"bufio"
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -35,27 +33,10 @@ func (c *dockerContainer) filesInside(ctx context.Context) bool {
 // execTarOut runs lifecycle.TarOut of dir in container id and returns
 // its tar stream.
 func execTarOut(ctx context.Context, api dockerAPI, id, dir string) (io.ReadCloser, error) {
-	pr, pw := io.Pipe()
-	ctx, cancel := context.WithCancel(ctx)
-	go func() {
-		pw.CloseWithError(execTar(ctx, api, id, []string{"python3", "-I", "-S", "-c", lifecycle.TarOut, dir}, nil, pw))
-	}()
-	br := bufio.NewReaderSize(pr, 64<<10)
-	if _, err := br.Peek(1); err != nil && !errors.Is(err, io.EOF) {
-		cancel()
-		pr.Close()
-		return nil, err
-	}
-	return &cancelReadCloser{Reader: br, close: func() error { cancel(); return pr.Close() }}, nil
+	return lifecycle.StreamOut(ctx, func(ctx context.Context, w io.Writer) error {
+		return execTar(ctx, api, id, []string{"python3", "-I", "-S", "-c", lifecycle.TarOut, dir}, nil, w)
+	})
 }
-
-// A cancelReadCloser is a reader whose Close ends what feeds it.
-type cancelReadCloser struct {
-	io.Reader
-	close func() error
-}
-
-func (r *cancelReadCloser) Close() error { return r.close() }
 
 // execTar runs cmd, one of the tar helpers, in container id as its user,
 // with stdin (nil: none) and its standard output to stdout; a missing
@@ -79,7 +60,7 @@ func execTar(ctx context.Context, api dockerAPI, id string, cmd []string, stdin 
 		}()
 	}
 	var stderr bytes.Buffer
-	if _, err := stdcopy.StdCopy(stdout, &limitWriter{w: &stderr, n: 4 << 10}, hj.Reader); err != nil {
+	if _, err := stdcopy.StdCopy(stdout, &lifecycle.LimitedWriter{W: &stderr, N: 4 << 10}, hj.Reader); err != nil {
 		return fmt.Errorf("reading the exec's output: %w", err)
 	}
 	in, err := api.ContainerExecInspect(ctx, ex.ID)
@@ -93,19 +74,4 @@ func execTar(ctx context.Context, api dockerAPI, id string, cmd []string, stdin 
 		return fmt.Errorf("%w: %s", fs.ErrNotExist, cmd[len(cmd)-1])
 	}
 	return fmt.Errorf("the sandbox's tar helper exited with code %d: %s", in.ExitCode, strings.TrimSpace(stderr.String()))
-}
-
-// A limitWriter keeps the first n bytes written to it.
-type limitWriter struct {
-	w io.Writer
-	n int
-}
-
-func (l *limitWriter) Write(p []byte) (int, error) {
-	if l.n > 0 {
-		k := min(len(p), l.n)
-		l.w.Write(p[:k])
-		l.n -= k
-	}
-	return len(p), nil
 }

@@ -1,7 +1,6 @@
 package kube
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -30,7 +29,7 @@ func (a *kubeAPI) execIn(ctx context.Context, pod string, cmd []string, stdin io
 		return err
 	}
 	var stderr bytes.Buffer
-	err = e.StreamWithContext(ctx, remotecommand.StreamOptions{Stdin: stdin, Stdout: stdout, Stderr: &limitedWriter{w: &stderr, n: 4 << 10}})
+	err = e.StreamWithContext(ctx, remotecommand.StreamOptions{Stdin: stdin, Stdout: stdout, Stderr: &lifecycle.LimitedWriter{W: &stderr, N: 4 << 10}})
 	if err != nil {
 		if msg := strings.TrimSpace(stderr.String()); msg != "" {
 			return fmt.Errorf("%w: %s", err, msg)
@@ -51,22 +50,13 @@ func exitCode(err error) int {
 
 // CopyOut implements lifecycle.Copier.
 func (c *kubeContainerOps) CopyOut(ctx context.Context, dir string) (io.ReadCloser, error) {
-	pr, pw := io.Pipe()
-	ctx, cancel := context.WithCancel(ctx)
-	go func() {
-		err := c.a.execIn(ctx, c.name, []string{"python3", "-c", lifecycle.TarOut, dir}, nil, pw)
+	return lifecycle.StreamOut(ctx, func(ctx context.Context, w io.Writer) error {
+		err := c.a.execIn(ctx, c.name, []string{"python3", "-c", lifecycle.TarOut, dir}, nil, w)
 		if exitCode(err) == lifecycle.TarNoDir {
 			err = fmt.Errorf("%w: %s", fs.ErrNotExist, dir)
 		}
-		pw.CloseWithError(err)
-	}()
-	br := bufio.NewReaderSize(pr, 64<<10)
-	if _, err := br.Peek(1); err != nil && !errors.Is(err, io.EOF) {
-		cancel()
-		pr.Close()
-		return nil, err
-	}
-	return &cancelReader{Reader: br, close: func() error { cancel(); return pr.Close() }}, nil
+		return err
+	})
 }
 
 // CopyIn implements lifecycle.Copier.
@@ -76,27 +66,4 @@ func (c *kubeContainerOps) CopyIn(ctx context.Context, dir string, r io.Reader) 
 		return fmt.Errorf("%w: %s", fs.ErrNotExist, dir)
 	}
 	return err
-}
-
-// A cancelReader is a reader whose Close ends what feeds it.
-type cancelReader struct {
-	io.Reader
-	close func() error
-}
-
-func (r *cancelReader) Close() error { return r.close() }
-
-// A limitedWriter keeps the first n bytes written to it.
-type limitedWriter struct {
-	w io.Writer
-	n int
-}
-
-func (l *limitedWriter) Write(p []byte) (int, error) {
-	if l.n > 0 {
-		k := min(len(p), l.n)
-		l.w.Write(p[:k])
-		l.n -= k
-	}
-	return len(p), nil
 }

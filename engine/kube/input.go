@@ -37,7 +37,7 @@ func (a *kubeAPI) FillInput(ctx context.Context, pod string, spec engine.Spec) e
 		wrote <- err
 	}()
 	var stderr bytes.Buffer
-	serr := exec.StreamWithContext(ctx, remotecommand.StreamOptions{Stdin: pr, Stderr: &limitedWriter{w: &stderr, n: 4 << 10}})
+	serr := exec.StreamWithContext(ctx, remotecommand.StreamOptions{Stdin: pr, Stderr: &lifecycle.LimitedWriter{W: &stderr, N: 4 << 10}})
 	pr.CloseWithError(errors.New("the input container's stream ended"))
 	werr := <-wrote
 	// Its exit says whether the files are in place; a stream that broke

@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine"
+	"github.com/mcp-code-exec/mcp-server-code-execution-mode/engine/internal/lifecycle"
 )
 
 // kubeRoutesProgram prints the route tables of the pod's network
@@ -36,7 +37,7 @@ func (k *Kubernetes) CheckEgress(ctx context.Context, spec engine.Spec) (engine.
 	defer sb.Close()
 	a, pod := k.api, sb.ID()
 	var out bytes.Buffer
-	if err := a.execIn(ctx, pod, []string{"python3", "-c", kubeRoutesProgram}, nil, &limitedWriter{w: &out, n: 1 << 20}); err != nil {
+	if err := a.execIn(ctx, pod, []string{"python3", "-c", kubeRoutesProgram}, nil, &lifecycle.LimitedWriter{W: &out, N: 1 << 20}); err != nil {
 		return engine.KubeEgress{}, fmt.Errorf("reading pod %s's routes (pods/exec): %w", pod, a.explain(err, "create", "pods/exec"))
 	}
 	var tables struct {

@@ -1,5 +1,12 @@
 package lifecycle
 
+import (
+	"bufio"
+	"context"
+	"errors"
+	"io"
+)
+
 // The files of a sandbox that the engine's archive calls cannot reach
 // (a Kubernetes pod, whose API has none; a mount inside gVisor, which the
 // daemon does not see) pass through the sandbox's own Python, run with
@@ -65,3 +72,44 @@ for m in t:
 for p, mode in reversed(dirs):
     os.chmod(p, mode)
 `
+
+// StreamOut returns the stream that produce writes, on a goroutine of its
+// own, once its first byte (or its end) came: an error before any byte
+// is the call's. Closing the stream cancels produce's context.
+func StreamOut(ctx context.Context, produce func(ctx context.Context, w io.Writer) error) (io.ReadCloser, error) {
+	pr, pw := io.Pipe()
+	ctx, cancel := context.WithCancel(ctx)
+	go func() { pw.CloseWithError(produce(ctx, pw)) }()
+	br := bufio.NewReaderSize(pr, 64<<10)
+	if _, err := br.Peek(1); err != nil && !errors.Is(err, io.EOF) {
+		cancel()
+		pr.Close()
+		return nil, err
+	}
+	return &cancelReader{Reader: br, close: func() error { cancel(); return pr.Close() }}, nil
+}
+
+// A cancelReader is a reader whose Close ends what feeds it.
+type cancelReader struct {
+	io.Reader
+	close func() error
+}
+
+func (r *cancelReader) Close() error { return r.close() }
+
+// A LimitedWriter keeps the first N bytes written to it in W and takes
+// the rest without keeping it (a command's standard error, for its
+// error).
+type LimitedWriter struct {
+	W io.Writer
+	N int
+}
+
+func (l *LimitedWriter) Write(p []byte) (int, error) {
+	if l.N > 0 {
+		k := min(len(p), l.N)
+		l.W.Write(p[:k])
+		l.N -= k
+	}
+	return len(p), nil
+}
