@@ -28,10 +28,12 @@ const wakeAttachTries = 8
 const sleepTimeout = 2 * time.Minute
 
 // sleepIdle puts ctr, the session's idle sandbox, to sleep; it reports
-// false when the sandbox was left as it was (too large, or the engine
-// failed), awake, for stopIdle's usual course or another idle period.
+// false when the sandbox was left attached and awake (too large, or not
+// made persistent) for another idle period, true when the session let
+// it go: asleep, or awake and persistent for another bridge to sleep
+// or for the next call to attach to again.
 // The caller holds the session (sem) and has taken ctr from s.ctr.
-func (s *Session) sleepIdle(ctr *container) (slept bool) {
+func (s *Session) sleepIdle(ctr *container) (handled bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), sleepTimeout)
 	defer cancel()
 	sl := s.opts.Sleep

@@ -127,19 +127,6 @@ class PersistTest(RuntimeTestCase):
         self.assertEqual(self.rt.recv(), {"t": "busy", "id": "mine"})
         self.assertEqual(r.recv()["t"], "result")
 
-    def test_ready_says_busy_while_a_call_runs(self):
-        """A relay's ready frame says whether another host's call runs: a
-        bridge asks this before it puts the sandbox to sleep."""
-        self.persist()
-        self.rt.exec_started("import time\ntime.sleep(1)", "long")
-        r = Relay(self.rt.proc.pid)
-        self.addCleanup(r.close)
-        self.assertIs(r.recv()["busy"], True)
-        self.rt.collect("long")
-        r2 = Relay(self.rt.proc.pid)
-        self.addCleanup(r2.close)
-        self.assertIs(r2.recv()["busy"], False)
-
     def test_one_host_may_put_it_to_sleep(self):
         """Of several hosts that would put the sandbox to sleep, one is
         granted it: none while a call runs or before the idle time, then

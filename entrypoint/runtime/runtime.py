@@ -122,7 +122,6 @@ class Runtime:
             "boot": globals().get("__mcp_boot__", 0.0),
             "sent": time.time(),
             "last_call": self.admission.last_call,
-            "busy": self.admission.current() is not None,
         }
 
     # ------------------------------------------------------------ calls
